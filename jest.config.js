@@ -1,0 +1,33 @@
+// One Jest project per lib, the demo app, and the cross-package suites in test/.
+// Which databases the integration tests run against: HOLDFAST_TEST_DATABASES=sqlite,postgres,mariadb
+const fs = require('node:fs');
+const path = require('node:path');
+
+const swcrc = JSON.parse(fs.readFileSync(path.join(__dirname, '.swcrc'), 'utf8'));
+delete swcrc.$schema;
+
+const moduleNameMapper = { '^@holdfast/([a-z]+)$': '<rootDir>/libs/$1/src' };
+
+function project(displayName, roots, extra = {}) {
+  return {
+    displayName,
+    rootDir: __dirname,
+    roots: roots.map((r) => `<rootDir>/${r}`),
+    testEnvironment: 'node',
+    testMatch: ['**/*.spec.ts'],
+    transform: { '^.+\\.ts$': ['@swc/jest', swcrc] },
+    moduleNameMapper,
+    ...extra,
+  };
+}
+
+module.exports = {
+  testTimeout: 60_000,
+  projects: [
+    ...['core', 'failover', 'simba', 'locker', 'inbox']
+      .filter((lib) => fs.existsSync(path.join(__dirname, 'libs', lib, 'src', 'index.ts')))
+      .map((lib) => project(lib, [`libs/${lib}`])),
+    project('demo', ['apps/demo']),
+    project('e2e', ['test'], { testPathIgnorePatterns: ['/node_modules/', '/test/nest12/'] }),
+  ],
+};

@@ -1,0 +1,106 @@
+import { Mutex } from 'async-mutex';
+import type { DataSource, QueryRunner } from 'typeorm';
+import { SqlDialect } from '../dialect/sql-dialect';
+
+type Row = Record<string, unknown>;
+
+/** One in-process gate per SQLite DataSource: TypeORM shares one connection between runners. */
+const sqliteGates = new WeakMap<DataSource, Mutex>();
+
+function sqliteGate(dataSource: DataSource): Mutex {
+  let gate = sqliteGates.get(dataSource);
+  if (!gate) sqliteGates.set(dataSource, (gate = new Mutex()));
+  return gate;
+}
+
+/** BIGINT and DECIMAL come back as strings from mysql2 and pg: converted here, in one place. */
+export function toNumber(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'bigint') return Number(value);
+  if (typeof value === 'string' && value.trim() !== '') return Number(value);
+  if (value === null || value === undefined) return NaN;
+  return Number(value);
+}
+
+/**
+ * Holdfast's way to run SQL through the application's DataSource: raw statements with bound
+ * parameters, affected-row counts, transactions, and the database clock. On SQLite it
+ * serializes access (one shared connection) and opens write transactions with BEGIN IMMEDIATE
+ * so that several processes on one file wait for each other instead of failing.
+ */
+export class SqlClient {
+  private readonly gate?: Mutex;
+
+  constructor(
+    readonly dataSource: DataSource,
+    readonly dialect: SqlDialect,
+    private readonly runner?: QueryRunner,
+  ) {
+    if (!runner && dialect.name === 'sqlite') this.gate = sqliteGate(dataSource);
+  }
+
+  /** Runs a SELECT (or a statement with RETURNING) and returns its rows. */
+  async query<T = Row>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    const result = await this.run(sql, params);
+    return (result.records ?? []) as T[];
+  }
+
+  /** Runs a write statement and returns the number of rows it changed. */
+  async execute(sql: string, params: readonly unknown[] = []): Promise<number> {
+    return this.dialect.affectedRows(await this.run(sql, params));
+  }
+
+  /** The database clock in epoch milliseconds. */
+  async nowMillis(): Promise<number> {
+    const from = this.dialect.name === 'oracle' ? ' FROM DUAL' : '';
+    const [row] = await this.query<{ now: unknown }>(`SELECT ${this.dialect.nowMillis} AS now${from}`);
+    return toNumber(row.now);
+  }
+
+  /** Runs `work` in one transaction on one connection; rolls back if it throws. */
+  async transaction<T>(work: (tx: SqlClient) => Promise<T>): Promise<T> {
+    if (this.runner) return work(this);
+    const exec = async () => {
+      const runner = this.dataSource.createQueryRunner();
+      try {
+        await runner.connect();
+        if (this.dialect.name === 'sqlite') await runner.query('BEGIN IMMEDIATE');
+        else await runner.startTransaction();
+        try {
+          const result = await work(new SqlClient(this.dataSource, this.dialect, runner));
+          if (this.dialect.name === 'sqlite') await runner.query('COMMIT');
+          else await runner.commitTransaction();
+          return result;
+        } catch (error) {
+          await this.rollback(runner);
+          throw error;
+        }
+      } finally {
+        await runner.release();
+      }
+    };
+    return this.gate ? this.gate.runExclusive(exec) : exec();
+  }
+
+  private async rollback(runner: QueryRunner): Promise<void> {
+    try {
+      if (this.dialect.name === 'sqlite') await runner.query('ROLLBACK');
+      else if (runner.isTransactionActive) await runner.rollbackTransaction();
+    } catch {
+      // The connection may be gone; the server rolls back an abandoned transaction itself.
+    }
+  }
+
+  private async run(sql: string, params: readonly unknown[]) {
+    if (this.runner) return this.runner.query(sql, params as unknown[], true);
+    const exec = async () => {
+      const runner = this.dataSource.createQueryRunner();
+      try {
+        return await runner.query(sql, params as unknown[], true);
+      } finally {
+        await runner.release();
+      }
+    };
+    return this.gate ? this.gate.runExclusive(exec) : exec();
+  }
+}

@@ -1,0 +1,60 @@
+import { ColumnType, SqlDialect, UpsertSpec } from './sql-dialect';
+import { Dialect } from './dialect';
+
+/** Shared pieces; each concrete dialect overrides what differs. */
+export abstract class BaseDialect implements SqlDialect {
+  abstract readonly name: Dialect;
+  abstract readonly nowMillis: string;
+  abstract readonly supportsSkipLocked: boolean;
+
+  placeholder(_index: number): string {
+    return '?';
+  }
+
+  placeholders(count: number, from = 1): string {
+    return Array.from({ length: count }, (_, i) => this.placeholder(from + i)).join(', ');
+  }
+
+  /** `(p1, p2), (p3, p4)` for `rows` rows of `width` columns. */
+  protected valueRows(width: number, rows: number): string {
+    return Array.from({ length: rows }, (_, r) => `(${this.placeholders(width, r * width + 1)})`).join(', ');
+  }
+
+  protected updatable(spec: UpsertSpec): string[] {
+    return spec.columns.filter((c) => !spec.keys.includes(c));
+  }
+
+  abstract upsert(spec: UpsertSpec): string;
+
+  forUpdate(skipLocked = false): string {
+    return skipLocked ? ' FOR UPDATE SKIP LOCKED' : ' FOR UPDATE';
+  }
+
+  limit(select: string, count: number): string {
+    return `${select} LIMIT ${Math.trunc(count)}`;
+  }
+
+  abstract columnType(type: ColumnType): string;
+
+  timestampParam(date: Date): unknown {
+    return date;
+  }
+
+  readTimestamp(value: unknown): Date {
+    if (value instanceof Date) return value;
+    if (typeof value === 'number') return new Date(value);
+    if (typeof value === 'string')
+      return new Date(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value.replace(' ', 'T')}Z`);
+    throw new TypeError(`Cannot read a timestamp from ${typeof value}`);
+  }
+
+  affectedRows(result: unknown): number {
+    const affected = (result as { affected?: number } | undefined)?.affected;
+    return typeof affected === 'number' ? affected : 0;
+  }
+}
+
+/** Formats a Date as `YYYY-MM-DD HH:MM:SS.mmm` in UTC. */
+export function utcDateTime(date: Date): string {
+  return date.toISOString().replace('T', ' ').replace('Z', '');
+}

@@ -1,0 +1,51 @@
+import { BaseDialect } from './base.dialect';
+import { ColumnType, UpsertSpec } from './sql-dialect';
+
+/** SQL Server: generated and unit-tested, not executed here. TypeORM binds @0, @1, ... */
+export class MssqlDialect extends BaseDialect {
+  readonly name = 'mssql' as const;
+  readonly nowMillis = "DATEDIFF_BIG(millisecond, '1970-01-01', SYSUTCDATETIME())";
+  readonly supportsSkipLocked = true;
+
+  override placeholder(index: number): string {
+    return `@${index - 1}`;
+  }
+
+  upsert(spec: UpsertSpec): string {
+    const cols = spec.columns;
+    const on = spec.keys.map((k) => `t.${k} = s.${k}`).join(' AND ');
+    const updates = this.updatable(spec).map((c) => `t.${c} = s.${c}`);
+    return (
+      `MERGE INTO ${spec.table} WITH (HOLDLOCK) AS t ` +
+      `USING (VALUES ${this.valueRows(cols.length, spec.rows ?? 1)}) AS s (${cols.join(', ')}) ON ${on} ` +
+      (updates.length ? `WHEN MATCHED THEN UPDATE SET ${updates.join(', ')} ` : '') +
+      `WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}) VALUES (${cols.map((c) => `s.${c}`).join(', ')});`
+    );
+  }
+
+  /** SQL Server locks with table hints (WITH (UPDLOCK, READPAST)), placed by the caller. */
+  override forUpdate(): string {
+    return '';
+  }
+
+  override limit(select: string, count: number): string {
+    return select.replace(/^SELECT\s/i, `SELECT TOP (${Math.trunc(count)}) `);
+  }
+
+  columnType(type: ColumnType): string {
+    switch (type.kind) {
+      case 'varchar':
+        return `NVARCHAR(${type.length})`;
+      case 'text':
+        return 'NVARCHAR(MAX)';
+      case 'blob':
+        return 'VARBINARY(MAX)';
+      case 'bigint':
+        return 'BIGINT';
+      case 'int':
+        return 'INT';
+      case 'timestamp':
+        return 'DATETIMEOFFSET(3)';
+    }
+  }
+}

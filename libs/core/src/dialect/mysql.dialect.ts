@@ -1,0 +1,71 @@
+import { BaseDialect, utcDateTime } from './base.dialect';
+import { ColumnType, UpsertSpec } from './sql-dialect';
+
+/**
+ * MySQL 8 and MariaDB 10.6+. DATETIME(3) holds UTC; values are bound as UTC strings so the
+ * driver's `timezone` setting cannot shift them, and read back through `readTimestamp`.
+ */
+export class MysqlDialect extends BaseDialect {
+  readonly nowMillis = 'CAST(FLOOR(UNIX_TIMESTAMP(CURRENT_TIMESTAMP(3)) * 1000) AS SIGNED)';
+  readonly supportsSkipLocked = true;
+
+  constructor(
+    readonly name: 'mysql' | 'mariadb' = 'mysql',
+    /** The driver's `timezone` option: how mysql2 turns DATETIME values into Dates. */
+    private readonly driverTimezone: string = 'Z',
+  ) {
+    super();
+  }
+
+  upsert(spec: UpsertSpec): string {
+    const updates = this.updatable(spec).map((c) => `${c} = VALUES(${c})`);
+    const onDuplicate = updates.length ? updates : [`${spec.keys[0]} = ${spec.keys[0]}`];
+    return (
+      `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) VALUES ${this.valueRows(spec.columns.length, spec.rows ?? 1)} ` +
+      `ON DUPLICATE KEY UPDATE ${onDuplicate.join(', ')}`
+    );
+  }
+
+  columnType(type: ColumnType): string {
+    switch (type.kind) {
+      case 'varchar':
+        return `VARCHAR(${type.length})`;
+      case 'text':
+        return 'LONGTEXT';
+      case 'blob':
+        return 'LONGBLOB';
+      case 'bigint':
+        return 'BIGINT';
+      case 'int':
+        return 'INT';
+      case 'timestamp':
+        return 'DATETIME(3)';
+    }
+  }
+
+  override timestampParam(date: Date): unknown {
+    return utcDateTime(date);
+  }
+
+  override readTimestamp(value: unknown): Date {
+    if (!(value instanceof Date)) return super.readTimestamp(value);
+    const tz = this.driverTimezone;
+    if (tz === 'Z' || tz === '+00:00' || tz === 'utc' || tz === 'UTC') return value;
+    // mysql2 built the Date from the stored (UTC) wall-clock fields as if they were in `tz`.
+    const wallClock = Date.UTC(
+      value.getFullYear(),
+      value.getMonth(),
+      value.getDate(),
+      value.getHours(),
+      value.getMinutes(),
+      value.getSeconds(),
+      value.getMilliseconds(),
+    );
+    if (tz === 'local') return new Date(wallClock);
+    const m = /^([+-])(\d\d):?(\d\d)$/.exec(tz);
+    if (!m) return value;
+    const offset = (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) * 60_000;
+    // mysql2 read the UTC wall clock as if it were at `tz`, i.e. `offset` too early.
+    return new Date(value.getTime() + offset);
+  }
+}

@@ -1,0 +1,54 @@
+import { BaseDialect } from './base.dialect';
+import { ColumnType, UpsertSpec } from './sql-dialect';
+
+/** Oracle: generated and unit-tested, not executed here. TypeORM binds :1, :2, ... */
+export class OracleDialect extends BaseDialect {
+  readonly name = 'oracle' as const;
+  readonly nowMillis =
+    "(CAST(SYS_EXTRACT_UTC(SYSTIMESTAMP) AS DATE) - DATE '1970-01-01') * 86400000 " +
+    '+ MOD(FLOOR(EXTRACT(SECOND FROM SYSTIMESTAMP) * 1000), 1000)';
+  readonly supportsSkipLocked = true;
+
+  override placeholder(index: number): string {
+    return `:${index}`;
+  }
+
+  /** One MERGE per row group: rows are selected FROM DUAL and joined with UNION ALL. */
+  upsert(spec: UpsertSpec): string {
+    const cols = spec.columns;
+    const rows = spec.rows ?? 1;
+    const source = Array.from(
+      { length: rows },
+      (_, r) =>
+        `SELECT ${cols.map((c, i) => `${this.placeholder(r * cols.length + i + 1)} AS ${c}`).join(', ')} FROM DUAL`,
+    ).join(' UNION ALL ');
+    const on = spec.keys.map((k) => `t.${k} = s.${k}`).join(' AND ');
+    const updates = this.updatable(spec).map((c) => `t.${c} = s.${c}`);
+    return (
+      `MERGE INTO ${spec.table} t USING (${source}) s ON (${on}) ` +
+      (updates.length ? `WHEN MATCHED THEN UPDATE SET ${updates.join(', ')} ` : '') +
+      `WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}) VALUES (${cols.map((c) => `s.${c}`).join(', ')})`
+    );
+  }
+
+  override limit(select: string, count: number): string {
+    return `${select} FETCH FIRST ${Math.trunc(count)} ROWS ONLY`;
+  }
+
+  columnType(type: ColumnType): string {
+    switch (type.kind) {
+      case 'varchar':
+        return `VARCHAR2(${type.length})`;
+      case 'text':
+        return 'CLOB';
+      case 'blob':
+        return 'BLOB';
+      case 'bigint':
+        return 'NUMBER(19)';
+      case 'int':
+        return 'NUMBER(10)';
+      case 'timestamp':
+        return 'TIMESTAMP(3) WITH TIME ZONE';
+    }
+  }
+}

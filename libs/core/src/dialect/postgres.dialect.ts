@@ -1,0 +1,38 @@
+import { BaseDialect } from './base.dialect';
+import { ColumnType, UpsertSpec } from './sql-dialect';
+
+export class PostgresDialect extends BaseDialect {
+  readonly name = 'postgres' as const;
+  /** clock_timestamp(), not now(): now() is frozen for the whole transaction. */
+  readonly nowMillis = 'CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)';
+  readonly supportsSkipLocked = true;
+
+  override placeholder(index: number): string {
+    return `$${index}`;
+  }
+
+  upsert(spec: UpsertSpec): string {
+    const updates = this.updatable(spec).map((c) => `${c} = EXCLUDED.${c}`);
+    return (
+      `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) VALUES ${this.valueRows(spec.columns.length, spec.rows ?? 1)} ` +
+      `ON CONFLICT (${spec.keys.join(', ')}) DO ${updates.length ? `UPDATE SET ${updates.join(', ')}` : 'NOTHING'}`
+    );
+  }
+
+  columnType(type: ColumnType): string {
+    switch (type.kind) {
+      case 'varchar':
+        return `VARCHAR(${type.length})`;
+      case 'text':
+        return 'TEXT';
+      case 'blob':
+        return 'BYTEA';
+      case 'bigint':
+        return 'BIGINT';
+      case 'int':
+        return 'INTEGER';
+      case 'timestamp':
+        return 'TIMESTAMP(3) WITH TIME ZONE';
+    }
+  }
+}

@@ -1,0 +1,51 @@
+import { Dialect } from './dialect';
+
+/** Logical column types; each dialect maps them to DDL. */
+export type ColumnType =
+  | { kind: 'varchar'; length: number }
+  | { kind: 'text' }
+  | { kind: 'blob' }
+  | { kind: 'bigint' }
+  | { kind: 'int' }
+  | { kind: 'timestamp' };
+
+export interface UpsertSpec {
+  /** Fully prefixed table name (already validated). */
+  table: string;
+  /** Every column written, in parameter order. */
+  columns: readonly string[];
+  /** Columns of the primary key (a subset of `columns`). */
+  keys: readonly string[];
+  /** Number of rows (parameter groups); default 1. */
+  rows?: number;
+}
+
+/**
+ * Everything that differs between databases, in one place. Modules build their SQL from these
+ * pieces and never branch on the dialect themselves.
+ */
+export interface SqlDialect {
+  readonly name: Dialect;
+  /** Bind parameter for the 1-based position `index`. */
+  placeholder(index: number): string;
+  /** Comma-separated placeholders `from`..`from+count-1`. */
+  placeholders(count: number, from?: number): string;
+  /** An SQL expression for the database clock, in epoch milliseconds (an integer). */
+  readonly nowMillis: string;
+  /** A single-statement insert-or-update of `rows` rows on the key columns. */
+  upsert(spec: UpsertSpec): string;
+  /** True when the dialect has `SELECT ... FOR UPDATE SKIP LOCKED`. */
+  readonly supportsSkipLocked: boolean;
+  /** The row-locking suffix for a SELECT, or '' where the dialect locks otherwise (SQLite). */
+  forUpdate(skipLocked?: boolean): string;
+  /** `SELECT ...` with a row limit: returns the query text with the limit applied. */
+  limit(select: string, count: number): string;
+  /** DDL type for a logical column type. */
+  columnType(type: ColumnType): string;
+  /** Converts a timestamp to the bound parameter form the driver stores exactly (ms). */
+  timestampParam(date: Date): unknown;
+  /** Reads a timestamp column value back to a Date, exact to the millisecond. */
+  readTimestamp(value: unknown): Date;
+  /** Number of rows a write statement changed, from `dataSource.query` / QueryRunner raw results. */
+  affectedRows(result: unknown): number;
+}

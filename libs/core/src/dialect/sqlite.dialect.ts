@@ -1,0 +1,47 @@
+import { BaseDialect } from './base.dialect';
+import { ColumnType, UpsertSpec } from './sql-dialect';
+
+/**
+ * SQLite (better-sqlite3). CURRENT_TIMESTAMP has second precision only, so the clock is
+ * computed from unixepoch('subsec'). Timestamps are stored as ISO-8601 UTC text with
+ * milliseconds, which sorts and compares correctly as text.
+ */
+export class SqliteDialect extends BaseDialect {
+  readonly name = 'sqlite' as const;
+  readonly nowMillis = "CAST(unixepoch('subsec') * 1000 AS INTEGER)";
+  readonly supportsSkipLocked = false;
+
+  upsert(spec: UpsertSpec): string {
+    const updates = this.updatable(spec).map((c) => `${c} = excluded.${c}`);
+    return (
+      `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) VALUES ${this.valueRows(spec.columns.length, spec.rows ?? 1)} ` +
+      `ON CONFLICT (${spec.keys.join(', ')}) DO ${updates.length ? `UPDATE SET ${updates.join(', ')}` : 'NOTHING'}`
+    );
+  }
+
+  /** SQLite locks the whole database for writers; a row lock clause does not exist. */
+  override forUpdate(): string {
+    return '';
+  }
+
+  columnType(type: ColumnType): string {
+    switch (type.kind) {
+      case 'varchar':
+        return `VARCHAR(${type.length})`;
+      case 'text':
+        return 'TEXT';
+      case 'blob':
+        return 'BLOB';
+      case 'bigint':
+        return 'BIGINT';
+      case 'int':
+        return 'INTEGER';
+      case 'timestamp':
+        return 'TEXT';
+    }
+  }
+
+  override timestampParam(date: Date): unknown {
+    return date.toISOString();
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Base of every error Holdfast throws on purpose. `code` is stable and machine-readable;
+ * the message says what was wrong, the offending value, and what to do.
+ */
+export class HoldfastError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A module option failed validation at startup. */
+export class InvalidOptionsError extends HoldfastError {
+  constructor(
+    readonly module: string,
+    readonly problems: string[],
+  ) {
+    super(`Invalid ${module} options:\n  - ${problems.join('\n  - ')}`, 'HOLDFAST_INVALID_OPTIONS');
+  }
+}
+
+/** A table prefix that could be spliced into SQL unsafely. */
+export class InvalidTablePrefixError extends HoldfastError {
+  constructor(readonly value: unknown) {
+    super(
+      `Invalid table prefix ${JSON.stringify(value)}: it must match ([A-Za-z0-9_]+\\.)*[A-Za-z0-9_]* ` +
+        `(letters, digits and underscores, optionally schema-qualified like 'SCHEMA.MYAPP_').`,
+      'HOLDFAST_INVALID_TABLE_PREFIX',
+    );
+  }
+}
+
+/** A duration option that is neither a non-negative number of ms nor a string like '10s'. */
+export class InvalidDurationError extends HoldfastError {
+  constructor(
+    readonly option: string,
+    readonly value: unknown,
+  ) {
+    super(
+      `Invalid duration for '${option}': ${JSON.stringify(value)}. ` +
+        `Use milliseconds (a non-negative number) or a string such as '500ms', '10s', '5m', '1h'.`,
+      'HOLDFAST_INVALID_DURATION',
+    );
+  }
+}
+
+/** The dialect of a DataSource could not be determined, or is not supported for execution. */
+export class UnsupportedDialectError extends HoldfastError {
+  constructor(
+    readonly value: unknown,
+    detail = '',
+  ) {
+    super(
+      `Unsupported database dialect ${JSON.stringify(value)}${detail ? `: ${detail}` : ''}. ` +
+        `Supported: postgres, mysql, mariadb, sqlite (executed), mssql, oracle (SQL generation only). ` +
+        `Set the 'dialect' option to override detection.`,
+      'HOLDFAST_UNSUPPORTED_DIALECT',
+    );
+  }
+}
+
+/** A table a module needs is missing and the module was not asked to create it. */
+export class SchemaMissingError extends HoldfastError {
+  constructor(
+    readonly table: string,
+    readonly ddl: string,
+  ) {
+    super(
+      `Table ${table} does not exist. Create it with the migration in migrations/, with ` +
+        `schema: 'create' in the module options, or by running:\n${ddl}`,
+      'HOLDFAST_SCHEMA_MISSING',
+    );
+  }
+}

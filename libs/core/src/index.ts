@@ -1,0 +1,26 @@
+export * from './errors/holdfast.error';
+export * from './dialect/dialect';
+export type { ColumnType, SqlDialect, UpsertSpec } from './dialect/sql-dialect';
+export { sqlDialect, type SqlDialectOptions } from './dialect/dialects';
+export { utcDateTime } from './dialect/base.dialect';
+export { DatabaseResolver } from './database/database-resolver';
+export { SqlClient, toNumber } from './database/sql-client';
+export { sqlClientFor } from './database/sql-client.factory';
+export { resolveDataSource, driverTimezone, type DataSourceOption } from './database/data-source';
+export { isValidTablePrefix, validateTablePrefix, tableName } from './naming/table-prefix';
+export { parseDuration, isDuration, type Duration } from './time/duration';
+export { monotonicMillis, sleep } from './time/monotonic';
+export type { TableSpec, ColumnSpec, IndexSpec } from './schema/table-spec';
+export { createTableSql, createIndexSql, tableDdl, ddlScript, indexName } from './schema/ddl';
+export { HoldfastTableMigration } from './schema/table-migration';
+export { SchemaManager, SCHEMA_MODES, type SchemaMode } from './schema/schema-manager';
+export {
+  validateOptions,
+  IsDurationOption,
+  IsTablePrefix,
+  IsDataSourceOption,
+} from './options/validate-options';
+export * from './testing/test-databases';
+export { TcpProxy } from './testing/tcp-proxy';
+export { forkTs, waitForMessage, waitForExit, tsRegisterPath } from './testing/fork-worker';
+export { describeEachDatabase, type TestDatabaseContext } from './testing/describe-each-database';

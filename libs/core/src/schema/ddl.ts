@@ -1,0 +1,46 @@
+import { Dialect } from '../dialect/dialect';
+import { sqlDialect } from '../dialect/dialects';
+import { tableName } from '../naming/table-prefix';
+import { IndexSpec, TableSpec } from './table-spec';
+
+/** The prefixed index name; the schema part of a prefix (`SCHEMA.`) is not repeated on indexes. */
+export function indexName(prefix: string, index: IndexSpec): string {
+  const unqualified = prefix.includes('.') ? prefix.slice(prefix.lastIndexOf('.') + 1) : prefix;
+  return `${unqualified}${index.name}`;
+}
+
+export function createTableSql(dialect: Dialect, spec: TableSpec, prefix = ''): string {
+  const d = sqlDialect(dialect);
+  const columns = spec.columns.map((c) => {
+    const parts = [`  ${c.name} ${d.columnType(c.type)}`];
+    if (c.default !== undefined) parts.push(`DEFAULT ${c.default}`);
+    if (c.nullable === false || spec.primaryKey.includes(c.name)) parts.push('NOT NULL');
+    return parts.join(' ');
+  });
+  columns.push(`  PRIMARY KEY (${spec.primaryKey.join(', ')})`);
+  return `CREATE TABLE ${tableName(prefix, spec.name)} (\n${columns.join(',\n')}\n)`;
+}
+
+export function createIndexSql(dialect: Dialect, spec: TableSpec, index: IndexSpec, prefix = ''): string {
+  const name = indexName(prefix, index);
+  // Oracle and SQL Server create an index in the table's schema; a prefix's schema goes on the table only.
+  return `CREATE INDEX ${name} ON ${tableName(prefix, spec.name)} (${index.columns.join(', ')})`;
+}
+
+/** Every statement that creates the table and its indexes, in order. */
+export function tableDdl(dialect: Dialect, spec: TableSpec, prefix = ''): string[] {
+  return [
+    createTableSql(dialect, spec, prefix),
+    ...(spec.indexes ?? []).map((index) => createIndexSql(dialect, spec, index, prefix)),
+  ];
+}
+
+/** A printable script: statements separated by `;` (and `/` nowhere: plain SQL*Plus-free text). */
+export function ddlScript(dialect: Dialect, specs: readonly TableSpec[], prefix = ''): string {
+  return (
+    specs
+      .flatMap((spec) => tableDdl(dialect, spec, prefix))
+      .map((s) => `${s};`)
+      .join('\n\n') + '\n'
+  );
+}

@@ -1,0 +1,98 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { HoldfastError } from '../errors/holdfast.error';
+
+export const TEST_DATABASES = ['sqlite', 'postgres', 'mariadb'] as const;
+export type TestDatabase = (typeof TEST_DATABASES)[number];
+
+/** The databases listed in HOLDFAST_TEST_DATABASES (comma list; default `sqlite`). */
+export function testDatabases(env: NodeJS.ProcessEnv = process.env): TestDatabase[] {
+  const list = (env.HOLDFAST_TEST_DATABASES ?? 'sqlite')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter(Boolean);
+  for (const name of list) {
+    if (!(TEST_DATABASES as readonly string[]).includes(name)) {
+      throw new HoldfastError(
+        `HOLDFAST_TEST_DATABASES lists '${name}'; expected a comma list of ${TEST_DATABASES.join(', ')}`,
+        'HOLDFAST_TEST_CONFIG',
+      );
+    }
+  }
+  return list as TestDatabase[];
+}
+
+/** A fresh SQLite file in a temporary directory. */
+export function tempSqliteFile(tag = 'holdfast'): string {
+  return join(mkdtempSync(join(tmpdir(), `${tag}-`)), 'test.sqlite');
+}
+
+export interface TestDataSourceOverrides {
+  /** SQLite only: the file to open (shared between processes); default a fresh temp file. */
+  sqliteFile?: string;
+  /** postgres/mariadb: connect through this port (a TcpProxy) instead of the server's. */
+  port?: number;
+  /** Connection pool size (postgres/mariadb). */
+  poolSize?: number;
+  /** Extra TypeORM options. */
+  extra?: Record<string, unknown>;
+}
+
+/**
+ * TypeORM options for a test database. Servers come from HOLDFAST_TEST_PG_URL
+ * (default postgres://postgres@127.0.0.1:5432/test) and HOLDFAST_TEST_MARIADB_URL
+ * (default mysql://root@127.0.0.1:3306/test).
+ */
+export function testDataSourceOptions(
+  db: TestDatabase,
+  overrides: TestDataSourceOverrides = {},
+): DataSourceOptions {
+  switch (db) {
+    case 'sqlite':
+      return {
+        type: 'better-sqlite3',
+        database: overrides.sqliteFile ?? tempSqliteFile(),
+        enableWAL: true,
+        timeout: 10_000,
+      } as DataSourceOptions;
+    case 'postgres': {
+      const url = new URL(process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+      if (overrides.port) url.port = String(overrides.port);
+      return {
+        type: 'postgres',
+        url: url.toString(),
+        poolSize: overrides.poolSize ?? 10,
+        connectTimeoutMS: 3_000,
+        extra: { max: overrides.poolSize ?? 10, ...overrides.extra },
+      } as DataSourceOptions;
+    }
+    case 'mariadb': {
+      const url = new URL(process.env.HOLDFAST_TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306/test');
+      if (overrides.port) url.port = String(overrides.port);
+      return {
+        type: 'mariadb',
+        url: url.toString(),
+        timezone: 'Z',
+        poolSize: overrides.poolSize ?? 10,
+        connectTimeout: 3_000,
+        extra: { connectionLimit: overrides.poolSize ?? 10, ...overrides.extra },
+      } as DataSourceOptions;
+    }
+  }
+}
+
+/** An initialized DataSource for a test database. */
+export async function createTestDataSource(
+  db: TestDatabase,
+  overrides: TestDataSourceOverrides = {},
+): Promise<DataSource> {
+  return new DataSource(testDataSourceOptions(db, overrides)).initialize();
+}
+
+/** A table prefix no other test (or test process) uses: `hf_<tag>_<random>_`. */
+export function uniqueTablePrefix(tag = 't'): string {
+  return `hf_${tag.replace(/[^A-Za-z0-9_]/g, '_')}_${randomBytes(4).toString('hex')}_`;
+}

@@ -1,0 +1,78 @@
+import { DIALECTS, ddlScript, sqlDialect, type Dialect, type TableSpec } from '@holdfast/core';
+
+/** Counts distinct bind placeholders in generated SQL, per dialect style. */
+export function placeholderCount(dialect: Dialect, sql: string): number {
+  const pattern = { postgres: /\$\d+/g, mssql: /@\d+/g, oracle: /:\d+/g }[dialect as string] ?? /\?/g;
+  const found = sql.match(pattern) ?? [];
+  return dialect === 'mysql' || dialect === 'mariadb' || dialect === 'sqlite'
+    ? found.length
+    : new Set(found).size;
+}
+
+const spec = { table: 'P_T', columns: ['A', 'B', 'C', 'D'], keys: ['A', 'B'] };
+
+describe('dialect SQL', () => {
+  it.each(DIALECTS.map((d) => [d]))('%s: upsert has one placeholder per parameter, 1 and 3 rows', (d) => {
+    const dialect = sqlDialect(d);
+    expect(placeholderCount(d, dialect.upsert(spec))).toBe(4);
+    expect(placeholderCount(d, dialect.upsert({ ...spec, rows: 3 }))).toBe(12);
+  });
+
+  it('renders the native upsert of each dialect', () => {
+    expect(sqlDialect('postgres').upsert(spec)).toBe(
+      'INSERT INTO P_T (A, B, C, D) VALUES ($1, $2, $3, $4) ON CONFLICT (A, B) DO UPDATE SET C = EXCLUDED.C, D = EXCLUDED.D',
+    );
+    expect(sqlDialect('mysql').upsert(spec)).toBe(
+      'INSERT INTO P_T (A, B, C, D) VALUES (?, ?, ?, ?) ON DUPLICATE KEY UPDATE C = VALUES(C), D = VALUES(D)',
+    );
+    expect(sqlDialect('sqlite').upsert({ ...spec, rows: 2 })).toBe(
+      'INSERT INTO P_T (A, B, C, D) VALUES (?, ?, ?, ?), (?, ?, ?, ?) ON CONFLICT (A, B) DO UPDATE SET C = excluded.C, D = excluded.D',
+    );
+    expect(sqlDialect('mssql').upsert(spec)).toBe(
+      'MERGE INTO P_T WITH (HOLDLOCK) AS t USING (VALUES (@0, @1, @2, @3)) AS s (A, B, C, D) ON t.A = s.A AND t.B = s.B ' +
+        'WHEN MATCHED THEN UPDATE SET t.C = s.C, t.D = s.D WHEN NOT MATCHED THEN INSERT (A, B, C, D) VALUES (s.A, s.B, s.C, s.D);',
+    );
+    expect(sqlDialect('oracle').upsert(spec)).toBe(
+      'MERGE INTO P_T t USING (SELECT :1 AS A, :2 AS B, :3 AS C, :4 AS D FROM DUAL) s ON (t.A = s.A AND t.B = s.B) ' +
+        'WHEN MATCHED THEN UPDATE SET t.C = s.C, t.D = s.D WHEN NOT MATCHED THEN INSERT (A, B, C, D) VALUES (s.A, s.B, s.C, s.D)',
+    );
+  });
+
+  it('numbers placeholders per dialect', () => {
+    expect(sqlDialect('postgres').placeholders(3)).toBe('$1, $2, $3');
+    expect(sqlDialect('mssql').placeholders(2, 3)).toBe('@2, @3');
+    expect(sqlDialect('oracle').placeholders(2)).toBe(':1, :2');
+    expect(sqlDialect('mariadb').placeholders(2)).toBe('?, ?');
+  });
+
+  it('limits per dialect', () => {
+    expect(sqlDialect('postgres').limit('SELECT A FROM T', 5)).toBe('SELECT A FROM T LIMIT 5');
+    expect(sqlDialect('mssql').limit('SELECT A FROM T', 5)).toBe('SELECT TOP (5) A FROM T');
+    expect(sqlDialect('oracle').limit('SELECT A FROM T', 5)).toBe('SELECT A FROM T FETCH FIRST 5 ROWS ONLY');
+  });
+
+  it('rejects an unknown dialect', () => {
+    expect(() => sqlDialect('db2' as never)).toThrow(/Unsupported database dialect "db2"/);
+  });
+
+  it('prints DDL for every dialect', () => {
+    const table: TableSpec = {
+      name: 'THING',
+      columns: [
+        { name: 'ID', type: { kind: 'varchar', length: 64 } },
+        { name: 'AT', type: { kind: 'timestamp' }, nullable: false },
+        { name: 'BODY', type: { kind: 'blob' } },
+      ],
+      primaryKey: ['ID'],
+      indexes: [{ name: 'THING_AT_IDX', columns: ['AT'] }],
+    };
+    expect(ddlScript('postgres', [table], 'S.P_')).toBe(
+      'CREATE TABLE S.P_THING (\n  ID VARCHAR(64) NOT NULL,\n  AT TIMESTAMP(3) WITH TIME ZONE NOT NULL,\n  BODY BYTEA,\n  PRIMARY KEY (ID)\n);\n\n' +
+        'CREATE INDEX P_THING_AT_IDX ON S.P_THING (AT);\n',
+    );
+    expect(ddlScript('oracle', [table])).toContain('AT TIMESTAMP(3) WITH TIME ZONE NOT NULL');
+    expect(ddlScript('mssql', [table])).toContain('ID NVARCHAR(64) NOT NULL');
+    expect(ddlScript('mariadb', [table])).toContain('AT DATETIME(3) NOT NULL');
+    expect(ddlScript('sqlite', [table])).toContain('BODY BLOB');
+  });
+});

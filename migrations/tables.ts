@@ -1,0 +1,7 @@
+import type { TableSpec } from '@holdfast/core';
+
+/**
+ * Every table Holdfast owns, in creation order. `npm run ddl -- --dialect <d>` prints them and
+ * the migrations in this folder create them. Each module adds its TableSpec here.
+ */
+export const HOLDFAST_TABLES: readonly TableSpec[] = [];
