@@ -16,6 +16,7 @@ export { HoldfastTableMigration } from './schema/table-migration';
 export { SchemaManager, SCHEMA_MODES, type SchemaMode } from './schema/schema-manager';
 export {
   validateOptions,
+  NestedOptions,
   IsDurationOption,
   IsTablePrefix,
   IsDataSourceOption,
