@@ -5,6 +5,7 @@ export { sqlDialect, type SqlDialectOptions } from './dialect/dialects';
 export { utcDateTime } from './dialect/base.dialect';
 export { DatabaseResolver } from './database/database-resolver';
 export { SqlClient, toNumber } from './database/sql-client';
+export { isDuplicateKeyError, isSyntaxError, isTransientConflictError } from './database/sql-errors';
 export { sqlClientFor } from './database/sql-client.factory';
 export { resolveDataSource, driverTimezone, type DataSourceOption } from './database/data-source';
 export { isValidTablePrefix, validateTablePrefix, tableName } from './naming/table-prefix';
