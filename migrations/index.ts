@@ -1,4 +1,7 @@
 import type { MigrationInterface } from 'typeorm';
+import { CreateSimbaMutex1764000000002 } from './1764000000002-create-simba-mutex';
 
 /** All Holdfast migrations, in order: pass to TypeORM's `migrations` option. */
-export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [];
+export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [
+  CreateSimbaMutex1764000000002,
+];

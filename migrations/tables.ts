@@ -1,7 +1,10 @@
 import type { TableSpec } from '@holdfast/core';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
 
 /**
  * Every table Holdfast owns, in creation order. `npm run ddl -- --dialect <d>` prints them and
  * the migrations in this folder create them. Each module adds its TableSpec here.
  */
-export const HOLDFAST_TABLES: readonly TableSpec[] = [];
+export const HOLDFAST_TABLES: readonly TableSpec[] = [
+  SIMBA_MUTEX_TABLE,
+];

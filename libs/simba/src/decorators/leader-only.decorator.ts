@@ -1,0 +1,37 @@
+import { Inject } from '@nestjs/common';
+import { LeaderOnlyNotWiredError } from '../errors';
+import { assertMutexName } from '../mutex/mutex-contender';
+import { MutexContendRegistry } from '../mutex/mutex-contend.registry';
+import { LEADER_ONLY } from '../simba.constants';
+
+const REGISTRY = Symbol('holdfast:simba:registry');
+
+/**
+ * Runs the method only on the application instance that currently owns `mutex`; elsewhere the
+ * call returns undefined without running the body. Meant for `@Cron`/`@Interval`/`@Timeout`
+ * methods of @nestjs/schedule, in either decorator order: the method is wrapped at decoration
+ * time and the original's metadata is copied, so the scheduler still finds it. Works for
+ * provider-to-provider and self calls too. SimbaModule contends for `mutex` from bootstrap on.
+ */
+export function LeaderOnly(mutex: string): MethodDecorator {
+  assertMutexName(mutex);
+  return (target, propertyKey, descriptor) => {
+    Inject(MutexContendRegistry)(target, REGISTRY);
+    const original = descriptor.value as unknown as (...args: unknown[]) => unknown;
+    const method = `${target.constructor.name}.${String(propertyKey)}`;
+    const wrapped = function (this: Record<symbol, MutexContendRegistry | undefined>, ...args: unknown[]) {
+      const registry = this[REGISTRY];
+      if (!registry) throw new LeaderOnlyNotWiredError(mutex, method);
+      if (!registry.isOwner(mutex)) return undefined;
+      return original.apply(this, args);
+    };
+    for (const key of Reflect.getMetadataKeys(original)) {
+      Reflect.defineMetadata(key, Reflect.getMetadata(key, original), wrapped);
+    }
+    Object.defineProperty(wrapped, 'name', { value: original.name });
+    const mutexes: string[] = Reflect.getMetadata(LEADER_ONLY, original) ?? [];
+    Reflect.defineMetadata(LEADER_ONLY, [...mutexes, mutex], wrapped);
+    descriptor.value = wrapped as never;
+    return descriptor;
+  };
+}

@@ -1,0 +1,105 @@
+import { HoldfastError } from '@holdfast/core';
+import { MUTEX_NAME_MAX_LENGTH, OWNER_ID_MAX_LENGTH } from './table/simba-mutex.table';
+
+/** A mutex name that is empty, too long for `simba_mutex.mutex`, or not a string. */
+export class InvalidMutexNameError extends HoldfastError {
+  constructor(readonly value: unknown) {
+    super(
+      `Invalid mutex name ${JSON.stringify(value)}: use a non-empty string of at most ` +
+        `${MUTEX_NAME_MAX_LENGTH} characters (it is the primary key of simba_mutex).`,
+      'SIMBA_INVALID_MUTEX',
+    );
+  }
+}
+
+/** A contender id that is empty, too long for `simba_mutex.owner_id`, or not a string. */
+export class InvalidContenderIdError extends HoldfastError {
+  constructor(readonly value: unknown) {
+    super(
+      `Invalid contender id ${JSON.stringify(value)}: use a non-empty string of at most ` +
+        `${OWNER_ID_MAX_LENGTH} characters, unique per contender (it is stored in simba_mutex.owner_id).`,
+      'SIMBA_INVALID_CONTENDER_ID',
+    );
+  }
+}
+
+/** start()/stop() called in a status that does not allow it. */
+export class MutexServiceStatusError extends HoldfastError {
+  constructor(
+    readonly mutex: string,
+    readonly action: 'start' | 'stop',
+    readonly status: string,
+    readonly expected: string,
+  ) {
+    super(
+      `Cannot ${action}() the contend service of mutex '${mutex}' while it is ${status}; ` +
+        `${action}() needs status ${expected}.` +
+        (action === 'start' ? ' Wait for stop() to finish before starting again.' : ''),
+      'SIMBA_INVALID_STATUS',
+    );
+  }
+}
+
+/** SimbaLocker.acquire()/withLock() gave up waiting for the mutex. */
+export class MutexAcquireTimeoutError extends HoldfastError {
+  constructor(
+    readonly mutex: string,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      `Timed out after ${timeoutMs} ms waiting to acquire mutex '${mutex}'; another instance still owns it. ` +
+        `Pass a longer timeout or check which instance holds it (simba_mutex.owner_id).`,
+      'SIMBA_ACQUIRE_TIMEOUT',
+    );
+  }
+}
+
+/** A MutexLocker used in the wrong order (acquire twice, release before acquire). */
+export class MutexLockerStateError extends HoldfastError {
+  constructor(
+    readonly mutex: string,
+    detail: string,
+  ) {
+    super(`Mutex locker for '${mutex}': ${detail}`, 'SIMBA_LOCKER_STATE');
+  }
+}
+
+/** The ownership of a mutex was lost while a withLock() function ran: the AbortSignal's reason. */
+export class MutexLostError extends HoldfastError {
+  constructor(readonly mutex: string) {
+    super(
+      `Ownership of mutex '${mutex}' was lost (renewal not confirmed before the local deadline, or released); ` +
+        `stop work that needs exclusive access.`,
+      'SIMBA_MUTEX_LOST',
+    );
+  }
+}
+
+/** A database call on simba_mutex did not answer within the statement timeout. */
+export class MutexStatementTimeoutError extends HoldfastError {
+  constructor(
+    readonly mutex: string,
+    readonly operation: string,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      `${operation} of mutex '${mutex}' got no answer from the database within ${timeoutMs} ms ` +
+        `(statement timeout, shorter than the transition); treated as failed.`,
+      'SIMBA_STATEMENT_TIMEOUT',
+    );
+  }
+}
+
+/** @LeaderOnly used on a class whose instance was not created by Nest with SimbaModule imported. */
+export class LeaderOnlyNotWiredError extends HoldfastError {
+  constructor(
+    readonly mutex: string,
+    readonly method: string,
+  ) {
+    super(
+      `@LeaderOnly('${mutex}') on ${method}: the MutexContendRegistry was not injected. ` +
+        `Import SimbaModule.forRoot(...) and let Nest create this provider.`,
+      'SIMBA_LEADER_ONLY_NOT_WIRED',
+    );
+  }
+}

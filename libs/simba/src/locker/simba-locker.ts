@@ -1,0 +1,130 @@
+import { Injectable } from '@nestjs/common';
+import { parseDuration, type Duration } from '@holdfast/core';
+import { MutexAcquireTimeoutError, MutexLockerStateError, MutexLostError } from '../errors';
+import { AbstractMutexContender, assertMutexName } from '../mutex/mutex-contender';
+import { ContendServiceStatus, type MutexContendService } from '../mutex/mutex-contend.service';
+import { MutexContendServiceFactory } from '../mutex/mutex-contend-service.factory';
+import type { MutexState } from '../mutex/mutex-state';
+
+class LockerContender extends AbstractMutexContender {
+  acquired?: (state: MutexState) => void;
+  released?: (state: MutexState) => void;
+
+  override onAcquired(state: MutexState): void {
+    this.acquired?.(state);
+  }
+
+  override onReleased(state: MutexState): void {
+    this.released?.(state);
+  }
+}
+
+/**
+ * A blocking lock on one mutex (Simba's SimbaLocker): `acquire()` waits until this locker owns
+ * the mutex, `release()` gives it back at once. `signal` aborts when ownership is lost.
+ */
+export class MutexLocker {
+  private readonly contender: LockerContender;
+  private readonly service: MutexContendService;
+  private controller = new AbortController();
+
+  constructor(
+    readonly mutex: string,
+    factory: MutexContendServiceFactory,
+  ) {
+    this.contender = new LockerContender(mutex);
+    this.service = factory.createMutexContendService(this.contender, { initialDelay: 0 });
+  }
+
+  get isOwner(): boolean {
+    return this.service.isOwner;
+  }
+
+  /** Aborts (reason: MutexLostError) when the ownership taken by acquire() is lost or released. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get fencingToken(): number | undefined {
+    return this.service.fencingToken;
+  }
+
+  /**
+   * Waits until this locker owns the mutex and resolves with the fencing token. Without a
+   * timeout it waits as long as it takes; with one it rejects with MutexAcquireTimeoutError.
+   */
+  async acquire(timeout?: Duration): Promise<number> {
+    if (this.service.status !== ContendServiceStatus.INITIAL) {
+      throw new MutexLockerStateError(
+        this.mutex,
+        'acquire() called while already acquired or acquiring; release() first.',
+      );
+    }
+    const timeoutMs = timeout === undefined ? undefined : parseDuration(timeout, 'timeout');
+    this.controller = new AbortController();
+    const controller = this.controller;
+    let timer: NodeJS.Timeout | undefined;
+    const acquired = new Promise<MutexState>((resolve, reject) => {
+      this.contender.acquired = resolve;
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => reject(new MutexAcquireTimeoutError(this.mutex, timeoutMs)), timeoutMs);
+      }
+    });
+    this.contender.released = () => {
+      if (!controller.signal.aborted) controller.abort(new MutexLostError(this.mutex));
+    };
+    this.service.start();
+    try {
+      const state = await acquired;
+      return state.fencingToken;
+    } catch (error) {
+      await this.service.stop();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      this.contender.acquired = undefined;
+    }
+  }
+
+  /** Gives the mutex up (released callbacks first, then the row), waking waiters at once. */
+  async release(): Promise<void> {
+    if (this.service.status !== ContendServiceStatus.RUNNING) {
+      throw new MutexLockerStateError(
+        this.mutex,
+        `release() called while ${this.service.status}; acquire() first.`,
+      );
+    }
+    await this.service.stop();
+    if (!this.controller.signal.aborted) this.controller.abort(new MutexLostError(this.mutex));
+  }
+}
+
+/** Blocking locks on mutexes: `locker(m).acquire()`/`release()` and `withLock(m, fn)`. */
+@Injectable()
+export class SimbaLocker {
+  constructor(private readonly factory: MutexContendServiceFactory) {}
+
+  /** A new locker (its own contender id) for `mutex`. */
+  locker(mutex: string): MutexLocker {
+    assertMutexName(mutex);
+    return new MutexLocker(mutex, this.factory);
+  }
+
+  /**
+   * Runs `fn` while owning `mutex` and releases it afterwards (also when `fn` throws). The signal
+   * aborts if ownership is lost while `fn` runs; a timeout rejects with MutexAcquireTimeoutError.
+   */
+  async withLock<T>(
+    mutex: string,
+    fn: (signal: AbortSignal, fencingToken: number) => Promise<T> | T,
+    options: { timeout?: Duration } = {},
+  ): Promise<T> {
+    const locker = this.locker(mutex);
+    const token = await locker.acquire(options.timeout);
+    try {
+      return await fn(locker.signal, token);
+    } finally {
+      await locker.release();
+    }
+  }
+}

@@ -1,0 +1,307 @@
+import { Logger } from '@nestjs/common';
+import { monotonicMillis } from '@holdfast/core';
+import { MutexServiceStatusError } from '../errors';
+import { SimbaMetrics } from '../health/simba.metrics';
+import { assertContenderId, assertMutexName, type MutexContender } from './mutex-contender';
+import { MutexOwner } from './mutex-owner';
+import { MutexState } from './mutex-state';
+import type { AcquireResult, MutexRepository } from './mutex.repository';
+import type { MutexWakeup } from './mutex-wakeup';
+
+export enum ContendServiceStatus {
+  INITIAL = 'INITIAL',
+  STARTING = 'STARTING',
+  RUNNING = 'RUNNING',
+  STOPPING = 'STOPPING',
+}
+
+/** Timing of one contend service, in milliseconds. */
+export interface ContendTiming {
+  ttl: number;
+  transition: number;
+  initialDelay: number;
+  standbyPoll: number;
+  statementTimeout: number;
+}
+
+type Attempt = 'acquire' | 'peek';
+
+/**
+ * Competes for one mutex on behalf of one contender, the way Simba's MutexContendService does:
+ * the owner renews at `ttl_at`; standbys try at `transition_at` plus jitter, and look at the row
+ * every `standbyPoll` to notice an early release.
+ *
+ * Beyond Simba: the owner only believes it owns until a local monotonic deadline counted from
+ * when its last successful acquire/renewal was *sent* (`ttl + transition - guard`), which always
+ * falls before the row's `transition_at`; when that passes without a confirmed renewal it steps
+ * down and runs `onReleased` while nobody else can acquire yet.
+ */
+export class MutexContendService {
+  private readonly logger = new Logger(MutexContendService.name);
+  private _status = ContendServiceStatus.INITIAL;
+  /** Bumped on start and stop: results of attempts from an older epoch are dropped. */
+  private epoch = 0;
+  private timer?: NodeJS.Timeout;
+  private deadlineTimer?: NodeJS.Timeout;
+  private inflight?: Promise<void>;
+  private busy = false;
+  private lastOwner: MutexOwner = MutexOwner.NONE;
+  private ownedRow: MutexOwner = MutexOwner.NONE;
+  private _mutexState: MutexState = MutexState.NONE;
+  /** Monotonic deadline of the current ownership; 0 when this contender does not believe it owns. */
+  private ownedUntil = 0;
+  private callbacks: Promise<void> = Promise.resolve();
+  private unsubscribe?: () => void;
+  private untrack?: () => void;
+  /** How long before the row's transition_at the owner stops believing it owns. */
+  private readonly guard: number;
+
+  constructor(
+    readonly contender: MutexContender,
+    private readonly repository: MutexRepository,
+    private readonly timing: ContendTiming,
+    private readonly wakeup: MutexWakeup,
+    private readonly metrics: SimbaMetrics = new SimbaMetrics(),
+  ) {
+    assertMutexName(contender.mutex);
+    assertContenderId(contender.contenderId);
+    this.guard = Math.max(timing.statementTimeout, Math.floor(timing.transition / 3));
+  }
+
+  get mutex(): string {
+    return this.contender.mutex;
+  }
+
+  get contenderId(): string {
+    return this.contender.contenderId;
+  }
+
+  get status(): ContendServiceStatus {
+    return this._status;
+  }
+
+  /** True while this contender owns the mutex and its local deadline has not passed. */
+  get isOwner(): boolean {
+    return this.ownedUntil > 0 && monotonicMillis() < this.ownedUntil;
+  }
+
+  /** True while owner and the ttl of the last acquisition/renewal still runs. */
+  get isInTtl(): boolean {
+    return this.isOwner && this.ownedRow.isInTtl();
+  }
+
+  /** The owner as last read from the database. */
+  get afterOwner(): MutexOwner {
+    return this.lastOwner;
+  }
+
+  /** The last change handed to the contender's callbacks. */
+  get mutexState(): MutexState {
+    return this._mutexState;
+  }
+
+  /** The fencing token of the current ownership, or undefined when not owner. */
+  get fencingToken(): number | undefined {
+    return this.isOwner ? this.ownedRow.version : undefined;
+  }
+
+  start(): void {
+    if (this._status !== ContendServiceStatus.INITIAL) {
+      throw new MutexServiceStatusError(this.mutex, 'start', this._status, ContendServiceStatus.INITIAL);
+    }
+    this._status = ContendServiceStatus.STARTING;
+    const epoch = ++this.epoch;
+    this.unsubscribe = this.wakeup.subscribe(this.mutex, () => this.onPeerReleased(epoch));
+    this.untrack = this.metrics.track(this.mutex, this.contenderId, () => this.isOwner);
+    this.schedule(epoch, this.timing.initialDelay, 'acquire');
+    this._status = ContendServiceStatus.RUNNING;
+  }
+
+  /**
+   * Stops contending. An owner runs its released callbacks first, then releases the row (so a
+   * standby can acquire at once) and wakes the standbys of this process.
+   */
+  async stop(): Promise<void> {
+    if (this._status !== ContendServiceStatus.RUNNING) {
+      throw new MutexServiceStatusError(this.mutex, 'stop', this._status, ContendServiceStatus.RUNNING);
+    }
+    this._status = ContendServiceStatus.STOPPING;
+    this.epoch++;
+    clearTimeout(this.timer);
+    this.unsubscribe?.();
+    try {
+      // An attempt in flight may still commit an acquisition: let it finish (bounded by the
+      // statement timeout) so the release below covers it.
+      await this.inflight?.catch(() => undefined);
+      if (this.ownedUntil > 0) this.stepDown(MutexOwner.NONE, 'stopped');
+      await this.callbacks;
+      try {
+        if (await this.repository.release(this.mutex, this.contenderId))
+          this.wakeup.notifyReleased(this.mutex);
+      } catch (error) {
+        this.metrics.failures.add(1, { mutex: this.mutex, operation: 'release' });
+        this.logger.warn(
+          `Could not release mutex '${this.mutex}' (${(error as Error).message}); others acquire it after its transition.`,
+        );
+      }
+    } finally {
+      clearTimeout(this.deadlineTimer);
+      this.untrack?.();
+      this._status = ContendServiceStatus.INITIAL;
+    }
+  }
+
+  private schedule(epoch: number, delay: number, attempt: Attempt): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.run(epoch, attempt), Math.max(0, delay));
+    this.timer.unref();
+  }
+
+  private run(epoch: number, attempt: Attempt): void {
+    if (epoch !== this.epoch || this.busy) return;
+    this.busy = true;
+    const work = attempt === 'peek' ? this.peekOnce(epoch) : this.acquireOnce(epoch);
+    this.inflight = work.finally(() => {
+      this.busy = false;
+    });
+  }
+
+  private jitter(): number {
+    return Math.random() * Math.min(100, this.timing.transition / 10);
+  }
+
+  private async acquireOnce(epoch: number): Promise<void> {
+    const sentAt = monotonicMillis();
+    let result: AcquireResult;
+    try {
+      result = await this.repository.acquire(
+        this.mutex,
+        this.contenderId,
+        this.timing.ttl,
+        this.timing.transition,
+      );
+    } catch (error) {
+      if (epoch !== this.epoch) return;
+      this.metrics.failures.add(1, { mutex: this.mutex, operation: 'acquire' });
+      this.logger.warn(
+        `Acquire/renew of mutex '${this.mutex}' failed: ${(error as Error).message}` +
+          (this.ownedUntil > 0
+            ? ` (owner until its local deadline in ${this.ownedUntil - monotonicMillis()} ms)`
+            : ''),
+      );
+      // An owner keeps retrying until its local deadline (the deadline timer steps it down).
+      const retry = this.ownedUntil > 0 ? Math.min(250, this.timing.transition / 6) : this.timing.standbyPoll;
+      this.schedule(epoch, retry + this.jitter(), 'acquire');
+      return;
+    }
+    if (epoch !== this.epoch) return; // stale: a stop() or restart happened meanwhile
+    this.applyAcquire(epoch, result, sentAt);
+  }
+
+  private applyAcquire(epoch: number, { acquired, owner }: AcquireResult, sentAt: number): void {
+    const previous = this.lastOwner;
+    this.lastOwner = owner;
+    if (acquired) {
+      const until = sentAt + (owner.transitionAt - owner.acquiredAt) - this.guard;
+      if (this.ownedUntil > 0 && monotonicMillis() >= this.ownedUntil)
+        this.stepDown(MutexOwner.NONE, 'deadline');
+      const renewal = this.ownedUntil > 0;
+      if (until > monotonicMillis()) {
+        this.ownedRow = owner;
+        this.ownedUntil = until;
+        this.armDeadline(epoch);
+        if (!renewal) {
+          const before = previous.ownerId === this.contenderId ? MutexOwner.NONE : previous;
+          this.metrics.acquired.add(1, { mutex: this.mutex });
+          this.emit('onAcquired', new MutexState(before, owner));
+        }
+      } else {
+        // The answer came too late to be sure of anything: act as not owner and try again.
+        if (renewal) this.stepDown(MutexOwner.NONE, 'late renewal');
+        this.schedule(epoch, this.jitter(), 'acquire');
+        return;
+      }
+      this.schedule(epoch, owner.ttlAt - owner.databaseNow, 'acquire');
+      return;
+    }
+    if (this.ownedUntil > 0) this.stepDown(owner, 'taken');
+    this.scheduleStandby(epoch, owner);
+  }
+
+  private async peekOnce(epoch: number): Promise<void> {
+    let owner: MutexOwner;
+    try {
+      owner = await this.repository.peek(this.mutex);
+    } catch (error) {
+      if (epoch !== this.epoch) return;
+      this.metrics.failures.add(1, { mutex: this.mutex, operation: 'read' });
+      this.logger.warn(`Reading mutex '${this.mutex}' failed: ${(error as Error).message}`);
+      this.schedule(epoch, this.timing.standbyPoll + this.jitter(), 'peek');
+      return;
+    }
+    if (epoch !== this.epoch) return;
+    this.lastOwner = owner;
+    if (this.isFree(owner) || owner.ownerId === this.contenderId) return this.acquireOnce(epoch);
+    this.scheduleStandby(epoch, owner);
+  }
+
+  private isFree(owner: MutexOwner): boolean {
+    return !owner.hasOwner() || owner.transitionAt < owner.databaseNow;
+  }
+
+  /** A standby tries at transition_at + jitter, and peeks every standbyPoll for an early release. */
+  private scheduleStandby(epoch: number, owner: MutexOwner): void {
+    if (this.isFree(owner)) return this.schedule(epoch, this.jitter(), 'acquire');
+    const untilFree = owner.transitionAt - owner.databaseNow + 1;
+    if (untilFree <= this.timing.standbyPoll) this.schedule(epoch, untilFree + this.jitter(), 'acquire');
+    else this.schedule(epoch, this.timing.standbyPoll + this.jitter(), 'peek');
+  }
+
+  private onPeerReleased(epoch: number): void {
+    if (epoch !== this.epoch || this.busy || this.ownedUntil > 0) return;
+    this.schedule(epoch, this.jitter(), 'acquire');
+  }
+
+  private armDeadline(epoch: number): void {
+    clearTimeout(this.deadlineTimer);
+    this.deadlineTimer = setTimeout(
+      () => {
+        if (epoch !== this.epoch || this.ownedUntil === 0) return;
+        if (monotonicMillis() >= this.ownedUntil) this.stepDown(MutexOwner.NONE, 'deadline');
+        else this.armDeadline(epoch);
+      },
+      Math.max(0, this.ownedUntil - monotonicMillis()),
+    );
+    this.deadlineTimer.unref();
+  }
+
+  private stepDown(after: MutexOwner, reason: 'stopped' | 'deadline' | 'taken' | 'late renewal'): void {
+    const before = this.ownedRow;
+    this.ownedUntil = 0;
+    clearTimeout(this.deadlineTimer);
+    if (reason === 'deadline' || reason === 'late renewal') {
+      this.logger.warn(
+        `Mutex '${this.mutex}': renewal not confirmed before the local deadline; no longer owner (fencing token ${before.version}).`,
+      );
+    }
+    this.metrics.released.add(1, { mutex: this.mutex, reason });
+    this.emit(
+      'onReleased',
+      new MutexState(before, after.ownerId === this.contenderId ? MutexOwner.NONE : after),
+    );
+  }
+
+  private emit(callback: 'onAcquired' | 'onReleased', state: MutexState): void {
+    this.callbacks = this.callbacks.then(async () => {
+      this._mutexState = state;
+      try {
+        await this.contender[callback](state);
+      } catch (error) {
+        this.logger.error(
+          `${callback} of contender '${this.contenderId}' for mutex '${this.mutex}' threw: ${(error as Error).message}`,
+          (error as Error).stack,
+        );
+      }
+    });
+  }
+}

@@ -1,0 +1,145 @@
+import { toNumber, type SqlClient } from '@holdfast/core';
+import { MutexStatementTimeoutError } from '../errors';
+import { MutexOwner } from './mutex-owner';
+import { MutexQueryResolver, type BoundSql } from './mutex-query.resolver';
+
+interface MutexRowRecord {
+  owner_id: unknown;
+  acquired_at: unknown;
+  ttl_at: unknown;
+  transition_at: unknown;
+  version: unknown;
+  now_ms: unknown;
+}
+
+export interface AcquireResult {
+  /** The conditional UPDATE matched: the caller owns the mutex until `owner.transitionAt`. */
+  acquired: boolean;
+  owner: MutexOwner;
+}
+
+/**
+ * Runs the `simba_mutex` statements with a timeout on every call: server-side where the
+ * database has one (PostgreSQL, MariaDB) and always client-side, so a connection that hangs
+ * (a network partition) cannot keep a caller waiting past the transition.
+ */
+export class MutexRepository {
+  private readonly ensured = new Set<string>();
+
+  constructor(
+    readonly sql: SqlClient,
+    readonly queries: MutexQueryResolver,
+    readonly statementTimeoutMs: number,
+  ) {}
+
+  /** One acquire-or-renew attempt: conditional UPDATE then SELECT, in one transaction. */
+  acquire(mutex: string, contenderId: string, ttlMs: number, transitionMs: number): Promise<AcquireResult> {
+    return this.bounded(mutex, 'acquire', async () => {
+      if (!this.ensured.has(mutex)) {
+        await this.ensureRow(mutex);
+        this.ensured.add(mutex);
+      }
+      return this.inTransaction(true, async (tx) => {
+        const changed = await tx.execute(
+          ...this.args(this.queries.acquire(mutex, contenderId, ttlMs, transitionMs)),
+        );
+        const owner = await this.readOwner(tx, mutex);
+        if (!owner) {
+          // Someone deleted the row: create it again next time.
+          this.ensured.delete(mutex);
+          return { acquired: false, owner: MutexOwner.NONE };
+        }
+        return { acquired: changed === 1 && owner.ownerId === contenderId, owner };
+      });
+    });
+  }
+
+  /** Releases the mutex if `contenderId` owns it; true when a row changed. */
+  release(mutex: string, contenderId: string): Promise<boolean> {
+    return this.bounded(mutex, 'release', () =>
+      this.inTransaction(
+        false,
+        async (tx) => (await tx.execute(...this.args(this.queries.release(mutex, contenderId)))) > 0,
+      ),
+    );
+  }
+
+  /** The current row (or NONE when there is none yet), read with the database clock. */
+  peek(mutex: string): Promise<MutexOwner> {
+    return this.bounded(mutex, 'read', () =>
+      this.inTransaction(false, async (tx) => (await this.readOwner(tx, mutex)) ?? MutexOwner.NONE),
+    );
+  }
+
+  /** The database clock (health check). */
+  now(): Promise<number> {
+    return this.bounded('-', 'clock read', () =>
+      this.inTransaction(false, async (tx) => {
+        const [row] = await tx.query<{ now_ms: unknown }>(...this.args(this.queries.now()));
+        return toNumber(row.now_ms);
+      }),
+    );
+  }
+
+  private async ensureRow(mutex: string): Promise<void> {
+    const insert = () =>
+      this.inTransaction(false, (tx) => tx.execute(...this.args(this.queries.ensureRow(mutex))));
+    try {
+      await insert();
+    } catch {
+      // Concurrent first inserts of one key can deadlock on InnoDB; the row exists afterwards.
+      await insert();
+    }
+  }
+
+  private async readOwner(tx: SqlClient, mutex: string): Promise<MutexOwner | undefined> {
+    const [row] = await tx.query<MutexRowRecord>(...this.args(this.queries.select(mutex)));
+    if (!row) return undefined;
+    return new MutexOwner(
+      row.owner_id == null ? '' : String(row.owner_id),
+      toNumber(row.acquired_at),
+      toNumber(row.ttl_at),
+      toNumber(row.transition_at),
+      toNumber(row.version),
+      toNumber(row.now_ms),
+    );
+  }
+
+  private args(bound: BoundSql): [string, unknown[]] {
+    const timed = this.queries.timed(bound, this.statementTimeoutMs);
+    return [timed.sql, timed.params];
+  }
+
+  /**
+   * Writes always run in a transaction; reads only where the timeout needs one (PostgreSQL's
+   * transaction-scoped setting), so SQLite standbys do not take the write lock to look.
+   */
+  private inTransaction<T>(write: boolean, work: (tx: SqlClient) => Promise<T>): Promise<T> {
+    const setup = this.queries.transactionTimeout(this.statementTimeoutMs);
+    if (!write && !setup) return work(this.sql);
+    return this.sql.transaction(async (tx) => {
+      if (setup) await tx.query(setup.sql, setup.params);
+      return work(tx);
+    });
+  }
+
+  private bounded<T>(mutex: string, operation: string, work: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new MutexStatementTimeoutError(mutex, operation, this.statementTimeoutMs)),
+        this.statementTimeoutMs,
+      );
+      timer.unref?.();
+      work().then(
+        (value) => {
+          clearTimeout(timer);
+          resolve(value);
+        },
+        (error) => {
+          clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
+  }
+}

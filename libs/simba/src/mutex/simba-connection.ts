@@ -1,0 +1,50 @@
+import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { DatabaseResolver, resolveDataSource, SchemaManager, sqlClientFor } from '@holdfast/core';
+import { SIMBA_RESOLVED_OPTIONS } from '../simba.constants';
+import type { ResolvedSimbaOptions } from '../simba.options';
+import { SIMBA_MUTEX_TABLE } from '../table/simba-mutex.table';
+import { MutexQueryResolver } from './mutex-query.resolver';
+import { MutexRepository } from './mutex.repository';
+
+/**
+ * The module's way to the database: finds the DataSource (once every provider exists), builds
+ * the SqlClient and query resolver, and creates or checks `simba_mutex` at startup.
+ */
+@Injectable()
+export class SimbaConnection implements OnModuleInit {
+  private readonly logger = new Logger(SimbaConnection.name);
+  private _repository?: MutexRepository;
+
+  constructor(
+    private readonly moduleRef: ModuleRef,
+    private readonly resolver: DatabaseResolver,
+    @Inject(SIMBA_RESOLVED_OPTIONS) private readonly options: ResolvedSimbaOptions,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    const repository = this.repository;
+    await new SchemaManager(repository.sql).apply(
+      SIMBA_MUTEX_TABLE,
+      this.options.tablePrefix,
+      this.options.schema,
+    );
+    this.logger.log(
+      `simba_mutex ready on ${repository.sql.dialect.name} (${repository.queries.table}); ttl ${this.options.ttl} ms, ` +
+        `transition ${this.options.transition} ms, statement timeout ${this.options.statementTimeout} ms`,
+    );
+  }
+
+  get repository(): MutexRepository {
+    if (!this._repository) {
+      const dataSource = resolveDataSource(this.moduleRef, this.options.dataSource, 'SimbaModule');
+      const sql = sqlClientFor(dataSource, this.resolver, this.options.dialect);
+      this._repository = new MutexRepository(
+        sql,
+        new MutexQueryResolver(sql.dialect, this.options.tablePrefix),
+        this.options.statementTimeout,
+      );
+    }
+    return this._repository;
+  }
+}

@@ -1,0 +1,15 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type { SimbaModuleOptions } from './simba.options';
+
+export const {
+  ConfigurableModuleClass: SimbaConfigurableModule,
+  MODULE_OPTIONS_TOKEN: SIMBA_MODULE_OPTIONS,
+  OPTIONS_TYPE: SIMBA_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: SIMBA_ASYNC_OPTIONS_TYPE,
+} = new ConfigurableModuleBuilder<SimbaModuleOptions>({
+  moduleName: 'Simba',
+  optionsInjectionToken: 'SIMBA_MODULE_OPTIONS',
+})
+  .setClassMethodName('forRoot')
+  .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .build();

@@ -1,0 +1,7 @@
+import { HoldfastTableMigration } from '@holdfast/core';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
+
+/** Creates `<prefix>simba_mutex` (prefix from HOLDFAST_TABLE_PREFIX) for @holdfast/simba. */
+export class CreateSimbaMutex1764000000002 extends HoldfastTableMigration {
+  protected readonly tables = [SIMBA_MUTEX_TABLE];
+}
