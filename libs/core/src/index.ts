@@ -6,6 +6,7 @@ export { utcDateTime } from './dialect/base.dialect';
 export { DatabaseResolver } from './database/database-resolver';
 export { SqlClient, toNumber } from './database/sql-client';
 export { isDuplicateKeyError, isSyntaxError, isTransientConflictError } from './database/sql-errors';
+export { withTransientRetry } from './database/transient-retry';
 export { sqlClientFor } from './database/sql-client.factory';
 export { resolveDataSource, driverTimezone, type DataSourceOption } from './database/data-source';
 export { isValidTablePrefix, validateTablePrefix, tableName } from './naming/table-prefix';
@@ -23,6 +24,7 @@ export {
   IsDataSourceOption,
 } from './options/validate-options';
 export * from './testing/test-databases';
+export { countPlaceholders } from './testing/placeholders';
 export { TcpProxy } from './testing/tcp-proxy';
 export { forkTs, waitForMessage, waitForExit, tsRegisterPath } from './testing/fork-worker';
 export { describeEachDatabase, type TestDatabaseContext } from './testing/describe-each-database';

@@ -1,13 +1,10 @@
-import { DIALECTS, ddlScript, sqlDialect, type Dialect, type TableSpec } from '@holdfast/core';
-
-/** Counts distinct bind placeholders in generated SQL, per dialect style. */
-export function placeholderCount(dialect: Dialect, sql: string): number {
-  const pattern = { postgres: /\$\d+/g, mssql: /@\d+/g, oracle: /:\d+/g }[dialect as string] ?? /\?/g;
-  const found = sql.match(pattern) ?? [];
-  return dialect === 'mysql' || dialect === 'mariadb' || dialect === 'sqlite'
-    ? found.length
-    : new Set(found).size;
-}
+import {
+  DIALECTS,
+  countPlaceholders as placeholderCount,
+  ddlScript,
+  sqlDialect,
+  type TableSpec,
+} from '@holdfast/core';
 
 const spec = { table: 'P_T', columns: ['A', 'B', 'C', 'D'], keys: ['A', 'B'] };
 

@@ -1,6 +1,12 @@
 import 'reflect-metadata';
 import { IsIn, IsInt, IsOptional, Min } from 'class-validator';
-import { InvalidOptionsError, IsDurationOption, IsTablePrefix, NestedOptions, validateOptions } from '@holdfast/core';
+import {
+  InvalidOptionsError,
+  IsDurationOption,
+  IsTablePrefix,
+  NestedOptions,
+  validateOptions,
+} from '@holdfast/core';
 
 class Circular {
   self = this;
@@ -25,7 +31,11 @@ class Options {
 describe('validateOptions', () => {
   it('accepts good options and keeps references (no deep copy of circular objects)', () => {
     const handle = new Circular();
-    const result = validateOptions(Options, { expiry: '10s', store: { type: 'sql', tablePrefix: 'APP_', handle } }, 'TestModule');
+    const result = validateOptions(
+      Options,
+      { expiry: '10s', store: { type: 'sql', tablePrefix: 'APP_', handle } },
+      'TestModule',
+    );
     expect((result.store as SqlStore).handle).toBe(handle);
     expect(result.store).toBeInstanceOf(SqlStore);
   });
@@ -33,7 +43,11 @@ describe('validateOptions', () => {
   it('names every bad option and its value', () => {
     const error = (() => {
       try {
-        validateOptions(Options, { expiry: 'soon', store: { type: 'sql', tablePrefix: 'x;DROP TABLE y;--' } }, 'TestModule');
+        validateOptions(
+          Options,
+          { expiry: 'soon', store: { type: 'sql', tablePrefix: 'x;DROP TABLE y;--' } },
+          'TestModule',
+        );
       } catch (e) {
         return e as InvalidOptionsError;
       }
@@ -45,12 +59,14 @@ describe('validateOptions', () => {
   });
 
   it('validates the chosen variant of a union', () => {
-    expect(() => validateOptions(Options, { store: { type: 'memory', maxEntries: 0 } }, 'TestModule')).toThrow(
-      /option 'store.maxEntries' = 0/,
-    );
+    expect(() =>
+      validateOptions(Options, { store: { type: 'memory', maxEntries: 0 } }, 'TestModule'),
+    ).toThrow(/option 'store.maxEntries' = 0/);
   });
 
   it('rejects non-object options', () => {
-    expect(() => validateOptions(Options, 'nope', 'TestModule')).toThrow(/options must be an object, got "nope"/);
+    expect(() => validateOptions(Options, 'nope', 'TestModule')).toThrow(
+      /options must be an object, got "nope"/,
+    );
   });
 });

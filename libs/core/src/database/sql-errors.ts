@@ -27,7 +27,7 @@ export function isSyntaxError(error: unknown): boolean {
     e.code === '42601' ||
     e.errno === 1064 ||
     e.code === 'ER_PARSE_ERROR' ||
-    (e.code === 'SQLITE_ERROR' && /syntax error/i.test(String(e.message)))
+    (e.code === 'SQLITE_ERROR' && /syntax error|incomplete input/i.test(String(e.message)))
   );
 }
 

@@ -1,4 +1,10 @@
-import { ValidateNested, ValidationError, registerDecorator, validateSync, type ValidationOptions } from 'class-validator';
+import {
+  ValidateNested,
+  ValidationError,
+  registerDecorator,
+  validateSync,
+  type ValidationOptions,
+} from 'class-validator';
 import { InvalidOptionsError } from '../errors/holdfast.error';
 import { isValidTablePrefix } from '../naming/table-prefix';
 import { isDuration } from '../time/duration';
@@ -35,7 +41,9 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
  * Marks an option whose plain-object value is validated as `type(value)` (a class, or a function
  * choosing one from the value, e.g. by its `type` field). Arrays of objects are hydrated element-wise.
  */
-export function NestedOptions(type: (value: Record<string, unknown>) => OptionsClass | undefined): PropertyDecorator {
+export function NestedOptions(
+  type: (value: Record<string, unknown>) => OptionsClass | undefined,
+): PropertyDecorator {
   return (target, key) => {
     const own: Record<string | symbol, typeof type> = { ...(Reflect.getMetadata(NESTED, target) ?? {}) };
     own[key] = type;

@@ -1,0 +1,63 @@
+import { parseDuration, type Duration } from '@holdfast/core';
+import { FailoverConfigurationError } from '../errors';
+import type { KeyGenerator } from '../key/key-generator';
+import type { Class, PayloadType } from '../payload/payload-type';
+import { MAX_FAILOVER_NAME_LENGTH } from '../store/failover-store.table';
+
+/** Options of @Failover(). */
+export interface FailoverOptions {
+  /** Unique in the application; at most 50 characters. */
+  name: string;
+  /** How long a stored value may be served. Default 1h. */
+  expiry?: Duration;
+  /** Entries are stored under the domain instead of the name: failovers of one domain share them. */
+  domain?: string;
+  /** The payload class (or `[Class]` for arrays), to rebuild instances on recovery. */
+  type?: PayloadType;
+  /** A KeyGenerator class, or the injection token (string) of a KeyGenerator provider. */
+  keyGenerator?: Class<KeyGenerator> | string;
+  /** Which upstream errors may be answered from the store; others are rethrown at once. */
+  recoverOn?: (error: unknown) => boolean;
+}
+
+/** The validated declaration, attached to the method. */
+export interface FailoverMetadata extends FailoverOptions {
+  effectiveName: string;
+  expiryMs: number;
+}
+
+export const DEFAULT_FAILOVER_EXPIRY = '1h';
+
+export function failoverMetadata(options: FailoverOptions, where: string): FailoverMetadata {
+  const fail = (what: string) => {
+    throw new FailoverConfigurationError(`@Failover() on ${where}: ${what}`);
+  };
+  if (!options || typeof options !== 'object') fail('options with a name are required');
+  const { name, domain } = options;
+  if (typeof name !== 'string' || name.trim() === '')
+    fail(`'name' must be a non-empty string, got ${JSON.stringify(name)}`);
+  if (name.length > MAX_FAILOVER_NAME_LENGTH) {
+    fail(`'name' ${JSON.stringify(name)} is longer than ${MAX_FAILOVER_NAME_LENGTH} characters`);
+  }
+  if (
+    domain !== undefined &&
+    (typeof domain !== 'string' || domain === '' || domain.length > MAX_FAILOVER_NAME_LENGTH)
+  ) {
+    fail(
+      `'domain' must be a string of 1 to ${MAX_FAILOVER_NAME_LENGTH} characters, got ${JSON.stringify(domain)}`,
+    );
+  }
+  if (options.type !== undefined) {
+    const cls = Array.isArray(options.type) ? options.type[0] : options.type;
+    if (typeof cls !== 'function') fail(`'type' must be a class or [Class], got ${String(options.type)}`);
+  }
+  if (options.recoverOn !== undefined && typeof options.recoverOn !== 'function')
+    fail(`'recoverOn' must be a function`);
+  let expiryMs = 0;
+  try {
+    expiryMs = parseDuration(options.expiry ?? DEFAULT_FAILOVER_EXPIRY, 'expiry');
+  } catch (error) {
+    fail((error as Error).message);
+  }
+  return { ...options, effectiveName: domain ?? name, expiryMs };
+}

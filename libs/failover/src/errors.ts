@@ -1,0 +1,50 @@
+import { HoldfastError } from '@holdfast/core';
+
+/** Base of the failover module's errors. */
+export class FailoverError extends HoldfastError {}
+
+/** A @Failover declaration or the module wiring is wrong (found at bootstrap). */
+export class FailoverConfigurationError extends FailoverError {
+  constructor(message: string) {
+    super(message, 'HOLDFAST_FAILOVER_CONFIGURATION');
+  }
+}
+
+/**
+ * A stored entry could not be turned back into a value: its payload class is not allowed, or
+ * its payload is malformed. The recovery fails for that call (the caller gets the exception
+ * policy's result); the row itself is left untouched.
+ */
+export class FailoverStoreException extends FailoverError {
+  constructor(message: string, code = 'HOLDFAST_FAILOVER_STORE', options?: { cause?: unknown }) {
+    super(message, code, options);
+  }
+}
+
+export class PayloadClassNotAllowedError extends FailoverStoreException {
+  constructor(
+    readonly failover: string,
+    readonly payloadClass: string,
+  ) {
+    super(
+      `Failover '${failover}': stored payload class ${JSON.stringify(payloadClass)} is not allowed. ` +
+        `Declare it as the 'type' of a @Failover() or list it in store.allowedPayloadClasses.`,
+      'HOLDFAST_FAILOVER_PAYLOAD_CLASS_NOT_ALLOWED',
+    );
+  }
+}
+
+export class MalformedPayloadError extends FailoverStoreException {
+  constructor(
+    readonly failover: string,
+    readonly payloadClass: string,
+    cause: unknown,
+  ) {
+    super(
+      `Failover '${failover}': the stored payload (class ${JSON.stringify(payloadClass)}) is not valid JSON ` +
+        `and cannot be recovered: ${(cause as Error)?.message ?? cause}`,
+      'HOLDFAST_FAILOVER_PAYLOAD_MALFORMED',
+      { cause },
+    );
+  }
+}

@@ -1,0 +1,61 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import type { FailoverMetadata } from '../decorator/failover-options';
+import { FailoverConfigurationError } from '../errors';
+import { FAILOVER_METADATA, FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from '../failover.constants';
+import type { ResolvedFailoverModuleOptions, SqlStoreOptions } from '../options/failover-module.options';
+import { FailoverTypeRegistry } from '../payload/failover-type.registry';
+import type { FailoverStore } from '../store/failover-store';
+import { FailoverRegistry } from './failover.registry';
+
+/**
+ * Finds every @Failover method at bootstrap: rejects duplicate names, registers payload types
+ * (the recovery allowlist) and logs one summary line per failover.
+ */
+@Injectable()
+export class FailoverExplorer implements OnModuleInit {
+  private readonly logger = new Logger(FailoverExplorer.name);
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly reflector: Reflector,
+    private readonly registry: FailoverRegistry,
+    private readonly types: FailoverTypeRegistry,
+    @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
+    @Inject(getFailoverStoreToken()) private readonly store: FailoverStore,
+  ) {}
+
+  onModuleInit(): void {
+    const sql = this.options.store.type === 'sql' ? (this.options.store as SqlStoreOptions) : undefined;
+    this.types.configure(sql?.allowedPayloadClasses, sql?.strictAllowlist);
+    const seen = new Set<object>();
+    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
+      const proto = wrapper.instance ? Object.getPrototypeOf(wrapper.instance) : wrapper.metatype?.prototype;
+      if (!proto || seen.has(proto)) continue;
+      seen.add(proto);
+      for (const method of this.scanner.getAllMethodNames(proto)) {
+        const metadata = this.reflector.get<FailoverMetadata | undefined>(FAILOVER_METADATA, proto[method]);
+        if (metadata) this.register(metadata, `${proto.constructor.name}.${method}`);
+      }
+    }
+    for (const { metadata, declaredOn } of this.registry.list()) {
+      this.logger.log(
+        `Failover '${metadata.name}' on ${declaredOn}: domain=${metadata.domain ?? '-'} expiry=${metadata.expiryMs}ms ` +
+          `store=${this.store.description ?? this.options.store.type} async=${this.options.async}`,
+      );
+    }
+  }
+
+  private register(metadata: FailoverMetadata, declaredOn: string): void {
+    const existing = this.registry.get(metadata.name);
+    if (existing && existing.metadata !== metadata) {
+      throw new FailoverConfigurationError(
+        `Duplicate failover name '${metadata.name}': declared on ${existing.declaredOn} and on ${declaredOn}. ` +
+          `Names must be unique; use 'domain' to share stored entries between failovers.`,
+      );
+    }
+    if (metadata.type) this.types.register(metadata.type);
+    this.registry.add({ metadata, declaredOn });
+  }
+}

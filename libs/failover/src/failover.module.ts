@@ -1,0 +1,55 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { DatabaseResolver } from '@holdfast/core';
+import { FailoverCleanupService } from './cleanup/failover-cleanup.service';
+import { FailoverExecutor } from './executor/failover-executor';
+import { FailoverExplorer } from './executor/failover.explorer';
+import { FailoverRegistry } from './executor/failover.registry';
+import { FailoverWriter } from './executor/failover-writer';
+import { FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from './failover.constants';
+import { FailoverConfigurableModule } from './failover.module-definition';
+import { resolvedOptionsProvider, storeProvider } from './failover.providers';
+import { FailoverHealthIndicator } from './health/failover.health';
+import { FailoverMetrics } from './health/failover.metrics';
+import { FailoverTypeRegistry } from './payload/failover-type.registry';
+import { PayloadCodec } from './payload/payload-codec';
+import { FailoverStoreQueryResolver } from './store/failover-store-query.resolver';
+import { PayloadColumnResolver } from './store/payload-column.resolver';
+
+/**
+ * `FailoverModule.forRoot({ store: { type: 'sql' } })` (or `forRootAsync`) once in the app;
+ * then `@Failover({ name })` on any provider method.
+ */
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    resolvedOptionsProvider,
+    storeProvider,
+    DatabaseResolver,
+    FailoverStoreQueryResolver,
+    PayloadColumnResolver,
+    FailoverTypeRegistry,
+    PayloadCodec,
+    FailoverMetrics,
+    FailoverWriter,
+    FailoverExecutor,
+    FailoverRegistry,
+    FailoverExplorer,
+    FailoverCleanupService,
+    FailoverHealthIndicator,
+  ],
+  exports: [
+    FAILOVER_RESOLVED_OPTIONS,
+    getFailoverStoreToken(),
+    DatabaseResolver,
+    FailoverStoreQueryResolver,
+    PayloadColumnResolver,
+    FailoverTypeRegistry,
+    FailoverExecutor,
+    FailoverRegistry,
+    FailoverCleanupService,
+    FailoverHealthIndicator,
+    FailoverMetrics,
+  ],
+})
+export class FailoverModule extends FailoverConfigurableModule {}

@@ -1,0 +1,31 @@
+import type { Provider } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { DatabaseResolver } from '@holdfast/core';
+import { FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from './failover.constants';
+import { FAILOVER_MODULE_OPTIONS } from './failover.module-definition';
+import type { FailoverModuleOptions } from './options/failover-module.options';
+import { resolveFailoverOptions } from './options/failover-options.validation';
+import { PayloadCodec } from './payload/payload-codec';
+import { createFailoverStore } from './store/failover-store.factory';
+import { FailoverStoreQueryResolver } from './store/failover-store-query.resolver';
+import { PayloadColumnResolver } from './store/payload-column.resolver';
+
+/** Defaults merged and options validated once, for forRoot and forRootAsync alike. */
+export const resolvedOptionsProvider: Provider = {
+  provide: FAILOVER_RESOLVED_OPTIONS,
+  useFactory: (options: FailoverModuleOptions) => resolveFailoverOptions(options),
+  inject: [FAILOVER_MODULE_OPTIONS],
+};
+
+export const storeProvider: Provider = {
+  provide: getFailoverStoreToken(),
+  useFactory: createFailoverStore,
+  inject: [
+    FAILOVER_RESOLVED_OPTIONS,
+    ModuleRef,
+    PayloadCodec,
+    FailoverStoreQueryResolver,
+    PayloadColumnResolver,
+    DatabaseResolver,
+  ],
+};

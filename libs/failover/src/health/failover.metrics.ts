@@ -1,0 +1,48 @@
+import { Injectable } from '@nestjs/common';
+import { metrics, type Counter } from '@opentelemetry/api';
+
+export type CallOutcome = 'success' | 'recovered' | 'handler' | 'failed' | 'not-recoverable';
+
+/**
+ * OpenTelemetry counters (a no-op without an SDK) plus in-process totals for health checks:
+ * `holdfast.failover.calls{failover, outcome}`, `holdfast.failover.store.errors{operation}`,
+ * `holdfast.failover.writes.dropped`.
+ */
+@Injectable()
+export class FailoverMetrics {
+  private readonly meter = metrics.getMeter('@holdfast/failover');
+  private readonly calls: Counter = this.meter.createCounter('holdfast.failover.calls', {
+    description: 'Calls through @Failover methods, by outcome',
+  });
+  private readonly storeErrorCounter: Counter = this.meter.createCounter('holdfast.failover.store.errors', {
+    description: 'Store operations that failed (never seen by callers)',
+  });
+  private readonly droppedCounter: Counter = this.meter.createCounter('holdfast.failover.writes.dropped', {
+    description: 'Async writes dropped because too many were in flight',
+  });
+
+  storeErrors = 0;
+  droppedWrites = 0;
+  readonly outcomes: Record<CallOutcome, number> = {
+    success: 0,
+    recovered: 0,
+    handler: 0,
+    failed: 0,
+    'not-recoverable': 0,
+  };
+
+  call(failover: string, outcome: CallOutcome): void {
+    this.outcomes[outcome]++;
+    this.calls.add(1, { failover, outcome });
+  }
+
+  storeError(operation: string): void {
+    this.storeErrors++;
+    this.storeErrorCounter.add(1, { operation });
+  }
+
+  dropped(): void {
+    this.droppedWrites++;
+    this.droppedCounter.add(1);
+  }
+}

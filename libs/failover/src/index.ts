@@ -1,0 +1,36 @@
+export { FailoverModule } from './failover.module';
+export {
+  FAILOVER_OPTIONS_TYPE,
+  FAILOVER_ASYNC_OPTIONS_TYPE,
+  FAILOVER_MODULE_OPTIONS,
+} from './failover.module-definition';
+export type {
+  FailoverModuleOptions,
+  FailoverStoreOptions,
+  MemoryStoreOptions,
+  SqlStoreOptions,
+  CustomStoreOptions,
+} from './options/failover-module.options';
+export { Failover } from './decorator/failover.decorator';
+export type { FailoverOptions } from './decorator/failover-options';
+export { getFailoverStoreToken } from './failover.constants';
+export { FailoverExecutor } from './executor/failover-executor';
+export { FailoverRegistry, type DiscoveredFailover } from './executor/failover.registry';
+export { RecoveredPayloadHandler, type RecoveryContext } from './executor/recovered-payload.handler';
+export { FailoverCleanupService } from './cleanup/failover-cleanup.service';
+export { FailoverHealthIndicator } from './health/failover.health';
+export { FailoverMetrics } from './health/failover.metrics';
+export { DefaultKeyGenerator, type KeyGenerator } from './key/key-generator';
+export { failoverKey } from './key/failover-key';
+export { Referential } from './payload/referential';
+export { FailoverTypeRegistry } from './payload/failover-type.registry';
+export { PayloadCodec } from './payload/payload-codec';
+export type { Class, PayloadType } from './payload/payload-type';
+export type { FailoverStore, FailoverEntry } from './store/failover-store';
+export { MemoryFailoverStore } from './store/memory-failover.store';
+export { SqlFailoverStore, type SqlFailoverStoreConfig } from './store/sql-failover.store';
+export { FailoverStoreQueryResolver, type FailoverQueryContext } from './store/failover-store-query.resolver';
+export { PayloadColumnResolver } from './store/payload-column.resolver';
+export { FAILOVER_STORE_TABLE } from './store/failover-store.table';
+export { DatabaseResolver } from '@holdfast/core';
+export * from './errors';

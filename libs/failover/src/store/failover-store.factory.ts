@@ -1,0 +1,89 @@
+import type { ModuleRef } from '@nestjs/core';
+import {
+  DatabaseResolver,
+  SqlClient,
+  UnsupportedDialectError,
+  driverTimezone,
+  resolveDataSource,
+  sqlDialect,
+} from '@holdfast/core';
+import type { ResolvedFailoverModuleOptions, SqlStoreOptions } from '../options/failover-module.options';
+import { PayloadCodec } from '../payload/payload-codec';
+import type { FailoverStore } from './failover-store';
+import { FailoverStoreQueryResolver } from './failover-store-query.resolver';
+import { MemoryFailoverStore } from './memory-failover.store';
+import { PayloadColumnResolver } from './payload-column.resolver';
+import { SqlFailoverStore } from './sql-failover.store';
+
+function instance<T>(value: T | (new () => T) | undefined, fallback: T): T {
+  if (value === undefined) return fallback;
+  return typeof value === 'function' ? new (value as new () => T)() : value;
+}
+
+/** Builds the configured store. The SQL store finds its DataSource once the app is initialized. */
+export async function createFailoverStore(
+  options: ResolvedFailoverModuleOptions,
+  moduleRef: ModuleRef,
+  codec: PayloadCodec,
+  queries: FailoverStoreQueryResolver,
+  payloadColumn: PayloadColumnResolver,
+  databaseResolver: DatabaseResolver,
+): Promise<FailoverStore> {
+  const store = options.store;
+  switch (store.type) {
+    case 'memory':
+      return new MemoryFailoverStore(store.maxEntries);
+    case 'custom':
+      if (store.useClass) return moduleRef.create(store.useClass);
+      return lazyStore(() => moduleRef.get(store.useExisting!, { strict: false }));
+    case 'sql': {
+      const sqlOptions = store as SqlStoreOptions;
+      const sql = () => {
+        const dataSource = resolveDataSource(moduleRef, sqlOptions.dataSource, 'FailoverModule');
+        const resolver = instance(sqlOptions.databaseResolver, databaseResolver);
+        try {
+          const dialect = resolver.resolve(dataSource, sqlOptions.dialect);
+          return new SqlClient(
+            dataSource,
+            sqlDialect(dialect, { driverTimezone: driverTimezone(dataSource) ?? 'local' }),
+          );
+        } catch (error) {
+          if (!(error instanceof UnsupportedDialectError)) throw error;
+          sqlStore.useFallback(
+            `${error.message} Using portable INSERT/UPDATE statements with '?' placeholders.`,
+          );
+          return new SqlClient(
+            dataSource,
+            sqlDialect('mysql', { driverTimezone: driverTimezone(dataSource) ?? 'local' }),
+          );
+        }
+      };
+      const sqlStore = new SqlFailoverStore({
+        sql,
+        tablePrefix: sqlOptions.tablePrefix,
+        schema: sqlOptions.schema,
+        queries: instance(sqlOptions.queryResolver, queries),
+        payloadColumn: instance(sqlOptions.payloadColumnResolver, payloadColumn),
+        codec,
+      });
+      return sqlStore;
+    }
+  }
+}
+
+/** A store resolved on first use (for `useExisting`, whose provider may not exist yet). */
+function lazyStore(get: () => FailoverStore): FailoverStore {
+  let target: FailoverStore | undefined;
+  const t = () => (target ??= get());
+  return {
+    get description() {
+      return t().description;
+    },
+    store: (entry, type) => t().store(entry, type),
+    find: (name, key, type) => t().find(name, key, type),
+    delete: (name, key) => t().delete(name, key),
+    cleanByExpiry: (expiry) => t().cleanByExpiry(expiry),
+    now: () => (t().now ? t().now!() : Promise.resolve(new Date())),
+    ping: () => (t().ping ? t().ping!() : Promise.resolve()),
+  };
+}

@@ -1,0 +1,19 @@
+import type { TableSpec } from '@holdfast/core';
+
+/** `<prefix>FAILOVER_STORE`: the last good value of each (failover, key). */
+export const FAILOVER_STORE_TABLE: TableSpec = {
+  name: 'FAILOVER_STORE',
+  columns: [
+    { name: 'FAILOVER_NAME', type: { kind: 'varchar', length: 50 } },
+    { name: 'FAILOVER_KEY', type: { kind: 'varchar', length: 256 } },
+    { name: 'AS_OF', type: { kind: 'timestamp' }, nullable: false },
+    { name: 'EXPIRE_ON', type: { kind: 'timestamp' }, nullable: false },
+    { name: 'PAYLOAD', type: { kind: 'text' } },
+    { name: 'PAYLOAD_CLASS', type: { kind: 'varchar', length: 256 } },
+  ],
+  primaryKey: ['FAILOVER_NAME', 'FAILOVER_KEY'],
+  indexes: [{ name: 'FAILOVER_STORE_EXPIRE_ON_IDX', columns: ['EXPIRE_ON'] }],
+};
+
+/** Longest failover name / domain the FAILOVER_NAME column holds. */
+export const MAX_FAILOVER_NAME_LENGTH = 50;

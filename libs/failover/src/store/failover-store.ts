@@ -1,0 +1,29 @@
+import type { PayloadType } from '../payload/payload-type';
+
+/** One stored value: `name` is the effective name (domain or name), `key` the UUID key. */
+export interface FailoverEntry<T = unknown> {
+  name: string;
+  key: string;
+  asOf: Date;
+  expireOn: Date;
+  payload: T;
+}
+
+/**
+ * Where last good values live. Implement it and pass `store: { type: 'custom', useClass }` to
+ * keep them elsewhere.
+ */
+export interface FailoverStore {
+  store<T>(entry: FailoverEntry<T>, type?: PayloadType): Promise<void>;
+  /** The entry, expired or not (the caller decides), or undefined. */
+  find<T>(name: string, key: string, type?: PayloadType): Promise<FailoverEntry<T> | undefined>;
+  delete(name: string, key: string): Promise<void>;
+  /** Deletes entries with EXPIRE_ON strictly before `expiry`; returns how many. */
+  cleanByExpiry(expiry: Date): Promise<number>;
+  /** The clock that cleanup compares against (the database clock for SQL stores). */
+  now?(): Promise<Date>;
+  /** Throws when the store cannot be reached (health checks). */
+  ping?(): Promise<void>;
+  /** A name for logs and health output. */
+  readonly description?: string;
+}

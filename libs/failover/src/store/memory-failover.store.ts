@@ -1,0 +1,53 @@
+import { LRUCache } from 'lru-cache';
+import type { FailoverEntry, FailoverStore } from './failover-store';
+
+/** Shallow copy keeping the prototype, so marking a recovered value never touches the cache. */
+function copy<T>(value: T): T {
+  if (Array.isArray(value)) return value.map((v) => copy(v)) as T;
+  if (value && typeof value === 'object' && !(value instanceof Date)) {
+    return Object.assign(Object.create(Object.getPrototypeOf(value)), value);
+  }
+  return value;
+}
+
+/** In-process, bounded (least recently used entries go first), not durable. The default store. */
+export class MemoryFailoverStore implements FailoverStore {
+  readonly description = 'memory';
+  private readonly entries: LRUCache<string, FailoverEntry<unknown>>;
+
+  constructor(maxEntries = 10_000) {
+    this.entries = new LRUCache({ max: maxEntries });
+  }
+
+  private id(name: string, key: string): string {
+    return `${name}\u0000${key}`;
+  }
+
+  async store<T>(entry: FailoverEntry<T>): Promise<void> {
+    this.entries.set(this.id(entry.name, entry.key), { ...entry, payload: copy(entry.payload) });
+  }
+
+  async find<T>(name: string, key: string): Promise<FailoverEntry<T> | undefined> {
+    const entry = this.entries.get(this.id(name, key)) as FailoverEntry<T> | undefined;
+    return entry && { ...entry, payload: copy(entry.payload) };
+  }
+
+  async delete(name: string, key: string): Promise<void> {
+    this.entries.delete(this.id(name, key));
+  }
+
+  async cleanByExpiry(expiry: Date): Promise<number> {
+    let removed = 0;
+    for (const [id, entry] of this.entries.entries()) {
+      if (entry.expireOn.getTime() < expiry.getTime()) {
+        this.entries.delete(id);
+        removed++;
+      }
+    }
+    return removed;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

@@ -1,0 +1,207 @@
+import { Logger } from '@nestjs/common';
+import {
+  SchemaManager,
+  SqlClient,
+  isDuplicateKeyError,
+  isSyntaxError,
+  tableName,
+  withTransientRetry,
+  type SchemaMode,
+} from '@holdfast/core';
+import { FailoverTypeRegistry } from '../payload/failover-type.registry';
+import { PayloadCodec } from '../payload/payload-codec';
+import type { PayloadType } from '../payload/payload-type';
+import type { FailoverEntry, FailoverStore } from './failover-store';
+import { FAILOVER_STORE_TABLE } from './failover-store.table';
+import { FailoverQueryContext, FailoverStoreQueryResolver } from './failover-store-query.resolver';
+import { PayloadColumnResolver } from './payload-column.resolver';
+
+export interface SqlFailoverStoreConfig {
+  /** The SQL client, or a function giving it once the DataSource is up (module wiring). */
+  sql: SqlClient | (() => SqlClient);
+  tablePrefix?: string;
+  queries?: FailoverStoreQueryResolver;
+  payloadColumn?: PayloadColumnResolver;
+  codec?: PayloadCodec;
+  /** What to do with the table at init: default 'check' (index missing: a warning with the DDL). */
+  schema?: SchemaMode;
+  /** false: INSERT then UPDATE-on-duplicate from the start (unknown dialects). Default true. */
+  nativeUpsert?: boolean;
+}
+
+interface Row {
+  as_of: unknown;
+  expire_on: unknown;
+  payload: unknown;
+  payload_class: string;
+}
+
+/**
+ * The durable store on `<prefix>FAILOVER_STORE`. Writes are one native upsert; if the database
+ * rejects its syntax once, or the dialect is unknown, it switches for good to INSERT, then UPDATE
+ * on a duplicate key, with one bounded re-INSERT when that UPDATE finds no row (the row was
+ * cleaned in between).
+ */
+export class SqlFailoverStore implements FailoverStore {
+  readonly description: string;
+  private readonly logger = new Logger(SqlFailoverStore.name);
+  private readonly queries: FailoverStoreQueryResolver;
+  private readonly payloadColumn: PayloadColumnResolver;
+  private readonly codec: PayloadCodec;
+  private readonly table: string;
+  private client?: SqlClient;
+  private ctx?: FailoverQueryContext;
+  private native: boolean;
+  private sqlText?: Record<'upsert' | 'insert' | 'update' | 'find' | 'delete' | 'clean', string>;
+
+  constructor(private readonly config: SqlFailoverStoreConfig) {
+    this.table = tableName(config.tablePrefix, FAILOVER_STORE_TABLE.name);
+    this.queries = config.queries ?? new FailoverStoreQueryResolver();
+    this.payloadColumn = config.payloadColumn ?? new PayloadColumnResolver();
+    this.codec = config.codec ?? new PayloadCodec(new FailoverTypeRegistry());
+    this.native = config.nativeUpsert !== false;
+    this.description = `sql:${this.table}`;
+  }
+
+  /** Nest calls this on the provider; direct users call `init()`. */
+  async onModuleInit(): Promise<void> {
+    await this.init();
+  }
+
+  async init(): Promise<this> {
+    if (this.sqlText) return this;
+    void this.sql; // resolves the client (and the dialect) before anything else
+    await new SchemaManager(this.sql).apply(
+      FAILOVER_STORE_TABLE,
+      this.config.tablePrefix ?? '',
+      this.config.schema ?? 'check',
+    );
+    this.compile();
+    return this;
+  }
+
+  /** Switches to INSERT then UPDATE for good (unknown dialect, or an upsert the server rejects). */
+  useFallback(reason: string): void {
+    if (!this.native) return;
+    this.native = false;
+    this.logger.warn(reason);
+  }
+
+  get usesNativeUpsert(): boolean {
+    return this.native;
+  }
+
+  get tableName(): string {
+    return this.table;
+  }
+
+  get sql(): SqlClient {
+    if (!this.client) {
+      this.client = typeof this.config.sql === 'function' ? this.config.sql() : this.config.sql;
+    }
+    return this.client;
+  }
+
+  private compile(): void {
+    const ctx = (this.ctx = { table: this.table, dialect: this.sql.dialect });
+    this.sqlText = {
+      upsert: this.queries.upsert(ctx),
+      insert: this.queries.insert(ctx),
+      update: this.queries.update(ctx),
+      find: this.queries.find(ctx),
+      delete: this.queries.delete(ctx),
+      clean: this.queries.cleanByExpiry(ctx),
+    };
+  }
+
+  private get q() {
+    if (!this.sqlText) this.compile();
+    return this.sqlText!;
+  }
+
+  async store<T>(entry: FailoverEntry<T>, type?: PayloadType): Promise<void> {
+    const { payload, payloadClass } = this.codec.encode(entry.payload, type);
+    const d = this.sql.dialect;
+    const params = [
+      entry.name,
+      entry.key,
+      d.timestampParam(entry.asOf),
+      d.timestampParam(entry.expireOn),
+      this.payloadColumn.bind(payload, d),
+      payloadClass,
+    ];
+    if (this.native) {
+      try {
+        await withTransientRetry(() => this.sql.execute(this.q.upsert, params));
+        return;
+      } catch (error) {
+        if (!isSyntaxError(error)) throw error;
+        this.useFallback(
+          `Native upsert on ${this.table} was rejected as a syntax error; using INSERT then UPDATE from now on. ` +
+            `(${(error as Error).message})`,
+        );
+      }
+    }
+    await this.fallbackStore(params);
+  }
+
+  /** INSERT; on a duplicate key UPDATE; if the UPDATE finds no row, INSERT once more. */
+  protected async fallbackStore(params: unknown[]): Promise<void> {
+    if (await this.tryInsert(params)) return;
+    const [name, key, asOf, expireOn, payload, payloadClass] = params;
+    const updated = await this.update([asOf, expireOn, payload, payloadClass, name, key]);
+    if (updated > 0) return;
+    if (!(await this.tryInsert(params))) {
+      this.logger.debug(
+        `Re-INSERT of ${String(name)}/${String(key)} met a concurrent insert; keeping that row.`,
+      );
+    }
+  }
+
+  /** true when inserted, false on a duplicate key. */
+  protected async tryInsert(params: unknown[]): Promise<boolean> {
+    try {
+      await withTransientRetry(() => this.sql.execute(this.q.insert, params));
+      return true;
+    } catch (error) {
+      if (isDuplicateKeyError(error)) return false;
+      throw error;
+    }
+  }
+
+  /** Rows updated (0 when the row vanished since the INSERT failed). */
+  protected update(params: unknown[]): Promise<number> {
+    return withTransientRetry(() => this.sql.execute(this.q.update, params));
+  }
+
+  async find<T>(name: string, key: string, type?: PayloadType): Promise<FailoverEntry<T> | undefined> {
+    const [row] = await this.sql.query<Row>(this.q.find, [name, key]);
+    if (!row) return undefined;
+    const d = this.sql.dialect;
+    const json = this.payloadColumn.read(row.payload, name, row.payload_class);
+    return {
+      name,
+      key,
+      asOf: d.readTimestamp(row.as_of),
+      expireOn: d.readTimestamp(row.expire_on),
+      payload: this.codec.decode<T>(name, json, row.payload_class, type),
+    };
+  }
+
+  async delete(name: string, key: string): Promise<void> {
+    await withTransientRetry(() => this.sql.execute(this.q.delete, [name, key]));
+  }
+
+  async cleanByExpiry(expiry: Date): Promise<number> {
+    const cutoff = this.sql.dialect.timestampParam(expiry);
+    return withTransientRetry(() => this.sql.execute(this.q.clean, [cutoff]));
+  }
+
+  async now(): Promise<Date> {
+    return new Date(await this.sql.nowMillis());
+  }
+
+  async ping(): Promise<void> {
+    await this.sql.nowMillis();
+  }
+}
