@@ -1,7 +1,9 @@
 import type { MigrationInterface } from 'typeorm';
 import { CreateSimbaMutex1764000000002 } from './1764000000002-create-simba-mutex';
+import { CreateCorMessage1764000000004 } from './1764000000004-create-cor-message';
 
 /** All Holdfast migrations, in order: pass to TypeORM's `migrations` option. */
 export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [
   CreateSimbaMutex1764000000002,
+  CreateCorMessage1764000000004,
 ];

@@ -1,5 +1,6 @@
 import type { TableSpec } from '@holdfast/core';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
+import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
 
 /**
  * Every table Holdfast owns, in creation order. `npm run ddl -- --dialect <d>` prints them and
@@ -7,4 +8,5 @@ import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
  */
 export const HOLDFAST_TABLES: readonly TableSpec[] = [
   SIMBA_MUTEX_TABLE,
+  COR_MESSAGE_TABLE,
 ];

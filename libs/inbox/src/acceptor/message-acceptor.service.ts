@@ -1,0 +1,164 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { v7 as uuidv7 } from 'uuid';
+import { InvalidMessageError } from '../errors';
+import { InboxClock } from '../inbox.clock';
+import { INBOX_OPTIONS } from '../inbox.constants';
+import type { AcceptMessage, AcceptResult } from '../inbox-message';
+import { InboxMetrics } from '../inbox.metrics';
+import { ResolvedInboxOptions } from '../inbox.options';
+import { CorMessageQueries, type NewMessageRow } from '../store/cor-message.queries';
+import {
+  MAX_ID_LENGTH,
+  MAX_TYPE_NAME_LENGTH,
+  MAX_TYPE_NAMESPACE_LENGTH,
+  MAX_TYPE_REVISION_LENGTH,
+} from '../store/cor-message.table';
+import { encodePayload, PAYLOAD_ENCODINGS } from './message-codec';
+import { defaultTtlToIso, parseIsoTtl, type ParsedTtl } from './ttl';
+
+/**
+ * Stores incoming messages for later delivery. Every message of a call is validated and encoded
+ * before anything is written, so a bad one stores nothing. An id that already exists is not
+ * touched and comes back `accepted: false`.
+ */
+@Injectable()
+export class MessageAcceptor {
+  private readonly logger = new Logger(MessageAcceptor.name);
+  private readonly defaultTtl?: ParsedTtl;
+
+  constructor(
+    private readonly queries: CorMessageQueries,
+    private readonly clock: InboxClock,
+    private readonly metrics: InboxMetrics,
+    @Inject(INBOX_OPTIONS) private readonly options: ResolvedInboxOptions,
+  ) {
+    if (options.defaultTtl !== undefined) this.defaultTtl = defaultTtlToIso(options.defaultTtl);
+  }
+
+  async accept<T>(message: AcceptMessage<T>): Promise<AcceptResult> {
+    const row = this.toRow(message);
+    const inserted = await this.insertOne(row);
+    this.count(inserted ? 1 : 0, inserted ? 0 : 1);
+    return { id: row.id, accepted: inserted };
+  }
+
+  /** Accepts many messages: one multi-row INSERT per `acceptChunkSize` rows. Results keep the input order. */
+  async acceptAll<T>(messages: readonly AcceptMessage<T>[]): Promise<AcceptResult[]> {
+    if (!Array.isArray(messages)) throw new InvalidMessageError('messages', messages, 'must be an array');
+    const rows = messages.map((m, i) => this.toRow(m, i));
+    const accepted = new Map<string, boolean>();
+    const fresh: NewMessageRow[] = [];
+    for (const row of rows) {
+      if (accepted.has(row.id)) continue; // the same id twice in one call: the first one counts
+      accepted.set(row.id, false);
+      fresh.push(row);
+    }
+    const size = this.options.acceptChunkSize;
+    for (let i = 0; i < fresh.length; i += size) {
+      const chunk = fresh.slice(i, i + size);
+      for (const id of await this.insertChunk(chunk)) accepted.set(id, true);
+    }
+    const results: AcceptResult[] = [];
+    const reported = new Set<string>();
+    for (const row of rows) {
+      const first = !reported.has(row.id);
+      reported.add(row.id);
+      results.push({ id: row.id, accepted: first && accepted.get(row.id) === true });
+    }
+    const n = results.filter((r) => r.accepted).length;
+    this.count(n, results.length - n);
+    return results;
+  }
+
+  private count(accepted: number, duplicates: number): void {
+    if (accepted) this.metrics.accepted.add(accepted);
+    if (duplicates) this.metrics.duplicates.add(duplicates);
+  }
+
+  /** Inserts the rows that do not exist yet; returns the ids this call stored. */
+  private async insertChunk(chunk: NewMessageRow[]): Promise<string[]> {
+    const existing = await this.queries.existingIds(chunk.map((r) => r.id));
+    const todo = chunk.filter((r) => !existing.has(r.id));
+    if (!todo.length) return [];
+    try {
+      await this.queries.insert(todo, await this.clock.bindable());
+      return todo.map((r) => r.id);
+    } catch (error) {
+      // Someone stored one of these ids in the meantime (or the statement failed otherwise):
+      // settle it row by row, which tells exactly which ids were ours.
+      this.logger.debug(`Multi-row insert failed (${(error as Error).message}); inserting one by one`);
+      const ids: string[] = [];
+      for (const row of todo) if (await this.insertOne(row)) ids.push(row.id);
+      return ids;
+    }
+  }
+
+  /** true: stored; false: the id existed. A failure for any other reason is rethrown. */
+  private async insertOne(row: NewMessageRow): Promise<boolean> {
+    try {
+      await this.queries.insert([row], await this.clock.bindable());
+      return true;
+    } catch (error) {
+      // A plain INSERT (not ON CONFLICT…) because MariaDB's affected-row count cannot tell an
+      // ignored duplicate from an insert. A failed insert of an id that exists is a duplicate.
+      const exists = await this.queries.existingIds([row.id]).catch(() => new Set<string>());
+      if (exists.has(row.id)) return false;
+      throw error;
+    }
+  }
+
+  private toRow(message: AcceptMessage, index?: number): NewMessageRow {
+    const bad = (field: string, value: unknown, reason: string) =>
+      new InvalidMessageError(field, value, reason, index);
+    if (message === null || typeof message !== 'object') throw bad('message', message, 'must be an object');
+    const { id = uuidv7(), type, payload, encoding = 'json', ttl, expiration } = message;
+    if (typeof id !== 'string' || id.trim() === '') throw bad('id', id, 'must be a non-empty string');
+    if (id.length > MAX_ID_LENGTH)
+      throw bad('id', id, `is ${id.length} characters long; at most ${MAX_ID_LENGTH} fit`);
+    if (type === null || typeof type !== 'object')
+      throw bad('type', type, 'must be an object { namespace?, name, revision? }');
+    const text = (field: string, value: unknown, max: number, required: boolean): string | null => {
+      if (value === undefined || value === null) {
+        if (required) throw bad(field, value, 'is required');
+        return null;
+      }
+      if (typeof value !== 'string' || value.trim() === '')
+        throw bad(field, value, 'must be a non-empty string');
+      if (value.length > max)
+        throw bad(field, value, `is ${value.length} characters long; at most ${max} fit`);
+      return value;
+    };
+    const name = text('type.name', type.name, MAX_TYPE_NAME_LENGTH, true) as string;
+    const namespace = text('type.namespace', type.namespace, MAX_TYPE_NAMESPACE_LENGTH, false);
+    const revision = text('type.revision', type.revision, MAX_TYPE_REVISION_LENGTH, false);
+    if (!PAYLOAD_ENCODINGS.includes(encoding))
+      throw bad('encoding', encoding, `must be one of ${PAYLOAD_ENCODINGS.join(', ')}`);
+
+    let parsedTtl: ParsedTtl | undefined;
+    let expirationMs: number | null = null;
+    if (ttl !== undefined && ttl !== null) {
+      parsedTtl = parseIsoTtl(ttl);
+      if (!parsedTtl) throw bad('ttl', ttl, "must be a positive ISO-8601 duration such as 'PT10M' or 'P1D'");
+    }
+    if (expiration !== undefined && expiration !== null) {
+      if (parsedTtl) throw bad('expiration', expiration, "give either 'ttl' or 'expiration', not both");
+      if (!(expiration instanceof Date) || Number.isNaN(expiration.getTime())) {
+        throw bad('expiration', expiration, 'must be a valid Date');
+      }
+      expirationMs = expiration.getTime();
+    }
+    if (!parsedTtl && expirationMs === null) parsedTtl = this.defaultTtl;
+
+    return {
+      id,
+      encoding,
+      namespace,
+      name,
+      revision,
+      payload: encodePayload(payload, encoding, index),
+      ttl: parsedTtl?.iso ?? null,
+      ttlMs: parsedTtl?.ms ?? null,
+      expiration: expirationMs,
+    };
+  }
+}

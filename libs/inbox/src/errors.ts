@@ -1,0 +1,93 @@
+import { HoldfastError } from '@holdfast/core';
+
+/** A message given to MessageAcceptor was refused; nothing of the call was stored. */
+export class InvalidMessageError extends HoldfastError {
+  constructor(
+    readonly field: string,
+    readonly value: unknown,
+    reason: string,
+    readonly index?: number,
+  ) {
+    super(
+      `Invalid inbox message${index === undefined ? '' : ` at index ${index}`}: '${field}' = ${show(value)}: ${reason}. ` +
+        `Nothing was stored.`,
+      'HOLDFAST_INBOX_INVALID_MESSAGE',
+    );
+  }
+}
+
+/** A payload could not be encoded with the requested encoding. */
+export class PayloadEncodingError extends HoldfastError {
+  constructor(
+    readonly encoding: string,
+    detail: string,
+    readonly index?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `Inbox message${index === undefined ? '' : ` at index ${index}`}: the payload cannot be encoded as '${encoding}': ${detail}. ` +
+        `Use encoding 'json' for JSON-serializable values or 'binary' for a Buffer. Nothing was stored.`,
+      'HOLDFAST_INBOX_PAYLOAD_ENCODING',
+      options,
+    );
+  }
+}
+
+/** A stored payload could not be decoded (corrupt bytes, unknown encoding). */
+export class PayloadDecodingError extends HoldfastError {
+  constructor(
+    readonly id: string,
+    readonly encoding: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `Inbox message '${id}': its stored payload cannot be decoded as '${encoding}'.`,
+      'HOLDFAST_INBOX_PAYLOAD_DECODING',
+      options,
+    );
+  }
+}
+
+/** A management call named a message that is not in the inbox. */
+export class MessageNotFoundError extends HoldfastError {
+  constructor(readonly id: string) {
+    super(
+      `Inbox message '${id}' does not exist (delivered, expired and cleaned, or deleted).`,
+      'HOLDFAST_INBOX_NOT_FOUND',
+    );
+  }
+}
+
+/** A management call got an argument it cannot use. */
+export class InvalidManagementArgumentError extends HoldfastError {
+  constructor(
+    readonly argument: string,
+    readonly value: unknown,
+    expected: string,
+  ) {
+    super(
+      `MessageManagement: '${argument}' = ${show(value)}: ${expected}.`,
+      'HOLDFAST_INBOX_INVALID_ARGUMENT',
+    );
+  }
+}
+
+/** The chosen cluster mode cannot work with this database or setup. */
+export class InboxClusterModeError extends HoldfastError {
+  constructor(
+    readonly mode: string,
+    detail: string,
+  ) {
+    super(`InboxModule cluster mode '${mode}': ${detail}`, 'HOLDFAST_INBOX_CLUSTER_MODE');
+  }
+}
+
+function show(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
+  if (typeof value === 'function') return `[function ${value.name || 'anonymous'}]`;
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,42 @@
+import { Injectable } from '@nestjs/common';
+import type { InboxMessage, MessageType } from '../inbox-message';
+
+export type HandlerFn = (message: InboxMessage) => unknown;
+
+export interface RegisteredHandler {
+  type: MessageType;
+  /** `Class.method`, for logs. */
+  name: string;
+  handle: HandlerFn;
+}
+
+/** The handlers found at bootstrap; the most specific match (namespace, revision) wins. */
+@Injectable()
+export class InboxHandlerRegistry {
+  private readonly handlers: RegisteredHandler[] = [];
+
+  register(handler: RegisteredHandler): void {
+    this.handlers.push(handler);
+  }
+
+  all(): readonly RegisteredHandler[] {
+    return this.handlers;
+  }
+
+  find(type: {
+    namespace?: string | null;
+    name: string;
+    revision?: string | null;
+  }): RegisteredHandler | undefined {
+    let best: RegisteredHandler | undefined;
+    let bestScore = -1;
+    for (const h of this.handlers) {
+      if (h.type.name !== type.name) continue;
+      if (h.type.namespace !== undefined && h.type.namespace !== (type.namespace ?? undefined)) continue;
+      if (h.type.revision !== undefined && h.type.revision !== (type.revision ?? undefined)) continue;
+      const score = (h.type.namespace !== undefined ? 2 : 0) + (h.type.revision !== undefined ? 1 : 0);
+      if (score > bestScore) [best, bestScore] = [h, score];
+    }
+    return best;
+  }
+}

@@ -1,0 +1,62 @@
+/** The type of a message: what a handler subscribes to. */
+export interface MessageType {
+  namespace?: string;
+  name: string;
+  revision?: string;
+}
+
+export type PayloadEncoding = 'json' | 'binary';
+
+/** What `MessageAcceptor.accept` takes. */
+export interface AcceptMessage<T = unknown> {
+  /** Caller's id (≤ 64 characters); a time-ordered UUID (v7) when omitted. */
+  id?: string;
+  type: MessageType;
+  /** A JSON-serializable value ('json', the default) or a Buffer ('binary'). */
+  payload: T;
+  encoding?: PayloadEncoding;
+  /** Time to live as an ISO-8601 duration ('PT10M'); EXPIRATION = INSERTED + TTL. */
+  ttl?: string;
+  /** An absolute expiration instead of a TTL. */
+  expiration?: Date;
+}
+
+export interface AcceptResult {
+  id: string;
+  /** false when a message with this id already existed: nothing was changed. */
+  accepted: boolean;
+}
+
+/** What a handler receives. */
+export interface InboxMessage<T = unknown> {
+  id: string;
+  type: MessageType;
+  encoding: PayloadEncoding;
+  payload: T;
+  /** Database time of acceptance. */
+  inserted: Date;
+  ttl?: string;
+  expiration?: Date;
+  /** Failed attempts so far (0 on the first delivery). */
+  retries: number;
+}
+
+export type MessageStatus = 'due' | 'retrying' | 'parked' | 'paused' | 'expired';
+export const MESSAGE_STATUSES: readonly MessageStatus[] = ['due', 'retrying', 'parked', 'paused', 'expired'];
+
+/** A row as MessageManagement shows it (no payload body). */
+export interface MessageInfo {
+  id: string;
+  type: MessageType;
+  encoding: string;
+  status: MessageStatus;
+  inserted: Date;
+  ttl?: string;
+  expiration?: Date;
+  retries: number;
+  /** Next attempt (retrying) or end of the delivery lease; absent when due, paused or parked. */
+  nextRetry?: Date;
+  error?: string;
+}
+
+export type MessageCounts = Record<MessageStatus, number> & { total: number };

@@ -1,0 +1,26 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { SqlClient } from '@holdfast/core';
+import { INBOX_OPTIONS, INBOX_SQL_CLIENT } from './inbox.constants';
+import { ResolvedInboxOptions } from './inbox.options';
+import type { Now } from './store/cor-message.queries';
+
+/**
+ * The inbox's notion of now, in epoch ms: the database clock (what every node compares against),
+ * or the `clock` option when a test wants to move time itself.
+ */
+@Injectable()
+export class InboxClock {
+  constructor(
+    @Inject(INBOX_SQL_CLIENT) private readonly sql: SqlClient,
+    @Inject(INBOX_OPTIONS) private readonly options: ResolvedInboxOptions,
+  ) {}
+
+  async now(): Promise<number> {
+    return this.options.clock ? Number(await this.options.clock()) : this.sql.nowMillis();
+  }
+
+  /** The injected clock's value to bind, or undefined: use the database clock inline in SQL. */
+  async bindable(): Promise<Now> {
+    return this.options.clock ? Number(await this.options.clock()) : undefined;
+  }
+}

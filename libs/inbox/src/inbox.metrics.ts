@@ -1,0 +1,33 @@
+import { Injectable } from '@nestjs/common';
+import { metrics, type Counter, type Histogram } from '@opentelemetry/api';
+
+/** OpenTelemetry instruments of the inbox (no-ops until the application registers an SDK). */
+@Injectable()
+export class InboxMetrics {
+  private readonly meter = metrics.getMeter('@holdfast/inbox');
+  readonly accepted: Counter = this.meter.createCounter('holdfast.inbox.accepted', {
+    description: 'Messages stored by MessageAcceptor',
+  });
+  readonly duplicates: Counter = this.meter.createCounter('holdfast.inbox.duplicates', {
+    description: 'Accepted ids that already existed (nothing changed)',
+  });
+  readonly delivered: Counter = this.meter.createCounter('holdfast.inbox.delivered', {
+    description: 'Messages a handler processed successfully',
+  });
+  readonly failed: Counter = this.meter.createCounter('holdfast.inbox.failed', {
+    description: 'Failed delivery attempts',
+  });
+  readonly parked: Counter = this.meter.createCounter('holdfast.inbox.parked', {
+    description: 'Messages parked after maxRetries',
+  });
+  readonly unhandled: Counter = this.meter.createCounter('holdfast.inbox.unhandled', {
+    description: 'Claimed messages whose type has no @InboxHandler',
+  });
+  readonly expired: Counter = this.meter.createCounter('holdfast.inbox.expired_deleted', {
+    description: 'Expired messages deleted by cleanup',
+  });
+  readonly batchDuration: Histogram = this.meter.createHistogram('holdfast.inbox.batch.duration', {
+    description: 'Time to deliver one claimed batch',
+    unit: 'ms',
+  });
+}

@@ -1,0 +1,47 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { DatabaseResolver } from '@holdfast/core';
+import { MessageAcceptor } from './acceptor/message-acceptor.service';
+import { InboxDelivery } from './delivery/inbox-delivery.service';
+import { InboxHandlerExplorer } from './handler/inbox-handler.explorer';
+import { InboxHandlerRegistry } from './handler/inbox-handler.registry';
+import { InboxHealthIndicator } from './health/inbox.health';
+import { InboxClock } from './inbox.clock';
+import { INBOX_OPTIONS } from './inbox.constants';
+import { InboxMetrics } from './inbox.metrics';
+import { ConfigurableInboxModule } from './inbox.module-definition';
+import {
+  inboxLeadershipProvider,
+  inboxOptionsProvider,
+  inboxQueriesProvider,
+  inboxSqlClientProvider,
+} from './inbox.providers';
+import { MessageManagement } from './management/message-management.service';
+
+/**
+ * A durable inbox: `MessageAcceptor` stores messages in `<prefix>COR_MESSAGE`, a delivery loop
+ * hands them to `@InboxHandler` methods in batches with retries, backoff and expiry, and
+ * `MessageManagement` lets an admin look and act.
+ */
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    inboxOptionsProvider,
+    { provide: DatabaseResolver, useClass: DatabaseResolver },
+    inboxSqlClientProvider,
+    inboxQueriesProvider,
+    inboxLeadershipProvider,
+    HealthIndicatorService,
+    InboxClock,
+    InboxMetrics,
+    InboxHandlerRegistry,
+    InboxHandlerExplorer,
+    MessageAcceptor,
+    MessageManagement,
+    InboxDelivery,
+    InboxHealthIndicator,
+  ],
+  exports: [INBOX_OPTIONS, MessageAcceptor, MessageManagement, InboxDelivery, InboxHealthIndicator],
+})
+export class InboxModule extends ConfigurableInboxModule {}

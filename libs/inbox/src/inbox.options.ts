@@ -1,0 +1,137 @@
+import {
+  IsDataSourceOption,
+  IsDurationOption,
+  IsTablePrefix,
+  SCHEMA_MODES,
+  type DataSourceOption,
+  type Dialect,
+  type Duration,
+  type SchemaMode,
+} from '@holdfast/core';
+import { Type } from 'class-transformer';
+import {
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsString,
+  Max,
+  Min,
+  ValidateNested,
+  ValidateBy,
+} from 'class-validator';
+import { defaultTtlToIso } from './acceptor/ttl';
+import type { InboxMessage } from './inbox-message';
+
+export type BatchMode = 'fail-first' | 'all';
+export type ClusterMode = 'leader' | 'competing';
+
+export interface InboxRetryOptions {
+  /** Failed attempts before a message is parked (default 5). */
+  maxRetries?: number;
+  initialDelay?: Duration;
+  multiplier?: number;
+  maxDelay?: Duration;
+  /** Fraction (0..1) of each delay taken off at random, so failed messages do not retry in lockstep (default 0.2). */
+  jitter?: number;
+}
+
+export interface InboxModuleOptions {
+  dataSource?: DataSourceOption;
+  dialect?: Dialect;
+  tablePrefix?: string;
+  schema?: SchemaMode;
+  pollInterval?: Duration;
+  batchSize?: number;
+  batchMode?: BatchMode;
+  /** Messages of a group are delivered one after another in INSERTED order; groups run in parallel. */
+  groupBy?: (message: InboxMessage) => string;
+  retry?: InboxRetryOptions;
+  /** TTL for messages that bring none: an ISO-8601 duration ('PT1H') or a Duration (ms, '1h'). */
+  defaultTtl?: Duration;
+  /** Default 'competing' on postgres and mariadb/mysql, 'leader' on SQLite (its only mode). */
+  cluster?: ClusterMode;
+  /** A delivery that takes longer lets the message become due again (default '5m'). */
+  visibilityTimeout?: Duration;
+  /** How often expired messages are deleted (default '1m'). */
+  cleanupInterval?: Duration;
+  /** Rows deleted per cleanup statement (default 1000). */
+  cleanupChunkSize?: number;
+  /** Rows per multi-row insert in acceptAll (default 500). */
+  acceptChunkSize?: number;
+  /** A message whose type has no handler is looked at again after this long (default '1m'). */
+  unhandledDelay?: Duration;
+  /** false: this node only accepts; it never delivers or cleans (default true). */
+  deliver?: boolean;
+  /** Leader mode: the Simba mutex whose owner delivers (default 'holdfast-inbox'). */
+  leaderMutex?: string;
+  /**
+   * The time source for due/expiry/backoff decisions, in epoch ms. Default: the database clock.
+   * Meant for tests (a controllable clock); every node must use the same clock.
+   */
+  clock?: () => number | Promise<number>;
+}
+
+const isFunction = (name: string) =>
+  ValidateBy({
+    name,
+    validator: {
+      validate: (value: unknown) => typeof value === 'function',
+      defaultMessage: () => 'must be a function',
+    },
+  });
+
+export class InboxRetryOptionsDto {
+  @IsOptional() @IsInt() @Min(0) maxRetries = 5;
+  @IsOptional() @IsDurationOption() initialDelay: Duration = '1s';
+  @IsOptional() @IsNumber() @Min(1) multiplier = 2;
+  @IsOptional() @IsDurationOption() maxDelay: Duration = '3h';
+  @IsOptional() @IsNumber() @Min(0) @Max(1) jitter = 0.2;
+}
+
+/** The options with every default applied, validated once at startup. */
+export class ResolvedInboxOptions {
+  @IsOptional() @IsDataSourceOption() dataSource?: DataSourceOption;
+  @IsOptional() @IsIn(['postgres', 'mysql', 'mariadb', 'sqlite', 'mssql', 'oracle']) dialect?: Dialect;
+  @IsOptional() @IsTablePrefix() tablePrefix = '';
+  @IsOptional() @IsIn(SCHEMA_MODES as SchemaMode[]) schema: SchemaMode = 'check';
+  @IsOptional() @IsDurationOption() pollInterval: Duration = '1s';
+  @IsOptional() @IsInt() @Min(1) @Max(10_000) batchSize = 100;
+  @IsOptional() @IsIn(['fail-first', 'all']) batchMode: BatchMode = 'fail-first';
+  @IsOptional() @isFunction('isGroupBy') groupBy?: (message: InboxMessage) => string;
+  @IsOptional() @ValidateNested() @Type(() => InboxRetryOptionsDto) retry: InboxRetryOptionsDto =
+    new InboxRetryOptionsDto();
+  @IsOptional()
+  @ValidateBy({
+    name: 'isTtl',
+    validator: {
+      validate: (value: unknown) => {
+        try {
+          defaultTtlToIso(value as Duration);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      defaultMessage: () =>
+        "must be an ISO-8601 duration ('PT10M') or a duration (ms or '10m') greater than 0",
+    },
+  })
+  defaultTtl?: Duration;
+  @IsOptional() @IsIn(['leader', 'competing']) cluster?: ClusterMode;
+  @IsOptional() @IsDurationOption() visibilityTimeout: Duration = '5m';
+  @IsOptional() @IsDurationOption() cleanupInterval: Duration = '1m';
+  @IsOptional() @IsInt() @Min(1) @Max(100_000) cleanupChunkSize = 1000;
+  @IsOptional() @IsInt() @Min(1) @Max(5_000) acceptChunkSize = 500;
+  @IsOptional() @IsDurationOption() unhandledDelay: Duration = '1m';
+  @IsOptional()
+  @ValidateBy(
+    { name: 'isBool', validator: { validate: (v) => typeof v === 'boolean' } },
+    {
+      message: 'must be true or false',
+    },
+  )
+  deliver = true;
+  @IsOptional() @IsString() leaderMutex = 'holdfast-inbox';
+  @IsOptional() @isFunction('isClock') clock?: () => number | Promise<number>;
+}

@@ -1,0 +1,28 @@
+export { InboxModule } from './inbox.module';
+export { INBOX_MODULE_OPTIONS } from './inbox.module-definition';
+export { INBOX_OPTIONS } from './inbox.constants';
+export type { InboxModuleOptions, InboxRetryOptions, BatchMode, ClusterMode } from './inbox.options';
+export { ResolvedInboxOptions } from './inbox.options';
+export type {
+  AcceptMessage,
+  AcceptResult,
+  InboxMessage,
+  MessageType,
+  PayloadEncoding,
+  MessageStatus,
+  MessageInfo,
+  MessageCounts,
+} from './inbox-message';
+export { MESSAGE_STATUSES } from './inbox-message';
+export { MessageAcceptor } from './acceptor/message-acceptor.service';
+export { MessageManagement, type ListOptions, type TypeCount } from './management/message-management.service';
+export { InboxDelivery, type DeliveryReport } from './delivery/inbox-delivery.service';
+export { nextRetryDelay, type BackoffPolicy } from './delivery/backoff';
+export { InboxHandler, type InboxHandlerOptions } from './handler/inbox-handler.decorator';
+export { InboxHealthIndicator } from './health/inbox.health';
+export { InboxMetrics } from './inbox.metrics';
+export { InboxClock } from './inbox.clock';
+export { COR_MESSAGE_TABLE, MAX_ID_LENGTH, MAX_ERROR_LENGTH } from './store/cor-message.table';
+export { CorMessageQueries } from './store/cor-message.queries';
+export type { InboxLeadership } from './cluster/inbox-leadership';
+export * from './errors';

@@ -1,0 +1,167 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { InvalidManagementArgumentError, MessageNotFoundError } from '../errors';
+import { InboxHandlerRegistry } from '../handler/inbox-handler.registry';
+import { InboxClock } from '../inbox.clock';
+import { MESSAGE_STATUSES, type MessageCounts, type MessageInfo, type MessageStatus } from '../inbox-message';
+import { CorMessageQueries, type MessageRow } from '../store/cor-message.queries';
+import { PARKED, PAUSED, SENTINEL_FLOOR } from '../store/next-retry';
+
+export interface ListOptions {
+  status?: MessageStatus;
+  /** Default 100, at most 10,000. */
+  limit?: number;
+  offset?: number;
+}
+
+export interface TypeCount {
+  type: { namespace?: string; name: string; revision?: string };
+  count: number;
+  /** false: no @InboxHandler on this node takes this type; these messages wait. */
+  handled: boolean;
+}
+
+/** Admin operations on stored messages. Statuses are computed against the inbox clock. */
+@Injectable()
+export class MessageManagement {
+  private readonly logger = new Logger(MessageManagement.name);
+
+  constructor(
+    private readonly queries: CorMessageQueries,
+    private readonly clock: InboxClock,
+    private readonly registry: InboxHandlerRegistry,
+  ) {}
+
+  async list(options: ListOptions = {}): Promise<MessageInfo[]> {
+    const { status, limit = 100, offset = 0 } = options;
+    if (status !== undefined) this.assertStatus(status);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
+      throw new InvalidManagementArgumentError('limit', limit, 'must be an integer from 1 to 10000');
+    }
+    if (!Number.isInteger(offset) || offset < 0) {
+      throw new InvalidManagementArgumentError('offset', offset, 'must be an integer ≥ 0');
+    }
+    const now = await this.clock.now();
+    const rows = await this.queries.list(status, limit, offset, now);
+    return rows.map((r) => this.info(r, now));
+  }
+
+  async get(id: string): Promise<MessageInfo | undefined> {
+    this.assertId(id);
+    const row = await this.queries.find(id);
+    return row ? this.info(row, await this.clock.now()) : undefined;
+  }
+
+  /** Counts per status (and the total), in one query. */
+  async count(): Promise<MessageCounts>;
+  async count(status: MessageStatus): Promise<number>;
+  async count(status?: MessageStatus): Promise<MessageCounts | number> {
+    if (status !== undefined) this.assertStatus(status);
+    const counts = await this.queries.counts(await this.clock.now());
+    return status === undefined ? counts : counts[status];
+  }
+
+  /** Stored messages per type, and whether a handler on this node takes the type. */
+  async countByType(): Promise<TypeCount[]> {
+    const rows = await this.queries.countByType();
+    return rows.map((r) => {
+      const type = {
+        ...(r.namespace !== null ? { namespace: r.namespace } : {}),
+        name: r.name,
+        ...(r.revision !== null ? { revision: r.revision } : {}),
+      };
+      return { type, count: r.count, handled: this.registry.find(type) !== undefined };
+    });
+  }
+
+  /** Messages no handler on this node takes. */
+  async countUnhandled(): Promise<number> {
+    return (await this.countByType()).filter((t) => !t.handled).reduce((sum, t) => sum + t.count, 0);
+  }
+
+  /** No delivery until `resume`. A delivery already running finishes; a failure of it does not unpause. */
+  async pause(id: string): Promise<void> {
+    this.assertId(id);
+    if (!(await this.queries.setNextRetry(id, PAUSED))) throw new MessageNotFoundError(id);
+    this.logger.log(`Paused message '${id}'`);
+  }
+
+  /** Makes a paused message due now. Returns false (and changes nothing) if it was not paused. */
+  async resume(id: string): Promise<boolean> {
+    this.assertId(id);
+    if (await this.queries.setNextRetry(id, null, PAUSED)) {
+      this.logger.log(`Resumed message '${id}'`);
+      return true;
+    }
+    if (!(await this.queries.find(id))) throw new MessageNotFoundError(id);
+    return false;
+  }
+
+  /** Due now, whatever its state (retrying, parked, paused); the retry count stays. */
+  async retryNow(id: string): Promise<void> {
+    this.assertId(id);
+    if (!(await this.queries.setNextRetry(id, null))) throw new MessageNotFoundError(id);
+    this.logger.log(`Message '${id}' is due now`);
+  }
+
+  /** Sets the failed-attempt count (e.g. 0 to give a parked message its full retries again). */
+  async setRetries(id: string, retries: number): Promise<void> {
+    this.assertId(id);
+    if (!Number.isInteger(retries) || retries < 0 || retries > 1_000_000) {
+      throw new InvalidManagementArgumentError('retries', retries, 'must be an integer from 0 to 1000000');
+    }
+    if (!(await this.queries.setRetries(id, retries))) throw new MessageNotFoundError(id);
+  }
+
+  /** Deletes a message. Returns false if it did not exist. */
+  async delete(id: string): Promise<boolean> {
+    this.assertId(id);
+    const deleted = (await this.queries.delete(id)) > 0;
+    if (deleted) this.logger.log(`Deleted message '${id}'`);
+    return deleted;
+  }
+
+  private info(row: MessageRow, now: number): MessageInfo {
+    const status = statusOf(row, now);
+    const scheduled = row.nextRetry !== null && row.nextRetry < SENTINEL_FLOOR && row.nextRetry > now;
+    return {
+      id: row.id,
+      type: {
+        ...(row.namespace !== null ? { namespace: row.namespace } : {}),
+        name: row.name,
+        ...(row.revision !== null ? { revision: row.revision } : {}),
+      },
+      encoding: row.encoding,
+      status,
+      inserted: new Date(row.inserted),
+      ...(row.ttl !== null ? { ttl: row.ttl } : {}),
+      ...(row.expiration !== null ? { expiration: new Date(row.expiration) } : {}),
+      retries: row.retries,
+      ...(scheduled ? { nextRetry: new Date(row.nextRetry!) } : {}),
+      ...(row.error !== null ? { error: row.error } : {}),
+    };
+  }
+
+  private assertStatus(status: unknown): void {
+    if (!MESSAGE_STATUSES.includes(status as MessageStatus)) {
+      throw new InvalidManagementArgumentError(
+        'status',
+        status,
+        `must be one of ${MESSAGE_STATUSES.join(', ')}`,
+      );
+    }
+  }
+
+  private assertId(id: unknown): void {
+    if (typeof id !== 'string' || id === '') {
+      throw new InvalidManagementArgumentError('id', id, 'must be a non-empty string');
+    }
+  }
+}
+
+export function statusOf(row: MessageRow, now: number): MessageStatus {
+  if (row.expiration !== null && row.expiration <= now) return 'expired';
+  if (row.nextRetry === PAUSED) return 'paused';
+  if (row.nextRetry === PARKED) return 'parked';
+  if (row.nextRetry === null || row.nextRetry <= now) return 'due';
+  return 'retrying';
+}
