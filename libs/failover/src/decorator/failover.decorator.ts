@@ -22,9 +22,11 @@ export function Failover(options: FailoverOptions): MethodDecorator {
     const wrapped = function (this: Record<symbol, FailoverExecutor | undefined>, ...args: unknown[]) {
       const executor = this?.[FAILOVER_EXECUTOR_PROPERTY];
       if (!executor) {
-        throw new FailoverConfigurationError(
-          `${where} is decorated with @Failover('${meta.name}') but its instance was not created by Nest ` +
-            `with FailoverModule imported (was it created with 'new'?).`,
+        return Promise.reject(
+          new FailoverConfigurationError(
+            `${where} is decorated with @Failover('${meta.name}') but its instance was not created by Nest ` +
+              `with FailoverModule imported (was it created with 'new'?).`,
+          ),
         );
       }
       return executor.execute(meta, this, upstream, args);

@@ -52,6 +52,7 @@ export class SqlFailoverStore implements FailoverStore {
   private client?: SqlClient;
   private ctx?: FailoverQueryContext;
   private native: boolean;
+  private dialectUnknown = false;
   private sqlText?: Record<'upsert' | 'insert' | 'update' | 'find' | 'delete' | 'clean', string>;
 
   constructor(private readonly config: SqlFailoverStoreConfig) {
@@ -71,17 +72,25 @@ export class SqlFailoverStore implements FailoverStore {
   async init(): Promise<this> {
     if (this.sqlText) return this;
     void this.sql; // resolves the client (and the dialect) before anything else
-    await new SchemaManager(this.sql).apply(
-      FAILOVER_STORE_TABLE,
-      this.config.tablePrefix ?? '',
-      this.config.schema ?? 'check',
-    );
+    if (this.dialectUnknown) {
+      this.logger.warn(`Dialect unknown: table ${this.table} was not checked; create it with 'npm run ddl'.`);
+    } else {
+      await new SchemaManager(this.sql).apply(
+        FAILOVER_STORE_TABLE,
+        this.config.tablePrefix ?? '',
+        this.config.schema ?? 'check',
+      );
+    }
     this.compile();
     return this;
   }
 
-  /** Switches to INSERT then UPDATE for good (unknown dialect, or an upsert the server rejects). */
-  useFallback(reason: string): void {
+  /**
+   * Switches to INSERT then UPDATE for good (unknown dialect, or an upsert the server rejects).
+   * With an unknown dialect the table cannot be introspected either: it is not checked.
+   */
+  useFallback(reason: string, options: { unknownDialect?: boolean } = {}): void {
+    if (options.unknownDialect) this.dialectUnknown = true;
     if (!this.native) return;
     this.native = false;
     this.logger.warn(reason);
