@@ -12,7 +12,6 @@ import {
 import {
   Failover,
   FailoverCleanupService,
-  FailoverConfigurationError,
   FailoverExecutor,
   FailoverHealthIndicator,
   FailoverMetrics,
@@ -20,7 +19,6 @@ import {
   RecoveredPayloadHandler,
   Referential,
   failoverKey,
-  getFailoverStoreToken,
   type FailoverModuleOptions,
   type KeyGenerator,
   type RecoveryContext,

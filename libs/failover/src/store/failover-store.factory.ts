@@ -51,6 +51,9 @@ export async function createFailoverStore(
           if (!(error instanceof UnsupportedDialectError)) throw error;
           sqlStore.useFallback(
             `${error.message} Using portable INSERT/UPDATE statements with '?' placeholders.`,
+            {
+              unknownDialect: true,
+            },
           );
           return new SqlClient(
             dataSource,
