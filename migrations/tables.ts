@@ -1,4 +1,5 @@
 import type { TableSpec } from '@holdfast/core';
+import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
 import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
 
@@ -7,6 +8,7 @@ import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
  * the migrations in this folder create them. Each module adds its TableSpec here.
  */
 export const HOLDFAST_TABLES: readonly TableSpec[] = [
+  FAILOVER_STORE_TABLE,
   SIMBA_MUTEX_TABLE,
   COR_MESSAGE_TABLE,
 ];

@@ -182,6 +182,10 @@ describeEachDatabase(
       expect(stale.asOf).toBeInstanceOf(Date);
       expect(Math.abs(stale.asOf!.getTime() - fresh.fetchedAt.getTime())).toBeLessThan(1_000);
       expect(stale.metadata?.cause).toBeInstanceOf(UpstreamDown);
+      expect(JSON.parse(JSON.stringify(stale.metadata))).toEqual({
+        causeType: 'UpstreamDown',
+        causeMessage: 'upstream is down',
+      });
       expect(nest.get(FailoverMetrics).outcomes.recovered).toBeGreaterThan(0);
     });
 

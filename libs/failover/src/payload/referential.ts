@@ -1,7 +1,8 @@
 /**
  * A payload that knows whether it is fresh. Extend it (or declare `upToDate`, `asOf` or
  * `metadata` fields) and a recovered value carries `upToDate = false`, the `asOf` of the stored
- * entry, and the upstream error in `metadata.cause`.
+ * entry, and the upstream error in `metadata.cause` (not enumerable: JSON shows `causeType` and
+ * `causeMessage`).
  */
 export class Referential {
   upToDate?: boolean = true;
@@ -24,11 +25,19 @@ export function markRecovered<T>(value: T, asOf: Date, cause: unknown): T {
     if (!isReferentialLike(v)) return;
     v.upToDate = false;
     v.asOf = asOf;
-    v.metadata = {
+    const metadata: Record<string, unknown> = {
       ...(v.metadata ?? {}),
-      cause,
+      causeType: cause instanceof Error ? cause.constructor.name || cause.name : typeof cause,
       causeMessage: cause instanceof Error ? cause.message : String(cause),
     };
+    // The error itself stays reachable for code but out of JSON responses (it may carry internals).
+    Object.defineProperty(metadata, 'cause', {
+      value: cause,
+      enumerable: false,
+      writable: true,
+      configurable: true,
+    });
+    v.metadata = metadata;
   };
   if (Array.isArray(value)) value.forEach(mark);
   else mark(value);

@@ -1,0 +1,16 @@
+import { Module } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { demoDatabaseOptions } from './database.config';
+import { FailoverDemoModule } from './failover/failover-demo.module';
+import { StatusController } from './status/status.controller';
+
+@Module({
+  imports: [
+    TypeOrmModule.forRootAsync({ useFactory: () => demoDatabaseOptions() }),
+    ScheduleModule.forRoot(),
+    FailoverDemoModule,
+  ],
+  controllers: [StatusController],
+})
+export class AppModule {}
