@@ -259,7 +259,7 @@ export class MutexContendService {
 
   private onPeerReleased(epoch: number): void {
     if (epoch !== this.epoch || this.busy || this.ownedUntil > 0) return;
-    this.schedule(epoch, this.jitter(), 'acquire');
+    this.schedule(epoch, Math.random() * 10, 'acquire');
   }
 
   private armDeadline(epoch: number): void {
