@@ -1,0 +1,71 @@
+/**
+ * A real process contending for one mutex (used by the soak test and the benchmark).
+ * argv: <db> <prefix> <mutex> <logFile|-> <sqliteFile|-> <ttlMs> <transitionMs>
+ * IPC out: {type:'ready'}, {type:'acquired', token}, {type:'released'}; IPC in: {type:'stop'}.
+ * While it believes it owns, it appends "<epoch ms> <fencing token> <pid>" to the log every 20 ms.
+ */
+import 'reflect-metadata';
+import { appendFileSync } from 'node:fs';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { createTestDataSource, type TestDatabase } from '@holdfast/core';
+import { MutexContendServiceFactory, SimbaModule, type MutexState } from '@holdfast/simba';
+
+async function main(): Promise<void> {
+  const [db, prefix, mutex, logFile, sqliteFile, ttl, transition] = process.argv.slice(2);
+  const dataSource = await createTestDataSource(db as TestDatabase, {
+    sqliteFile: sqliteFile === '-' ? undefined : sqliteFile,
+    poolSize: 3,
+  });
+
+  @Module({
+    imports: [
+      SimbaModule.forRoot({
+        dataSource,
+        tablePrefix: prefix,
+        schema: 'create',
+        ttl: Number(ttl),
+        transition: Number(transition),
+        standbyPoll: 100,
+      }),
+    ],
+  })
+  class WorkerModule {}
+
+  const app = await NestFactory.createApplicationContext(WorkerModule, { logger: ['error'] });
+  const send = (message: object) => process.connected && process.send?.(message);
+  const service = app.get(MutexContendServiceFactory).createMutexContendService({
+    mutex,
+    contenderId: `worker-${process.pid}`,
+    onAcquired: (state: MutexState) => void send({ type: 'acquired', token: state.fencingToken }),
+    onReleased: () => void send({ type: 'released' }),
+  });
+  service.start();
+
+  if (logFile !== '-') {
+    setInterval(() => {
+      // The time is read before the ownership check: JavaScript cannot interleave an acquisition
+      // between the two, so the line claims only an instant at which the process owned.
+      const at = Date.now();
+      const token = service.fencingToken;
+      if (token !== undefined) appendFileSync(logFile, `${at} ${token} ${process.pid}\n`);
+    }, 20);
+  }
+
+  process.on('message', (message: { type?: string }) => {
+    if (message?.type !== 'stop') return;
+    void (async () => {
+      await service.stop();
+      send({ type: 'stopped' });
+      await app.close();
+      await dataSource.destroy();
+      process.exit(0);
+    })();
+  });
+  send({ type: 'ready' });
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
