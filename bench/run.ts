@@ -15,7 +15,9 @@ async function main(): Promise<void> {
     process.stderr.write(`usage: npm run bench -- <${available.join('|')}> [args]\n`);
     process.exit(2);
   }
-  const bench = (await import(join(__dirname, `${name}.bench.ts`))) as { main(args: string[]): Promise<void> };
+  const bench = (await import(join(__dirname, `${name}.bench.ts`))) as {
+    main(args: string[]): Promise<void>;
+  };
   await bench.main(args);
 }
 

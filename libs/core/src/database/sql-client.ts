@@ -1,11 +1,19 @@
 import { Mutex } from 'async-mutex';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { SqlDialect } from '../dialect/sql-dialect';
+import { directChannel, type DriverChannel, type StatementResult } from './driver-channel';
 
 type Row = Record<string, unknown>;
 
 /** One in-process gate per SQLite DataSource: TypeORM shares one connection between runners. */
 const sqliteGates = new WeakMap<DataSource, Mutex>();
+/** One direct channel per DataSource (it owns a prepared-statement cache on SQLite). */
+const channels = new WeakMap<DataSource, DriverChannel | null>();
+
+function channelFor(dataSource: DataSource): DriverChannel | undefined {
+  if (!channels.has(dataSource)) channels.set(dataSource, directChannel(dataSource) ?? null);
+  return channels.get(dataSource) ?? undefined;
+}
 
 function sqliteGate(dataSource: DataSource): Mutex {
   let gate = sqliteGates.get(dataSource);
@@ -30,6 +38,7 @@ export function toNumber(value: unknown): number {
  */
 export class SqlClient {
   private readonly gate?: Mutex;
+  private readonly channel?: DriverChannel;
 
   constructor(
     readonly dataSource: DataSource,
@@ -37,17 +46,23 @@ export class SqlClient {
     private readonly runner?: QueryRunner,
   ) {
     if (!runner && dialect.name === 'sqlite') this.gate = sqliteGate(dataSource);
+    if (!runner) this.channel = channelFor(dataSource);
   }
 
   /** Runs a SELECT (or a statement with RETURNING) and returns its rows. */
-  async query<T = Row>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    const result = await this.run(sql, params);
-    return (result.records ?? []) as T[];
+  query<T = Row>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    const result = this.run(sql, params);
+    return result instanceof Promise
+      ? result.then((r) => (r.records ?? []) as T[])
+      : Promise.resolve((result.records ?? []) as T[]);
   }
 
   /** Runs a write statement and returns the number of rows it changed. */
-  async execute(sql: string, params: readonly unknown[] = []): Promise<number> {
-    return this.dialect.affectedRows(await this.run(sql, params));
+  execute(sql: string, params: readonly unknown[] = []): Promise<number> {
+    const result = this.run(sql, params);
+    return result instanceof Promise
+      ? result.then((r) => this.dialect.affectedRows(r))
+      : Promise.resolve(this.dialect.affectedRows(result));
   }
 
   /** The database clock in epoch milliseconds. */
@@ -91,9 +106,16 @@ export class SqlClient {
     }
   }
 
-  private async run(sql: string, params: readonly unknown[]) {
+  /** A StatementResult right away when SQLite could run it synchronously, else a promise of one. */
+  private run(sql: string, params: readonly unknown[]): StatementResult | Promise<StatementResult> {
     if (this.runner) return this.runner.query(sql, params as unknown[], true);
-    const exec = async () => {
+    const channel = this.channel;
+    if (channel) {
+      // SQLite runs synchronously: with no transaction holding the connection it can go at once.
+      if (channel.runSync && this.gate && !this.gate.isLocked()) return channel.runSync(sql, params);
+      return this.gate ? this.gate.runExclusive(() => channel.run(sql, params)) : channel.run(sql, params);
+    }
+    const exec = async (): Promise<StatementResult> => {
       const runner = this.dataSource.createQueryRunner();
       try {
         return await runner.query(sql, params as unknown[], true);

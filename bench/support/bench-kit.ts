@@ -1,0 +1,68 @@
+/** Small helpers shared by the benchmarks: timing loops, medians and a printed table. */
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Runs `op` from `concurrency` workers for `ms` milliseconds; returns operations per second. */
+export async function opsPerSecond(
+  op: (i: number) => Promise<unknown>,
+  concurrency: number,
+  ms: number,
+): Promise<number> {
+  let done = 0;
+  let next = 0;
+  const deadline = performance.now() + ms;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        await op(next++);
+        done++;
+      }
+    }),
+  );
+  return done / ((performance.now() - started) / 1000);
+}
+
+/** Alternates baseline and candidate `rounds` times; returns the median of each and their ratio. */
+export async function compare(
+  baseline: () => Promise<number>,
+  candidate: () => Promise<number>,
+  rounds: number,
+): Promise<{ baseline: number; candidate: number; ratio: number; ratios: number[] }> {
+  const b: number[] = [];
+  const c: number[] = [];
+  for (let r = 0; r < rounds; r++) {
+    b.push(await baseline());
+    c.push(await candidate());
+  }
+  const ratios = b.map((x, i) => c[i] / x);
+  return { baseline: median(b), candidate: median(c), ratio: median(ratios), ratios };
+}
+
+export function printTable(title: string, header: string[], rows: (string | number)[][]): void {
+  const cells = [header, ...rows.map((r) => r.map((v) => (typeof v === 'number' ? fmt(v) : v)))];
+  const widths = header.map((_, i) => Math.max(...cells.map((r) => String(r[i]).length)));
+  const line = (r: (string | number)[]) => `| ${r.map((v, i) => String(v).padEnd(widths[i])).join(' | ')} |`;
+  console.log(`\n${title}\n${line(cells[0])}\n|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const r of cells.slice(1)) console.log(line(r));
+}
+
+function fmt(v: number): string {
+  return v >= 100 ? Math.round(v).toLocaleString('en-US') : v.toFixed(2);
+}
+
+/** Databases to run on: `--db sqlite,postgres` or HOLDFAST_BENCH_DATABASES, default all three. */
+export function benchDatabases(args: string[]): Array<'sqlite' | 'postgres' | 'mariadb'> {
+  const i = args.indexOf('--db');
+  const list = (i >= 0 ? args[i + 1] : process.env.HOLDFAST_BENCH_DATABASES) ?? 'sqlite,postgres,mariadb';
+  return list.split(',').map((s) => s.trim()) as Array<'sqlite' | 'postgres' | 'mariadb'>;
+}
+
+export function numberArg(args: string[], name: string, fallback: number): number {
+  const i = args.indexOf(name);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+}
