@@ -1,7 +1,8 @@
 /**
  * A real process contending for one mutex (used by the soak test and the benchmark).
  * argv: <db> <prefix> <mutex> <logFile|-> <sqliteFile|-> <ttlMs> <transitionMs>
- * IPC out: {type:'ready'}, {type:'acquired', token}, {type:'released'}; IPC in: {type:'stop'}.
+ * IPC out: {type:'ready'}, {type:'acquired', token}, {type:'released'}, {type:'paused'}.
+ * IPC in: {type:'stop'} (stop contending, close, exit), {type:'pause'} (stop contending), {type:'resume'}.
  * While it believes it owns, it appends "<epoch ms> <fencing token> <pid>" to the log every 20 ms.
  */
 import 'reflect-metadata';
@@ -53,6 +54,14 @@ async function main(): Promise<void> {
   }
 
   process.on('message', (message: { type?: string }) => {
+    if (message?.type === 'pause') {
+      void service.stop().then(() => send({ type: 'paused' }));
+      return;
+    }
+    if (message?.type === 'resume') {
+      service.start();
+      return;
+    }
     if (message?.type !== 'stop') return;
     void (async () => {
       await service.stop();
