@@ -3,6 +3,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { demoDatabaseOptions } from './database.config';
 import { FailoverDemoModule } from './failover/failover-demo.module';
+import { SimbaDemoModule } from './simba/simba-demo.module';
 import { StatusController } from './status/status.controller';
 
 @Module({
@@ -10,6 +11,7 @@ import { StatusController } from './status/status.controller';
     TypeOrmModule.forRootAsync({ useFactory: () => demoDatabaseOptions() }),
     ScheduleModule.forRoot(),
     FailoverDemoModule,
+    SimbaDemoModule,
   ],
   controllers: [StatusController],
 })
