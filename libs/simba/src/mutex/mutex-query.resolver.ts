@@ -102,4 +102,9 @@ export class MutexQueryResolver {
     const seconds = (Math.max(1, Math.trunc(ms)) / 1000).toFixed(3);
     return { sql: `SET STATEMENT max_statement_time = ${seconds} FOR ${bound.sql}`, params: bound.params };
   }
+
+  /** SQLite: reads the connection's busy timeout (how long a statement waits for the write lock). */
+  busyTimeout(): BoundSql | undefined {
+    return this.dialect.name === 'sqlite' ? { sql: 'PRAGMA busy_timeout', params: [] } : undefined;
+  }
 }

@@ -29,10 +29,25 @@ export class SimbaConnection implements OnModuleInit {
       this.options.tablePrefix,
       this.options.schema,
     );
+    await this.checkBusyTimeout(repository);
     this.logger.log(
       `simba_mutex ready on ${repository.sql.dialect.name} (${repository.queries.table}); ttl ${this.options.ttl} ms, ` +
         `transition ${this.options.transition} ms, statement timeout ${this.options.statementTimeout} ms`,
     );
+  }
+
+  /** SQLite waits for the write lock synchronously: warn when that wait can outlast the transition. */
+  private async checkBusyTimeout(repository: MutexRepository): Promise<void> {
+    const pragma = repository.queries.busyTimeout();
+    if (!pragma) return;
+    const [row] = await repository.sql.query<Record<string, unknown>>(pragma.sql, pragma.params);
+    const busy = Number(Object.values(row ?? {})[0]);
+    if (Number.isFinite(busy) && busy >= this.options.transition) {
+      this.logger.warn(
+        `SQLite busy timeout is ${busy} ms, not shorter than the transition (${this.options.transition} ms): ` +
+          `a write-lock wait can outlast it. Set the DataSource's 'timeout' below the transition.`,
+      );
+    }
   }
 
   get repository(): MutexRepository {
