@@ -1,0 +1,31 @@
+// The libs' in-process suites against NestJS 12 (ESM-only): @nestjs/* resolves to the copies
+// installed here, and @swc/jest turns their ESM into CommonJS for Jest on Node 20.
+const fs = require('node:fs');
+const path = require('node:path');
+
+const repo = path.resolve(__dirname, '../..');
+const swcrc = JSON.parse(fs.readFileSync(path.join(repo, '.swcrc'), 'utf8'));
+delete swcrc.$schema;
+const here = path.relative(repo, __dirname);
+
+module.exports = {
+  rootDir: repo,
+  roots: ['<rootDir>/libs', `<rootDir>/${here}`],
+  testMatch: ['**/libs/*/test/**/*.spec.ts', `**/${here}/*.spec.ts`],
+  testPathIgnorePatterns: ['/node_modules/'],
+  testEnvironment: 'node',
+  testTimeout: 60_000,
+  transform: {
+    '^.+\\.(t|m?j)s$': [
+      '@swc/jest',
+      { ...swcrc, jsc: { ...swcrc.jsc, parser: { syntax: 'typescript', decorators: true } } },
+    ],
+  },
+  transformIgnorePatterns: [
+    `/node_modules/(?!(@nestjs|file-type|strtok3|token-types|peek-readable|@tokenizer|uint8array-extras|@borewit)/)`,
+  ],
+  moduleNameMapper: {
+    '^@holdfast/([a-z]+)$': '<rootDir>/libs/$1/src',
+    '^@nestjs/(common|core|testing|typeorm|schedule|terminus|platform-express)(/.*)?$': `<rootDir>/${here}/node_modules/@nestjs/$1$2`,
+  },
+};
