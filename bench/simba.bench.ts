@@ -22,6 +22,7 @@ import {
 } from '@holdfast/core';
 import { MutexQueryResolver, SIMBA_MUTEX_TABLE } from '@holdfast/simba';
 import { MutexRepository } from '../libs/simba/src/mutex/mutex.repository';
+import { median, printTable } from './support/bench-kit';
 
 const WORKER = join(__dirname, '..', 'test', 'simba', 'workers', 'contender.worker.ts');
 
@@ -49,10 +50,6 @@ function parseArgs(args: string[]): Options {
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
-};
 
 class Worker {
   owner = false;
@@ -189,21 +186,20 @@ export async function main(args: string[]): Promise<void> {
       ]);
     }
   }
-  const header = [
-    'database',
-    'takeover after',
-    'median ms',
-    'max ms',
-    'goal ms',
-    'goal',
-    'median / baseline',
-    'baseline ms',
-  ];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join(' | ');
-  console.log(line(header));
-  console.log(widths.map((w) => '-'.repeat(w)).join('-|-'));
-  for (const row of rows) console.log(line(row));
+  printTable(
+    `simba takeover — goal: SIGKILL <= ttl + transition + 1 s = ${killGoal} ms, graceful stop <= ${gracefulGoal} ms`,
+    [
+      'database',
+      'takeover after',
+      'median ms',
+      'max ms',
+      'goal ms',
+      'goal',
+      'median / baseline',
+      'baseline ms',
+    ],
+    rows,
+  );
   console.log(
     'baseline = median of one uncontended acquire transaction (UPDATE + SELECT) from the bench process',
   );
