@@ -47,14 +47,12 @@ describe('inbox across processes with SIGKILL', () => {
         }).compile();
         const app = await moduleRef.init();
         const ids = (
-          await app
-            .get(MessageAcceptor)
-            .acceptAll(
-              Array.from({ length: MESSAGES }, (_, i) => ({
-                type: { namespace: 'crash', name: 'item' },
-                payload: { i },
-              })),
-            )
+          await app.get(MessageAcceptor).acceptAll(
+            Array.from({ length: MESSAGES }, (_, i) => ({
+              type: { namespace: 'crash', name: 'item' },
+              payload: { i },
+            })),
+          )
         ).map((r) => r.id);
         await app.close();
         expect(new Set(ids).size).toBe(MESSAGES);

@@ -18,7 +18,11 @@ describeEachDatabase(
 
     beforeEach(async () => {
       // The first test creates the table; later ones start from an empty one.
-      await ctx.sql.execute(`DELETE FROM ${table()}`).catch(() => undefined);
+      try {
+        await ctx.sql.execute(`DELETE FROM ${table()}`);
+      } catch {
+        // not created yet
+      }
     });
     afterEach(async () => {
       await inbox?.close();

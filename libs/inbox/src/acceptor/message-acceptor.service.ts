@@ -6,7 +6,10 @@ import { INBOX_OPTIONS } from '../inbox.constants';
 import type { AcceptMessage, AcceptResult } from '../inbox-message';
 import { InboxMetrics } from '../inbox.metrics';
 import { ResolvedInboxOptions } from '../inbox.options';
-import { CorMessageQueries, type NewMessageRow } from '../store/cor-message.queries';
+import { CorMessageQueries, type NewMessageRow, type Now } from '../store/cor-message.queries';
+
+/** Chunks of one acceptAll inserted at the same time (each on its own pooled connection). */
+const ACCEPT_PARALLELISM = 4;
 import {
   MAX_ID_LENGTH,
   MAX_TYPE_NAME_LENGTH,
@@ -53,11 +56,21 @@ export class MessageAcceptor {
       accepted.set(row.id, false);
       fresh.push(row);
     }
+    // One INSERTED for the whole call (the database clock, read once): the chunks can then go
+    // in parallel and the rows still sort in the caller's order (INSERTED, then the v7 ids).
+    const now =
+      fresh.length > this.options.acceptChunkSize ? await this.clock.now() : await this.clock.bindable();
     const size = this.options.acceptChunkSize;
-    for (let i = 0; i < fresh.length; i += size) {
-      const chunk = fresh.slice(i, i + size);
-      for (const id of await this.insertChunk(chunk)) accepted.set(id, true);
-    }
+    const chunks: NewMessageRow[][] = [];
+    for (let i = 0; i < fresh.length; i += size) chunks.push(fresh.slice(i, i + size));
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(ACCEPT_PARALLELISM, chunks.length) }, async () => {
+        while (next < chunks.length) {
+          for (const id of await this.insertChunk(chunks[next++], now)) accepted.set(id, true);
+        }
+      }),
+    );
     const results: AcceptResult[] = [];
     const reported = new Set<string>();
     for (const row of rows) {
@@ -76,17 +89,23 @@ export class MessageAcceptor {
   }
 
   /** Inserts the rows that do not exist yet; returns the ids this call stored. */
-  private async insertChunk(chunk: NewMessageRow[]): Promise<string[]> {
+  private async insertChunk(chunk: NewMessageRow[], now: Now): Promise<string[]> {
+    try {
+      // The common case (no id exists yet) costs one statement.
+      await this.queries.insert(chunk, now);
+      return chunk.map((r) => r.id);
+    } catch (error) {
+      this.logger.debug(`Multi-row insert failed (${(error as Error).message}); leaving out existing ids`);
+    }
     const existing = await this.queries.existingIds(chunk.map((r) => r.id));
     const todo = chunk.filter((r) => !existing.has(r.id));
     if (!todo.length) return [];
     try {
-      await this.queries.insert(todo, await this.clock.bindable());
+      await this.queries.insert(todo, now);
       return todo.map((r) => r.id);
-    } catch (error) {
+    } catch {
       // Someone stored one of these ids in the meantime (or the statement failed otherwise):
       // settle it row by row, which tells exactly which ids were ours.
-      this.logger.debug(`Multi-row insert failed (${(error as Error).message}); inserting one by one`);
       const ids: string[] = [];
       for (const row of todo) if (await this.insertOne(row)) ids.push(row.id);
       return ids;

@@ -169,8 +169,11 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
 
   private async deliverBatch(): Promise<DeliveryReport> {
     const started = monotonicMillis();
-    const now = await this.clock.now();
-    const rows = await this.queries.claim(this.options.batchSize, now, this.leaseMs);
+    const { rows, now } = await this.queries.claim(
+      this.options.batchSize,
+      await this.clock.bindable(),
+      this.leaseMs,
+    );
     const report: DeliveryReport = { ...EMPTY, claimed: rows.length };
     if (!rows.length) return report;
 

@@ -158,9 +158,11 @@ export class CorMessageQueries {
     const b = new Binder(this.d);
     // Bound in the order the placeholders appear: MySQL and SQLite number '?' by position.
     const values = rows.map((r) => {
-      const head = `${b.bind(r.id)}, ${b.bind(r.encoding)}, ${b.bind(r.namespace)}, ${b.bind(r.name)}, ${b.bind(r.revision)}, ${b.bind(r.payload)}`;
+      // NULLs as literals: fewer parameters make large inserts noticeably cheaper to parse.
+      const opt = (v: string | null) => (v === null ? 'NULL' : b.bind(v));
+      const head = `${b.bind(r.id)}, ${b.bind(r.encoding)}, ${opt(r.namespace)}, ${b.bind(r.name)}, ${opt(r.revision)}, ${b.bind(r.payload)}`;
       const inserted = this.now(b, now);
-      const ttl = b.bind(r.ttl);
+      const ttl = opt(r.ttl);
       const expiration =
         r.expiration !== null
           ? b.bind(r.expiration)
@@ -183,23 +185,29 @@ export class CorMessageQueries {
    * database has it; SQLite's write transaction locks the file) and leases them until
    * `now + leaseMs` by moving NEXT_RETRY, so no other node selects them until the lease ends.
    */
-  async claim(limit: number, now: number, leaseMs: number): Promise<MessageRow[]> {
+  async claim(limit: number, now: Now, leaseMs: number): Promise<{ rows: MessageRow[]; now: number }> {
     return this.sql.transaction(async (tx) => {
       const b = new Binder(this.d);
+      // The clock is read in the same statement (no extra round trip) and handed back, so the
+      // caller checks expiry against the time the rows were selected at.
       const select = this.d.limit(
-        `SELECT ${this.columns(true)} FROM ${this.table} WHERE ${this.statusCondition('due', () => b.bind(now))} ORDER BY INSERTED, ID`,
+        `SELECT ${this.now(b, now)} AS db_now, ${this.columns(true)} FROM ${this.table} ` +
+          `WHERE ${this.statusCondition('due', () => this.now(b, now))} ORDER BY INSERTED, ID`,
         limit,
       );
-      const raw = await tx.query<RawRow>(`${select}${this.d.forUpdate(this.d.supportsSkipLocked)}`, b.params);
-      if (!raw.length) return [];
+      const raw = await tx.query<RawRow & { db_now: unknown }>(
+        `${select}${this.d.forUpdate(this.d.supportsSkipLocked)}`,
+        b.params,
+      );
+      if (!raw.length) return { rows: [], now: now ?? NaN };
       const rows = raw.map((r) => this.read(r));
       const u = new Binder(this.d);
-      const lease = u.bind(now + leaseMs);
+      const lease = this.nowPlus(u, now, leaseMs);
       await tx.execute(
         `UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ID IN (${u.list(rows.map((r) => r.id))})`,
         u.params,
       );
-      return rows;
+      return { rows, now: toNumber(raw[0].db_now) };
     });
   }
 
