@@ -57,7 +57,9 @@ function rawDriver(db: TestDatabase, sqliteFile: string): RawDriver {
           const s = stmt(sql);
           return s.reader ? s.all(...params) : s.run(...params);
         },
-        close: async () => conn.close(),
+        close: async () => {
+          conn.close();
+        },
       };
     }
   }

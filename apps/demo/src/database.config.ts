@@ -12,7 +12,11 @@ export const DEFAULT_SQLITE_FILE = './data/demo.sqlite';
  * Holdfast's migrations run at start, so no setup is needed.
  */
 export function demoDatabaseOptions(env: NodeJS.ProcessEnv = process.env): DataSourceOptions {
-  const common = { migrations: HOLDFAST_MIGRATIONS, migrationsRun: true, logging: ['error'] as const };
+  const common = {
+    migrations: HOLDFAST_MIGRATIONS,
+    migrationsRun: true,
+    logging: ['error'] as Array<'error'>,
+  };
   const url = env.DATABASE_URL;
   if (!url) {
     const file = resolve(env.DEMO_SQLITE_FILE ?? DEFAULT_SQLITE_FILE);

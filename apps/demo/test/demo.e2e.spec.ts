@@ -55,7 +55,7 @@ describe('demo app (npm start) on an embedded SQLite file', () => {
     await exited;
   });
 
-  const get = async (path: string) => {
+  const get = async (path: string): Promise<{ status: number; body: any }> => {
     const res = await fetch(base + path);
     return {
       status: res.status,

@@ -48,3 +48,26 @@ export class MalformedPayloadError extends FailoverStoreException {
     );
   }
 }
+
+/** The caller's tenant could not be resolved, or is not allowed (multiTenant.strict). */
+export class FailoverTenantError extends FailoverError {
+  constructor(message: string) {
+    super(message, 'HOLDFAST_FAILOVER_TENANT');
+  }
+}
+
+/** A PayloadSplitter threw: names the splitter, the operation and the failover. */
+export class PayloadSplitterError extends FailoverError {
+  constructor(
+    readonly splitter: string,
+    readonly operation: 'splitOnStore' | 'splitOnRecover' | 'merge',
+    readonly failover: string,
+    cause: unknown,
+  ) {
+    super(
+      `Payload splitter ${splitter}.${operation} failed for failover '${failover}': ${(cause as Error)?.message ?? cause}`,
+      'HOLDFAST_FAILOVER_SPLITTER',
+      { cause },
+    );
+  }
+}

@@ -14,6 +14,7 @@ import { FailoverMetrics } from './health/failover.metrics';
 import { FailoverTypeRegistry } from './payload/failover-type.registry';
 import { PayloadCodec } from './payload/payload-codec';
 import { FailoverStoreQueryResolver } from './store/failover-store-query.resolver';
+import { FailoverStores } from './tenant/failover-stores';
 import { PayloadColumnResolver } from './store/payload-column.resolver';
 
 /**
@@ -32,6 +33,7 @@ import { PayloadColumnResolver } from './store/payload-column.resolver';
     PayloadCodec,
     FailoverMetrics,
     FailoverWriter,
+    FailoverStores,
     FailoverExecutor,
     FailoverRegistry,
     FailoverExplorer,
@@ -46,6 +48,7 @@ import { PayloadColumnResolver } from './store/payload-column.resolver';
     PayloadColumnResolver,
     FailoverTypeRegistry,
     FailoverExecutor,
+    FailoverStores,
     FailoverRegistry,
     FailoverCleanupService,
     FailoverHealthIndicator,

@@ -6,6 +6,10 @@ export {
 } from './failover.module-definition';
 export type {
   FailoverModuleOptions,
+  AsyncWriteOptions,
+  ExecutionOptions,
+  MultiTenantOptions,
+  EncryptionOptions,
   FailoverStoreOptions,
   MemoryStoreOptions,
   SqlStoreOptions,
@@ -26,7 +30,16 @@ export { Referential } from './payload/referential';
 export { FailoverTypeRegistry } from './payload/failover-type.registry';
 export { PayloadCodec } from './payload/payload-codec';
 export type { Class, PayloadType } from './payload/payload-type';
-export type { FailoverStore, FailoverEntry } from './store/failover-store';
+export type { FailoverStore, FailoverEntry, StoreManyItem } from './store/failover-store';
+export { FailoverWriter } from './executor/failover-writer';
+export { FailoverStores } from './tenant/failover-stores';
+export { FailoverTenant } from './tenant/failover-tenant';
+export { ListPayloadSplitter, type PayloadSplitter, type PayloadSlice } from './scatter/payload-splitter';
+export { Aes256GcmCipher, type PayloadCipher } from './payload/payload-cipher';
+export {
+  EncryptingPayloadColumnResolver,
+  PayloadDecryptionError,
+} from './store/encrypting-payload-column.resolver';
 export { MemoryFailoverStore } from './store/memory-failover.store';
 export { SqlFailoverStore, type SqlFailoverStoreConfig } from './store/sql-failover.store';
 export { FailoverStoreQueryResolver, type FailoverQueryContext } from './store/failover-store-query.resolver';

@@ -12,6 +12,7 @@ const queries: Array<[string, (ctx: Parameters<FailoverStoreQueryResolver['find'
   ['delete', (c) => resolver.delete(c), 2],
   ['cleanByExpiry', (c) => resolver.cleanByExpiry(c), 1],
   ['count', (c) => resolver.count(c), 1],
+  ['countLive', (c) => resolver.countLive(c), 2],
 ];
 
 describe('FailoverStoreQueryResolver', () => {

@@ -12,6 +12,7 @@ import { FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from '../failover.co
 import { FailoverMetrics } from '../health/failover.metrics';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 import type { FailoverStore } from '../store/failover-store';
+import { FailoverStores } from '../tenant/failover-stores';
 
 export const FAILOVER_CLEANUP_JOB = 'holdfast-failover-cleanup';
 
@@ -29,6 +30,7 @@ export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApp
   constructor(
     @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
     @Inject(getFailoverStoreToken()) private readonly store: FailoverStore,
+    private readonly stores: FailoverStores,
     private readonly metrics: FailoverMetrics,
     @Optional() private readonly schedulerRegistry?: SchedulerRegistry,
   ) {}
@@ -46,22 +48,34 @@ export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApp
     this.job.start();
   }
 
-  /** Deletes every entry that expired before the store's clock; returns how many. */
+  /**
+   * Deletes every entry that expired before the store's clock, in the global table and every
+   * tenant table (listed or used); returns how many. A table that fails is logged and skipped.
+   */
   async cleanup(): Promise<number> {
     if (this.running) return this.running;
     this.running = (async () => {
+      let removed = 0;
       try {
         const cutoff = this.store.now ? await this.store.now() : new Date();
-        const removed = await this.store.cleanByExpiry(cutoff);
+        for (const store of await this.stores.all()) {
+          try {
+            removed += await store.cleanByExpiry(cutoff);
+          } catch (error) {
+            this.metrics.storeError('cleanByExpiry');
+            this.logger.warn(
+              `Failover cleanup of ${store.description ?? 'a store'} failed: ${(error as Error)?.message ?? error}`,
+            );
+          }
+        }
         if (removed) this.logger.log(`Removed ${removed} expired failover entries`);
-        return removed;
       } catch (error) {
         this.metrics.storeError('cleanByExpiry');
         this.logger.warn(`Failover cleanup failed: ${(error as Error)?.message ?? error}`);
-        return 0;
       } finally {
         this.running = undefined;
       }
+      return removed;
     })();
     return this.running;
   }

@@ -1,7 +1,9 @@
 import { parseDuration, type Duration } from '@holdfast/core';
 import { FailoverConfigurationError } from '../errors';
 import type { KeyGenerator } from '../key/key-generator';
+import type { ExecutionOptions } from '../options/failover-module.options';
 import type { Class, PayloadType } from '../payload/payload-type';
+import type { PayloadSplitter } from '../scatter/payload-splitter';
 import { MAX_FAILOVER_NAME_LENGTH } from '../store/failover-store.table';
 
 /** Options of @Failover(). */
@@ -18,6 +20,12 @@ export interface FailoverOptions {
   keyGenerator?: Class<KeyGenerator> | string;
   /** Which upstream errors may be answered from the store; others are rethrown at once. */
   recoverOn?: (error: unknown) => boolean;
+  /** Scatter/gather: stores each slice of the payload under its own key. */
+  payloadSplitter?: Class<PayloadSplitter>;
+  /** With a splitter: recover every stored entry of the failover, whatever the arguments. */
+  recoverAll?: boolean;
+  /** This failover's execution (overrides the module's `execution`). */
+  execution?: ExecutionOptions;
 }
 
 /** The validated declaration, attached to the method. */

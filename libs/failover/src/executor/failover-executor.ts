@@ -1,33 +1,58 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from '../failover.constants';
+import {
+  ConsecutiveBreaker,
+  circuitBreaker,
+  handleWhen,
+  isBrokenCircuitError,
+  type CircuitBreakerPolicy,
+} from 'cockatiel';
+import { HoldfastError, parseDuration } from '@holdfast/core';
 import type { FailoverMetadata } from '../decorator/failover-options';
+import { PayloadSplitterError } from '../errors';
+import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
 import { FailoverMetrics } from '../health/failover.metrics';
 import { failoverKey } from '../key/failover-key';
 import { DefaultKeyGenerator, type KeyGenerator } from '../key/key-generator';
-import { markRecovered } from '../payload/referential';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
-import type { FailoverStore } from '../store/failover-store';
+import type { PayloadType } from '../payload/payload-type';
+import { markRecovered } from '../payload/referential';
+import type { PayloadSplitter } from '../scatter/payload-splitter';
+import type { FailoverEntry, FailoverStore } from '../store/failover-store';
+import { FailoverStores } from '../tenant/failover-stores';
+import { FailoverRegistry } from './failover.registry';
 import { FailoverWriter } from './failover-writer';
 import { RecoveredPayloadHandler } from './recovered-payload.handler';
 
 const defaultKeyGenerator = new DefaultKeyGenerator();
+const TIMED_OUT = Symbol('timed-out');
+
+/** Per-failover pieces built on first use. */
+interface Runtime {
+  keyGenerator: KeyGenerator;
+  splitter?: PayloadSplitter;
+  breaker?: CircuitBreakerPolicy;
+  /** The type of one stored entry: the element type when a splitter stores slices. */
+  entryType?: PayloadType;
+}
 
 /**
- * Runs a @Failover method: calls the upstream, keeps each good value, and answers from the
- * store when the upstream fails. Reached from the decorated method by property injection.
+ * Runs a @Failover method: calls the upstream (through a circuit breaker when configured),
+ * keeps each good value (or each slice of it), and answers from the store when the upstream
+ * fails. Reached from the decorated method by property injection.
  */
 @Injectable()
 export class FailoverExecutor {
   private readonly logger = new Logger(FailoverExecutor.name);
-  private readonly keyGenerators = new WeakMap<FailoverMetadata, KeyGenerator>();
+  private readonly runtimes = new WeakMap<FailoverMetadata, Runtime>();
   private handler?: RecoveredPayloadHandler;
 
   constructor(
     @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
-    @Inject(getFailoverStoreToken()) private readonly store: FailoverStore,
+    private readonly stores: FailoverStores,
     private readonly writer: FailoverWriter,
     private readonly metrics: FailoverMetrics,
+    private readonly registry: FailoverRegistry,
     @Optional() private readonly moduleRef?: ModuleRef,
   ) {}
 
@@ -37,76 +62,198 @@ export class FailoverExecutor {
     upstream: (...args: any[]) => unknown,
     args: unknown[],
   ): Promise<T | null> {
+    const store = await this.stores.forCall();
+    const runtime = this.runtime(meta);
     let value: T;
     try {
-      value = (await upstream.apply(instance, args)) as T;
+      value = (await (runtime.breaker
+        ? runtime.breaker.execute(() => upstream.apply(instance, args))
+        : upstream.apply(instance, args))) as T;
     } catch (error) {
-      return this.recover<T>(meta, args, error);
+      return this.recover<T>(meta, runtime, store, args, error);
     }
-    if (value !== null && value !== undefined) {
-      const key = this.key(meta, args);
-      const asOf = new Date();
-      const entry = {
-        name: meta.effectiveName,
-        key,
-        asOf,
-        expireOn: new Date(asOf.getTime() + meta.expiryMs),
-        payload: value,
-      };
-      const write = this.writer.submit('store', meta.name, () => this.store.store(entry, meta.type));
-      if (write) await write;
-    }
+    if (value !== null && value !== undefined) await this.keep(meta, runtime, store, args, value);
     this.metrics.call(meta.name, 'success');
     return value;
   }
 
-  /** Resolves when every async store/delete submitted so far has finished. */
+  /** Resolves when every async store/delete submitted so far has reached the store. */
   flush(): Promise<void> {
     return this.writer.flush();
   }
 
-  private key(meta: FailoverMetadata, args: readonly unknown[]): string {
-    return failoverKey(meta.effectiveName, this.keyGenerator(meta).key(args));
+  /** Unexpired entries of a failover in the caller's store (one COUNT(*) on SQL stores). */
+  async liveEntryCount(name: string): Promise<number> {
+    const found = this.registry.get(name);
+    if (!found)
+      throw new HoldfastError(`No failover named '${name}' was discovered`, 'HOLDFAST_FAILOVER_UNKNOWN');
+    const store = await this.stores.forCall();
+    if (!store.countLive)
+      throw new HoldfastError(
+        `The ${store.description ?? 'custom'} store cannot count entries`,
+        'HOLDFAST_FAILOVER_UNSUPPORTED',
+      );
+    return store.countLive(found.metadata.effectiveName, store.now ? await store.now() : new Date());
   }
 
-  private keyGenerator(meta: FailoverMetadata): KeyGenerator {
-    if (!meta.keyGenerator) return defaultKeyGenerator;
-    let generator = this.keyGenerators.get(meta);
-    if (!generator) {
-      generator =
-        typeof meta.keyGenerator === 'string'
-          ? this.moduleRef!.get<KeyGenerator>(meta.keyGenerator, { strict: false })
-          : new meta.keyGenerator();
-      this.keyGenerators.set(meta, generator);
+  private runtime(meta: FailoverMetadata): Runtime {
+    let runtime = this.runtimes.get(meta);
+    if (runtime) return runtime;
+    const keyGenerator = !meta.keyGenerator
+      ? defaultKeyGenerator
+      : typeof meta.keyGenerator === 'string'
+        ? this.moduleRef!.get<KeyGenerator>(meta.keyGenerator, { strict: false })
+        : new meta.keyGenerator();
+    const splitter = meta.payloadSplitter ? (new meta.payloadSplitter() as PayloadSplitter) : undefined;
+    const execution = meta.execution ?? this.options.execution;
+    const breakerOptions = execution?.circuitBreaker;
+    const breaker = breakerOptions
+      ? circuitBreaker(
+          handleWhen((error) => !meta.recoverOn || this.safeRecoverOn(meta, error)),
+          {
+            halfOpenAfter: parseDuration(breakerOptions.halfOpenAfter ?? '10s', 'halfOpenAfter'),
+            breaker: new ConsecutiveBreaker(breakerOptions.consecutiveFailures ?? 5),
+          },
+        )
+      : undefined;
+    const entryType = splitter && Array.isArray(meta.type) ? meta.type[0] : meta.type;
+    runtime = { keyGenerator, splitter, breaker, entryType };
+    this.runtimes.set(meta, runtime);
+    return runtime;
+  }
+
+  private entry<T>(
+    meta: FailoverMetadata,
+    runtime: Runtime,
+    args: readonly unknown[],
+    payload: T,
+  ): FailoverEntry<T> {
+    const asOf = new Date();
+    return {
+      name: meta.effectiveName,
+      key: failoverKey(meta.effectiveName, runtime.keyGenerator.key(args)),
+      asOf,
+      expireOn: new Date(asOf.getTime() + meta.expiryMs),
+      payload,
+    };
+  }
+
+  /** Stores the value, or each of its slices; never throws. */
+  private async keep(
+    meta: FailoverMetadata,
+    runtime: Runtime,
+    store: FailoverStore,
+    args: unknown[],
+    value: unknown,
+  ): Promise<void> {
+    if (!runtime.splitter) {
+      const write = this.writer.store(
+        store,
+        meta.name,
+        this.entry(meta, runtime, args, value),
+        runtime.entryType,
+      );
+      if (write) await write;
+      return;
     }
-    return generator;
+    let slices;
+    try {
+      slices = runtime.splitter.splitOnStore(args, value);
+    } catch (error) {
+      this.splitterFailed(meta, 'splitOnStore', error);
+      return;
+    }
+    const writes = slices.map(
+      (slice) => () =>
+        this.writer.store(
+          store,
+          meta.name,
+          this.entry(meta, runtime, slice.args, slice.payload),
+          runtime.entryType,
+        ),
+    );
+    await this.scatter(writes, (i) =>
+      this.logger.warn(`Failover '${meta.name}': storing slice ${i} timed out`),
+    );
   }
 
-  private async recover<T>(meta: FailoverMetadata, args: unknown[], error: unknown): Promise<T | null> {
-    if (meta.recoverOn && !this.safeRecoverOn(meta, error)) {
+  /** Runs slice operations one by one or, with scatter.parallel, together, each bounded by scatter.timeout. */
+  private async scatter<R>(
+    operations: Array<() => Promise<R> | R>,
+    onTimeout: (index: number) => void,
+  ): Promise<Array<R | typeof TIMED_OUT>> {
+    const { parallel, timeout } = this.options.scatter;
+    const bounded = async (op: () => Promise<R> | R, index: number) => {
+      let timer: NodeJS.Timeout | undefined;
+      const result = await Promise.race([
+        Promise.resolve().then(op),
+        new Promise<typeof TIMED_OUT>((resolve) => {
+          timer = setTimeout(() => resolve(TIMED_OUT), timeout);
+          timer.unref();
+        }),
+      ]).finally(() => clearTimeout(timer));
+      if (result === TIMED_OUT) onTimeout(index);
+      return result;
+    };
+    if (parallel) return Promise.all(operations.map(bounded));
+    const results: Array<R | typeof TIMED_OUT> = [];
+    for (let i = 0; i < operations.length; i++) results.push(await bounded(operations[i], i));
+    return results;
+  }
+
+  /** One stored entry (pending writes first), or undefined; expired entries are deleted. */
+  private async lookup<T>(
+    meta: FailoverMetadata,
+    store: FailoverStore,
+    key: string,
+    type?: PayloadType,
+  ): Promise<FailoverEntry<T> | undefined> {
+    const pending = this.writer.pendingEntry(store, meta.effectiveName, key);
+    let entry: FailoverEntry<T> | undefined;
+    if (pending === null) return undefined;
+    if (pending) {
+      entry = { ...(pending as FailoverEntry<T>) };
+    } else {
+      try {
+        entry = await store.find<T>(meta.effectiveName, key, type);
+      } catch (storeError) {
+        this.metrics.storeError('find');
+        this.logger.warn(
+          `Failover '${meta.name}': recovery failed: ${(storeError as Error)?.message ?? storeError}`,
+        );
+        return undefined;
+      }
+    }
+    if (entry && Date.now() > entry.expireOn.getTime()) {
+      const write = this.writer.delete(store, meta.name, meta.effectiveName, key);
+      if (write) await write;
+      return undefined;
+    }
+    return entry;
+  }
+
+  private async recover<T>(
+    meta: FailoverMetadata,
+    runtime: Runtime,
+    store: FailoverStore,
+    args: unknown[],
+    error: unknown,
+  ): Promise<T | null> {
+    // An open circuit never called the upstream: always answer from the store if we can.
+    if (!isBrokenCircuitError(error) && meta.recoverOn && !this.safeRecoverOn(meta, error)) {
       this.metrics.call(meta.name, 'not-recoverable');
       throw error;
     }
-    const rawKey = this.keyGenerator(meta).key(args);
+    const rawKey = runtime.keyGenerator.key(args);
     const key = failoverKey(meta.effectiveName, rawKey);
-    let entry;
-    try {
-      entry = await this.store.find<T>(meta.effectiveName, key, meta.type);
-    } catch (storeError) {
-      this.metrics.storeError('find');
-      this.logger.warn(
-        `Failover '${meta.name}': recovery failed: ${(storeError as Error)?.message ?? storeError}`,
-      );
-    }
-    if (entry && Date.now() > entry.expireOn.getTime()) {
-      const name = meta.effectiveName;
-      const write = this.writer.submit('delete', meta.name, () => this.store.delete(name, key));
-      if (write) await write;
-      entry = undefined;
-    }
-    if (entry) {
+    const recovered = runtime.splitter
+      ? await this.gather<T>(meta, runtime, store, args, error)
+      : await this.lookup<T>(meta, store, key, runtime.entryType).then(
+          (e) => e && markRecovered(e.payload, e.asOf, error),
+        );
+    if (recovered !== undefined) {
       this.metrics.call(meta.name, 'recovered');
-      return markRecovered(entry.payload, entry.asOf, error);
+      return recovered;
     }
     const handled = await this.fromHandler(meta, { rawKey, key, args, error });
     if (handled !== undefined) {
@@ -116,6 +263,83 @@ export class FailoverExecutor {
     this.metrics.call(meta.name, 'failed');
     if (this.options.exceptionPolicy === 'never-throw') return null;
     throw error;
+  }
+
+  /** Scatter/gather recovery: every slice looked up, merged with `null` for missing ones. */
+  private async gather<T>(
+    meta: FailoverMetadata,
+    runtime: Runtime,
+    store: FailoverStore,
+    args: unknown[],
+    error: unknown,
+  ): Promise<T | undefined> {
+    const splitter = runtime.splitter!;
+    let payloads: Array<unknown | null>;
+    if (meta.recoverAll || args.length === 0) {
+      if (!store.findAll) return undefined;
+      try {
+        const now = Date.now();
+        const entries = (await store.findAll(meta.effectiveName, runtime.entryType)).filter(
+          (e) => now <= e.expireOn.getTime(),
+        );
+        payloads = entries.map((e) => markRecovered(e.payload, e.asOf, error));
+      } catch (storeError) {
+        this.metrics.storeError('findAll');
+        this.logger.warn(
+          `Failover '${meta.name}': recoverAll failed: ${(storeError as Error)?.message ?? storeError}`,
+        );
+        return undefined;
+      }
+    } else {
+      let sliceArgs: unknown[][];
+      try {
+        sliceArgs = splitter.splitOnRecover(args);
+      } catch (splitError) {
+        this.splitterFailed(meta, 'splitOnRecover', splitError);
+        return undefined;
+      }
+      const lookups = sliceArgs.map((a) => async () => {
+        const entry = await this.lookup(
+          meta,
+          store,
+          failoverKey(meta.effectiveName, runtime.keyGenerator.key(a)),
+          runtime.entryType,
+        );
+        return entry ? markRecovered(entry.payload, entry.asOf, error) : null;
+      });
+      const results = await this.scatter(lookups, (i) =>
+        this.logger.warn(`Failover '${meta.name}': recovering slice ${i} timed out`),
+      );
+      payloads = results.map((r) => (r === TIMED_OUT ? null : r));
+      const missing = payloads.filter((p) => p === null).length;
+      if (missing === payloads.length) return undefined;
+      if (missing)
+        this.logger.warn(
+          `Failover '${meta.name}': partial recovery, ${missing} of ${payloads.length} slices missing`,
+        );
+    }
+    if (payloads.length === 0) return undefined;
+    try {
+      return splitter.merge(args, payloads) as T;
+    } catch (mergeError) {
+      this.splitterFailed(meta, 'merge', mergeError);
+      return undefined;
+    }
+  }
+
+  private splitterFailed(
+    meta: FailoverMetadata,
+    operation: PayloadSplitterError['operation'],
+    cause: unknown,
+  ): void {
+    const error = new PayloadSplitterError(
+      meta.payloadSplitter?.name ?? 'PayloadSplitter',
+      operation,
+      meta.name,
+      cause,
+    );
+    this.metrics.storeError(operation);
+    this.logger.error(error.message);
   }
 
   private safeRecoverOn(meta: FailoverMetadata, error: unknown): boolean {

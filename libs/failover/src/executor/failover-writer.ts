@@ -2,57 +2,206 @@ import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/c
 import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
 import { FailoverMetrics } from '../health/failover.metrics';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
+import type { PayloadType } from '../payload/payload-type';
+import type { FailoverEntry, FailoverStore, StoreManyItem } from '../store/failover-store';
+
+interface PendingWrite {
+  store: FailoverStore;
+  op: 'store' | 'delete';
+  name: string;
+  key: string;
+  entry?: FailoverEntry<unknown>;
+  type?: PayloadType;
+  failover: string;
+}
 
 /**
- * Runs store writes and deletes. With `async` (default) the caller does not wait for them; a
- * failure is logged and counted, never thrown to the caller; shutdown waits for what is in
- * flight so a graceful stop loses nothing.
+ * Store writes and deletes, off the caller's path by default: a bounded queue in which pending
+ * writes to the same key coalesce (the latest wins), drained by one flusher every
+ * `flushInterval` (or as soon as `maxBatch` rows wait) as multi-row upserts. A full queue and a
+ * failed flush are logged and counted, never thrown to the caller. Shutdown drains the queue,
+ * so a graceful stop loses nothing. With `async: false` each write is awaited by the caller
+ * (its failure still stays out of the caller's way).
  */
 @Injectable()
 export class FailoverWriter implements BeforeApplicationShutdown {
   private readonly logger = new Logger(FailoverWriter.name);
-  private readonly inFlight = new Set<Promise<void>>();
+  private readonly queue = new Map<string, PendingWrite>();
+  private readonly flushingNow = new Map<string, PendingWrite>();
+  private readonly storeIds = new WeakMap<FailoverStore, number>();
+  private readonly callerWrites = new Set<Promise<void>>();
+  private nextStoreId = 0;
+  private timer?: NodeJS.Timeout;
+  private flushing?: Promise<void>;
+  private closed = false;
 
   constructor(
     @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
     private readonly metrics: FailoverMetrics,
   ) {}
 
-  submit(operation: string, failover: string, work: () => Promise<unknown>): Promise<void> | undefined {
-    if (this.options.async && this.inFlight.size >= this.options.maxPendingWrites) {
-      this.metrics.dropped();
-      if (this.metrics.droppedWrites % 1000 === 1) {
-        this.logger.warn(
-          `Dropping async failover writes: ${this.inFlight.size} already in flight (${this.metrics.droppedWrites} dropped so far)`,
-        );
-      }
-      return undefined;
-    }
-    const run = work().then(
-      () => undefined,
-      (error: unknown) => {
-        this.metrics.storeError(operation);
-        this.logger.warn(
-          `Failover '${failover}': ${operation} failed: ${(error as Error)?.message ?? error}`,
-        );
-      },
-    );
-    if (!this.options.async) return run;
-    this.inFlight.add(run);
-    void run.finally(() => this.inFlight.delete(run));
-    return undefined;
+  store(
+    store: FailoverStore,
+    failover: string,
+    entry: FailoverEntry<unknown>,
+    type?: PayloadType,
+  ): Promise<void> | undefined {
+    return this.submit({ store, op: 'store', name: entry.name, key: entry.key, entry, type, failover });
   }
 
+  delete(store: FailoverStore, failover: string, name: string, key: string): Promise<void> | undefined {
+    return this.submit({ store, op: 'delete', name, key, failover });
+  }
+
+  /**
+   * A write not yet in the store: the entry, `null` for a pending delete, undefined when nothing
+   * is pending. Recovery reads it first, so a caller sees its own latest value.
+   */
+  pendingEntry(store: FailoverStore, name: string, key: string): FailoverEntry<unknown> | null | undefined {
+    const id = this.id(store, name, key);
+    const pending = this.queue.get(id) ?? this.flushingNow.get(id);
+    if (!pending) return undefined;
+    return pending.op === 'delete' ? null : pending.entry;
+  }
+
+  /** Writes waiting in the queue or being flushed. */
   get pending(): number {
-    return this.inFlight.size;
+    return this.queue.size + this.flushingNow.size + this.callerWrites.size;
   }
 
-  /** Resolves when every write submitted so far has finished. */
+  /** Resolves when every write submitted so far is in the store (or counted as failed). */
   async flush(): Promise<void> {
-    while (this.inFlight.size) await Promise.all([...this.inFlight]);
+    while (this.queue.size || this.flushing || this.callerWrites.size) {
+      if (this.callerWrites.size) await Promise.all([...this.callerWrites]);
+      if (this.queue.size && !this.flushing) this.startFlush();
+      if (this.flushing) await this.flushing;
+    }
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
     await this.flush();
+  }
+
+  private id(store: FailoverStore, name: string, key: string): string {
+    let storeId = this.storeIds.get(store);
+    if (storeId === undefined) this.storeIds.set(store, (storeId = this.nextStoreId++));
+    return `${storeId}\u0000${name}\u0000${key}`;
+  }
+
+  private submit(write: PendingWrite): Promise<void> | undefined {
+    const async = this.options.async;
+    if (!async) return this.writeNow([write]);
+    const id = this.id(write.store, write.name, write.key);
+    if (this.queue.delete(id)) {
+      this.metrics.coalesced();
+    } else if (this.queue.size >= async.maxQueue) {
+      if (async.rejection === 'drop-new') {
+        this.dropped(1);
+        return undefined;
+      }
+      if (async.rejection === 'caller-runs') {
+        const run = this.writeNow([write]);
+        this.callerWrites.add(run);
+        void run.finally(() => this.callerWrites.delete(run));
+        return run;
+      }
+      const oldest = this.queue.keys().next().value as string;
+      this.queue.delete(oldest);
+      this.dropped(1);
+    }
+    this.queue.set(id, write);
+    if (this.queue.size >= async.maxBatch) this.startFlush();
+    else this.schedule(async.flushInterval);
+    return undefined;
+  }
+
+  private dropped(count: number): void {
+    const before = this.metrics.droppedWrites;
+    for (let i = 0; i < count; i++) this.metrics.dropped();
+    if (Math.floor(before / 1000) !== Math.floor(this.metrics.droppedWrites / 1000) || before === 0) {
+      this.logger.warn(
+        `Failover write-behind queue is full: ${this.metrics.droppedWrites} writes dropped so far`,
+      );
+    }
+  }
+
+  private schedule(delay: number): void {
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.startFlush();
+    }, delay);
+    this.timer.unref();
+  }
+
+  private startFlush(): void {
+    if (this.flushing || !this.queue.size) return;
+    this.flushing = this.drain().finally(() => {
+      this.flushing = undefined;
+      const async = this.options.async;
+      if (this.queue.size && async) {
+        if (this.queue.size >= async.maxBatch || this.closed) this.startFlush();
+        else this.schedule(async.flushInterval);
+      }
+    });
+  }
+
+  /** Sends up to maxBatch pending writes; one flush at a time keeps per-key order. */
+  private async drain(): Promise<void> {
+    const async = this.options.async;
+    const max = async ? async.maxBatch : Infinity;
+    const batch: PendingWrite[] = [];
+    for (const [id, write] of this.queue) {
+      if (batch.length >= max) break;
+      this.queue.delete(id);
+      this.flushingNow.set(id, write);
+      batch.push(write);
+    }
+    try {
+      await this.writeNow(batch);
+    } finally {
+      for (const write of batch) this.flushingNow.delete(this.id(write.store, write.name, write.key));
+    }
+  }
+
+  /** Writes a batch: one storeMany per store where the store has it; failures logged and counted. */
+  private async writeNow(batch: PendingWrite[]): Promise<void> {
+    const byStore = new Map<FailoverStore, PendingWrite[]>();
+    for (const write of batch) byStore.set(write.store, [...(byStore.get(write.store) ?? []), write]);
+    await Promise.all(
+      [...byStore].map(async ([store, writes]) => {
+        const stores = writes.filter((w) => w.op === 'store');
+        const deletes = writes.filter((w) => w.op === 'delete');
+        if (stores.length) {
+          await this.guard('store', stores, async () => {
+            if (store.storeMany && stores.length > 1) {
+              await store.storeMany(
+                stores.map((w) => ({ entry: w.entry!, type: w.type }) satisfies StoreManyItem),
+              );
+              this.metrics.written(stores.length, 1);
+            } else {
+              for (const w of stores) await store.store(w.entry!, w.type);
+              this.metrics.written(stores.length, stores.length);
+            }
+          });
+        }
+        for (const w of deletes) await this.guard('delete', [w], () => store.delete(w.name, w.key));
+      }),
+    );
+  }
+
+  private async guard(operation: string, writes: PendingWrite[], work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      this.metrics.storeError(operation, writes.length);
+      const names = [...new Set(writes.map((w) => w.failover))].join(', ');
+      this.logger.warn(
+        `Failover ${operation} of ${writes.length} entr${writes.length === 1 ? 'y' : 'ies'} (${names}) failed: ${(error as Error)?.message ?? error}`,
+      );
+    }
   }
 }

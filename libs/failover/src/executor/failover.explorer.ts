@@ -39,11 +39,40 @@ export class FailoverExplorer implements OnModuleInit {
         if (metadata) this.register(metadata, `${proto.constructor.name}.${method}`);
       }
     }
-    for (const { metadata, declaredOn } of this.registry.list()) {
+    this.summarize();
+  }
+
+  /** One line per failover, and warnings for set-ups that usually are mistakes. */
+  private summarize(): void {
+    const store = this.store.description ?? this.options.store.type;
+    const found = this.registry.list();
+    for (const { metadata, declaredOn } of found) {
       this.logger.log(
         `Failover '${metadata.name}' on ${declaredOn}: domain=${metadata.domain ?? '-'} expiry=${metadata.expiryMs}ms ` +
-          `store=${this.store.description ?? this.options.store.type} async=${this.options.async}`,
+          `store=${store}${this.options.multiTenant ? ' (per tenant)' : ''} async=${this.options.async ? 'write-behind' : 'off'} ` +
+          `splitter=${metadata.payloadSplitter?.name ?? '-'}${metadata.recoverAll ? ' recoverAll' : ''}`,
       );
+      if (metadata.recoverAll && !metadata.payloadSplitter) {
+        this.logger.warn(`Failover '${metadata.name}': recoverAll has no effect without a payloadSplitter`);
+      }
+    }
+    if (found.length && this.options.store.type === 'memory' && process.env.NODE_ENV === 'production') {
+      this.logger.warn(
+        "Failover store is in memory (not durable): stored values are lost on restart. Use store: { type: 'sql' } in production.",
+      );
+    }
+    const byDomain = new Map<string, Set<number>>();
+    for (const { metadata } of found)
+      byDomain.set(
+        metadata.effectiveName,
+        (byDomain.get(metadata.effectiveName) ?? new Set()).add(metadata.expiryMs),
+      );
+    for (const [domain, expiries] of byDomain) {
+      if (expiries.size > 1) {
+        this.logger.warn(
+          `Failovers of domain '${domain}' have different expiries (${[...expiries].join(', ')} ms): the entry a call recovers depends on which one wrote it last`,
+        );
+      }
     }
   }
 

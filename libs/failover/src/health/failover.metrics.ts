@@ -21,8 +21,17 @@ export class FailoverMetrics {
     description: 'Async writes dropped because too many were in flight',
   });
 
+  private readonly rowsCounter: Counter = this.meter.createCounter('holdfast.failover.writes.rows', {
+    description: 'Rows sent to the store by the writer',
+  });
+
+  /** Failed store operations (a failed batch counts each of its writes). */
   storeErrors = 0;
   droppedWrites = 0;
+  coalescedWrites = 0;
+  /** Rows sent to the store, and the statements (or store calls) that carried them. */
+  rowsWritten = 0;
+  writeCalls = 0;
   readonly outcomes: Record<CallOutcome, number> = {
     success: 0,
     recovered: 0,
@@ -36,9 +45,19 @@ export class FailoverMetrics {
     this.calls.add(1, { failover, outcome });
   }
 
-  storeError(operation: string): void {
-    this.storeErrors++;
-    this.storeErrorCounter.add(1, { operation });
+  storeError(operation: string, count = 1): void {
+    this.storeErrors += count;
+    this.storeErrorCounter.add(count, { operation });
+  }
+
+  coalesced(): void {
+    this.coalescedWrites++;
+  }
+
+  written(rows: number, calls: number): void {
+    this.rowsWritten += rows;
+    this.writeCalls += calls;
+    this.rowsCounter.add(rows);
   }
 
   dropped(): void {

@@ -1,5 +1,6 @@
 import type { InjectionToken } from '@nestjs/common';
-import type { DataSourceOption, DatabaseResolver, Dialect, SchemaMode } from '@holdfast/core';
+import type { DataSourceOption, DatabaseResolver, Dialect, Duration, SchemaMode } from '@holdfast/core';
+import type { PayloadCipher } from '../payload/payload-cipher';
 import type { Class } from '../payload/payload-type';
 import type { RecoveredPayloadHandler } from '../executor/recovered-payload.handler';
 import type { FailoverStore } from '../store/failover-store';
@@ -29,6 +30,16 @@ export interface SqlStoreOptions {
   queryResolver?: FailoverStoreQueryResolver | Class<FailoverStoreQueryResolver>;
   payloadColumnResolver?: PayloadColumnResolver | Class<PayloadColumnResolver>;
   databaseResolver?: DatabaseResolver | Class<DatabaseResolver>;
+  /** Encrypts PAYLOAD at rest as `ENC(<cipherId>:<base64>)`; plaintext rows stay readable. */
+  encryption?: EncryptionOptions;
+}
+
+export interface EncryptionOptions {
+  enabled: boolean;
+  /** 'aes-256-gcm' (default; random IV, authenticated) or your own PayloadCipher. */
+  cipher?: 'aes-256-gcm' | PayloadCipher;
+  /** For aes-256-gcm: 32 bytes, as a Buffer, 64 hex characters or base64. */
+  key?: string | Buffer;
 }
 
 export interface CustomStoreOptions {
@@ -39,13 +50,50 @@ export interface CustomStoreOptions {
 
 export type FailoverStoreOptions = MemoryStoreOptions | SqlStoreOptions | CustomStoreOptions;
 
+/** The batched write-behind queue (`async: true` uses these defaults). */
+export interface AsyncWriteOptions {
+  /** Most pending writes (after coalescing by key). Default 10,000. */
+  maxQueue?: number;
+  /** How often the flusher sends what is pending. Default 100 ms. */
+  flushInterval?: Duration;
+  /** Most rows in one multi-row upsert; a full batch is sent at once. Default 500. */
+  maxBatch?: number;
+  /** When the queue is full: drop the oldest pending write (default), the new one, or write on the caller's path. */
+  rejection?: 'drop-oldest' | 'drop-new' | 'caller-runs';
+}
+
+/** How the upstream is called. */
+export interface ExecutionOptions {
+  /** A cockatiel circuit breaker: while open the upstream is not called and the stored value is served. */
+  circuitBreaker?: {
+    /** Consecutive failures that open the circuit. Default 5. */
+    consecutiveFailures?: number;
+    /** How long the circuit stays open before one trial call. Default 10 s. */
+    halfOpenAfter?: Duration;
+  };
+}
+
+export interface MultiTenantOptions {
+  /** Each tenant's table is `<tenant tablePrefix><store tablePrefix>FAILOVER_STORE`. */
+  tenants: Record<string, { tablePrefix: string }>;
+  /** Used when `resolveTenant` returns nothing. */
+  defaultTenant?: string;
+  /** true: a tenant not listed is an error; false (default): it uses the global table. */
+  strict?: boolean;
+  /** The caller's tenant, read on the caller's async context. Default: `FailoverTenant.current()`. */
+  resolveTenant?: () => string | undefined;
+}
+
 export interface FailoverModuleOptions {
   /** Where values are kept. Default `{ type: 'memory' }` (not durable). */
   store?: FailoverStoreOptions;
-  /** true (default): store and delete run off the caller's path. */
-  async?: boolean;
-  /** Most async writes in flight before new ones are dropped (and counted). Default 10,000. */
-  maxPendingWrites?: number;
+  /** true (default): store and delete go through the batched write-behind queue. */
+  async?: boolean | AsyncWriteOptions;
+  /** Default execution for every failover (a failover's own `execution` wins). */
+  execution?: ExecutionOptions;
+  /** Scatter/gather: slices one at a time (default) or in parallel, each bounded by `timeout`. */
+  scatter?: { parallel?: boolean; timeout?: Duration };
+  multiTenant?: MultiTenantOptions;
   /** When nothing can be recovered: 'rethrow' the upstream's error (default) or return null. */
   exceptionPolicy?: 'rethrow' | 'never-throw';
   /** Expired-entry cleanup. Default enabled, hourly: '0 0 * * * *'. */
@@ -56,8 +104,10 @@ export interface FailoverModuleOptions {
 
 export interface ResolvedFailoverModuleOptions {
   store: FailoverStoreOptions;
-  async: boolean;
-  maxPendingWrites: number;
+  async: false | (Required<Omit<AsyncWriteOptions, 'flushInterval'>> & { flushInterval: number });
+  execution?: ExecutionOptions;
+  scatter: { parallel: boolean; timeout: number };
+  multiTenant?: MultiTenantOptions;
   exceptionPolicy: 'rethrow' | 'never-throw';
   cleanup: { enabled: boolean; cron: string };
   recoveredPayloadHandler?: Class<RecoveredPayloadHandler>;

@@ -13,12 +13,17 @@ import {
 import { validateCronExpression } from 'cron';
 import {
   DIALECTS,
+  InvalidOptionsError,
   IsDataSourceOption,
+  IsDurationOption,
   IsTablePrefix,
   NestedOptions,
   SCHEMA_MODES,
+  isValidTablePrefix,
+  parseDuration,
   validateOptions,
 } from '@holdfast/core';
+import { resolveCipher } from '../payload/payload-cipher';
 import type { FailoverModuleOptions, ResolvedFailoverModuleOptions } from './failover-module.options';
 
 function IsCron(options?: ValidationOptions): PropertyDecorator {
@@ -53,6 +58,15 @@ class MemoryStoreValidation {
   @IsOptional() @IsInt() @Min(1) maxEntries?: number;
 }
 
+class EncryptionValidation {
+  @IsBoolean() enabled!: boolean;
+  @IsOptional()
+  @ValidateIf((o) => typeof o.cipher === 'string')
+  @IsIn(['aes-256-gcm'])
+  cipher?: unknown;
+  // `key` is checked in resolveFailoverOptions, so that no message ever prints it.
+}
+
 class SqlStoreValidation {
   @IsIn(['sql']) type!: string;
   @IsOptional() @IsDataSourceOption() dataSource?: unknown;
@@ -64,6 +78,7 @@ class SqlStoreValidation {
   @IsOptional() @IsClassOrInstance() queryResolver?: unknown;
   @IsOptional() @IsClassOrInstance() payloadColumnResolver?: unknown;
   @IsOptional() @IsClassOrInstance() databaseResolver?: unknown;
+  @IsOptional() @NestedOptions(() => EncryptionValidation) encryption?: unknown;
 }
 
 class CustomStoreValidation {
@@ -82,6 +97,45 @@ class CleanupValidation {
   @IsOptional() @IsCron() cron?: string;
 }
 
+class AsyncWriteValidation {
+  @IsOptional() @IsInt() @Min(1) maxQueue?: number;
+  @IsOptional() @IsDurationOption() flushInterval?: unknown;
+  @IsOptional() @IsInt() @Min(1) maxBatch?: number;
+  @IsOptional() @IsIn(['drop-oldest', 'drop-new', 'caller-runs']) rejection?: string;
+}
+
+class CircuitBreakerValidation {
+  @IsOptional() @IsInt() @Min(1) consecutiveFailures?: number;
+  @IsOptional() @IsDurationOption() halfOpenAfter?: unknown;
+}
+
+class ExecutionValidation {
+  @IsOptional() @NestedOptions(() => CircuitBreakerValidation) circuitBreaker?: unknown;
+}
+
+class ScatterValidation {
+  @IsOptional() @IsBoolean() parallel?: boolean;
+  @IsOptional() @IsDurationOption() timeout?: unknown;
+}
+
+function IsFunction(options?: ValidationOptions): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isFunction',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: { message: 'must be a function', ...options },
+      validator: { validate: (value: unknown) => typeof value === 'function' },
+    });
+}
+
+class MultiTenantValidation {
+  @IsOptional() @IsString() defaultTenant?: string;
+  @IsOptional() @IsBoolean() strict?: boolean;
+  @IsOptional() @IsFunction() resolveTenant?: unknown;
+  // `tenants` is checked entry by entry in resolveFailoverOptions.
+}
+
 class FailoverModuleOptionsValidation {
   @IsOptional()
   @NestedOptions((v) =>
@@ -94,8 +148,10 @@ class FailoverModuleOptionsValidation {
           : UnknownStoreValidation,
   )
   store?: unknown;
-  @IsOptional() @IsBoolean() async?: boolean;
-  @IsOptional() @IsInt() @Min(1) maxPendingWrites?: number;
+  @IsOptional() @NestedOptions(() => AsyncWriteValidation) async?: unknown;
+  @IsOptional() @NestedOptions(() => ExecutionValidation) execution?: unknown;
+  @IsOptional() @NestedOptions(() => ScatterValidation) scatter?: unknown;
+  @IsOptional() @NestedOptions(() => MultiTenantValidation) multiTenant?: unknown;
   @IsOptional() @IsIn(['rethrow', 'never-throw']) exceptionPolicy?: string;
   @IsOptional() @NestedOptions(() => CleanupValidation) cleanup?: unknown;
   @IsOptional() @IsClassOrInstance() recoveredPayloadHandler?: unknown;
@@ -105,11 +161,63 @@ export const DEFAULT_CLEANUP_CRON = '0 0 * * * *';
 
 /** Validates the options (naming each bad one) and fills the defaults. */
 export function resolveFailoverOptions(options: FailoverModuleOptions = {}): ResolvedFailoverModuleOptions {
-  validateOptions(FailoverModuleOptionsValidation, options, 'FailoverModule');
+  const problems: string[] = [];
+  const asyncOption = options.async;
+  if (
+    asyncOption !== undefined &&
+    typeof asyncOption !== 'boolean' &&
+    (typeof asyncOption !== 'object' || asyncOption === null)
+  ) {
+    problems.push(
+      `option 'async' = ${JSON.stringify(asyncOption)}: must be a boolean or an object of write-behind settings`,
+    );
+  }
+  const tenants = options.multiTenant?.tenants;
+  if (options.multiTenant) {
+    if (!tenants || typeof tenants !== 'object' || Object.keys(tenants).length === 0) {
+      problems.push(`option 'multiTenant.tenants' must list at least one tenant: { name: { tablePrefix } }`);
+    } else {
+      for (const [name, tenant] of Object.entries(tenants)) {
+        if (!isValidTablePrefix(tenant?.tablePrefix)) {
+          problems.push(
+            `option 'multiTenant.tenants.${name}.tablePrefix' = ${JSON.stringify(tenant?.tablePrefix)}: must match ([A-Za-z0-9_]+\\.)*[A-Za-z0-9_]*`,
+          );
+        }
+      }
+    }
+  }
+  const encryption = options.store?.type === 'sql' ? options.store.encryption : undefined;
+  if (encryption?.enabled) {
+    try {
+      resolveCipher(encryption);
+    } catch (error) {
+      problems.push(`option 'store.encryption': ${(error as Error).message}`);
+    }
+  }
+  if (problems.length) throw new InvalidOptionsError('FailoverModule', problems);
+  validateOptions(
+    FailoverModuleOptionsValidation,
+    { ...options, async: typeof asyncOption === 'object' ? asyncOption : undefined },
+    'FailoverModule',
+  );
+  const write = typeof asyncOption === 'object' ? asyncOption : {};
   return {
     store: options.store ?? { type: 'memory' },
-    async: options.async ?? true,
-    maxPendingWrites: options.maxPendingWrites ?? 10_000,
+    async:
+      asyncOption === false
+        ? false
+        : {
+            maxQueue: write.maxQueue ?? 10_000,
+            flushInterval: parseDuration(write.flushInterval ?? 100, 'async.flushInterval'),
+            maxBatch: write.maxBatch ?? 500,
+            rejection: write.rejection ?? 'drop-oldest',
+          },
+    execution: options.execution,
+    scatter: {
+      parallel: options.scatter?.parallel ?? false,
+      timeout: parseDuration(options.scatter?.timeout ?? '10s', 'scatter.timeout'),
+    },
+    multiTenant: options.multiTenant,
     exceptionPolicy: options.exceptionPolicy ?? 'rethrow',
     cleanup: {
       enabled: options.cleanup?.enabled ?? true,

@@ -19,6 +19,7 @@ const KEYS = ['FAILOVER_NAME', 'FAILOVER_KEY'] as const;
  *  update           (asOf, expireOn, payload, payloadClass, name, key)
  *  find / delete    (name, key)
  *  findAll / count  (name)
+ *  countLive        (name, now)
  *  cleanByExpiry    (cutoff)
  */
 @Injectable()
@@ -65,5 +66,10 @@ export class FailoverStoreQueryResolver {
 
   count(ctx: FailoverQueryContext): string {
     return `SELECT COUNT(*) AS n FROM ${ctx.table} WHERE FAILOVER_NAME = ${ctx.dialect.placeholder(1)}`;
+  }
+
+  countLive(ctx: FailoverQueryContext): string {
+    const p = (i: number) => ctx.dialect.placeholder(i);
+    return `SELECT COUNT(*) AS n FROM ${ctx.table} WHERE FAILOVER_NAME = ${p(1)} AND EXPIRE_ON >= ${p(2)}`;
   }
 }

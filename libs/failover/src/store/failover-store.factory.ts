@@ -12,6 +12,8 @@ import { PayloadCodec } from '../payload/payload-codec';
 import type { FailoverStore } from './failover-store';
 import { FailoverStoreQueryResolver } from './failover-store-query.resolver';
 import { MemoryFailoverStore } from './memory-failover.store';
+import { resolveCipher } from '../payload/payload-cipher';
+import { EncryptingPayloadColumnResolver } from './encrypting-payload-column.resolver';
 import { PayloadColumnResolver } from './payload-column.resolver';
 import { SqlFailoverStore } from './sql-failover.store';
 
@@ -66,7 +68,12 @@ export async function createFailoverStore(
         tablePrefix: sqlOptions.tablePrefix,
         schema: sqlOptions.schema,
         queries: instance(sqlOptions.queryResolver, queries),
-        payloadColumn: instance(sqlOptions.payloadColumnResolver, payloadColumn),
+        payloadColumn: sqlOptions.encryption?.enabled
+          ? new EncryptingPayloadColumnResolver(
+              resolveCipher(sqlOptions.encryption),
+              instance(sqlOptions.payloadColumnResolver, payloadColumn),
+            )
+          : instance(sqlOptions.payloadColumnResolver, payloadColumn),
         codec,
       });
       return sqlStore;

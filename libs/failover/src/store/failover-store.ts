@@ -9,12 +9,23 @@ export interface FailoverEntry<T = unknown> {
   payload: T;
 }
 
+export interface StoreManyItem {
+  entry: FailoverEntry<unknown>;
+  type?: PayloadType;
+}
+
 /**
  * Where last good values live. Implement it and pass `store: { type: 'custom', useClass }` to
  * keep them elsewhere.
  */
 export interface FailoverStore {
   store<T>(entry: FailoverEntry<T>, type?: PayloadType): Promise<void>;
+  /** Optional: many entries at once (one multi-row upsert); keys are distinct. */
+  storeMany?(items: readonly StoreManyItem[]): Promise<void>;
+  /** Optional: every entry of a failover (scatter/gather `recoverAll`). */
+  findAll?<T>(name: string, type?: PayloadType): Promise<FailoverEntry<T>[]>;
+  /** Optional: unexpired entries of a failover at `now`. */
+  countLive?(name: string, now: Date): Promise<number>;
   /** The entry, expired or not (the caller decides), or undefined. */
   find<T>(name: string, key: string, type?: PayloadType): Promise<FailoverEntry<T> | undefined>;
   delete(name: string, key: string): Promise<void>;

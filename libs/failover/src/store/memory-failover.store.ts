@@ -32,6 +32,22 @@ export class MemoryFailoverStore implements FailoverStore {
     return entry && { ...entry, payload: copy(entry.payload) };
   }
 
+  async findAll<T>(name: string): Promise<FailoverEntry<T>[]> {
+    const found: FailoverEntry<T>[] = [];
+    for (const entry of this.entries.values()) {
+      if (entry.name === name)
+        found.push({ ...(entry as FailoverEntry<T>), payload: copy(entry.payload as T) });
+    }
+    return found;
+  }
+
+  async countLive(name: string, now: Date): Promise<number> {
+    let count = 0;
+    for (const entry of this.entries.values())
+      if (entry.name === name && entry.expireOn.getTime() >= now.getTime()) count++;
+    return count;
+  }
+
   async delete(name: string, key: string): Promise<void> {
     this.entries.delete(this.id(name, key));
   }

@@ -5,13 +5,14 @@ import {
   isDuplicateKeyError,
   isSyntaxError,
   tableName,
+  toNumber,
   withTransientRetry,
   type SchemaMode,
 } from '@holdfast/core';
 import { FailoverTypeRegistry } from '../payload/failover-type.registry';
 import { PayloadCodec } from '../payload/payload-codec';
 import type { PayloadType } from '../payload/payload-type';
-import type { FailoverEntry, FailoverStore } from './failover-store';
+import type { FailoverEntry, FailoverStore, StoreManyItem } from './failover-store';
 import { FAILOVER_STORE_TABLE } from './failover-store.table';
 import { FailoverQueryContext, FailoverStoreQueryResolver } from './failover-store-query.resolver';
 import { PayloadColumnResolver } from './payload-column.resolver';
@@ -53,7 +54,11 @@ export class SqlFailoverStore implements FailoverStore {
   private ctx?: FailoverQueryContext;
   private native: boolean;
   private dialectUnknown = false;
-  private sqlText?: Record<'upsert' | 'insert' | 'update' | 'find' | 'delete' | 'clean', string>;
+  private sqlText?: Record<
+    'upsert' | 'insert' | 'update' | 'find' | 'findAll' | 'delete' | 'clean' | 'countLive',
+    string
+  >;
+  private readonly multiRowUpserts = new Map<number, string>();
 
   constructor(private readonly config: SqlFailoverStoreConfig) {
     this.table = tableName(config.tablePrefix, FAILOVER_STORE_TABLE.name);
@@ -96,6 +101,19 @@ export class SqlFailoverStore implements FailoverStore {
     this.logger.warn(reason);
   }
 
+  /** A store on another table (a tenant's), sharing this one's client, SQL and codec. */
+  withTablePrefix(tablePrefix: string): SqlFailoverStore {
+    return new SqlFailoverStore({
+      ...this.config,
+      sql: () => this.sql,
+      tablePrefix,
+      queries: this.queries,
+      payloadColumn: this.payloadColumn,
+      codec: this.codec,
+      nativeUpsert: this.native,
+    });
+  }
+
   get usesNativeUpsert(): boolean {
     return this.native;
   }
@@ -118,9 +136,12 @@ export class SqlFailoverStore implements FailoverStore {
       insert: this.queries.insert(ctx),
       update: this.queries.update(ctx),
       find: this.queries.find(ctx),
+      findAll: this.queries.findAll(ctx),
       delete: this.queries.delete(ctx),
       clean: this.queries.cleanByExpiry(ctx),
+      countLive: this.queries.countLive(ctx),
     };
+    this.multiRowUpserts.clear();
   }
 
   private get q() {
@@ -128,10 +149,10 @@ export class SqlFailoverStore implements FailoverStore {
     return this.sqlText!;
   }
 
-  async store<T>(entry: FailoverEntry<T>, type?: PayloadType): Promise<void> {
+  private params(entry: FailoverEntry<unknown>, type?: PayloadType): unknown[] {
     const { payload, payloadClass } = this.codec.encode(entry.payload, type);
     const d = this.sql.dialect;
-    const params = [
+    return [
       entry.name,
       entry.key,
       d.timestampParam(entry.asOf),
@@ -139,6 +160,52 @@ export class SqlFailoverStore implements FailoverStore {
       this.payloadColumn.bind(payload, d),
       payloadClass,
     ];
+  }
+
+  /**
+   * One multi-row upsert per chunk of up to 500 rows, keys sorted so that concurrent batches
+   * lock rows in the same order (no deadlock between two flushers on MariaDB).
+   */
+  async storeMany(items: readonly StoreManyItem[]): Promise<void> {
+    if (!this.native) {
+      for (const item of items) await this.store(item.entry, item.type);
+      return;
+    }
+    const sorted = [...items].sort((a, b) =>
+      a.entry.name === b.entry.name
+        ? a.entry.key < b.entry.key
+          ? -1
+          : 1
+        : a.entry.name < b.entry.name
+          ? -1
+          : 1,
+    );
+    for (let start = 0; start < sorted.length; start += 500) {
+      const chunk = sorted.slice(start, start + 500);
+      const params = chunk.flatMap((item) => this.params(item.entry, item.type));
+      let sql = this.multiRowUpserts.get(chunk.length);
+      if (!sql)
+        this.multiRowUpserts.set(
+          chunk.length,
+          (sql = this.queries.upsert(
+            this.ctx ?? { table: this.table, dialect: this.sql.dialect },
+            chunk.length,
+          )),
+        );
+      try {
+        await withTransientRetry(() => this.sql.execute(sql!, params));
+      } catch (error) {
+        if (!isSyntaxError(error)) throw error;
+        this.useFallback(
+          `Multi-row upsert on ${this.table} was rejected as a syntax error; using INSERT then UPDATE from now on.`,
+        );
+        for (const item of chunk) await this.store(item.entry, item.type);
+      }
+    }
+  }
+
+  async store<T>(entry: FailoverEntry<T>, type?: PayloadType): Promise<void> {
+    const params = this.params(entry, type);
     if (this.native) {
       try {
         await withTransientRetry(() => this.sql.execute(this.q.upsert, params));
@@ -195,6 +262,31 @@ export class SqlFailoverStore implements FailoverStore {
       expireOn: d.readTimestamp(row.expire_on),
       payload: this.codec.decode<T>(name, json, row.payload_class, type),
     };
+  }
+
+  async findAll<T>(name: string, type?: PayloadType): Promise<FailoverEntry<T>[]> {
+    const rows = await this.sql.query<Row & { failover_key: string }>(this.q.findAll, [name]);
+    const d = this.sql.dialect;
+    return rows.map((row) => ({
+      name,
+      key: row.failover_key,
+      asOf: d.readTimestamp(row.as_of),
+      expireOn: d.readTimestamp(row.expire_on),
+      payload: this.codec.decode<T>(
+        name,
+        this.payloadColumn.read(row.payload, name, row.payload_class),
+        row.payload_class,
+        type,
+      ),
+    }));
+  }
+
+  async countLive(name: string, now: Date): Promise<number> {
+    const [row] = await this.sql.query<{ n: unknown }>(this.q.countLive, [
+      name,
+      this.sql.dialect.timestampParam(now),
+    ]);
+    return toNumber(row.n);
   }
 
   async delete(name: string, key: string): Promise<void> {

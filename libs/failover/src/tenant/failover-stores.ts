@@ -1,0 +1,85 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { tableName } from '@holdfast/core';
+import { FailoverTenantError } from '../errors';
+import { FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from '../failover.constants';
+import type { ResolvedFailoverModuleOptions, SqlStoreOptions } from '../options/failover-module.options';
+import type { FailoverStore } from '../store/failover-store';
+import { FAILOVER_STORE_TABLE } from '../store/failover-store.table';
+import { MemoryFailoverStore } from '../store/memory-failover.store';
+import { SqlFailoverStore } from '../store/sql-failover.store';
+import { FailoverTenant } from './failover-tenant';
+
+/**
+ * Which store a call uses. Without `multiTenant` it is always the configured store. With it,
+ * the caller's tenant (resolved on the caller's async context) picks
+ * `<tenantPrefix><globalPrefix>FAILOVER_STORE`; each tenant store is built once, even when many
+ * first calls arrive together; an unknown tenant uses the global table unless `strict`.
+ */
+@Injectable()
+export class FailoverStores {
+  private readonly logger = new Logger(FailoverStores.name);
+  private readonly tenantStores = new Map<string, Promise<FailoverStore>>();
+  /** How many tenant stores were built (each once). */
+  built = 0;
+
+  constructor(
+    @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
+    @Inject(getFailoverStoreToken()) private readonly global: FailoverStore,
+  ) {
+    if (options.multiTenant && options.store.type === 'custom') {
+      throw new FailoverTenantError(
+        "multiTenant needs store type 'sql' or 'memory': a custom store cannot be split per tenant",
+      );
+    }
+  }
+
+  /** The store for the current call (may be a promise the first time a tenant is seen). */
+  forCall(): FailoverStore | Promise<FailoverStore> {
+    const multi = this.options.multiTenant;
+    if (!multi) return this.global;
+    const tenant = (multi.resolveTenant ?? FailoverTenant.current)() ?? multi.defaultTenant;
+    if (tenant === undefined || tenant === '') {
+      throw new FailoverTenantError(
+        'No tenant for this call: resolveTenant() returned nothing and no multiTenant.defaultTenant is set ' +
+          '(run the call inside FailoverTenant.run(tenant, ...) or your CLS context).',
+      );
+    }
+    if (!multi.tenants[tenant]) {
+      if (multi.strict) {
+        throw new FailoverTenantError(
+          `Unknown tenant ${JSON.stringify(tenant)} (multiTenant.strict): known tenants are ${Object.keys(multi.tenants).join(', ')}`,
+        );
+      }
+      return this.global;
+    }
+    return this.tenantStore(tenant);
+  }
+
+  /** Every store cleanup must sweep: the global one and every listed or used tenant's. */
+  async all(): Promise<FailoverStore[]> {
+    const multi = this.options.multiTenant;
+    if (!multi) return [this.global];
+    const tenants = await Promise.all(Object.keys(multi.tenants).map((t) => this.tenantStore(t)));
+    return [this.global, ...tenants];
+  }
+
+  tenantStore(tenant: string): Promise<FailoverStore> {
+    let store = this.tenantStores.get(tenant);
+    if (!store) {
+      store = this.build(tenant);
+      this.tenantStores.set(tenant, store);
+      store.catch(() => this.tenantStores.delete(tenant));
+    }
+    return store;
+  }
+
+  private async build(tenant: string): Promise<FailoverStore> {
+    this.built++;
+    const tenantPrefix = this.options.multiTenant!.tenants[tenant].tablePrefix;
+    if (this.options.store.type === 'memory') return new MemoryFailoverStore(this.options.store.maxEntries);
+    const globalStore = this.global as SqlFailoverStore;
+    const prefix = `${tenantPrefix}${(this.options.store as SqlStoreOptions).tablePrefix ?? ''}`;
+    this.logger.log(`Tenant '${tenant}' uses ${tableName(prefix, FAILOVER_STORE_TABLE.name)}`);
+    return globalStore.withTablePrefix(prefix).init();
+  }
+}
