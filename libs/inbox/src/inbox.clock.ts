@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { SqlClient } from '@holdfast/core';
-import { INBOX_OPTIONS, INBOX_SQL_CLIENT } from './inbox.constants';
+import { INBOX_OPTIONS } from './inbox.constants';
+import { InboxConnection } from './store/inbox-connection';
 import { ResolvedInboxOptions } from './inbox.options';
 import type { Now } from './store/cor-message.queries';
 
@@ -11,12 +11,12 @@ import type { Now } from './store/cor-message.queries';
 @Injectable()
 export class InboxClock {
   constructor(
-    @Inject(INBOX_SQL_CLIENT) private readonly sql: SqlClient,
+    private readonly connection: InboxConnection,
     @Inject(INBOX_OPTIONS) private readonly options: ResolvedInboxOptions,
   ) {}
 
   async now(): Promise<number> {
-    return this.options.clock ? Number(await this.options.clock()) : this.sql.nowMillis();
+    return this.options.clock ? Number(await this.options.clock()) : this.connection.sql.nowMillis();
   }
 
   /** The injected clock's value to bind, or undefined: use the database clock inline in SQL. */

@@ -11,13 +11,9 @@ import { InboxClock } from './inbox.clock';
 import { INBOX_OPTIONS } from './inbox.constants';
 import { InboxMetrics } from './inbox.metrics';
 import { ConfigurableInboxModule } from './inbox.module-definition';
-import {
-  inboxLeadershipProvider,
-  inboxOptionsProvider,
-  inboxQueriesProvider,
-  inboxSqlClientProvider,
-} from './inbox.providers';
+import { inboxOptionsProvider } from './inbox.providers';
 import { MessageManagement } from './management/message-management.service';
+import { InboxConnection } from './store/inbox-connection';
 
 /**
  * A durable inbox: `MessageAcceptor` stores messages in `<prefix>COR_MESSAGE`, a delivery loop
@@ -29,9 +25,7 @@ import { MessageManagement } from './management/message-management.service';
   providers: [
     inboxOptionsProvider,
     { provide: DatabaseResolver, useClass: DatabaseResolver },
-    inboxSqlClientProvider,
-    inboxQueriesProvider,
-    inboxLeadershipProvider,
+    InboxConnection,
     HealthIndicatorService,
     InboxClock,
     InboxMetrics,

@@ -24,5 +24,6 @@ export { InboxMetrics } from './inbox.metrics';
 export { InboxClock } from './inbox.clock';
 export { COR_MESSAGE_TABLE, MAX_ID_LENGTH, MAX_ERROR_LENGTH } from './store/cor-message.table';
 export { CorMessageQueries } from './store/cor-message.queries';
+export { InboxConnection } from './store/inbox-connection';
 export type { InboxLeadership } from './cluster/inbox-leadership';
 export * from './errors';

@@ -50,6 +50,7 @@ export interface InboxTestApp {
 export async function createInboxApp(
   ctx: TestDatabaseContext,
   options: Partial<InboxModuleOptions> = {},
+  { waitForLeadership = true } = {},
 ): Promise<InboxTestApp> {
   const probe = new HandlerProbe();
   const leader = ctx.db === 'sqlite' || options.cluster === 'leader';
@@ -80,7 +81,7 @@ export async function createInboxApp(
   }).compile();
   const app = await moduleRef.init();
   const delivery = app.get(InboxDelivery);
-  if (options.deliver !== false) {
+  if (options.deliver !== false && waitForLeadership) {
     // Leader mode: wait until this node owns the mutex.
     for (let i = 0; i < 200 && !delivery.isDelivering(); i++) await new Promise((r) => setTimeout(r, 25));
   }

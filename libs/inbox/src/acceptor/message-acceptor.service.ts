@@ -6,7 +6,8 @@ import { INBOX_OPTIONS } from '../inbox.constants';
 import type { AcceptMessage, AcceptResult } from '../inbox-message';
 import { InboxMetrics } from '../inbox.metrics';
 import { ResolvedInboxOptions } from '../inbox.options';
-import { CorMessageQueries, type NewMessageRow, type Now } from '../store/cor-message.queries';
+import { InboxConnection } from '../store/inbox-connection';
+import { type NewMessageRow, type Now } from '../store/cor-message.queries';
 
 /** Chunks of one acceptAll inserted at the same time (each on its own pooled connection). */
 const ACCEPT_PARALLELISM = 4;
@@ -30,7 +31,7 @@ export class MessageAcceptor {
   private readonly defaultTtl?: ParsedTtl;
 
   constructor(
-    private readonly queries: CorMessageQueries,
+    private readonly connection: InboxConnection,
     private readonly clock: InboxClock,
     private readonly metrics: InboxMetrics,
     @Inject(INBOX_OPTIONS) private readonly options: ResolvedInboxOptions,
@@ -92,16 +93,16 @@ export class MessageAcceptor {
   private async insertChunk(chunk: NewMessageRow[], now: Now): Promise<string[]> {
     try {
       // The common case (no id exists yet) costs one statement.
-      await this.queries.insert(chunk, now);
+      await this.connection.queries.insert(chunk, now);
       return chunk.map((r) => r.id);
     } catch (error) {
       this.logger.debug(`Multi-row insert failed (${(error as Error).message}); leaving out existing ids`);
     }
-    const existing = await this.queries.existingIds(chunk.map((r) => r.id));
+    const existing = await this.connection.queries.existingIds(chunk.map((r) => r.id));
     const todo = chunk.filter((r) => !existing.has(r.id));
     if (!todo.length) return [];
     try {
-      await this.queries.insert(todo, now);
+      await this.connection.queries.insert(todo, now);
       return todo.map((r) => r.id);
     } catch {
       // Someone stored one of these ids in the meantime (or the statement failed otherwise):
@@ -115,12 +116,12 @@ export class MessageAcceptor {
   /** true: stored; false: the id existed. A failure for any other reason is rethrown. */
   private async insertOne(row: NewMessageRow): Promise<boolean> {
     try {
-      await this.queries.insert([row], await this.clock.bindable());
+      await this.connection.queries.insert([row], await this.clock.bindable());
       return true;
     } catch (error) {
       // A plain INSERT (not ON CONFLICT…) because MariaDB's affected-row count cannot tell an
       // ignored duplicate from an insert. A failed insert of an id that exists is a duplicate.
-      const exists = await this.queries.existingIds([row.id]).catch(() => new Set<string>());
+      const exists = await this.connection.queries.existingIds([row.id]).catch(() => new Set<string>());
       if (exists.has(row.id)) return false;
       throw error;
     }

@@ -8,14 +8,14 @@ import {
 import { monotonicMillis, parseDuration } from '@holdfast/core';
 import { Mutex } from 'async-mutex';
 import { decodePayload } from '../acceptor/message-codec';
-import type { InboxLeadership } from '../cluster/inbox-leadership';
 import { InboxHandlerRegistry } from '../handler/inbox-handler.registry';
 import { InboxClock } from '../inbox.clock';
-import { INBOX_LEADERSHIP, INBOX_OPTIONS } from '../inbox.constants';
+import { INBOX_OPTIONS } from '../inbox.constants';
 import type { InboxMessage, PayloadEncoding } from '../inbox-message';
 import { InboxMetrics } from '../inbox.metrics';
 import { ResolvedInboxOptions } from '../inbox.options';
-import { CorMessageQueries, type MessageRow } from '../store/cor-message.queries';
+import type { MessageRow } from '../store/cor-message.queries';
+import { InboxConnection } from '../store/inbox-connection';
 import { MAX_ERROR_LENGTH } from '../store/cor-message.table';
 import { nextRetryDelay, type BackoffPolicy } from './backoff';
 
@@ -69,12 +69,11 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private cycle?: Promise<unknown>;
 
   constructor(
-    private readonly queries: CorMessageQueries,
+    private readonly connection: InboxConnection,
     private readonly registry: InboxHandlerRegistry,
     private readonly clock: InboxClock,
     private readonly metrics: InboxMetrics,
     @Inject(INBOX_OPTIONS) private readonly options: ResolvedInboxOptions,
-    @Inject(INBOX_LEADERSHIP) private readonly leadership: InboxLeadership,
   ) {
     this.pollMs = parseDuration(options.pollInterval, 'pollInterval');
     this.leaseMs = parseDuration(options.visibilityTimeout, 'visibilityTimeout');
@@ -92,7 +91,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.options.deliver) return;
-    await this.leadership.start();
+    await this.connection.leadership.start();
     this.running = true;
     this.schedulePoll(this.pollMs);
     this.scheduleCleanup(this.cleanupMs);
@@ -105,12 +104,12 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     clearTimeout(this.cleanupTimer);
     await this.cycle?.catch(() => undefined);
     await this.gate.waitForUnlock();
-    if (this.options.deliver) await this.leadership.stop();
+    if (this.options.deliver) await this.connection.leadership.stop();
   }
 
   /** True when this node delivers now (always in competing mode; the mutex owner in leader mode). */
   isDelivering(): boolean {
-    return this.options.deliver && this.leadership.isLeader();
+    return this.options.deliver && this.connection.leadership.isLeader();
   }
 
   private schedulePoll(delay: number): void {
@@ -144,13 +143,13 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
    * Returns how many were deleted. Runs on the delivering node(s) only when scheduled.
    */
   async cleanupExpired(): Promise<number> {
-    if (!this.leadership.isLeader()) return 0;
+    if (!this.connection.leadership.isLeader()) return 0;
     let total = 0;
     for (;;) {
       const now = await this.clock.bindable();
-      const ids = await this.queries.expiredIds(this.options.cleanupChunkSize, now);
+      const ids = await this.connection.queries.expiredIds(this.options.cleanupChunkSize, now);
       if (!ids.length) break;
-      const deleted = await this.queries.deleteExpired(ids, now);
+      const deleted = await this.connection.queries.deleteExpired(ids, now);
       total += deleted;
       if (ids.length < this.options.cleanupChunkSize || !deleted) break;
     }
@@ -163,13 +162,13 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
 
   /** Claims and delivers one batch of due messages (one run at a time per node). */
   async deliverDue(): Promise<DeliveryReport> {
-    if (!this.leadership.isLeader()) return { ...EMPTY };
+    if (!this.connection.leadership.isLeader()) return { ...EMPTY };
     return this.gate.runExclusive(() => this.deliverBatch());
   }
 
   private async deliverBatch(): Promise<DeliveryReport> {
     const started = monotonicMillis();
-    const { rows, now } = await this.queries.claim(
+    const { rows, now } = await this.connection.queries.claim(
       this.options.batchSize,
       await this.clock.bindable(),
       this.leaseMs,
@@ -199,7 +198,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     await Promise.all(
       [...groups.values()].map((items) => this.deliverGroup(items, now, started, delivered, report)),
     );
-    if (delivered.length) await this.queries.deleteDelivered(delivered);
+    if (delivered.length) await this.connection.queries.deleteDelivered(delivered);
     report.delivered = delivered.length;
     this.metrics.batchDuration.record(monotonicMillis() - started);
     return report;
@@ -279,7 +278,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private async skipRest(rest: Item[], delayMs: number, report: DeliveryReport): Promise<void> {
     if (!rest.length) return;
     report.skipped += rest.length;
-    await this.queries.release(
+    await this.connection.queries.release(
       rest.map((r) => r.row.id),
       delayMs,
       await this.clock.bindable(),
@@ -295,7 +294,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
         `No @InboxHandler for message type '${type}' (message '${row.id}'); it stays in the inbox`,
       );
     }
-    await this.queries.release(
+    await this.connection.queries.release(
       [row.id],
       this.unhandledMs,
       await this.clock.bindable(),
@@ -307,7 +306,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private async failed(row: MessageRow, error: unknown, report: DeliveryReport): Promise<number | undefined> {
     const delay = nextRetryDelay(this.backoff, row.retries);
     const text = errorText(error);
-    const applied = await this.queries.recordFailure(
+    const applied = await this.connection.queries.recordFailure(
       row.id,
       row.retries,
       text,

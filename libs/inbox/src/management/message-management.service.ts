@@ -3,7 +3,8 @@ import { InvalidManagementArgumentError, MessageNotFoundError } from '../errors'
 import { InboxHandlerRegistry } from '../handler/inbox-handler.registry';
 import { InboxClock } from '../inbox.clock';
 import { MESSAGE_STATUSES, type MessageCounts, type MessageInfo, type MessageStatus } from '../inbox-message';
-import { CorMessageQueries, type MessageRow } from '../store/cor-message.queries';
+import type { MessageRow } from '../store/cor-message.queries';
+import { InboxConnection } from '../store/inbox-connection';
 import { PARKED, PAUSED, SENTINEL_FLOOR } from '../store/next-retry';
 
 export interface ListOptions {
@@ -26,7 +27,7 @@ export class MessageManagement {
   private readonly logger = new Logger(MessageManagement.name);
 
   constructor(
-    private readonly queries: CorMessageQueries,
+    private readonly connection: InboxConnection,
     private readonly clock: InboxClock,
     private readonly registry: InboxHandlerRegistry,
   ) {}
@@ -41,13 +42,13 @@ export class MessageManagement {
       throw new InvalidManagementArgumentError('offset', offset, 'must be an integer ≥ 0');
     }
     const now = await this.clock.now();
-    const rows = await this.queries.list(status, limit, offset, now);
+    const rows = await this.connection.queries.list(status, limit, offset, now);
     return rows.map((r) => this.info(r, now));
   }
 
   async get(id: string): Promise<MessageInfo | undefined> {
     this.assertId(id);
-    const row = await this.queries.find(id);
+    const row = await this.connection.queries.find(id);
     return row ? this.info(row, await this.clock.now()) : undefined;
   }
 
@@ -56,13 +57,13 @@ export class MessageManagement {
   async count(status: MessageStatus): Promise<number>;
   async count(status?: MessageStatus): Promise<MessageCounts | number> {
     if (status !== undefined) this.assertStatus(status);
-    const counts = await this.queries.counts(await this.clock.now());
+    const counts = await this.connection.queries.counts(await this.clock.now());
     return status === undefined ? counts : counts[status];
   }
 
   /** Stored messages per type, and whether a handler on this node takes the type. */
   async countByType(): Promise<TypeCount[]> {
-    const rows = await this.queries.countByType();
+    const rows = await this.connection.queries.countByType();
     return rows.map((r) => {
       const type = {
         ...(r.namespace !== null ? { namespace: r.namespace } : {}),
@@ -81,25 +82,25 @@ export class MessageManagement {
   /** No delivery until `resume`. A delivery already running finishes; a failure of it does not unpause. */
   async pause(id: string): Promise<void> {
     this.assertId(id);
-    if (!(await this.queries.setNextRetry(id, PAUSED))) throw new MessageNotFoundError(id);
+    if (!(await this.connection.queries.setNextRetry(id, PAUSED))) throw new MessageNotFoundError(id);
     this.logger.log(`Paused message '${id}'`);
   }
 
   /** Makes a paused message due now. Returns false (and changes nothing) if it was not paused. */
   async resume(id: string): Promise<boolean> {
     this.assertId(id);
-    if (await this.queries.setNextRetry(id, null, PAUSED)) {
+    if (await this.connection.queries.setNextRetry(id, null, PAUSED)) {
       this.logger.log(`Resumed message '${id}'`);
       return true;
     }
-    if (!(await this.queries.find(id))) throw new MessageNotFoundError(id);
+    if (!(await this.connection.queries.find(id))) throw new MessageNotFoundError(id);
     return false;
   }
 
   /** Due now, whatever its state (retrying, parked, paused); the retry count stays. */
   async retryNow(id: string): Promise<void> {
     this.assertId(id);
-    if (!(await this.queries.setNextRetry(id, null))) throw new MessageNotFoundError(id);
+    if (!(await this.connection.queries.setNextRetry(id, null))) throw new MessageNotFoundError(id);
     this.logger.log(`Message '${id}' is due now`);
   }
 
@@ -109,13 +110,13 @@ export class MessageManagement {
     if (!Number.isInteger(retries) || retries < 0 || retries > 1_000_000) {
       throw new InvalidManagementArgumentError('retries', retries, 'must be an integer from 0 to 1000000');
     }
-    if (!(await this.queries.setRetries(id, retries))) throw new MessageNotFoundError(id);
+    if (!(await this.connection.queries.setRetries(id, retries))) throw new MessageNotFoundError(id);
   }
 
   /** Deletes a message. Returns false if it did not exist. */
   async delete(id: string): Promise<boolean> {
     this.assertId(id);
-    const deleted = (await this.queries.delete(id)) > 0;
+    const deleted = (await this.connection.queries.delete(id)) > 0;
     if (deleted) this.logger.log(`Deleted message '${id}'`);
     return deleted;
   }

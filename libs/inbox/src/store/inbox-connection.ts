@@ -1,0 +1,72 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { DatabaseResolver, SchemaManager, SqlClient, resolveDataSource, sqlClientFor } from '@holdfast/core';
+import { CompetingLeadership, type InboxLeadership } from '../cluster/inbox-leadership';
+import { SimbaLeadership } from '../cluster/simba-leadership';
+import { InboxClusterModeError } from '../errors';
+import { INBOX_OPTIONS } from '../inbox.constants';
+import { ResolvedInboxOptions } from '../inbox.options';
+import { CorMessageQueries } from './cor-message.queries';
+import { COR_MESSAGE_TABLE } from './cor-message.table';
+
+/**
+ * The inbox's way to its database, resolved lazily: the application's DataSource may be created
+ * after this module's providers (TypeORM's async factory), so it is looked up on first use,
+ * at the latest in onModuleInit, where the table is also created or checked.
+ */
+@Injectable()
+export class InboxConnection implements OnModuleInit {
+  private readonly logger = new Logger(InboxConnection.name);
+  private _sql?: SqlClient;
+  private _queries?: CorMessageQueries;
+  private _leadership?: InboxLeadership;
+
+  constructor(
+    private readonly moduleRef: ModuleRef,
+    private readonly resolver: DatabaseResolver,
+    @Inject(INBOX_OPTIONS) private readonly options: ResolvedInboxOptions,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    await new SchemaManager(this.sql).apply(COR_MESSAGE_TABLE, this.options.tablePrefix, this.options.schema);
+    const leadership = this.leadership;
+    this.logger.log(
+      `Inbox on ${this.sql.dialect.name} (${this.queries.table}), cluster mode '${leadership.mode}'` +
+        (this.options.deliver ? '' : ', accept only'),
+    );
+  }
+
+  get sql(): SqlClient {
+    if (!this._sql) {
+      const dataSource = resolveDataSource(this.moduleRef, this.options.dataSource, 'InboxModule');
+      this._sql = sqlClientFor(dataSource, this.resolver, this.options.dialect);
+    }
+    return this._sql;
+  }
+
+  get queries(): CorMessageQueries {
+    return (this._queries ??= new CorMessageQueries(this.sql, this.options.tablePrefix));
+  }
+
+  /**
+   * 'competing' (default where SKIP LOCKED exists) or 'leader' (the only mode on SQLite, whose
+   * single writer lock cannot skip locked rows).
+   */
+  get leadership(): InboxLeadership {
+    if (!this._leadership) {
+      const dialect = this.sql.dialect;
+      const mode = this.options.cluster ?? (dialect.supportsSkipLocked ? 'competing' : 'leader');
+      if (mode === 'competing' && !dialect.supportsSkipLocked) {
+        throw new InboxClusterModeError(
+          mode,
+          `${dialect.name} has no SELECT … FOR UPDATE SKIP LOCKED; use cluster: 'leader' (with SimbaModule).`,
+        );
+      }
+      this._leadership =
+        mode === 'competing'
+          ? new CompetingLeadership()
+          : new SimbaLeadership(this.moduleRef, this.options.leaderMutex);
+    }
+    return this._leadership;
+  }
+}
