@@ -4,6 +4,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { demoDatabaseOptions } from './database.config';
 import { FailoverDemoModule } from './failover/failover-demo.module';
 import { SimbaDemoModule } from './simba/simba-demo.module';
+import { InboxDemoModule } from './inbox/inbox-demo.module';
 import { StatusController } from './status/status.controller';
 
 @Module({
@@ -12,6 +13,7 @@ import { StatusController } from './status/status.controller';
     ScheduleModule.forRoot(),
     FailoverDemoModule,
     SimbaDemoModule,
+    InboxDemoModule,
   ],
   controllers: [StatusController],
 })
