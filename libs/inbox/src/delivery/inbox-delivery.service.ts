@@ -38,6 +38,9 @@ interface Item {
   decodeError?: unknown;
 }
 
+/** How long shutdown waits for the batch in progress. */
+const SHUTDOWN_WAIT_MS = 10_000;
+
 const EMPTY: DeliveryReport = {
   claimed: 0,
   delivered: 0,
@@ -97,13 +100,26 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     this.scheduleCleanup(this.cleanupMs);
   }
 
-  /** Stops the timers and waits for the batch in progress, so no lease outlives the process needlessly. */
+  /**
+   * Stops the timers and waits (at most SHUTDOWN_WAIT_MS) for the batch in progress to finish and
+   * delete what it delivered; what is still running after that is delivered again once its lease
+   * ends. Then leaves the leader mutex, before TypeORM closes the DataSource.
+   */
   async beforeApplicationShutdown(): Promise<void> {
     this.running = false;
     clearTimeout(this.pollTimer);
     clearTimeout(this.cleanupTimer);
-    await this.cycle?.catch(() => undefined);
-    await this.gate.waitForUnlock();
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), SHUTDOWN_WAIT_MS);
+    });
+    const finished = Promise.all([this.cycle?.catch(() => undefined), this.gate.waitForUnlock()]);
+    if ((await Promise.race([finished, timeout])) === 'timeout') {
+      this.logger.warn(
+        `A delivery batch is still running after ${SHUTDOWN_WAIT_MS} ms; its messages are delivered again after their lease`,
+      );
+    }
+    clearTimeout(timer);
     if (this.options.deliver) await this.connection.leadership.stop();
   }
 
