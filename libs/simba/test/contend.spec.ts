@@ -64,6 +64,15 @@ describeEachDatabase(
       expect(t2).toBeGreaterThan(t1);
     });
 
+    it('refuses a timing override whose statement timeout is not shorter than the transition', () => {
+      expect(() =>
+        factory.createMutexContendService(new RecordingContender(freshMutex('timing')), {
+          transition: 100,
+          statementTimeout: 100,
+        }),
+      ).toThrow(/statementTimeout < transition/);
+    });
+
     it('refuses wrong status transitions with a clear error', async () => {
       const service = create(new RecordingContender(freshMutex('status')));
       await expect(service.stop()).rejects.toThrow(MutexServiceStatusError);

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { monotonicMillis } from '@holdfast/core';
+import { InvalidOptionsError, monotonicMillis } from '@holdfast/core';
 import { MutexServiceStatusError } from '../errors';
 import { SimbaMetrics } from '../health/simba.metrics';
 import { assertContenderId, assertMutexName, type MutexContender } from './mutex-contender';
@@ -65,6 +65,11 @@ export class MutexContendService {
   ) {
     assertMutexName(contender.mutex);
     assertContenderId(contender.contenderId);
+    if (!(timing.ttl > 0 && timing.transition > 0 && timing.statementTimeout < timing.transition)) {
+      throw new InvalidOptionsError('MutexContendService', [
+        `timing ${JSON.stringify(timing)}: ttl and transition must be > 0 and statementTimeout < transition`,
+      ]);
+    }
     this.guard = Math.max(timing.statementTimeout, Math.floor(timing.transition / 3));
   }
 
