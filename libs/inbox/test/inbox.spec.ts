@@ -84,6 +84,19 @@ describeEachDatabase(
         { id: 'n1', accepted: false },
       ]);
       expect(await rowCount()).toBe(3);
+
+      // Racing callers: each id is accepted exactly once.
+      const racing = await Promise.all([
+        ...Array.from({ length: 6 }, () => acceptor.accept({ id: 'race', type: ORDER, payload: 1 })),
+        ...Array.from({ length: 3 }, () =>
+          acceptor.acceptAll(['r1', 'r2', 'r3'].map((id) => ({ id, type: ORDER, payload: 1 }))),
+        ),
+      ]);
+      const flat = racing.flat();
+      for (const id of ['race', 'r1', 'r2', 'r3']) {
+        expect(flat.filter((r) => r.id === id && r.accepted)).toHaveLength(1);
+      }
+      expect(await rowCount()).toBe(7);
     });
 
     it('inserts acceptAll in chunks and keeps the order for delivery', async () => {

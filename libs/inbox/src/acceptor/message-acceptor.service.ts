@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { isDuplicateKeyError } from '@holdfast/core';
 import { v7 as uuidv7 } from 'uuid';
 import { InvalidMessageError } from '../errors';
 import { InboxClock } from '../inbox.clock';
@@ -96,7 +97,8 @@ export class MessageAcceptor {
       await this.connection.queries.insert(chunk, now);
       return chunk.map((r) => r.id);
     } catch (error) {
-      this.logger.debug(`Multi-row insert failed (${(error as Error).message}); leaving out existing ids`);
+      if (!isDuplicateKeyError(error)) throw error;
+      this.logger.debug(`Some ids of a chunk exist already; inserting the others`);
     }
     const existing = await this.connection.queries.existingIds(chunk.map((r) => r.id));
     const todo = chunk.filter((r) => !existing.has(r.id));
@@ -104,9 +106,10 @@ export class MessageAcceptor {
     try {
       await this.connection.queries.insert(todo, now);
       return todo.map((r) => r.id);
-    } catch {
-      // Someone stored one of these ids in the meantime (or the statement failed otherwise):
-      // settle it row by row, which tells exactly which ids were ours.
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+      // Someone stored one of these ids in the meantime: settle it row by row, which tells
+      // exactly which ids were ours.
       const ids: string[] = [];
       for (const row of todo) if (await this.insertOne(row)) ids.push(row.id);
       return ids;
@@ -120,9 +123,9 @@ export class MessageAcceptor {
       return true;
     } catch (error) {
       // A plain INSERT (not ON CONFLICT…) because MariaDB's affected-row count cannot tell an
-      // ignored duplicate from an insert. A failed insert of an id that exists is a duplicate.
-      const exists = await this.connection.queries.existingIds([row.id]).catch(() => new Set<string>());
-      if (exists.has(row.id)) return false;
+      // ignored duplicate from an insert: the id is the only unique key, so a duplicate-key
+      // error means the message exists already.
+      if (isDuplicateKeyError(error)) return false;
       throw error;
     }
   }

@@ -5,7 +5,7 @@ import {
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
-import { monotonicMillis, parseDuration } from '@holdfast/core';
+import { monotonicMillis, parseDuration, withTransientRetry } from '@holdfast/core';
 import { Mutex } from 'async-mutex';
 import { decodePayload } from '../acceptor/message-codec';
 import { InboxHandlerRegistry } from '../handler/inbox-handler.registry';
@@ -165,7 +165,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       const now = await this.clock.bindable();
       const ids = await this.connection.queries.expiredIds(this.options.cleanupChunkSize, now);
       if (!ids.length) break;
-      const deleted = await this.connection.queries.deleteExpired(ids, now);
+      const deleted = await withTransientRetry(() => this.connection.queries.deleteExpired(ids, now));
       total += deleted;
       if (ids.length < this.options.cleanupChunkSize || !deleted) break;
     }
@@ -184,10 +184,9 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
 
   private async deliverBatch(): Promise<DeliveryReport> {
     const started = monotonicMillis();
-    const { rows, now } = await this.connection.queries.claim(
-      this.options.batchSize,
-      await this.clock.bindable(),
-      this.leaseMs,
+    const clockNow = await this.clock.bindable();
+    const { rows, now } = await withTransientRetry(() =>
+      this.connection.queries.claim(this.options.batchSize, clockNow, this.leaseMs),
     );
     const report: DeliveryReport = { ...EMPTY, claimed: rows.length };
     if (!rows.length) return report;
@@ -214,7 +213,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     await Promise.all(
       [...groups.values()].map((items) => this.deliverGroup(items, now, started, delivered, report)),
     );
-    if (delivered.length) await this.connection.queries.deleteDelivered(delivered);
+    if (delivered.length) await withTransientRetry(() => this.connection.queries.deleteDelivered(delivered));
     report.delivered = delivered.length;
     this.metrics.batchDuration.record(monotonicMillis() - started);
     return report;
@@ -294,11 +293,9 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private async skipRest(rest: Item[], delayMs: number, report: DeliveryReport): Promise<void> {
     if (!rest.length) return;
     report.skipped += rest.length;
-    await this.connection.queries.release(
-      rest.map((r) => r.row.id),
-      delayMs,
-      await this.clock.bindable(),
-    );
+    const now = await this.clock.bindable();
+    const ids = rest.map((r) => r.row.id);
+    await withTransientRetry(() => this.connection.queries.release(ids, delayMs, now));
   }
 
   private async unhandled(row: MessageRow): Promise<void> {
@@ -310,11 +307,9 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
         `No @InboxHandler for message type '${type}' (message '${row.id}'); it stays in the inbox`,
       );
     }
-    await this.connection.queries.release(
-      [row.id],
-      this.unhandledMs,
-      await this.clock.bindable(),
-      `No @InboxHandler for type '${type}'`,
+    const now = await this.clock.bindable();
+    await withTransientRetry(() =>
+      this.connection.queries.release([row.id], this.unhandledMs, now, `No @InboxHandler for type '${type}'`),
     );
   }
 
@@ -322,12 +317,9 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private async failed(row: MessageRow, error: unknown, report: DeliveryReport): Promise<number | undefined> {
     const delay = nextRetryDelay(this.backoff, row.retries);
     const text = errorText(error);
-    const applied = await this.connection.queries.recordFailure(
-      row.id,
-      row.retries,
-      text,
-      delay,
-      await this.clock.bindable(),
+    const now = await this.clock.bindable();
+    const applied = await withTransientRetry(() =>
+      this.connection.queries.recordFailure(row.id, row.retries, text, delay, now),
     );
     this.metrics.failed.add(1);
     report.failed++;
