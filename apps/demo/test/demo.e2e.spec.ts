@@ -75,6 +75,27 @@ describe('demo app (npm start) on an embedded SQLite file', () => {
     expect(page.body).toContain('<title>Holdfast demo</title>');
   });
 
+  it('serves a list by scatter/gather, and keeps tenants apart (X-Tenant)', async () => {
+    const asAcme = (path: string) =>
+      fetch(base + path, { headers: { 'x-tenant': 'acme' } }).then((r) => r.json());
+    await asAcme('/countries?codes=IT,ES');
+    expect((await get('/countries?codes=FR,JP')).body.map((c: { code: string }) => c.code)).toEqual([
+      'FR',
+      'JP',
+    ]);
+    await new Promise((r) => setTimeout(r, 300));
+    await outage(true);
+    try {
+      const shared = (await get('/countries?codes=JP,XX,FR')).body;
+      expect(shared.map((c: { code: string } | null) => c?.code ?? null)).toEqual(['JP', null, 'FR']);
+      expect((await get('/countries/it')).status).toBe(503);
+      expect((await asAcme('/countries/it')).upToDate).toBe(false);
+      expect((await get('/countries?codes=F1')).status).toBe(400);
+    } finally {
+      await outage(false);
+    }
+  });
+
   it('serves a country fresh, then stale with asOf while the upstream is down', async () => {
     const fresh = await get('/countries/fr');
     expect(fresh.body).toMatchObject({ code: 'FR', name: 'France', upToDate: true });

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
 import { FailoverMetrics } from '@holdfast/failover';
 import { CountryUpstream } from './country-upstream.service';
 import { CountryService } from './country.service';
@@ -11,9 +11,25 @@ export class FailoverDemoController {
     private readonly metrics: FailoverMetrics,
   ) {}
 
+  /** `GET /countries?codes=FR,DE,IT`: one entry per country in the store (scatter/gather). */
+  @Get('countries')
+  list(@Query('codes') codes?: string) {
+    const list = (codes ?? '')
+      .split(',')
+      .map((c) => c.trim().toUpperCase())
+      .filter(Boolean);
+    if (!list.length || list.some((c) => !/^[A-Z]{2}$/.test(c))) {
+      throw new BadRequestException(
+        'codes must be a comma list of two-letter country codes, e.g. ?codes=FR,DE,IT',
+      );
+    }
+    return this.countries.findByCodes(list);
+  }
+
   @Get('countries/:code')
   country(@Param('code') code: string) {
-    return this.countries.findByCode(code);
+    // Normalised before the call: the failover key is made from the arguments as passed.
+    return this.countries.findByCode(code.toUpperCase());
   }
 
   @Get('rates/:currency')
