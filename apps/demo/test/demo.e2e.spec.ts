@@ -76,7 +76,7 @@ describe('demo app (npm start) on an embedded SQLite file', () => {
   });
 
   it('serves a list by scatter/gather, and keeps tenants apart (X-Tenant)', async () => {
-    const asAcme = (path: string) =>
+    const asAcme = (path: string): Promise<any> =>
       fetch(base + path, { headers: { 'x-tenant': 'acme' } }).then((r) => r.json());
     await asAcme('/countries?codes=IT,ES');
     expect((await get('/countries?codes=FR,JP')).body.map((c: { code: string }) => c.code)).toEqual([

@@ -45,8 +45,8 @@ async function withApp(
 ) {
   const logs: string[] = [];
   const spies = (['log', 'warn', 'error'] as const).map((level) =>
-    jest.spyOn(Logger.prototype, level).mockImplementation((message: any) => {
-      logs.push(`${level}: ${String(message)}`);
+    jest.spyOn(Logger.prototype, level).mockImplementation((...args: any[]) => {
+      logs.push(`${level}: ${String(args[0])}`);
     }),
   );
   const app = await boot(options);
