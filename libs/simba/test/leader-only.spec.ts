@@ -63,7 +63,7 @@ describeEachDatabase(
         apps.push(
           await createSimbaApp(
             ctx,
-            { ttl: '1s', transition: '1s', standbyPoll: '100ms' },
+            { ttl: '1s', transition: '2s', standbyPoll: '100ms' },
             [Job],
             [ScheduleModule.forRoot() as never],
           ),

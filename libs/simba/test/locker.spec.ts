@@ -16,7 +16,7 @@ describeEachDatabase(
     let simba: SimbaLocker;
 
     beforeAll(async () => {
-      app = await createSimbaApp(ctx, { ttl: '1s', transition: '1s', standbyPoll: '100ms' });
+      app = await createSimbaApp(ctx, { ttl: '1s', transition: '2s', standbyPoll: '100ms' });
       simba = app.get(SimbaLocker);
     });
     afterAll(async () => {
