@@ -1,11 +1,13 @@
 import type { MigrationInterface } from 'typeorm';
 import { CreateFailoverStore1764000000001 } from './1764000000001-create-failover-store';
 import { CreateSimbaMutex1764000000002 } from './1764000000002-create-simba-mutex';
+import { CreateHoldfastLock1764000000003 } from './1764000000003-create-holdfast-lock';
 import { CreateCorMessage1764000000004 } from './1764000000004-create-cor-message';
 
 /** All Holdfast migrations, in order: pass to TypeORM's `migrations` option. */
 export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [
   CreateFailoverStore1764000000001,
   CreateSimbaMutex1764000000002,
+  CreateHoldfastLock1764000000003,
   CreateCorMessage1764000000004,
 ];

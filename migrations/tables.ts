@@ -1,6 +1,7 @@
 import type { TableSpec } from '@holdfast/core';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
+import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker';
 import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
 
 /**
@@ -10,5 +11,6 @@ import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
 export const HOLDFAST_TABLES: readonly TableSpec[] = [
   FAILOVER_STORE_TABLE,
   SIMBA_MUTEX_TABLE,
+  HOLDFAST_LOCK_TABLE,
   COR_MESSAGE_TABLE,
 ];

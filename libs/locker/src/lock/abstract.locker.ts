@@ -1,0 +1,67 @@
+import { Logger } from '@nestjs/common';
+import { sleep } from '@holdfast/core';
+import { LockHeldError } from '../errors';
+import type { Locker, LockerContext } from './locker.interface';
+
+/**
+ * The acquire loop every built-in locker shares (ActiveMQ's `doStart` loops): one attempt,
+ * then a sleep of lockAcquireSleepInterval, until `tryAcquire` succeeds or the signal aborts.
+ * Extend it for a custom locker and implement `tryAcquire`, `keepAlive` and `stop`.
+ */
+export abstract class AbstractLocker implements Locker {
+  protected context!: LockerContext;
+  protected logger = new Logger(this.constructor.name);
+  /** The error of the last acquire attempt, cleared by a successful attempt. */
+  lastError?: unknown;
+
+  configure(context: LockerContext): void | Promise<void> {
+    this.context = context;
+  }
+
+  /** One attempt: true when the lock is now ours. */
+  protected abstract tryAcquire(): Promise<boolean>;
+  abstract keepAlive(): Promise<boolean>;
+  abstract stop(): Promise<void>;
+
+  async holder(): Promise<string | undefined> {
+    return undefined;
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    const { lockName, failIfLocked, lockAcquireSleepInterval } = this.context;
+    let reported = false;
+    for (;;) {
+      signal.throwIfAborted();
+      let acquired = false;
+      try {
+        acquired = await this.tryAcquire();
+        if (this.lastError !== undefined) this.logger.log(`Lock '${lockName}' store reachable again`);
+        this.lastError = undefined;
+      } catch (error) {
+        if (failIfLocked) throw error;
+        if (this.lastError === undefined) {
+          this.logger.warn(`Attempt to acquire lock '${lockName}' failed, retrying: ${String(error)}`);
+        }
+        this.lastError = error;
+      }
+      if (acquired) {
+        if (signal.aborted) {
+          await this.stop();
+          signal.throwIfAborted();
+        }
+        return;
+      }
+      if (failIfLocked) {
+        throw new LockHeldError(lockName, await this.holder().catch(() => undefined));
+      }
+      if (!reported && this.lastError === undefined) {
+        reported = true;
+        const holder = await this.holder().catch(() => undefined);
+        this.logger.log(
+          `Lock '${lockName}' is held by ${holder ?? 'another instance'}; waiting as standby, retrying every ${lockAcquireSleepInterval} ms`,
+        );
+      }
+      await sleep(lockAcquireSleepInterval, signal);
+    }
+  }
+}

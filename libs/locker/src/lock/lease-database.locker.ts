@@ -1,0 +1,101 @@
+import { SchemaManager, monotonicMillis, toNumber, type SqlClient } from '@holdfast/core';
+import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
+import { LockQueryResolver } from '../store/lock-query.resolver';
+import { AbstractLocker } from './abstract.locker';
+import type { LockerContext } from './locker.interface';
+
+/**
+ * ActiveMQ's LeaseDatabaseLocker: no long transaction. The lease is an expiry time in the lock
+ * row, set by the database clock; a standby takes it only once it has expired, the master
+ * extends it only while the row still names it. The lease lasts one lockAcquireSleepInterval.
+ */
+export class LeaseDatabaseLocker extends AbstractLocker {
+  private sql!: SqlClient;
+  private queries!: LockQueryResolver;
+  private validUntilMono = 0;
+  /** Database clock minus this server's clock, measured at configure time. */
+  clockDiffMillis = 0;
+
+  /**
+   * Local deadlines stop a little before the lease ends in the database, so this instance has
+   * demoted before any standby can see the lease expired, whatever the scheduling jitter.
+   */
+  private get safetyMargin(): number {
+    return Math.min(1_000, Math.floor(this.leaseMillis * 0.1));
+  }
+
+  private get leaseMillis(): number {
+    return this.context.lockAcquireSleepInterval;
+  }
+
+  override async configure(context: LockerContext): Promise<void> {
+    super.configure(context);
+    const { sql } = context.database();
+    this.sql = sql;
+    this.queries = new LockQueryResolver(sql.dialect, context.options.tablePrefix);
+    await new SchemaManager(sql).apply(
+      HOLDFAST_LOCK_TABLE,
+      context.options.tablePrefix,
+      context.options.schema,
+    );
+    if ((await sql.query(this.queries.rowExists(), [context.lockName])).length === 0) {
+      await sql.execute(this.queries.ensureRow(), [context.lockName]);
+    }
+    const maxDiff = context.options.maxAllowableDiffFromDBTime;
+    if (maxDiff > 0) {
+      const before = Date.now();
+      const dbNow = await sql.nowMillis();
+      this.clockDiffMillis = dbNow - Math.round((before + Date.now()) / 2);
+      if (Math.abs(this.clockDiffMillis) > maxDiff) {
+        this.logger.warn(
+          `This server's clock differs from the database clock by ${this.clockDiffMillis} ms ` +
+            `(more than maxAllowableDiffFromDBTime ${maxDiff} ms). Leases use the database clock only, ` +
+            `so locking is unaffected, but logged times from this server will disagree with the database.`,
+        );
+      }
+    }
+  }
+
+  protected async tryAcquire(): Promise<boolean> {
+    const sent = monotonicMillis();
+    const changed = await this.sql.execute(this.queries.acquireLease(), [
+      this.context.holderId,
+      this.leaseMillis,
+      this.context.lockName,
+    ]);
+    if (changed !== 1) return false;
+    this.validUntilMono = sent + this.leaseMillis - this.safetyMargin;
+    return true;
+  }
+
+  async keepAlive(): Promise<boolean> {
+    const sent = monotonicMillis();
+    const changed = await this.sql.execute(this.queries.renewLease(), [
+      this.leaseMillis,
+      this.context.lockName,
+      this.context.holderId,
+    ]);
+    if (changed !== 1) return false;
+    // The database set expiry = its now + lease, and its now is not earlier than our `sent`.
+    this.validUntilMono = sent + this.leaseMillis - this.safetyMargin;
+    return true;
+  }
+
+  validUntil(): number {
+    return this.validUntilMono;
+  }
+
+  async stop(): Promise<void> {
+    this.validUntilMono = 0;
+    await this.sql.execute(this.queries.releaseLease(), [this.context.lockName, this.context.holderId]);
+  }
+
+  override async holder(): Promise<string | undefined> {
+    const [row] = await this.sql.query<{ broker_name: unknown; time: unknown; now: unknown }>(
+      this.queries.readRow(),
+      [this.context.lockName],
+    );
+    if (!row || row.broker_name == null || row.time == null) return undefined;
+    return toNumber(row.time) >= toNumber(row.now) ? String(row.broker_name) : undefined;
+  }
+}

@@ -1,0 +1,46 @@
+import type { Logger } from '@nestjs/common';
+import type { SqlClient } from '@holdfast/core';
+import type { DataSource } from 'typeorm';
+import type { ResolvedLockerOptions } from '../options/locker.options';
+
+/** What a locker learns about its module before first use. */
+export interface LockerContext {
+  readonly options: ResolvedLockerOptions;
+  readonly lockName: string;
+  /** This instance's name (BROKER_NAME, the lock file's owner). */
+  readonly holderId: string;
+  readonly lockAcquireSleepInterval: number;
+  readonly lockKeepAlivePeriod: number;
+  readonly failIfLocked: boolean;
+  /** The module's DataSource and a SqlClient on it, resolved on first call. */
+  database(): { dataSource: DataSource; sql: SqlClient };
+  readonly logger: Logger;
+}
+
+/**
+ * A storage locker, after ActiveMQ's `Locker`: `start` returns once this instance holds the
+ * lock, `keepAlive` says whether it still does, `stop` releases it.
+ */
+export interface Locker {
+  /** Called once, before the first `start`. */
+  configure?(context: LockerContext): void | Promise<void>;
+  /**
+   * Resolves when the lock is acquired, retrying every lockAcquireSleepInterval. With
+   * failIfLocked it rejects with LockHeldError after one attempt. Rejects with the signal's
+   * reason when aborted.
+   */
+  start(signal: AbortSignal): Promise<void>;
+  /** Releases the lock if held. Safe to call when not held. */
+  stop(): Promise<void>;
+  /** true: still ours. false: lost. A throw means "unknown" (e.g. the database is unreachable). */
+  keepAlive(): Promise<boolean>;
+  /**
+   * Monotonic time (`monotonicMillis()`) until which the lock is certainly still ours even if
+   * keep-alives fail. Without it, a throwing keep-alive demotes at once.
+   */
+  validUntil?(): number;
+  /** Who holds the lock now, as far as the store tells (undefined: free or unknown). */
+  holder?(): Promise<string | undefined>;
+  /** Called once at module shutdown after `stop`, to close connections. */
+  dispose?(): Promise<void>;
+}

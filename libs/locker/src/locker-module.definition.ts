@@ -1,0 +1,12 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import type { LockerModuleOptions } from './options/locker.options';
+
+export const {
+  ConfigurableModuleClass: ConfigurableLockerModule,
+  MODULE_OPTIONS_TOKEN: LOCKER_MODULE_OPTIONS,
+  OPTIONS_TYPE: LOCKER_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: LOCKER_ASYNC_OPTIONS_TYPE,
+} = new ConfigurableModuleBuilder<LockerModuleOptions>({ moduleName: 'Locker' })
+  .setClassMethodName('forRoot')
+  .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .build();

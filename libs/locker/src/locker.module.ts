@@ -1,0 +1,24 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { LockerHealthIndicator } from './health/locker.health';
+import { ConfigurableLockerModule } from './locker-module.definition';
+import { createDatabaseResolverProvider, createResolvedOptionsProvider } from './locker.providers';
+import { LockHandlersExplorer } from './service/lock-handlers.explorer';
+import { LockerService } from './service/locker.service';
+
+/**
+ * Master/standby for a whole service: `LockerModule.forRoot({ locker: { type: 'lease-database' } })`.
+ * See SPEC section 5 and the README for the options.
+ */
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    createResolvedOptionsProvider(),
+    createDatabaseResolverProvider(),
+    LockHandlersExplorer,
+    LockerService,
+    LockerHealthIndicator,
+  ],
+  exports: [LockerService, LockerHealthIndicator],
+})
+export class LockerModule extends ConfigurableLockerModule {}

@@ -1,0 +1,299 @@
+import {
+  IsDataSourceOption,
+  IsDurationOption,
+  IsTablePrefix,
+  DIALECTS,
+  SCHEMA_MODES,
+  parseDuration,
+  validateOptions,
+  type DataSourceOption,
+  type Dialect,
+  type Duration,
+  type SchemaMode,
+} from '@holdfast/core';
+import { Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsDefined,
+  IsIn,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  MaxLength,
+  Validate,
+  ValidateNested,
+  type ValidationArguments,
+  type ValidatorConstraintInterface,
+  ValidatorConstraint,
+} from 'class-validator';
+import { hostname } from 'node:os';
+import { v4 as uuidv4 } from 'uuid';
+import { LockTimingError } from '../errors';
+import type { Locker } from '../lock/locker.interface';
+
+export const LOCKER_TYPES = ['lease-database', 'database', 'shared-file', 'custom'] as const;
+export type LockerType = (typeof LOCKER_TYPES)[number];
+export const STARTUP_MODES = ['block', 'background'] as const;
+export type StartupMode = (typeof STARTUP_MODES)[number];
+
+/** ActiveMQ's LeaseDatabaseLocker: a lease row renewed by keep-alive, no long transaction. */
+export interface LeaseDatabaseLockerOptions {
+  type: 'lease-database';
+  /** Name written to BROKER_NAME; default a unique id per instance (host:pid:uuid). */
+  leaseHolderId?: string;
+  /**
+   * When > 0, the gap between this server's clock and the database clock is measured at start
+   * and a gap larger than this is logged. Leases use the database clock either way.
+   */
+  maxAllowableDiffFromDBTime?: Duration;
+}
+
+/** ActiveMQ's DefaultDatabaseLocker: a transaction holds SELECT ... FOR UPDATE while master. */
+export interface DatabaseLockerOptions {
+  type: 'database';
+}
+
+/** ActiveMQ's SharedFileLocker: an exclusive lock file in a directory every instance shares. */
+export interface SharedFileLockerOptions {
+  type: 'shared-file';
+  directory: string;
+  /** A lock file not refreshed for this long is stale and may be taken (min 2 s; default 10 s). */
+  stale?: Duration;
+}
+
+export interface CustomLockerOptions {
+  type: 'custom';
+  /** Instantiated through the module's injector, so it may inject providers. */
+  useClass: new (...args: any[]) => Locker;
+}
+
+export type LockerKindOptions =
+  LeaseDatabaseLockerOptions | DatabaseLockerOptions | SharedFileLockerOptions | CustomLockerOptions;
+
+export interface LockerModuleOptions {
+  /** The TypeORM DataSource, or the name of a @nestjs/typeorm one (default: the default one). */
+  dataSource?: DataSourceOption;
+  tablePrefix?: string;
+  /** Overrides dialect detection. */
+  dialect?: Dialect;
+  /** What to do with HOLDFAST_LOCK at startup (default 'check'). */
+  schema?: SchemaMode;
+  locker: LockerKindOptions;
+  /** One row / lock file per name (default 'default'). */
+  lockName?: string;
+  /** How often a standby retries, and the length of a lease (default 10 s). */
+  lockAcquireSleepInterval?: Duration;
+  /** A standby's bootstrap fails at once with LockHeldError instead of waiting (default false). */
+  failIfLocked?: boolean;
+  /** How often the master renews its lock (default a third of lockAcquireSleepInterval). */
+  lockKeepAlivePeriod?: Duration;
+  /** false: no locking at all, this instance is master at once (default true). */
+  useLock?: boolean;
+  /** 'block': bootstrap waits until this instance is master (default); 'background': starts as standby. */
+  startup?: StartupMode;
+}
+
+export const LOCKER_DEFAULTS = {
+  lockName: 'default',
+  lockAcquireSleepInterval: 10_000,
+  failIfLocked: false,
+  useLock: true,
+  startup: 'block' as StartupMode,
+  schema: 'check' as SchemaMode,
+  tablePrefix: '',
+  sharedFileStale: 10_000,
+};
+
+/** Options after defaults, durations in ms, and validation: what the module runs on. */
+export interface ResolvedLockerOptions {
+  dataSource?: DataSourceOption;
+  tablePrefix: string;
+  dialect?: Dialect;
+  schema: SchemaMode;
+  locker: LockerKindOptions;
+  lockName: string;
+  lockAcquireSleepInterval: number;
+  failIfLocked: boolean;
+  lockKeepAlivePeriod: number;
+  useLock: boolean;
+  startup: StartupMode;
+  /** This instance's name in BROKER_NAME / the lock file. */
+  instanceId: string;
+  /** lease-database: the warning threshold in ms (0 = no check). */
+  maxAllowableDiffFromDBTime: number;
+  /** shared-file: staleness threshold in ms. */
+  sharedFileStale: number;
+}
+
+@ValidatorConstraint({ name: 'isClass' })
+class IsClassConstraint implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return typeof value === 'function' && typeof (value as { prototype?: unknown }).prototype === 'object';
+  }
+  defaultMessage(_args: ValidationArguments): string {
+    return 'must be a class implementing Locker';
+  }
+}
+
+@ValidatorConstraint({ name: 'minDuration' })
+class MinDurationConstraint implements ValidatorConstraintInterface {
+  validate(value: unknown, args: ValidationArguments): boolean {
+    if (value === undefined) return true;
+    try {
+      return parseDuration(value as Duration) >= (args.constraints[0] as number);
+    } catch {
+      return true; // IsDurationOption reports the malformed value
+    }
+  }
+  defaultMessage(args: ValidationArguments): string {
+    return `must be at least ${args.constraints[0]} ms`;
+  }
+}
+
+class LockerKindSchema {
+  @IsIn(LOCKER_TYPES, { message: `must be one of ${LOCKER_TYPES.join(', ')}` })
+  type!: string;
+}
+
+class LeaseDatabaseLockerSchema extends LockerKindSchema {
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(250)
+  leaseHolderId?: string;
+
+  @IsOptional()
+  @IsDurationOption()
+  maxAllowableDiffFromDBTime?: Duration;
+}
+
+class DatabaseLockerSchema extends LockerKindSchema {}
+
+class SharedFileLockerSchema extends LockerKindSchema {
+  @IsString({ message: 'must be the path of a directory every instance shares' })
+  @IsNotEmpty({ message: 'must be the path of a directory every instance shares' })
+  directory!: string;
+
+  @IsOptional()
+  @IsDurationOption()
+  @Validate(MinDurationConstraint, [2_000])
+  stale?: Duration;
+}
+
+class CustomLockerSchema extends LockerKindSchema {
+  @Validate(IsClassConstraint)
+  useClass!: unknown;
+}
+
+class LockerModuleOptionsSchema {
+  @IsOptional()
+  @IsDataSourceOption()
+  dataSource?: unknown;
+
+  @IsOptional()
+  @IsTablePrefix()
+  tablePrefix?: string;
+
+  @IsOptional()
+  @IsIn(DIALECTS)
+  dialect?: string;
+
+  @IsOptional()
+  @IsIn(SCHEMA_MODES)
+  schema?: string;
+
+  @IsDefined({
+    message: "is required: { type: 'lease-database' | 'database' | 'shared-file' | 'custom', ... }",
+  })
+  @IsObject()
+  @ValidateNested()
+  @Type(() => LockerKindSchema, {
+    keepDiscriminatorProperty: true,
+    discriminator: {
+      property: 'type',
+      subTypes: [
+        { value: LeaseDatabaseLockerSchema, name: 'lease-database' },
+        { value: DatabaseLockerSchema, name: 'database' },
+        { value: SharedFileLockerSchema, name: 'shared-file' },
+        { value: CustomLockerSchema, name: 'custom' },
+      ],
+    },
+  })
+  locker!: LockerKindSchema;
+
+  @IsOptional()
+  @IsString()
+  @IsNotEmpty()
+  @MaxLength(64, { message: 'must be at most 64 characters (HOLDFAST_LOCK.ID is VARCHAR(64))' })
+  lockName?: string;
+
+  @IsOptional()
+  @IsDurationOption()
+  @Validate(MinDurationConstraint, [1])
+  lockAcquireSleepInterval?: Duration;
+
+  @IsOptional()
+  @IsBoolean()
+  failIfLocked?: boolean;
+
+  @IsOptional()
+  @IsDurationOption()
+  @Validate(MinDurationConstraint, [1])
+  lockKeepAlivePeriod?: Duration;
+
+  @IsOptional()
+  @IsBoolean()
+  useLock?: boolean;
+
+  @IsOptional()
+  @IsIn(STARTUP_MODES, { message: `must be one of ${STARTUP_MODES.join(', ')}` })
+  startup?: string;
+}
+
+/** A name unique to this process: host, pid and a random part. */
+export function defaultInstanceId(): string {
+  return `${hostname()}:${process.pid}:${uuidv4().slice(0, 8)}`;
+}
+
+/**
+ * Merges defaults and validates: the one path for forRoot and forRootAsync. Throws
+ * InvalidOptionsError naming each bad option and its value, or LockTimingError.
+ */
+export function resolveLockerOptions(raw: LockerModuleOptions): ResolvedLockerOptions {
+  // The class instance is only for validation: dataSource and useClass must stay the caller's objects.
+  validateOptions(LockerModuleOptionsSchema, raw, 'LockerModule');
+  const interval = parseDuration(
+    raw.lockAcquireSleepInterval ?? LOCKER_DEFAULTS.lockAcquireSleepInterval,
+    'lockAcquireSleepInterval',
+  );
+  const keepAlive =
+    raw.lockKeepAlivePeriod !== undefined
+      ? parseDuration(raw.lockKeepAlivePeriod, 'lockKeepAlivePeriod')
+      : Math.max(1, Math.floor(interval / 3));
+  const useLock = raw.useLock ?? LOCKER_DEFAULTS.useLock;
+  if (useLock && interval <= keepAlive) throw new LockTimingError(interval, keepAlive);
+  const locker = raw.locker;
+  return {
+    dataSource: raw.dataSource,
+    tablePrefix: raw.tablePrefix ?? LOCKER_DEFAULTS.tablePrefix,
+    dialect: raw.dialect,
+    schema: raw.schema ?? LOCKER_DEFAULTS.schema,
+    locker,
+    lockName: raw.lockName ?? LOCKER_DEFAULTS.lockName,
+    lockAcquireSleepInterval: interval,
+    failIfLocked: raw.failIfLocked ?? LOCKER_DEFAULTS.failIfLocked,
+    lockKeepAlivePeriod: keepAlive,
+    useLock,
+    startup: raw.startup ?? LOCKER_DEFAULTS.startup,
+    instanceId: (locker.type === 'lease-database' && locker.leaseHolderId) || defaultInstanceId(),
+    maxAllowableDiffFromDBTime:
+      locker.type === 'lease-database' && locker.maxAllowableDiffFromDBTime !== undefined
+        ? parseDuration(locker.maxAllowableDiffFromDBTime, 'locker.maxAllowableDiffFromDBTime')
+        : 0,
+    sharedFileStale:
+      locker.type === 'shared-file' && locker.stale !== undefined
+        ? parseDuration(locker.stale, 'locker.stale')
+        : LOCKER_DEFAULTS.sharedFileStale,
+  };
+}
