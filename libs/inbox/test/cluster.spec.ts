@@ -1,18 +1,36 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { describeEachDatabase } from '@holdfast/core';
+import { createTestDataSource, describeEachDatabase, TcpProxy } from '@holdfast/core';
 import {
   InboxClusterModeError,
+  InboxHandler,
   InboxHealthIndicator,
   InboxModule,
   INBOX_OPTIONS,
   MessageAcceptor,
   ResolvedInboxOptions,
+  type InboxMessage,
   type InboxModuleOptions,
 } from '../src';
 import { createInboxApp, type InboxTestApp } from './inbox-test-app';
 
 const ORDER = { namespace: 'test', name: 'order-placed' };
+const TYPE = { namespace: 'test', name: 'outage' };
+
+@Injectable()
+class Recorder {
+  readonly ids = new Set<string>();
+  @InboxHandler(TYPE)
+  async handle(message: InboxMessage): Promise<void> {
+    this.ids.add(message.id);
+  }
+}
+
+async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  return condition();
+}
 
 describeEachDatabase(
   'InboxModule cluster modes and module wiring',
@@ -52,6 +70,54 @@ describeEachDatabase(
         expect(b.probe.calls.length).toBeGreaterThan(0);
         expect(await rowCount()).toBe(0);
       });
+
+      it('keeps its delivery loop alive while the connection is cut and catches up afterwards', async () => {
+        const proxy = new TcpProxy(ctx.db === 'postgres' ? 5432 : 3306);
+        const port = await proxy.start();
+        const cutSource = await createTestDataSource(ctx.db, { port, poolSize: 2 });
+        const node = await Test.createTestingModule({
+          imports: [
+            InboxModule.forRoot({
+              dataSource: cutSource,
+              tablePrefix: ctx.prefix,
+              schema: 'create',
+              pollInterval: '100ms',
+            }),
+          ],
+          providers: [Recorder],
+        })
+          .compile()
+          .then((m) => m.init());
+        const writer = await Test.createTestingModule({
+          imports: [
+            InboxModule.forRoot({ dataSource: ctx.dataSource, tablePrefix: ctx.prefix, deliver: false }),
+          ],
+        })
+          .compile()
+          .then((m) => m.init());
+        try {
+          const recorder = node.get(Recorder);
+          const accept = (n: number, tag: string) =>
+            writer
+              .get(MessageAcceptor)
+              .acceptAll(Array.from({ length: n }, (_, i) => ({ id: `${tag}${i}`, type: TYPE, payload: i })));
+          await accept(5, 'before');
+          expect(await until(() => recorder.ids.size === 5, 10_000)).toBe(true);
+
+          proxy.cut();
+          await accept(5, 'during');
+          await new Promise((r) => setTimeout(r, 1_000)); // several failed polls
+          expect(recorder.ids.size).toBe(5);
+
+          proxy.restore();
+          expect(await until(() => recorder.ids.size === 10, 20_000)).toBe(true);
+        } finally {
+          await writer.close();
+          await node.close().catch(() => undefined);
+          await cutSource.destroy().catch(() => undefined);
+          await proxy.stop();
+        }
+      }, 40_000);
     } else {
       it('refuses competing mode on SQLite', async () => {
         const error = await createInboxApp(ctx, { cluster: 'competing' }).catch((e: Error) => e);

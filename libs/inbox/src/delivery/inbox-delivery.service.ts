@@ -210,10 +210,19 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     }
 
     const delivered: string[] = [];
-    await Promise.all(
+    const outcomes = await Promise.allSettled(
       [...groups.values()].map((items) => this.deliverGroup(items, now, started, delivered, report)),
     );
+    // Delete what was delivered even if recording a failure of another group hit a database
+    // error (that group's messages come back after their lease).
     if (delivered.length) await withTransientRetry(() => this.connection.queries.deleteDelivered(delivered));
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected') {
+        this.logger.error(
+          `Could not record a delivery outcome: ${(outcome.reason as Error)?.message ?? outcome.reason}`,
+        );
+      }
+    }
     report.delivered = delivered.length;
     this.metrics.batchDuration.record(monotonicMillis() - started);
     return report;
