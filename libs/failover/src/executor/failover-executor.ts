@@ -30,6 +30,8 @@ const TIMED_OUT = Symbol('timed-out');
 /** Per-failover pieces built on first use. */
 interface Runtime {
   keyGenerator: KeyGenerator;
+  /** rawKey -> UUID, so a hot key does not pay an MD5 per call (bounded). */
+  keys: Map<string, string>;
   splitter?: PayloadSplitter;
   breaker?: CircuitBreakerPolicy;
   /** The type of one stored entry: the element type when a splitter stores slices. */
@@ -62,7 +64,8 @@ export class FailoverExecutor {
     upstream: (...args: any[]) => unknown,
     args: unknown[],
   ): Promise<T | null> {
-    const store = await this.stores.forCall();
+    const forCall = this.stores.forCall();
+    const store = forCall instanceof Promise ? await forCall : forCall;
     const runtime = this.runtime(meta);
     let value: T;
     try {
@@ -72,7 +75,10 @@ export class FailoverExecutor {
     } catch (error) {
       return this.recover<T>(meta, runtime, store, args, error);
     }
-    if (value !== null && value !== undefined) await this.keep(meta, runtime, store, args, value);
+    if (value !== null && value !== undefined) {
+      const kept = this.keep(meta, runtime, store, args, value);
+      if (kept) await kept;
+    }
     this.metrics.call(meta.name, 'success');
     return value;
   }
@@ -117,9 +123,19 @@ export class FailoverExecutor {
         )
       : undefined;
     const entryType = splitter && Array.isArray(meta.type) ? meta.type[0] : meta.type;
-    runtime = { keyGenerator, splitter, breaker, entryType };
+    runtime = { keyGenerator, keys: new Map(), splitter, breaker, entryType };
     this.runtimes.set(meta, runtime);
     return runtime;
+  }
+
+  private key(meta: FailoverMetadata, runtime: Runtime, rawKey: string): string {
+    let key = runtime.keys.get(rawKey);
+    if (key === undefined) {
+      key = failoverKey(meta.effectiveName, rawKey);
+      if (runtime.keys.size >= 1_000) runtime.keys.clear();
+      runtime.keys.set(rawKey, key);
+    }
+    return key;
   }
 
   private entry<T>(
@@ -131,34 +147,37 @@ export class FailoverExecutor {
     const asOf = new Date();
     return {
       name: meta.effectiveName,
-      key: failoverKey(meta.effectiveName, runtime.keyGenerator.key(args)),
+      key: this.key(meta, runtime, runtime.keyGenerator.key(args)),
       asOf,
       expireOn: new Date(asOf.getTime() + meta.expiryMs),
       payload,
     };
   }
 
-  /** Stores the value, or each of its slices; never throws. */
-  private async keep(
+  /** Stores the value, or each of its slices; never throws. A promise only when the caller must wait. */
+  private keep(
+    meta: FailoverMetadata,
+    runtime: Runtime,
+    store: FailoverStore,
+    args: unknown[],
+    value: unknown,
+  ): Promise<void> | undefined {
+    if (!runtime.splitter) {
+      return this.writer.store(store, meta.name, this.entry(meta, runtime, args, value), runtime.entryType);
+    }
+    return this.keepSlices(meta, runtime, store, args, value);
+  }
+
+  private async keepSlices(
     meta: FailoverMetadata,
     runtime: Runtime,
     store: FailoverStore,
     args: unknown[],
     value: unknown,
   ): Promise<void> {
-    if (!runtime.splitter) {
-      const write = this.writer.store(
-        store,
-        meta.name,
-        this.entry(meta, runtime, args, value),
-        runtime.entryType,
-      );
-      if (write) await write;
-      return;
-    }
     let slices;
     try {
-      slices = runtime.splitter.splitOnStore(args, value);
+      slices = runtime.splitter!.splitOnStore(args, value);
     } catch (error) {
       this.splitterFailed(meta, 'splitOnStore', error);
       return;
@@ -245,7 +264,7 @@ export class FailoverExecutor {
       throw error;
     }
     const rawKey = runtime.keyGenerator.key(args);
-    const key = failoverKey(meta.effectiveName, rawKey);
+    const key = this.key(meta, runtime, rawKey);
     const recovered = runtime.splitter
       ? await this.gather<T>(meta, runtime, store, args, error)
       : await this.lookup<T>(meta, store, key, runtime.entryType).then(
