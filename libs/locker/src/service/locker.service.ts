@@ -279,6 +279,8 @@ export class LockerService
     if (term !== this.term || this._role !== 'master') return;
     this.term++;
     this._role = 'standby';
+    // From here on, the acquire attempts report the store's health (AbstractLocker.lastError).
+    this._lastError = undefined;
     this.clearTimers();
     this.metrics.lost.add(1, { lock: this.lockName, reason });
     this.logger.warn(

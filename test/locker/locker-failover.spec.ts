@@ -1,0 +1,149 @@
+/**
+ * Master/standby with real processes (child_process.fork), per locker and database:
+ * exactly one master among three, SIGKILL of the master → a standby takes over (time recorded),
+ * graceful stop → a standby takes over, the lease locker ignores skewed app clocks, and a lease
+ * master cut off from the database (TcpProxy) demotes before anyone else can acquire.
+ */
+import {
+  TcpProxy,
+  monotonicMillis,
+  tempSqliteFile,
+  testDatabases,
+  uniqueTablePrefix,
+  type TestDatabase,
+} from '@holdfast/core';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LockerCluster, overlaps } from './cluster';
+import type { WorkerConfig } from './workers/locker-worker';
+
+const INTERVAL = 1_000;
+const KEEP_ALIVE = 250;
+const NAMES = ['a', 'b', 'c'];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const SERVER_PORTS: Record<TestDatabase, number> = { sqlite: 0, postgres: 5432, mariadb: 3306 };
+
+jest.setTimeout(90_000);
+
+/** Three instances; checks one master, then SIGKILL and graceful-stop takeovers. Returns the times. */
+async function handoverScenario(
+  label: string,
+  base: Omit<WorkerConfig, 'name'>,
+  skews: number[] = [0, 0, 0],
+): Promise<void> {
+  const cluster = new LockerCluster();
+  try {
+    const started = monotonicMillis();
+    NAMES.forEach((name, i) => cluster.spawn({ ...base, name, skewMs: skews[i] }));
+    await Promise.all(NAMES.map((n) => cluster.next(n, 'ready', 60_000)));
+    const first = await cluster.firstAcquired(NAMES, started);
+
+    // Several lockAcquireSleepIntervals: every standby polled a few times and none got in.
+    await sleep(3 * INTERVAL);
+    const roles = await Promise.all(NAMES.map((n) => cluster.status(n)));
+    expect(roles.filter((s) => s.role === 'master').map((s) => s.name)).toEqual([first.name]);
+    expect(roles.filter((s) => s.role === 'standby')).toHaveLength(2);
+
+    const killedAt = await cluster.kill(first.name);
+    const standbys = NAMES.filter((n) => n !== first.name);
+    const second = await cluster.firstAcquired(standbys, killedAt);
+    const afterKill = second.at - killedAt;
+
+    const stoppedAt = await cluster.stop(second.name);
+    const last = NAMES.filter((n) => n !== first.name && n !== second.name);
+    const third = await cluster.firstAcquired(last, stoppedAt);
+    const afterStop = third.at - stoppedAt;
+
+    expect(overlaps(cluster.terms({ [first.name]: killedAt }))).toEqual([]);
+    const finalRoles = await Promise.all(last.map((n) => cluster.status(n)));
+    expect(finalRoles.map((s) => s.role)).toEqual(['master']);
+    console.log(
+      `[locker e2e] ${label}: takeover after SIGKILL ${afterKill} ms, after graceful stop ${afterStop} ms ` +
+        `(lockAcquireSleepInterval ${INTERVAL} ms)`,
+    );
+  } finally {
+    await cluster.closeAll();
+  }
+}
+
+for (const db of testDatabases()) {
+  describe(`LockerModule across processes [${db}]`, () => {
+    const shared = () => ({
+      db,
+      sqliteFile: db === 'sqlite' ? tempSqliteFile('locker-e2e') : undefined,
+      prefix: uniqueTablePrefix(`lk_${db}`),
+      interval: INTERVAL,
+      keepAlive: KEEP_ALIVE,
+    });
+
+    it('lease-database: one master among 3 processes with app clocks skewed by -1 h, 0, +1 h; SIGKILL and stop hand over', async () => {
+      await handoverScenario(
+        `lease-database/${db}`,
+        { ...shared(), locker: { type: 'lease-database' } },
+        [-3_600_000, 0, 3_600_000],
+      );
+    });
+
+    it('database: one master among 3 processes; SIGKILL and stop hand over', async () => {
+      await handoverScenario(`database/${db}`, { ...shared(), locker: { type: 'database' } });
+    });
+
+    if (db !== 'sqlite') {
+      it('lease-database: a master cut off from the database demotes before another instance acquires, then recovers as standby', async () => {
+        const proxy = new TcpProxy(SERVER_PORTS[db]);
+        await proxy.start();
+        const cluster = new LockerCluster();
+        try {
+          const base = { ...shared(), locker: { type: 'lease-database' as const } };
+          cluster.spawn({ ...base, name: 'cut', port: proxy.port });
+          await cluster.next('cut', 'acquired', 60_000);
+          cluster.spawn({ ...base, name: 'direct' });
+          await cluster.next('direct', 'ready', 60_000);
+          await sleep(INTERVAL);
+          expect((await cluster.status('direct')).role).toBe('standby');
+
+          const cutAt = monotonicMillis();
+          proxy.cut();
+          const lost = await cluster.next('cut', 'lost', 30_000, cutAt);
+          const acquired = await cluster.next('direct', 'acquired', 30_000, cutAt);
+          expect(lost.reason).toBe('keep-alive-failed');
+          expect(lost.at).toBeLessThan(acquired.at);
+          console.log(
+            `[locker e2e] lease cut/${db}: demoted ${lost.at - cutAt} ms after the cut, other instance master after ${acquired.at - cutAt} ms`,
+          );
+
+          proxy.restore();
+          // Recovered: its acquire attempts reach the database again and it stays standby.
+          let status = await cluster.status('cut');
+          for (let i = 0; i < 50 && status.lastError !== undefined; i++) {
+            await sleep(200);
+            status = await cluster.status('cut');
+          }
+          expect(status.role).toBe('standby');
+          expect(status.lastError).toBeUndefined();
+          expect(status.holder).toBe((await cluster.status('direct')).instanceId);
+
+          const killedAt = await cluster.kill('direct');
+          await cluster.next('cut', 'acquired', 30_000, killedAt);
+          expect(overlaps(cluster.terms({ direct: killedAt }))).toEqual([]);
+        } finally {
+          await cluster.closeAll();
+          await proxy.stop();
+        }
+      });
+    }
+  });
+}
+
+describe('LockerModule across processes [shared-file]', () => {
+  it('shared-file: one master among 3 processes; SIGKILL (stale lock) and stop hand over', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'locker-e2e-file-'));
+    await handoverScenario('shared-file', {
+      prefix: '',
+      interval: INTERVAL,
+      keepAlive: KEEP_ALIVE,
+      locker: { type: 'shared-file', directory, stale: 2_000 },
+    });
+  });
+});
