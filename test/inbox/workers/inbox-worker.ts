@@ -2,15 +2,16 @@
  * One inbox node for the multi-process test: delivers messages of type bench:item and reports
  * every id it handles to the parent over IPC before the batch is committed (so a SIGKILL right
  * after a report lands in the middle of a batch).
- * argv: <db> <tablePrefix> <visibilityTimeout ms>
+ * argv: <db> <tablePrefix> <visibilityTimeout ms> [competing|leader] [sqlite file]
  */
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { createTestDataSource, type TestDatabase } from '@holdfast/core';
 import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
+import { SimbaModule } from '@holdfast/simba';
 
-const [db, prefix, visibility] = process.argv.slice(2);
+const [db, prefix, visibility, mode = 'competing', sqliteFile] = process.argv.slice(2);
 const send = (message: unknown) => process.send?.(message);
 
 @Injectable()
@@ -24,7 +25,7 @@ class Handler {
 }
 
 async function main(): Promise<void> {
-  const dataSource = await createTestDataSource(db as TestDatabase, { poolSize: 4 });
+  const dataSource = await createTestDataSource(db as TestDatabase, { poolSize: 4, sqliteFile });
   @Module({
     imports: [
       InboxModule.forRoot({
@@ -34,8 +35,20 @@ async function main(): Promise<void> {
         pollInterval: '100ms',
         batchSize: 100,
         visibilityTimeout: Number(visibility),
-        cluster: 'competing',
+        cluster: mode as 'competing' | 'leader',
       }),
+      // Leader mode: the owner of the Simba mutex delivers; a killed owner is replaced after ttl + transition.
+      ...(mode === 'leader'
+        ? [
+            SimbaModule.forRoot({
+              dataSource,
+              tablePrefix: prefix,
+              schema: 'create',
+              ttl: '3s',
+              transition: '2s',
+            }),
+          ]
+        : []),
     ],
     providers: [Handler],
   })
