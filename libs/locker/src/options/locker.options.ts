@@ -2,6 +2,7 @@ import {
   IsDataSourceOption,
   IsDurationOption,
   IsTablePrefix,
+  NestedOptions,
   DIALECTS,
   SCHEMA_MODES,
   parseDuration,
@@ -11,7 +12,6 @@ import {
   type Duration,
   type SchemaMode,
 } from '@holdfast/core';
-import { Type } from 'class-transformer';
 import {
   IsBoolean,
   IsDefined,
@@ -22,7 +22,6 @@ import {
   IsString,
   MaxLength,
   Validate,
-  ValidateNested,
   type ValidationArguments,
   type ValidatorConstraintInterface,
   ValidatorConstraint,
@@ -171,8 +170,8 @@ class LeaseDatabaseLockerSchema extends LockerKindSchema {
 class DatabaseLockerSchema extends LockerKindSchema {}
 
 class SharedFileLockerSchema extends LockerKindSchema {
-  @IsString({ message: 'must be the path of a directory every instance shares' })
-  @IsNotEmpty({ message: 'must be the path of a directory every instance shares' })
+  @IsString({ message: 'must be a string: the path of a directory every instance shares' })
+  @IsNotEmpty({ message: 'must not be empty' })
   directory!: string;
 
   @IsOptional()
@@ -185,6 +184,13 @@ class CustomLockerSchema extends LockerKindSchema {
   @Validate(IsClassConstraint)
   useClass!: unknown;
 }
+
+const LOCKER_SCHEMAS: Record<string, new () => object> = {
+  'lease-database': LeaseDatabaseLockerSchema,
+  database: DatabaseLockerSchema,
+  'shared-file': SharedFileLockerSchema,
+  custom: CustomLockerSchema,
+};
 
 class LockerModuleOptionsSchema {
   @IsOptional()
@@ -207,19 +213,7 @@ class LockerModuleOptionsSchema {
     message: "is required: { type: 'lease-database' | 'database' | 'shared-file' | 'custom', ... }",
   })
   @IsObject()
-  @ValidateNested()
-  @Type(() => LockerKindSchema, {
-    keepDiscriminatorProperty: true,
-    discriminator: {
-      property: 'type',
-      subTypes: [
-        { value: LeaseDatabaseLockerSchema, name: 'lease-database' },
-        { value: DatabaseLockerSchema, name: 'database' },
-        { value: SharedFileLockerSchema, name: 'shared-file' },
-        { value: CustomLockerSchema, name: 'custom' },
-      ],
-    },
-  })
+  @NestedOptions((value) => LOCKER_SCHEMAS[String(value.type)] ?? LockerKindSchema)
   locker!: LockerKindSchema;
 
   @IsOptional()
