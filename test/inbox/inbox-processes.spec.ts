@@ -1,0 +1,214 @@
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { Test } from '@nestjs/testing';
+import {
+  createTestDataSource,
+  forkTs,
+  SchemaManager,
+  sqlClientFor,
+  tempSqliteFile,
+  testDatabases,
+  uniqueTablePrefix,
+  waitForExit,
+  waitForMessage,
+  type TestDatabase,
+} from '@holdfast/core';
+import { COR_MESSAGE_TABLE, InboxModule, MessageAcceptor } from '@holdfast/inbox';
+
+const WORKER = join(__dirname, 'workers', 'inbox-worker.ts');
+const LEADER_MESSAGES = 2_000;
+
+/**
+ * Inbox nodes as real processes.
+ *
+ * Leader mode across processes on every database (SQLite's only mode): two nodes, only the Simba
+ * mutex owner delivers; the owner is SIGKILLed mid-batch and a standby takes over.
+ */
+describe('inbox leader mode across processes', () => {
+  it.each(testDatabases())(
+    '[%s] one node delivers at a time and a standby finishes after the leader is killed',
+    async (db) => {
+      const sqliteFile = db === 'sqlite' ? tempSqliteFile('inbox-leader') : undefined;
+      const dataSource = await createTestDataSource(db, { sqliteFile });
+      const sql = sqlClientFor(dataSource);
+      const prefix = uniqueTablePrefix(`inbox_leader_${db}`);
+      const table = `${prefix}COR_MESSAGE`;
+      const workers = new Set<ChildProcess>();
+      try {
+        await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, prefix, 'create');
+        const app = await Test.createTestingModule({
+          imports: [
+            InboxModule.forRoot({
+              dataSource,
+              tablePrefix: prefix,
+              schema: 'check',
+              deliver: false,
+              cluster: 'leader',
+            }),
+          ],
+        })
+          .compile()
+          .then((m) => m.init());
+        const ids = (
+          await app.get(MessageAcceptor).acceptAll(
+            Array.from({ length: LEADER_MESSAGES }, (_, i) => ({
+              type: { namespace: 'crash', name: 'item' },
+              payload: { i },
+            })),
+          )
+        ).map((r) => r.id);
+        await app.close();
+
+        const deliveredBy = new Map<string, number[]>();
+        const killed = new Set<number>();
+        const spawn = (): ChildProcess => {
+          const child = forkTs(WORKER, [db, prefix, '3000', 'leader', sqliteFile ?? '']);
+          workers.add(child);
+          child.on('exit', () => workers.delete(child));
+          child.on('message', (m: { t: string; id?: string; pid?: number }) => {
+            if (m.t !== 'delivered' || !m.id) return;
+            deliveredBy.set(m.id, [...(deliveredBy.get(m.id) ?? []), m.pid!]);
+            if (!killed.size && deliveredBy.size >= LEADER_MESSAGES / 4) {
+              killed.add(child.pid!);
+              child.kill('SIGKILL'); // mid-batch: it just reported a message it has not committed
+              spawn();
+            }
+          });
+          return child;
+        };
+        const first = [spawn(), spawn()];
+        await Promise.all(first.map((c) => waitForMessage(c, (m: { t: string }) => m.t === 'ready', 60_000)));
+
+        const deadline = Date.now() + 90_000;
+        let remaining = -1;
+        while (Date.now() < deadline) {
+          remaining = Number((await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`))[0].c);
+          if (remaining === 0 && deliveredBy.size === LEADER_MESSAGES) break;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+        const deliveries = [...deliveredBy.values()].flat();
+        const livePids = new Set(deliveries.filter((pid) => !killed.has(pid)));
+        console.log(
+          `[inbox leader ${db}] ${LEADER_MESSAGES} messages, 2 nodes + 1 replacement, 1 SIGKILL: ` +
+            `${deliveredBy.size} distinct ids, ${deliveries.length - deliveredBy.size} duplicate deliveries, ` +
+            `${livePids.size} surviving node(s) delivered, ${remaining} rows left`,
+        );
+        expect(killed.size).toBe(1);
+        expect(remaining).toBe(0);
+        expect(ids.filter((id) => !deliveredBy.has(id))).toEqual([]);
+        // Only the leader delivers: after the kill exactly one surviving node took over.
+        expect(livePids.size).toBe(1);
+      } finally {
+        for (const child of [...workers]) child.send?.({ t: 'stop' });
+        await Promise.all([...workers].map((c) => waitForExit(c, 10_000)));
+        await sql.execute(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+        await sql.execute(`DROP TABLE IF EXISTS ${prefix}simba_mutex`).catch(() => undefined);
+        await dataSource.destroy();
+      }
+    },
+    150_000,
+  );
+});
+
+const CRASH_MESSAGES = Number(process.env.HOLDFAST_INBOX_CRASH_MESSAGES ?? 10_000);
+const WORKERS = 3;
+const KILLS = 5;
+const VISIBILITY_MS = 3_000;
+
+// Competing delivery needs SKIP LOCKED: PostgreSQL and MariaDB.
+const databases = testDatabases().filter((db): db is Exclude<TestDatabase, 'sqlite'> => db !== 'sqlite');
+
+// Competing delivery (SKIP LOCKED) exists on PostgreSQL and MariaDB only.
+if (databases.length)
+  describe('inbox across processes with SIGKILL', () => {
+    it.each(databases)(
+      `[%s] delivers each of ${CRASH_MESSAGES} messages at least once while workers are SIGKILLed mid-batch`,
+      async (db) => {
+        const dataSource = await createTestDataSource(db);
+        const sql = sqlClientFor(dataSource);
+        const prefix = uniqueTablePrefix(`inbox_crash_${db}`);
+        const table = `${prefix}COR_MESSAGE`;
+        const workers = new Set<ChildProcess>();
+        try {
+          await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, prefix, 'create');
+          const moduleRef = await Test.createTestingModule({
+            imports: [
+              InboxModule.forRoot({ dataSource, tablePrefix: prefix, schema: 'check', deliver: false }),
+            ],
+          }).compile();
+          const app = await moduleRef.init();
+          const ids = (
+            await app.get(MessageAcceptor).acceptAll(
+              Array.from({ length: CRASH_MESSAGES }, (_, i) => ({
+                type: { namespace: 'crash', name: 'item' },
+                payload: { i },
+              })),
+            )
+          ).map((r) => r.id);
+          await app.close();
+          expect(new Set(ids).size).toBe(CRASH_MESSAGES);
+
+          const seen = new Map<string, number>();
+          const deliveredBy = new Map<string, number[]>();
+          const killedPids = new Set<number>();
+          let reports = 0;
+          let kills = 0;
+          let nextKillAt = Math.floor(CRASH_MESSAGES / (KILLS + 2));
+          const spawn = (): ChildProcess => {
+            const child = forkTs(WORKER, [db, prefix, String(VISIBILITY_MS)]);
+            workers.add(child);
+            child.on('exit', () => workers.delete(child));
+            child.on('message', (m: { t: string; id?: string; pid?: number }) => {
+              if (m.t !== 'delivered' || !m.id) return;
+              seen.set(m.id, (seen.get(m.id) ?? 0) + 1);
+              deliveredBy.set(m.id, [...(deliveredBy.get(m.id) ?? []), m.pid!]);
+              reports++;
+              if (kills < KILLS && reports >= nextKillAt && child.exitCode === null && !child.killed) {
+                // This worker just reported a message of a batch it has not committed yet.
+                killedPids.add(child.pid!);
+                child.kill('SIGKILL');
+                kills++;
+                nextKillAt = reports + Math.floor(CRASH_MESSAGES / (KILLS + 2));
+                spawn();
+              }
+            });
+            return child;
+          };
+          const first = Array.from({ length: WORKERS }, spawn);
+          await Promise.all(
+            first.map((c) => waitForMessage(c, (m: { t: string }) => m.t === 'ready', 60_000)),
+          );
+
+          const deadline = Date.now() + 150_000;
+          let remaining = -1;
+          while (Date.now() < deadline) {
+            remaining = Number((await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`))[0].c);
+            if (remaining === 0 && seen.size === CRASH_MESSAGES) break;
+            await new Promise((r) => setTimeout(r, 250));
+          }
+          const duplicates = [...seen.values()].reduce((sum, n) => sum + n - 1, 0);
+          // Reported on purpose: at-least-once delivery redelivers what a killed worker had in hand.
+          console.log(
+            `[inbox crash ${db}] ${CRASH_MESSAGES} messages, ${WORKERS} workers, ${kills} SIGKILLs: ` +
+              `${seen.size} distinct ids delivered, ${duplicates} duplicate deliveries, ${remaining} rows left`,
+          );
+          expect(kills).toBe(KILLS);
+          expect(remaining).toBe(0);
+          expect(ids.filter((id) => !seen.has(id))).toEqual([]);
+          expect(seen.size).toBe(CRASH_MESSAGES);
+          // A message is delivered twice only when a killed worker had it: live workers never
+          // deliver the same row at once (claims with SKIP LOCKED and a lease).
+          const unexplained = [...deliveredBy.entries()].filter(
+            ([, pids]) => pids.length > 1 && !pids.some((pid) => killedPids.has(pid)),
+          );
+          expect(unexplained).toEqual([]);
+        } finally {
+          for (const child of [...workers]) child.send?.({ t: 'stop' });
+          await Promise.all([...workers].map((c) => waitForExit(c, 10_000)));
+          await sql.execute(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+          await dataSource.destroy();
+        }
+      },
+      240_000,
+    );
+  });
