@@ -249,6 +249,33 @@ describeEachDatabase(
       expect((await management.list())[0].id).toBe('keep');
     });
 
+    it('applies defaultTtl to messages without ttl or expiration', async () => {
+      const clock = new TestClock();
+      const { acceptor, management } = await open({ clock: clock.read, defaultTtl: 'PT1H', deliver: false });
+      await acceptor.accept({ id: 'd1', type: ORDER, payload: 1 });
+      await acceptor.accept({ id: 'd2', type: ORDER, payload: 1, ttl: 'PT5M' });
+      const d1 = (await management.get('d1'))!;
+      expect(d1.ttl).toBe('PT1H');
+      expect(d1.expiration!.getTime()).toBe(clock.now + 3_600_000);
+      expect((await management.get('d2'))!.ttl).toBe('PT5M');
+    });
+
+    it('counts a payload that cannot be decoded as a failed attempt and goes on', async () => {
+      const { acceptor, delivery, management, probe } = await open({ retry: { jitter: 0 } });
+      await acceptor.accept({ id: 'good', type: ORDER, payload: { ok: true } });
+      const d = ctx.sql.dialect;
+      await ctx.sql.execute(
+        `INSERT INTO ${table()} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD, INSERTED, RETRIES) ` +
+          `VALUES (${d.placeholders(6)}, 0)`,
+        ['corrupt', 'json', 'test', 'order-placed', Buffer.from('{not json'), 1],
+      );
+      expect(await delivery.deliverDue()).toMatchObject({ claimed: 2, delivered: 1, failed: 1 });
+      expect(probe.calls.map((m) => m.id)).toEqual(['good']);
+      const info = (await management.get('corrupt'))!;
+      expect(info.status).toBe('retrying');
+      expect(info.error).toContain("cannot be decoded as 'json'");
+    });
+
     it('fail-first stops a group at its first failure; all carries on, in INSERTED order', async () => {
       const groupBy = (m: InboxMessage) => (m.payload as { g: string }).g;
       const messages = ['a1', 'a2', 'a3', 'b1', 'b2'].map((id) => ({
