@@ -66,13 +66,20 @@ export class MessageAcceptor {
     const chunks: NewMessageRow[][] = [];
     for (let i = 0; i < fresh.length; i += size) chunks.push(fresh.slice(i, i + size));
     let next = 0;
+    let failure: { error: unknown } | undefined;
     await Promise.all(
       Array.from({ length: Math.min(ACCEPT_PARALLELISM, chunks.length) }, async () => {
-        while (next < chunks.length) {
-          for (const id of await this.insertChunk(chunks[next++], now)) accepted.set(id, true);
+        // After a failure no new chunk starts; the ones running finish before the error is thrown.
+        while (next < chunks.length && !failure) {
+          try {
+            for (const id of await this.insertChunk(chunks[next++], now)) accepted.set(id, true);
+          } catch (error) {
+            failure ??= { error };
+          }
         }
       }),
     );
+    if (failure) throw failure.error;
     const results: AcceptResult[] = [];
     const reported = new Set<string>();
     for (const row of rows) {
