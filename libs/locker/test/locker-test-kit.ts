@@ -1,4 +1,4 @@
-import { Injectable, type Provider } from '@nestjs/common';
+import { Injectable, type DynamicModule, type Provider } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import {
   LockerModule,
@@ -25,6 +25,7 @@ export interface TestInstance {
 export async function lockerInstance(
   options: LockerModuleOptions,
   providers: Provider[] = [],
+  imports: DynamicModule[] = [],
 ): Promise<TestInstance> {
   const events: RecordedEvent[] = [];
 
@@ -42,7 +43,7 @@ export async function lockerInstance(
   }
 
   const moduleRef = await Test.createTestingModule({
-    imports: [LockerModule.forRoot(options)],
+    imports: [...imports, LockerModule.forRoot(options)],
     providers: [Recorder, ...providers],
   }).compile();
   let closed = false;

@@ -1,0 +1,90 @@
+import { LockHeldError } from '@holdfast/locker';
+import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { lockerInstance, sleep, waitUntil, type TestInstance } from './locker-test-kit';
+
+const INTERVAL = 500;
+const KEEP_ALIVE = 120;
+
+describe('shared-file locker', () => {
+  const open: TestInstance[] = [];
+  let directory: string;
+  beforeEach(() => {
+    directory = mkdtempSync(join(tmpdir(), 'locker-file-'));
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((i) => i.close()));
+  });
+
+  const start = async (extra: { failIfLocked?: boolean; startup?: 'block' | 'background' } = {}) => {
+    const instance = await lockerInstance({
+      locker: { type: 'shared-file', directory, stale: 2_000 },
+      lockAcquireSleepInterval: INTERVAL,
+      lockKeepAlivePeriod: KEEP_ALIVE,
+      startup: 'background',
+      ...extra,
+    });
+    open.push(instance);
+    return instance;
+  };
+
+  const lostThenReacquired = async (instance: TestInstance) => {
+    await waitUntil(() => instance.events.some((e) => e.type === 'lost'), 10_000, 'lost');
+    expect(instance.events.find((e) => e.type === 'lost')).toMatchObject({ reason: 'keep-alive-false' });
+    // Back to acquiring in-process: nobody else holds it, so it becomes master again.
+    await waitUntil(
+      () => instance.events.filter((e) => e.type === 'acquired').length === 2,
+      15_000,
+      're-acquire',
+    );
+    expect(instance.events.map((e) => e.type)).toEqual(['acquired', 'lost', 'acquired']);
+  };
+
+  it('holds an exclusive lock and names the holder in the owner file', async () => {
+    const master = await start({ startup: 'block' });
+    await master.init();
+    expect(master.locker.isMaster).toBe(true);
+    expect(readFileSync(join(directory, 'default.owner'), 'utf8').split('\n')[0]).toBe(
+      master.locker.instanceId,
+    );
+    const standby = await start();
+    await standby.init();
+    await sleep(3 * INTERVAL);
+    expect(standby.locker.role).toBe('standby');
+    expect(await standby.locker.readHolder()).toBe(master.locker.instanceId);
+    await master.close();
+    await waitUntil(() => standby.locker.isMaster, 10_000, 'takeover after release');
+  });
+
+  it('failIfLocked fails at once with LockHeldError', async () => {
+    const master = await start({ startup: 'block' });
+    await master.init();
+    const standby = await start({ failIfLocked: true });
+    const error = await standby.init().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockHeldError);
+    expect((error as LockHeldError).holder).toBe(master.locker.instanceId);
+  });
+
+  it('demotes when the lock file is deleted behind its back', async () => {
+    const instance = await start({ startup: 'block' });
+    await instance.init();
+    rmSync(join(directory, 'default.lock'), { recursive: true, force: true });
+    await lostThenReacquired(instance);
+  });
+
+  it('demotes when the owner file is rewritten behind its back', async () => {
+    const instance = await start({ startup: 'block' });
+    await instance.init();
+    writeFileSync(join(directory, 'default.owner'), 'someone-else\n');
+    await lostThenReacquired(instance);
+  });
+
+  it("demotes when the lock file's mtime is changed behind its back (proper-lockfile reports it compromised)", async () => {
+    const instance = await start({ startup: 'block' });
+    await instance.init();
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(join(directory, 'default.lock'), past, past);
+    await lostThenReacquired(instance);
+  });
+});
