@@ -90,7 +90,18 @@ function lazyStore(get: () => FailoverStore): FailoverStore {
       return t().description;
     },
     store: (entry, type) => t().store(entry, type),
+    storeMany: async (items) => {
+      const store = t();
+      if (store.storeMany) return store.storeMany(items);
+      for (const item of items) await store.store(item.entry, item.type);
+    },
     find: (name, key, type) => t().find(name, key, type),
+    findAll: (name, type) => (t().findAll ? t().findAll!(name, type) : Promise.resolve([])),
+    countLive: (name, now) => {
+      const store = t();
+      if (!store.countLive) return Promise.reject(new Error(`${store.description ?? 'this store'} cannot count entries`));
+      return store.countLive(name, now);
+    },
     delete: (name, key) => t().delete(name, key),
     cleanByExpiry: (expiry) => t().cleanByExpiry(expiry),
     now: () => (t().now ? t().now!() : Promise.resolve(new Date())),
