@@ -107,6 +107,21 @@ export class LockerCluster {
     return at;
   }
 
+  /** Releases the lock in-process (LockerService.stop(), as on shutdown); returns the request time. */
+  async release(name: string): Promise<number> {
+    const at = monotonicMillis();
+    this.get(name).child.send({ type: 'release' });
+    await this.next(name, 'released', 15_000, at);
+    return at;
+  }
+
+  /** Makes a released instance wait for the lock again, as a standby. */
+  async rejoin(name: string): Promise<void> {
+    const at = monotonicMillis();
+    this.get(name).child.send({ type: 'rejoin' });
+    await this.next(name, 'rejoined', 15_000, at);
+  }
+
   /**
    * Mastership terms of every instance from its acquired/lost messages; a term still open ends
    * at `now` (or at the kill time passed in `ended`).
@@ -117,7 +132,7 @@ export class LockerCluster {
       let from: number | undefined;
       for (const m of messages) {
         if (m.type === 'acquired') from = m.at;
-        if ((m.type === 'lost' || m.type === 'stopped') && from !== undefined) {
+        if ((m.type === 'lost' || m.type === 'stopped' || m.type === 'released') && from !== undefined) {
           result.push({ name, from, to: m.at });
           from = undefined;
         }

@@ -5,6 +5,7 @@ import { demoDatabaseOptions } from './database.config';
 import { FailoverDemoModule } from './failover/failover-demo.module';
 import { SimbaDemoModule } from './simba/simba-demo.module';
 import { InboxDemoModule } from './inbox/inbox-demo.module';
+import { LockerDemoModule } from './locker/locker-demo.module';
 import { StatusController } from './status/status.controller';
 
 @Module({
@@ -14,6 +15,7 @@ import { StatusController } from './status/status.controller';
     FailoverDemoModule,
     SimbaDemoModule,
     InboxDemoModule,
+    LockerDemoModule,
   ],
   controllers: [StatusController],
 })

@@ -36,7 +36,9 @@ export type WorkerMessage =
   | { type: 'lost'; name: string; reason: string; at: number }
   | { type: 'status'; name: string; role: string; holder?: string; instanceId: string; lastError?: string }
   | { type: 'init-error'; name: string; error: string; code?: string; message: string; at: number }
-  | { type: 'stopped'; name: string; at: number };
+  | { type: 'stopped'; name: string; at: number }
+  | { type: 'released'; name: string; at: number }
+  | { type: 'rejoined'; name: string; at: number };
 
 const config = JSON.parse(process.env.HOLDFAST_LOCKER_WORKER ?? '{}') as WorkerConfig;
 const send = (m: WorkerMessage) => process.send?.(m);
@@ -128,6 +130,13 @@ async function main(): Promise<void> {
         instanceId: locker.instanceId,
         lastError,
       });
+    } else if (m.type === 'release') {
+      // The path application shutdown takes (beforeApplicationShutdown), without ending the process.
+      await locker.stop();
+      send({ type: 'released', name: config.name, at: monotonicMillis() });
+    } else if (m.type === 'rejoin') {
+      await locker.start();
+      send({ type: 'rejoined', name: config.name, at: monotonicMillis() });
     } else if (m.type === 'stop') {
       await app.close();
       await dataSource?.destroy().catch(() => undefined);
