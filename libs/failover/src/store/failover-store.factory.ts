@@ -99,7 +99,8 @@ function lazyStore(get: () => FailoverStore): FailoverStore {
     findAll: (name, type) => (t().findAll ? t().findAll!(name, type) : Promise.resolve([])),
     countLive: (name, now) => {
       const store = t();
-      if (!store.countLive) return Promise.reject(new Error(`${store.description ?? 'this store'} cannot count entries`));
+      if (!store.countLive)
+        return Promise.reject(new Error(`${store.description ?? 'this store'} cannot count entries`));
       return store.countLive(name, now);
     },
     delete: (name, key) => t().delete(name, key),
