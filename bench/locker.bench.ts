@@ -85,7 +85,8 @@ async function measure(
       const killedAt = await cluster.kill(master);
       alive.delete(master);
       const replacement = spawn().name;
-      const next = await cluster.firstAcquired([...alive], killedAt);
+      // The replacement, once booted, is a standby like the others and may be the one to take over.
+      const next = await cluster.firstAcquired([...alive, replacement], killedAt);
       kill.push(next.at - killedAt);
       master = next.name;
       await cluster.next(replacement, 'ready', 60_000);
