@@ -1,59 +1,16 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
-import { resolve } from 'node:path';
-import { tempSqliteFile, tsRegisterPath } from '@holdfast/core';
-
-const root = resolve(__dirname, '../../..');
-
-function freePort(): Promise<number> {
-  return new Promise((res) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => res(port));
-    });
-  });
-}
-
-/** Starts the demo exactly as `npm start` does, on its own SQLite file. */
-async function startDemo(sqliteFile: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-r', tsRegisterPath(), 'apps/demo/src/main.ts'], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), DEMO_SQLITE_FILE: sqliteFile, DATABASE_URL: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const deadline = Date.now() + 45_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`demo exited with ${child.exitCode}:\n${output}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/instance`)).ok) return child;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`demo did not answer within 45 s:\n${output}`);
-}
+import { tempSqliteFile } from '@holdfast/core';
+import { eventually, startDemo, type DemoProcess } from './demo-process';
 
 describe('demo app (npm start) on an embedded SQLite file', () => {
-  let demo: ChildProcess;
+  let demo: DemoProcess;
   let base: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    base = `http://127.0.0.1:${port}`;
-    demo = await startDemo(tempSqliteFile('demo'), port);
+    demo = await startDemo(tempSqliteFile('demo'));
+    base = demo.base;
   }, 60_000);
 
-  afterAll(async () => {
-    if (!demo || demo.exitCode !== null) return;
-    const exited = new Promise((r) => demo.once('exit', r));
-    demo.kill('SIGTERM');
-    await exited;
-  });
+  afterAll(() => demo?.stop());
 
   const get = async (path: string): Promise<{ status: number; body: any }> => {
     const res = await fetch(base + path);
@@ -68,6 +25,32 @@ describe('demo app (npm start) on an embedded SQLite file', () => {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ down }),
     });
+
+  it('shows the leader, the master and the inbox, and delivers messages with a retry', async () => {
+    const simba = await eventually(
+      async () => ((await get('/simba')).body.isOwner ? (await get('/simba')).body : undefined),
+      20_000,
+      'leadership',
+    );
+    expect(simba).toMatchObject({ mutex: 'demo-leader', isOwner: true });
+    expect(typeof simba.fencingToken).toBe('number');
+    const locker = await eventually(
+      async () => ((await get('/locker')).body.role === 'master' ? (await get('/locker')).body : undefined),
+      20_000,
+      'master role',
+    );
+    expect(locker.lockName).toBe('demo-master');
+    for (let i = 0; i < 6; i++) expect((await demo.post('/inbox', { note: i })).status).toBe(202);
+    const inbox = await eventually(
+      async () => {
+        const body = (await get('/inbox')).body;
+        return body.handler.delivered >= 6 ? body : undefined;
+      },
+      30_000,
+      'delivery of 6 messages',
+    );
+    expect(inbox.handler.failedFirstAttempts).toBeGreaterThanOrEqual(2);
+  });
 
   it('serves the status page at /', async () => {
     const page = await get('/');

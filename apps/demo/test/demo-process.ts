@@ -1,0 +1,87 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { tsRegisterPath } from '@holdfast/core';
+
+const root = resolve(__dirname, '../../..');
+
+export function freePort(): Promise<number> {
+  return new Promise((res) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => res(port));
+    });
+  });
+}
+
+export interface DemoProcess {
+  child: ChildProcess;
+  base: string;
+  get(path: string): Promise<{ status: number; body: any }>;
+  post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
+  stop(): Promise<void>;
+}
+
+/** Starts the demo exactly as `npm start` does, on its own port and the given SQLite file. */
+export async function startDemo(sqliteFile: string): Promise<DemoProcess> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ['-r', tsRegisterPath(), 'apps/demo/src/main.ts'], {
+    cwd: root,
+    env: { ...process.env, PORT: String(port), DEMO_SQLITE_FILE: sqliteFile, DATABASE_URL: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += d));
+  child.stderr!.on('data', (d) => (output += d));
+  const json = async (res: Response) => ({
+    status: res.status,
+    body: res.headers.get('content-type')?.includes('json') ? await res.json() : await res.text(),
+  });
+  const demo: DemoProcess = {
+    child,
+    base,
+    get: async (path) => json(await fetch(base + path)),
+    post: async (path, body, headers = {}) =>
+      json(
+        await fetch(base + path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify(body),
+        }),
+      ),
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+  const deadline = Date.now() + 45_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`demo exited with ${child.exitCode}:\n${output}`);
+    try {
+      if ((await fetch(`${base}/instance`)).ok) return demo;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`demo did not answer within 45 s:\n${output}`);
+}
+
+/** Polls `probe` every 250 ms until it returns a value (not undefined), or fails after `ms`. */
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  ms: number,
+  what: string,
+): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
