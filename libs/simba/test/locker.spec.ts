@@ -42,6 +42,19 @@ describeEachDatabase(
       await expect(second.release()).rejects.toThrow(/release\(\) called while INITIAL/);
     });
 
+    it('a locker still held at application shutdown is released', async () => {
+      const own = await createSimbaApp(ctx, { ttl: '1s', transition: '2s' });
+      const mutex = freshMutex('shutdown');
+      const held = own.get(SimbaLocker).locker(mutex);
+      await held.acquire();
+      await own.close();
+      expect(held.isOwner).toBe(false);
+      expect(held.signal.aborted).toBe(true);
+      const t0 = performance.now();
+      await expect(simba.withLock(mutex, () => 'next', { timeout: '1500ms' })).resolves.toBe('next');
+      expect(performance.now() - t0).toBeLessThan(1_500);
+    });
+
     it('a timeout rejects with a typed error naming the mutex and the timeout', async () => {
       const mutex = freshMutex('timeout');
       const holder = simba.locker(mutex);

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { parseDuration, type Duration } from '@holdfast/core';
 import { MutexAcquireTimeoutError, MutexLockerStateError, MutexLostError } from '../errors';
 import { AbstractMutexContender, assertMutexName } from '../mutex/mutex-contender';
@@ -31,6 +31,7 @@ export class MutexLocker {
   constructor(
     readonly mutex: string,
     factory: MutexContendServiceFactory,
+    private readonly active?: Set<MutexLocker>,
   ) {
     this.contender = new LockerContender(mutex);
     this.service = factory.createMutexContendService(this.contender, { initialDelay: 0 });
@@ -74,10 +75,12 @@ export class MutexLocker {
       if (!controller.signal.aborted) controller.abort(new MutexLostError(this.mutex));
     };
     this.service.start();
+    this.active?.add(this);
     try {
       const state = await acquired;
       return state.fencingToken;
     } catch (error) {
+      this.active?.delete(this);
       await this.service.stop();
       throw error;
     } finally {
@@ -94,20 +97,44 @@ export class MutexLocker {
         `release() called while ${this.service.status}; acquire() first.`,
       );
     }
+    this.active?.delete(this);
     await this.service.stop();
     if (!this.controller.signal.aborted) this.controller.abort(new MutexLostError(this.mutex));
+  }
+
+  /** True between acquire() and release(). */
+  get isActive(): boolean {
+    return this.service.status === ContendServiceStatus.RUNNING;
   }
 }
 
 /** Blocking locks on mutexes: `locker(m).acquire()`/`release()` and `withLock(m, fn)`. */
 @Injectable()
-export class SimbaLocker {
+export class SimbaLocker implements BeforeApplicationShutdown {
+  private readonly logger = new Logger(SimbaLocker.name);
+  private readonly active = new Set<MutexLocker>();
+
   constructor(private readonly factory: MutexContendServiceFactory) {}
 
   /** A new locker (its own contender id) for `mutex`. */
   locker(mutex: string): MutexLocker {
     assertMutexName(mutex);
-    return new MutexLocker(mutex, this.factory);
+    return new MutexLocker(mutex, this.factory, this.active);
+  }
+
+  /** Lockers still held or waiting at shutdown give their mutex back before the DataSource closes. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all(
+      [...this.active]
+        .filter((locker) => locker.isActive)
+        .map((locker) =>
+          locker
+            .release()
+            .catch((error) =>
+              this.logger.warn(`Releasing mutex '${locker.mutex}' at shutdown: ${(error as Error).message}`),
+            ),
+        ),
+    );
   }
 
   /**
