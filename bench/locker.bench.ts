@@ -7,8 +7,16 @@
  * goals: after SIGKILL ≤ lease length + lockAcquireSleepInterval, after stop ≤ lockAcquireSleepInterval.
  * The ratio column is max / goal (≤ 1 meets the goal). Short intervals keep the run to a few minutes.
  */
-import { monotonicMillis, tempSqliteFile, uniqueTablePrefix, type TestDatabase } from '@holdfast/core';
-import type { LockerKindOptions } from '@holdfast/locker';
+import {
+  createTestDataSource,
+  monotonicMillis,
+  sqlClientFor,
+  tempSqliteFile,
+  uniqueTablePrefix,
+  type TestDatabase,
+} from '@holdfast/core';
+import { LockQueryResolver, type LockerKindOptions } from '@holdfast/locker';
+import Database from 'better-sqlite3';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -99,6 +107,64 @@ async function measure(
   }
 }
 
+/**
+ * How long the database itself takes to free a SIGKILLed master's lock (the floor under the
+ * database locker's takeover): one master process, killed; a probe in this process tries the
+ * lock every 5 ms (SKIP LOCKED, or BEGIN IMMEDIATE on SQLite's companion file) and rolls back.
+ */
+async function measureServerRelease(db: TestDatabase, rounds: number): Promise<number[]> {
+  const sqliteFile = db === 'sqlite' ? tempSqliteFile('locker-bench-probe') : undefined;
+  const prefix = uniqueTablePrefix('lk_probe');
+  const dataSource = await createTestDataSource(db, { sqliteFile, poolSize: 2 });
+  const sql = sqlClientFor(dataSource);
+  const queries = new LockQueryResolver(sql.dialect, prefix);
+  const free = async (): Promise<boolean> => {
+    if (db === 'sqlite') {
+      const conn = new Database(`${sqliteFile}.holdfast-lock`, { timeout: 0 });
+      try {
+        conn.exec('BEGIN IMMEDIATE');
+        conn.exec('ROLLBACK');
+        return true;
+      } catch {
+        return false;
+      } finally {
+        conn.close();
+      }
+    }
+    return sql.transaction(async (tx) => (await tx.query(queries.lockRow(), ['default'])).length > 0);
+  };
+  const times: number[] = [];
+  try {
+    for (let r = 0; r < rounds; r++) {
+      const cluster = new LockerCluster();
+      try {
+        const name = `p${r}`;
+        cluster.spawn({
+          name,
+          db,
+          sqliteFile,
+          prefix,
+          locker: { type: 'database' },
+          interval: INTERVAL,
+          keepAlive: KEEP_ALIVE,
+        });
+        await cluster.next(name, 'acquired', 60_000);
+        if (await free()) throw new Error('probe: the lock is free while the master holds it');
+        await pause(Math.random() * KEEP_ALIVE);
+        const killedAt = await cluster.kill(name);
+        while (!(await free())) await pause(5);
+        times.push(monotonicMillis() - killedAt);
+      } finally {
+        await cluster.closeAll();
+      }
+    }
+  } finally {
+    await sql.execute(`DROP TABLE IF EXISTS ${queries.table}`).catch(() => undefined);
+    await dataSource.destroy();
+  }
+  return times;
+}
+
 export async function main(args: string[]): Promise<void> {
   const rounds = Number(arg(args, 'rounds', '10'));
   const dbs = arg(args, 'db', 'sqlite,postgres,mariadb').split(',') as TestDatabase[];
@@ -139,6 +205,20 @@ export async function main(args: string[]): Promise<void> {
       });
     }
   }
+  if (lockers.includes('database')) {
+    for (const db of dbs) {
+      const times = await measureServerRelease(db, rounds);
+      process.stderr.write(`  database/${db}: server release probe done\n`);
+      rows.push({
+        locker: 'database (lock freed by the server, probe)',
+        db,
+        event: 'SIGKILL',
+        times,
+        goal: INTERVAL,
+        goalText: `(floor of the takeover; interval ${INTERVAL})`,
+      });
+    }
+  }
   const header = ['locker', 'database', 'after', 'median ms', 'max ms', 'goal ms', 'goal', 'max/goal', 'met'];
   const body = rows.map((r) => {
     const max = Math.max(...r.times);
@@ -159,6 +239,13 @@ export async function main(args: string[]): Promise<void> {
   console.log(line(header));
   console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   for (const b of body) console.log(line(b));
+  if (lockers.includes('shared-file')) {
+    console.log(
+      `\nshared-file: proper-lockfile stamps a new lock's mtime up to 1 s into the future (its mtime ` +
+        `precision probe), until its first refresh ≤ 1 s later; a master killed in that first second ` +
+        `leaves a lock that turns stale up to stale + 1 s after the kill.`,
+    );
+  }
   console.log(
     `\nBaseline: the goal of each row, from the configured intervals (SIGKILL: lease length + ` +
       `lockAcquireSleepInterval; stop: lockAcquireSleepInterval); max/goal ≤ 1 meets it.`,

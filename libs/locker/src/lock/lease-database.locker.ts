@@ -87,6 +87,7 @@ export class LeaseDatabaseLocker extends AbstractLocker {
 
   async stop(): Promise<void> {
     this.validUntilMono = 0;
+    if (!this.sql) return; // never configured (startup failed before)
     await this.sql.execute(this.queries.releaseLease(), [this.context.lockName, this.context.holderId]);
   }
 
