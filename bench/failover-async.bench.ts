@@ -10,18 +10,7 @@
  */
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import Database from 'better-sqlite3';
-import mysql from 'mysql2/promise';
-import { Pool } from 'pg';
-import {
-  createTestDataSource,
-  sleep,
-  sqlClientFor,
-  tempSqliteFile,
-  testDataSourceOptions,
-  uniqueTablePrefix,
-  type TestDatabase,
-} from '@holdfast/core';
+import { createTestDataSource, sleep, sqlClientFor, tempSqliteFile, uniqueTablePrefix } from '@holdfast/core';
 import {
   Failover,
   FailoverExecutor,
@@ -30,7 +19,8 @@ import {
   FailoverStoreQueryResolver,
   failoverKey,
 } from '@holdfast/failover';
-import { benchDatabases, compare, numberArg, opsPerSecond, printTable } from './support/bench-kit';
+import { benchDatabases, compare, median, numberArg, opsPerSecond, printTable } from './support/bench-kit';
+import { rawDriver } from './support/raw-driver';
 
 const BURST_CONCURRENCY = 50;
 const BURST_KEYS = 500;
@@ -58,43 +48,6 @@ class Quotes {
   async slowQuoteUndecorated(key: string): Promise<{ key: string }> {
     await sleep(1);
     return { key };
-  }
-}
-
-function rawPool(db: TestDatabase, sqliteFile: string) {
-  switch (db) {
-    case 'postgres': {
-      const pool = new Pool({
-        connectionString: (testDataSourceOptions('postgres') as { url: string }).url,
-        max: 10,
-      });
-      return {
-        run: (sql: string, p: unknown[]): Promise<unknown> => pool.query(sql, p),
-        close: () => pool.end(),
-      };
-    }
-    case 'mariadb': {
-      const pool = mysql.createPool({
-        uri: (testDataSourceOptions('mariadb') as { url: string }).url,
-        connectionLimit: 10,
-        timezone: 'Z',
-      });
-      return {
-        run: (sql: string, p: unknown[]): Promise<unknown> => pool.query(sql, p),
-        close: () => pool.end(),
-      };
-    }
-    case 'sqlite': {
-      const conn = new Database(sqliteFile, { timeout: 10_000 });
-      const statements = new Map<string, Database.Statement>();
-      return {
-        run: async (sql: string, p: unknown[]): Promise<unknown> =>
-          (statements.get(sql) ?? statements.set(sql, conn.prepare(sql)).get(sql)!).run(...p),
-        close: async () => {
-          conn.close();
-        },
-      };
-    }
   }
 }
 
@@ -135,7 +88,7 @@ export async function main(args: string[]): Promise<void> {
     const executor = app.get(FailoverExecutor);
     const table = `${prefix}FAILOVER_STORE`;
     const upsert = new FailoverStoreQueryResolver().upsert({ table, dialect: sql.dialect });
-    const raw = rawPool(db, sqliteFile);
+    const raw = rawDriver(db, sqliteFile, 10);
     const d = sql.dialect;
 
     // 1. burst
@@ -165,7 +118,6 @@ export async function main(args: string[]): Promise<void> {
       rawBurst.push(writes / ((performance.now() - t) / 1000));
     }
     const ratios = holdfastBurst.map((h, i) => h / rawBurst[i]);
-    const { median } = await import('./support/bench-kit');
     burstRows.push([
       db,
       `${BURST_KEYS} keys`,

@@ -5,65 +5,13 @@
  * mysql2 pool, better-sqlite3) sending the same statements with the same parameters on the
  * same table shape, at concurrency 10, alternating rounds; the ratio is holdfast / raw.
  */
-import Database from 'better-sqlite3';
-import mysql from 'mysql2/promise';
-import { Pool } from 'pg';
-import {
-  createTestDataSource,
-  sqlClientFor,
-  tempSqliteFile,
-  testDataSourceOptions,
-  uniqueTablePrefix,
-  type TestDatabase,
-} from '@holdfast/core';
+import { createTestDataSource, sqlClientFor, tempSqliteFile, uniqueTablePrefix } from '@holdfast/core';
 import { FailoverStoreQueryResolver, SqlFailoverStore, failoverKey } from '@holdfast/failover';
-import { benchDatabases, compare, numberArg, printTable } from './support/bench-kit';
+import { benchDatabases, compare, numberArg, opsPerSecond, printTable } from './support/bench-kit';
+import { rawDriver } from './support/raw-driver';
 
 const CONCURRENCY = 10;
 const KEYS = 1_000;
-
-interface RawDriver {
-  run(sql: string, params: unknown[]): Promise<unknown>;
-  close(): Promise<void>;
-}
-
-function rawDriver(db: TestDatabase, sqliteFile: string): RawDriver {
-  switch (db) {
-    case 'postgres': {
-      const pool = new Pool({
-        connectionString: (testDataSourceOptions('postgres') as { url: string }).url,
-        max: CONCURRENCY,
-      });
-      return { run: (sql, params) => pool.query(sql, params).then((r) => r.rows), close: () => pool.end() };
-    }
-    case 'mariadb': {
-      const pool = mysql.createPool({
-        uri: (testDataSourceOptions('mariadb') as { url: string }).url,
-        connectionLimit: CONCURRENCY,
-        timezone: 'Z',
-      });
-      return {
-        run: (sql, params) => pool.query(sql, params).then(([rows]) => rows),
-        close: () => pool.end(),
-      };
-    }
-    case 'sqlite': {
-      const conn = new Database(sqliteFile, { timeout: 10_000 });
-      conn.pragma('journal_mode = WAL');
-      const cache = new Map<string, Database.Statement>();
-      const stmt = (sql: string) => cache.get(sql) ?? cache.set(sql, conn.prepare(sql)).get(sql)!;
-      return {
-        run: async (sql, params) => {
-          const s = stmt(sql);
-          return s.reader ? s.all(...params) : s.run(...params);
-        },
-        close: async () => {
-          conn.close();
-        },
-      };
-    }
-  }
-}
 
 export async function main(args: string[]): Promise<void> {
   const seconds = numberArg(args, '--seconds', 2);
@@ -75,7 +23,7 @@ export async function main(args: string[]): Promise<void> {
     const sql = sqlClientFor(dataSource);
     const prefix = uniqueTablePrefix('bench');
     const store = await new SqlFailoverStore({ sql, tablePrefix: prefix, schema: 'create' }).init();
-    const raw = rawDriver(db, sqliteFile);
+    const raw = rawDriver(db, sqliteFile, CONCURRENCY);
     const queries = new FailoverStoreQueryResolver();
     const ctx = { table: store.tableName, dialect: sql.dialect };
     const upsertSql = queries.upsert(ctx);
@@ -127,7 +75,6 @@ export async function main(args: string[]): Promise<void> {
     // warm-up: fill every key once through each path
     for (let i = 0; i < KEYS; i += CONCURRENCY)
       await Promise.all(Array.from({ length: CONCURRENCY }, (_, j) => storeUpsert(i + j)));
-    const { opsPerSecond } = await import('./support/bench-kit');
     const ms = seconds * 1000;
     const up = await compare(
       () => opsPerSecond(rawUpsert, CONCURRENCY, ms),

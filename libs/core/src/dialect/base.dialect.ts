@@ -26,6 +26,15 @@ export abstract class BaseDialect implements SqlDialect {
 
   abstract upsert(spec: UpsertSpec): string;
 
+  /** `INSERT ... ON CONFLICT (keys) DO UPDATE` (PostgreSQL, SQLite): `excluded` names the proposed row. */
+  protected onConflictUpsert(spec: UpsertSpec, excluded: string): string {
+    const updates = this.updatable(spec).map((c) => `${c} = ${excluded}.${c}`);
+    return (
+      `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) VALUES ${this.valueRows(spec.columns.length, spec.rows ?? 1)} ` +
+      `ON CONFLICT (${spec.keys.join(', ')}) DO ${updates.length ? `UPDATE SET ${updates.join(', ')}` : 'NOTHING'}`
+    );
+  }
+
   forUpdate(skipLocked = false): string {
     return skipLocked ? ' FOR UPDATE SKIP LOCKED' : ' FOR UPDATE';
   }

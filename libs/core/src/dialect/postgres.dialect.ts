@@ -12,11 +12,7 @@ export class PostgresDialect extends BaseDialect {
   }
 
   upsert(spec: UpsertSpec): string {
-    const updates = this.updatable(spec).map((c) => `${c} = EXCLUDED.${c}`);
-    return (
-      `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) VALUES ${this.valueRows(spec.columns.length, spec.rows ?? 1)} ` +
-      `ON CONFLICT (${spec.keys.join(', ')}) DO ${updates.length ? `UPDATE SET ${updates.join(', ')}` : 'NOTHING'}`
-    );
+    return this.onConflictUpsert(spec, 'EXCLUDED');
   }
 
   columnType(type: ColumnType): string {

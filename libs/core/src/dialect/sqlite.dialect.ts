@@ -12,11 +12,7 @@ export class SqliteDialect extends BaseDialect {
   readonly supportsSkipLocked = false;
 
   upsert(spec: UpsertSpec): string {
-    const updates = this.updatable(spec).map((c) => `${c} = excluded.${c}`);
-    return (
-      `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) VALUES ${this.valueRows(spec.columns.length, spec.rows ?? 1)} ` +
-      `ON CONFLICT (${spec.keys.join(', ')}) DO ${updates.length ? `UPDATE SET ${updates.join(', ')}` : 'NOTHING'}`
-    );
+    return this.onConflictUpsert(spec, 'excluded');
   }
 
   /** SQLite locks the whole database for writers; a row lock clause does not exist. */
