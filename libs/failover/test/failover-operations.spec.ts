@@ -1,8 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { ClsModule, ClsService } from 'nestjs-cls';
 import {
   Failover,
   FailoverExecutor,
+  FailoverMetrics,
   FailoverModule,
   ListPayloadSplitter,
   type FailoverModuleOptions,
@@ -144,5 +146,118 @@ describe('failover operations', () => {
     ],
   ])('stops bootstrap on %s', async (_what, options, message) => {
     await expect(boot(options)).rejects.toThrow(message);
+  });
+});
+
+describe('write-behind rejection policies and tenants through nestjs-cls', () => {
+  @Injectable()
+  class Quotes {
+    up = true;
+    @Failover({ name: 'quote' })
+    async quote(id: string): Promise<{ id: string }> {
+      if (!this.up) throw new Error('down');
+      return { id };
+    }
+  }
+
+  async function bootQuotes(options: FailoverModuleOptions, imports: any[] = []) {
+    const moduleRef = await Test.createTestingModule({
+      imports: [...imports, FailoverModule.forRoot({ cleanup: { enabled: false }, ...options })],
+      providers: [Quotes],
+    }).compile();
+    return moduleRef.createNestApplication({ logger: false }).init();
+  }
+
+  it("'drop-new' keeps what is queued and drops the newcomers", async () => {
+    const app = await bootQuotes({
+      async: { maxQueue: 3, maxBatch: 100, flushInterval: 60_000, rejection: 'drop-new' },
+    });
+    try {
+      const quotes = app.get(Quotes);
+      for (const id of ['a', 'b', 'c', 'd', 'e']) await quotes.quote(id);
+      expect(app.get(FailoverMetrics).droppedWrites).toBe(2);
+      await app.get(FailoverExecutor).flush();
+      quotes.up = false;
+      expect(await quotes.quote('a')).toEqual({ id: 'a' });
+      await expect(quotes.quote('e')).rejects.toThrow('down');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("'caller-runs' writes on the caller's path when the queue is full, losing nothing", async () => {
+    const app = await bootQuotes({
+      async: { maxQueue: 2, maxBatch: 100, flushInterval: 60_000, rejection: 'caller-runs' },
+    });
+    try {
+      const quotes = app.get(Quotes);
+      for (const id of ['a', 'b', 'c', 'd']) await quotes.quote(id);
+      expect(app.get(FailoverMetrics).droppedWrites).toBe(0);
+      quotes.up = false;
+      for (const id of ['a', 'b', 'c', 'd']) expect(await quotes.quote(id)).toEqual({ id });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('reads the tenant from nestjs-cls with multiTenant.clsKey', async () => {
+    const app = await bootQuotes(
+      {
+        multiTenant: {
+          tenants: { acme: { tablePrefix: 'acme_' }, globex: { tablePrefix: 'globex_' } },
+          clsKey: 'tenantId',
+        },
+      },
+      [ClsModule.forRoot({ global: true })],
+    );
+    try {
+      const cls = app.get(ClsService);
+      const quotes = app.get(Quotes);
+      const as = <T>(tenant: string, work: () => Promise<T>) =>
+        cls.run(() => {
+          cls.set('tenantId', tenant);
+          return work();
+        });
+      await as('acme', () => quotes.quote('x'));
+      await app.get(FailoverExecutor).flush();
+      quotes.up = false;
+      expect(await as('acme', () => quotes.quote('x'))).toEqual({ id: 'x' });
+      await expect(as('globex', () => quotes.quote('x'))).rejects.toThrow('down');
+      await expect(quotes.quote('x')).rejects.toThrow(/No tenant for this call/);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('a custom cipher is used for every payload', async () => {
+    const { SqlFailoverStore, EncryptingPayloadColumnResolver } = await import('@holdfast/failover');
+    const { createTestDataSource, sqlClientFor, uniqueTablePrefix } = await import('@holdfast/core');
+    const reversing = {
+      id: 'rev',
+      encrypt: (plain: Buffer) => Buffer.from(plain).reverse(),
+      decrypt: (data: Buffer) => Buffer.from(data).reverse(),
+    };
+    const dataSource = await createTestDataSource('sqlite');
+    try {
+      const sql = sqlClientFor(dataSource);
+      const store = await new SqlFailoverStore({
+        sql,
+        tablePrefix: uniqueTablePrefix('cipher'),
+        schema: 'create',
+        payloadColumn: new EncryptingPayloadColumnResolver(reversing),
+      }).init();
+      await store.store({
+        name: 'n',
+        key: 'k',
+        asOf: new Date(),
+        expireOn: new Date(Date.now() + 60_000),
+        payload: { secret: 'plain' },
+      });
+      const [row] = await sql.query<{ p: string }>(`SELECT PAYLOAD AS p FROM ${store.tableName}`);
+      expect(row.p.startsWith('ENC(rev:')).toBe(true);
+      expect((await store.find('n', 'k'))?.payload).toEqual({ secret: 'plain' });
+    } finally {
+      await dataSource.destroy();
+    }
   });
 });

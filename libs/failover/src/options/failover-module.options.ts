@@ -80,8 +80,10 @@ export interface MultiTenantOptions {
   defaultTenant?: string;
   /** true: a tenant not listed is an error; false (default): it uses the global table. */
   strict?: boolean;
-  /** The caller's tenant, read on the caller's async context. Default: `FailoverTenant.current()`. */
+  /** The caller's tenant, read on the caller's async context. Default: `FailoverTenant.current()`, then `clsKey`. */
   resolveTenant?: () => string | undefined;
+  /** With nestjs-cls in the app: the CLS key holding the tenant (read when FailoverTenant has none). */
+  clsKey?: string;
 }
 
 export interface FailoverModuleOptions {

@@ -133,6 +133,7 @@ class MultiTenantValidation {
   @IsOptional() @IsString() defaultTenant?: string;
   @IsOptional() @IsBoolean() strict?: boolean;
   @IsOptional() @IsFunction() resolveTenant?: unknown;
+  @IsOptional() @IsString() clsKey?: string;
   // `tenants` is checked entry by entry in resolveFailoverOptions.
 }
 

@@ -21,6 +21,7 @@ export class FailoverStores {
   private readonly tenantStores = new Map<string, Promise<FailoverStore>>();
   /** How many tenant stores were built (each once). */
   built = 0;
+  private readonly readTenant: () => string | undefined;
 
   constructor(
     @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
@@ -31,13 +32,41 @@ export class FailoverStores {
         "multiTenant needs store type 'sql' or 'memory': a custom store cannot be split per tenant",
       );
     }
+    this.readTenant = this.tenantReader();
+  }
+
+  /** resolveTenant, or FailoverTenant's context and then (with clsKey) the nestjs-cls store. */
+  private tenantReader(): () => string | undefined {
+    const multi = this.options.multiTenant;
+    if (!multi) return () => undefined;
+    if (multi.resolveTenant) return multi.resolveTenant;
+    if (!multi.clsKey) return FailoverTenant.current;
+    const key = multi.clsKey;
+    let cls: { isActive(): boolean; get(key: string): unknown };
+    try {
+      // Optional: only apps that use nestjs-cls set clsKey.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const { ClsServiceManager } = require('nestjs-cls');
+      cls = ClsServiceManager.getClsService();
+    } catch (cause) {
+      throw new FailoverTenantError(
+        `multiTenant.clsKey is set but nestjs-cls cannot be loaded (${(cause as Error).message}); ` +
+          'install nestjs-cls or use resolveTenant',
+      );
+    }
+    return () => {
+      const tenant = FailoverTenant.current();
+      if (tenant !== undefined) return tenant;
+      const value = cls.isActive() ? cls.get(key) : undefined;
+      return typeof value === 'string' ? value : undefined;
+    };
   }
 
   /** The store for the current call (may be a promise the first time a tenant is seen). */
   forCall(): FailoverStore | Promise<FailoverStore> {
     const multi = this.options.multiTenant;
     if (!multi) return this.global;
-    const tenant = (multi.resolveTenant ?? FailoverTenant.current)() ?? multi.defaultTenant;
+    const tenant = this.readTenant() ?? multi.defaultTenant;
     if (tenant === undefined || tenant === '') {
       throw new FailoverTenantError(
         'No tenant for this call: resolveTenant() returned nothing and no multiTenant.defaultTenant is set ' +
