@@ -7,6 +7,7 @@
 import {
   TcpProxy,
   monotonicMillis,
+  waitForExit,
   tempSqliteFile,
   testDatabases,
   uniqueTablePrefix,
@@ -22,6 +23,13 @@ const INTERVAL = 1_000;
 const KEEP_ALIVE = 250;
 const NAMES = ['a', 'b', 'c'];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function waitUntilMessage(predicate: () => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for a worker message');
+    await sleep(20);
+  }
+}
 const SERVER_PORTS: Record<TestDatabase, number> = { sqlite: 0, postgres: 5432, mariadb: 3306 };
 
 jest.setTimeout(90_000);
@@ -137,6 +145,34 @@ for (const db of testDatabases()) {
 }
 
 describe('LockerModule across processes [shared-file]', () => {
+  it("startup 'block': a standby waiting in bootstrap still shuts down on SIGTERM (Nest shutdown hooks enabled)", async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'locker-e2e-block-'));
+    const cluster = new LockerCluster();
+    try {
+      const base = {
+        prefix: '',
+        interval: INTERVAL,
+        keepAlive: KEEP_ALIVE,
+        locker: { type: 'shared-file' as const, directory },
+      };
+      cluster.spawn({ ...base, name: 'master' });
+      await cluster.next('master', 'acquired', 60_000);
+      const standby = cluster.spawn({ ...base, name: 'blocked', startup: 'block', shutdownHooks: true });
+      // Nest's listener and the locker's are both in place: bootstrap is blocked waiting for the lock.
+      await waitUntilMessage(() =>
+        standby.messages.some((m) => m.type === 'signal-listeners' && m.count >= 2),
+      );
+      expect(standby.messages.some((m) => m.type === 'ready')).toBe(false);
+      standby.child.kill('SIGTERM');
+      await waitForExit(standby.child, 15_000);
+      // Nest's shutdown hook ended it by re-raising SIGTERM; a hang would have been SIGKILLed instead.
+      expect(standby.child.signalCode).toBe('SIGTERM');
+      expect((await cluster.status('master')).role).toBe('master');
+    } finally {
+      await cluster.closeAll();
+    }
+  });
+
   it('shared-file: one master among 3 processes; SIGKILL (stale lock) and stop hand over', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'locker-e2e-file-'));
     await handoverScenario('shared-file', {

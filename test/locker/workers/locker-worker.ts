@@ -28,6 +28,8 @@ export interface WorkerConfig {
   startup?: 'block' | 'background';
   failIfLocked?: boolean;
   skewMs?: number;
+  /** Bootstrap like an HTTP app with enableShutdownHooks() before init (as apps/demo does). */
+  shutdownHooks?: boolean;
 }
 
 export type WorkerMessage =
@@ -37,6 +39,7 @@ export type WorkerMessage =
   | { type: 'status'; name: string; role: string; holder?: string; instanceId: string; lastError?: string }
   | { type: 'init-error'; name: string; error: string; code?: string; message: string; at: number }
   | { type: 'stopped'; name: string; at: number }
+  | { type: 'signal-listeners'; name: string; count: number }
   | { type: 'released'; name: string; at: number }
   | { type: 'rejoined'; name: string; at: number };
 
@@ -98,11 +101,24 @@ async function main(): Promise<void> {
   const dataSource = config.db
     ? await createTestDataSource(config.db, { sqliteFile: config.sqliteFile, port: config.port, poolSize: 4 })
     : undefined;
+  const logger = process.env.HOLDFAST_WORKER_LOG ? (['log', 'warn', 'error'] as const) : (['error'] as const);
+  // Tells the test once something listens for SIGTERM (a standby blocked in bootstrap).
+  const watch = setInterval(() => {
+    const count = process.listenerCount('SIGTERM');
+    if (count > 0) send({ type: 'signal-listeners', name: config.name, count });
+  }, 50);
+  watch.unref();
   let app;
   try {
-    app = await NestFactory.createApplicationContext(WorkerModule.register(dataSource), {
-      logger: process.env.HOLDFAST_WORKER_LOG ? ['log', 'warn', 'error'] : ['error'],
-    });
+    if (config.shutdownHooks) {
+      app = await NestFactory.create(WorkerModule.register(dataSource), { logger: [...logger] });
+      app.enableShutdownHooks();
+      await app.init();
+    } else {
+      app = await NestFactory.createApplicationContext(WorkerModule.register(dataSource), {
+        logger: [...logger],
+      });
+    }
   } catch (error) {
     const e = error as Error & { code?: string };
     send({

@@ -147,11 +147,35 @@ export class LockerService
     }
     this._role = 'standby';
     const waiting = this.acquire();
-    if (this.options.startup === 'block' || (this.firstStart && this.options.failIfLocked)) await waiting;
+    if (this.options.startup === 'block') await this.whileListeningForShutdown(waiting);
+    else if (this.firstStart && this.options.failIfLocked) await waiting;
     else
       waiting.catch((error) =>
         this.logger.error(`Waiting for lock '${this.lockName}' failed: ${String(error)}`),
       );
+  }
+
+  /**
+   * A standby blocked in bootstrap must still shut down on a signal: Nest's shutdown hooks wait
+   * for bootstrap to finish first, so a signal stops the waiting (bootstrap then completes as a
+   * stopped standby and shutdown proceeds). When nothing else handles the signal, it is raised
+   * again so the default (exit) still happens.
+   */
+  private async whileListeningForShutdown(waiting: Promise<void>): Promise<void> {
+    const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
+    const onSignal = (signal: NodeJS.Signals) => {
+      signals.forEach((s) => process.removeListener(s, onSignal));
+      this.logger.log(`${signal} while waiting for lock '${this.lockName}': no longer waiting`);
+      void this.stop().then(() => {
+        if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+      });
+    };
+    signals.forEach((s) => process.once(s, onSignal));
+    try {
+      await waiting;
+    } finally {
+      signals.forEach((s) => process.removeListener(s, onSignal));
+    }
   }
 
   /** Releases the lock (running @OnLockLost first if master) and stops waiting for it. */
