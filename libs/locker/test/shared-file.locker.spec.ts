@@ -57,6 +57,21 @@ describe('shared-file locker', () => {
     await waitUntil(() => standby.locker.isMaster, 10_000, 'takeover after release');
   });
 
+  it('stays master when lockKeepAlivePeriod is longer than the lock file can be trusted (keep-alive runs sooner)', async () => {
+    // stale 2 s, proper-lockfile refresh 1 s: a good keep-alive vouches for 1 s only, less than 1.5 s.
+    const instance = await lockerInstance({
+      locker: { type: 'shared-file', directory, stale: 2_000 },
+      lockAcquireSleepInterval: 2_000,
+      lockKeepAlivePeriod: 1_500,
+      startup: 'block',
+    });
+    open.push(instance);
+    await instance.init();
+    await sleep(4_000);
+    expect(instance.events.map((e) => e.type)).toEqual(['acquired']);
+    expect(instance.locker.isMaster).toBe(true);
+  });
+
   it('failIfLocked fails at once with LockHeldError', async () => {
     const master = await start({ startup: 'block' });
     await master.init();

@@ -21,7 +21,7 @@ export class LeaseDatabaseLocker extends AbstractLocker {
    * demoted before any standby can see the lease expired, whatever the scheduling jitter.
    */
   private get safetyMargin(): number {
-    return Math.min(1_000, Math.floor(this.leaseMillis * 0.1));
+    return Math.min(2_000, Math.floor(this.leaseMillis * 0.25));
   }
 
   private get leaseMillis(): number {

@@ -239,7 +239,13 @@ export class LockerService
 
   private scheduleKeepAlive(term: number): void {
     this.deleteKeepAliveTimer();
-    const timer = setTimeout(() => void this.keepAlive(term), this.options.lockKeepAlivePeriod);
+    // Every lockKeepAlivePeriod, but never later than halfway to the end of the lock's certain
+    // validity, so a locker whose validity window is short (e.g. a small shared-file `stale`)
+    // is renewed before the watchdog would demote it.
+    const until = this.locker?.validUntil?.();
+    const left = until === undefined || !Number.isFinite(until) ? Infinity : until - monotonicMillis();
+    const delay = Math.max(50, Math.min(this.options.lockKeepAlivePeriod, left / 2));
+    const timer = setTimeout(() => void this.keepAlive(term), delay);
     timer.unref();
     this.registry.addTimeout(this.keepAliveName, timer);
   }
