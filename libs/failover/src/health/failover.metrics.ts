@@ -40,9 +40,15 @@ export class FailoverMetrics {
     'not-recoverable': 0,
   };
 
+  /** Attribute objects per (failover, outcome), built once: a call should not allocate one. */
+  private readonly attributes = new Map<string, { failover: string; outcome: CallOutcome }>();
+
   call(failover: string, outcome: CallOutcome): void {
     this.outcomes[outcome]++;
-    this.calls.add(1, { failover, outcome });
+    const id = `${failover}\u0000${outcome}`;
+    let attributes = this.attributes.get(id);
+    if (!attributes) this.attributes.set(id, (attributes = { failover, outcome }));
+    this.calls.add(1, attributes);
   }
 
   storeError(operation: string, count = 1): void {
