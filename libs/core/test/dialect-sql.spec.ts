@@ -48,6 +48,19 @@ describe('dialect SQL', () => {
     expect(sqlDialect('oracle').limit('SELECT A FROM T', 5)).toBe('SELECT A FROM T FETCH FIRST 5 ROWS ONLY');
   });
 
+  it('offers an array row source on PostgreSQL only', () => {
+    const columns = [
+      { name: 'id', type: { kind: 'varchar', length: 64 } as const, placeholder: '$1' },
+      { name: 'body', type: { kind: 'blob' } as const, placeholder: '$2' },
+      { name: 'n', type: { kind: 'bigint' } as const, placeholder: '$3' },
+    ];
+    expect(sqlDialect('postgres').arraySource!(columns)).toBe(
+      'UNNEST(CAST($1 AS VARCHAR[]), CAST($2 AS BYTEA[]), CAST($3 AS BIGINT[])) AS u(id, body, n)',
+    );
+    for (const d of ['mysql', 'mariadb', 'sqlite', 'mssql', 'oracle'] as const)
+      expect(sqlDialect(d).arraySource).toBeUndefined();
+  });
+
   it('rejects an unknown dialect', () => {
     expect(() => sqlDialect('db2' as never)).toThrow(/Unsupported database dialect "db2"/);
   });

@@ -15,6 +15,13 @@ export class PostgresDialect extends BaseDialect {
     return this.onConflictUpsert(spec, 'EXCLUDED');
   }
 
+  arraySource(columns: ReadonlyArray<{ name: string; type: ColumnType; placeholder: string }>): string {
+    const arrays = columns.map(
+      (c) => `CAST(${c.placeholder} AS ${this.columnType(c.type).replace(/\(\d+\)/, '')}[])`,
+    );
+    return `UNNEST(${arrays.join(', ')}) AS u(${columns.map((c) => c.name).join(', ')})`;
+  }
+
   columnType(type: ColumnType): string {
     switch (type.kind) {
       case 'varchar':

@@ -46,6 +46,13 @@ export interface SqlDialect {
   timestampParam(date: Date): unknown;
   /** Reads a timestamp column value back to a Date, exact to the millisecond. */
   readTimestamp(value: unknown): Date;
+  /**
+   * Optional (PostgreSQL): a row source made of one bound array per column,
+   * `UNNEST($1::text[], $2::bytea[]) AS u(a, b)`, for `INSERT ... SELECT` of many rows with a
+   * handful of parameters instead of one per value. Undefined where the database has no such thing.
+   */
+  arraySource?(columns: ReadonlyArray<{ name: string; type: ColumnType; placeholder: string }>): string;
   /** Number of rows a write statement changed, from `dataSource.query` / QueryRunner raw results. */
+
   affectedRows(result: unknown): number;
 }
