@@ -1,5 +1,5 @@
 import { Injectable, type INestApplication, type Type } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
+import { startFailoverApp } from './support/failover-app';
 import {
   TcpProxy,
   createTestDataSource,
@@ -13,7 +13,6 @@ import {
   FailoverCleanupService,
   FailoverExecutor,
   FailoverMetrics,
-  FailoverModule,
   FailoverStores,
   FailoverTenant,
   FailoverTenantError,
@@ -97,22 +96,12 @@ class CountryService {
   }
 }
 
-async function start(
+function start(
   ctx: TestDatabaseContext,
   options: Partial<FailoverModuleOptions> = {},
   providers: Type[] = [CountryService],
 ) {
-  const moduleRef = await Test.createTestingModule({
-    imports: [
-      FailoverModule.forRoot({
-        store: { type: 'sql', dataSource: ctx.dataSource, tablePrefix: ctx.prefix, schema: 'create' },
-        cleanup: { enabled: false },
-        ...options,
-      }),
-    ],
-    providers,
-  }).compile();
-  return moduleRef.createNestApplication({ logger: false }).init();
+  return startFailoverApp(ctx, options, { providers });
 }
 
 describeEachDatabase(

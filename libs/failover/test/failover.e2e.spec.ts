@@ -1,6 +1,7 @@
 import { Injectable, Logger, Module, SetMetadata, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { startFailoverApp } from './support/failover-app';
 import {
   TcpProxy,
   createTestDataSource,
@@ -119,21 +120,11 @@ class FallbackCountries extends RecoveredPayloadHandler {
 })
 class CountriesModule {}
 
-async function app(
+function app(
   ctx: TestDatabaseContext,
   options: Partial<FailoverModuleOptions> = {},
 ): Promise<INestApplication> {
-  const moduleRef = await Test.createTestingModule({
-    imports: [
-      FailoverModule.forRoot({
-        store: { type: 'sql', dataSource: ctx.dataSource, tablePrefix: ctx.prefix, schema: 'create' },
-        cleanup: { enabled: false },
-        ...options,
-      }),
-      CountriesModule,
-    ],
-  }).compile();
-  return moduleRef.createNestApplication({ logger: false }).init();
+  return startFailoverApp(ctx, options, { imports: [CountriesModule] });
 }
 
 describeEachDatabase(
