@@ -1,13 +1,6 @@
 import { Injectable, type INestApplication, type Type } from '@nestjs/common';
-import { startFailoverApp } from './support/failover-app';
-import {
-  TcpProxy,
-  createTestDataSource,
-  describeEachDatabase,
-  sleep,
-  toNumber,
-  type TestDatabaseContext,
-} from '@holdfast/core';
+import { startFailoverApp, withAppBehindProxy } from './support/failover-app';
+import { describeEachDatabase, sleep, toNumber, type TestDatabaseContext } from '@holdfast/core';
 import {
   Failover,
   FailoverCleanupService,
@@ -327,26 +320,18 @@ describeEachDatabase(
       serverOnly(
         'a database outage during flushing is counted and the business calls still return',
         async () => {
-          const proxy = new TcpProxy(ctx.db === 'postgres' ? 5432 : 3306);
-          const port = await proxy.start();
-          const viaProxy = await createTestDataSource(ctx.db, { port, poolSize: 2 });
-          const app = await start({ ...ctx, dataSource: viaProxy } as TestDatabaseContext, {
-            async: { flushInterval: 20 },
-          });
-          try {
-            const service = app.get(CountryService);
-            const metrics = app.get(FailoverMetrics);
-            proxy.cut();
-            for (let i = 0; i < 20; i++) expect((await service.hot(`O${i}`, i)).name).toBe(`v${i}`);
-            await app.get(FailoverExecutor).flush();
-            expect(metrics.storeErrors).toBeGreaterThanOrEqual(1);
-            proxy.restore();
-          } finally {
-            proxy.restore();
-            await app.close();
-            await viaProxy.destroy().catch(() => undefined);
-            await proxy.stop();
-          }
+          await withAppBehindProxy(
+            ctx,
+            (viaProxy) => start(viaProxy as TestDatabaseContext, { async: { flushInterval: 20 } }),
+            async (app, proxy) => {
+              const service = app.get(CountryService);
+              const metrics = app.get(FailoverMetrics);
+              proxy.cut();
+              for (let i = 0; i < 20; i++) expect((await service.hot(`O${i}`, i)).name).toBe(`v${i}`);
+              await app.get(FailoverExecutor).flush();
+              expect(metrics.storeErrors).toBeGreaterThanOrEqual(1);
+            },
+          );
         },
       );
     });

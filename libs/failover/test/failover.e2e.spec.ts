@@ -1,10 +1,8 @@
 import { Injectable, Logger, Module, SetMetadata, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { startFailoverApp } from './support/failover-app';
+import { startFailoverApp, withAppBehindProxy } from './support/failover-app';
 import {
-  TcpProxy,
-  createTestDataSource,
   describeEachDatabase,
   testDataSourceOptions,
   toNumber,
@@ -273,29 +271,24 @@ describeEachDatabase(
     serverOnly(
       'with the database cut off, a succeeding call still returns its value; the failed write is counted',
       async () => {
-        const proxy = new TcpProxy(ctx.db === 'postgres' ? 5432 : 3306);
-        const port = await proxy.start();
-        const dataSource = await createTestDataSource(ctx.db, { port, poolSize: 2 });
-        const cut = await app({ ...ctx, dataSource } as TestDatabaseContext);
-        try {
-          expect((await cut.get(CountryService).findByCode('SE')).code).toBe('SE');
-          await cut.get(FailoverExecutor).flush();
-          proxy.cut();
-          const metrics = cut.get(FailoverMetrics);
-          const before = metrics.storeErrors;
-          expect((await cut.get(CountryService).findByCode('NO')).code).toBe('NO');
-          await cut.get(FailoverExecutor).flush();
-          expect(metrics.storeErrors).toBe(before + 1);
-          // the upstream down too: recovery cannot reach the store, so the original error comes back
-          cut.get(CountryUpstream).up = false;
-          await expect(cut.get(CountryService).findByCode('SE')).rejects.toBeInstanceOf(UpstreamDown);
-          expect((await cut.get(FailoverHealthIndicator).isHealthy()).failover.status).toBe('down');
-        } finally {
-          proxy.restore();
-          await cut.close();
-          await dataSource.destroy().catch(() => undefined);
-          await proxy.stop();
-        }
+        await withAppBehindProxy(
+          ctx,
+          (viaProxy) => app(viaProxy as TestDatabaseContext),
+          async (cut, proxy) => {
+            expect((await cut.get(CountryService).findByCode('SE')).code).toBe('SE');
+            await cut.get(FailoverExecutor).flush();
+            proxy.cut();
+            const metrics = cut.get(FailoverMetrics);
+            const before = metrics.storeErrors;
+            expect((await cut.get(CountryService).findByCode('NO')).code).toBe('NO');
+            await cut.get(FailoverExecutor).flush();
+            expect(metrics.storeErrors).toBe(before + 1);
+            // the upstream down too: recovery cannot reach the store, so the original error comes back
+            cut.get(CountryUpstream).up = false;
+            await expect(cut.get(CountryService).findByCode('SE')).rejects.toBeInstanceOf(UpstreamDown);
+            expect((await cut.get(FailoverHealthIndicator).isHealthy()).failover.status).toBe('down');
+          },
+        );
       },
     );
 
