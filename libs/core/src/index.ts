@@ -17,6 +17,14 @@ export { createTableSql, createIndexSql, tableDdl, ddlScript, indexName } from '
 export { HoldfastTableMigration } from './schema/table-migration';
 export { SchemaManager, SCHEMA_MODES, type SchemaMode } from './schema/schema-manager';
 export {
+  LiveTable,
+  sqliteAffinity,
+  type LiveColumn,
+  type LiveColumnKind,
+  type SqliteAffinity,
+} from './schema/live-table';
+export { acceptedTypes, liveColumnMatches } from './schema/column-check';
+export {
   validateOptions,
   NestedOptions,
   IsDurationOption,

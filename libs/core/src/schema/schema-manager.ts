@@ -3,6 +3,8 @@ import { SqlClient } from '../database/sql-client';
 import { SchemaMissingError } from '../errors/holdfast.error';
 import { tableName } from '../naming/table-prefix';
 import { createIndexSql, createTableSql, indexName } from './ddl';
+import { checkLiveTable } from './column-check';
+import { LiveTable, readLiveColumns } from './live-table';
 import { TableSpec } from './table-spec';
 
 /**
@@ -18,10 +20,15 @@ export class SchemaManager {
 
   constructor(private readonly sql: SqlClient) {}
 
-  async apply(spec: TableSpec, prefix: string, mode: SchemaMode): Promise<void> {
-    if (mode === 'none') return;
-    const dialect = this.sql.dialect.name;
+  /**
+   * Creates (mode 'create') or checks (mode 'check') the table, then reads the live table and
+   * checks every spec column against it (SchemaMismatchError when one is missing or of a type the
+   * module cannot use). Returns the live table, so a module can look at lengths or optional
+   * columns; mode 'none' reads it without checking anything.
+   */
+  async apply(spec: TableSpec, prefix: string, mode: SchemaMode): Promise<LiveTable> {
     const table = tableName(prefix, spec.name);
+    if (mode === 'none') return this.describe(spec, table);
     if (!(await this.tableExists(table))) {
       if (mode === 'check') {
         throw new SchemaMissingError(table, this.script(spec, prefix));
@@ -29,6 +36,36 @@ export class SchemaManager {
       await this.createTable(spec, prefix);
       this.logger.log(`Created table ${table}`);
     }
+    const live = await this.describe(spec, table);
+    checkLiveTable(this.sql.dialect, spec, live);
+    await this.applyIndexes(spec, prefix, mode);
+    return live;
+  }
+
+  /** The live table's columns (by the spec's own columns where the catalog cannot be read). */
+  async describe(spec: TableSpec, table: string): Promise<LiveTable> {
+    const columns = await readLiveColumns(this.sql, table);
+    if (columns === undefined) {
+      return new LiveTable(
+        table,
+        true,
+        spec.columns.map((c) => ({
+          name: c.name,
+          rawType: this.sql.dialect.columnType(c.type),
+          kind: c.type.kind,
+          length: 'length' in c.type ? c.type.length : undefined,
+          nullable: c.nullable !== false && !spec.primaryKey.includes(c.name),
+          hasDefault: c.default !== undefined,
+        })),
+        false,
+      );
+    }
+    return new LiveTable(table, columns.length > 0, columns);
+  }
+
+  private async applyIndexes(spec: TableSpec, prefix: string, mode: SchemaMode): Promise<void> {
+    const dialect = this.sql.dialect.name;
+    const table = tableName(prefix, spec.name);
     for (const index of spec.indexes ?? []) {
       const name = indexName(prefix, index);
       if (await this.indexExists(table, name, index.columns)) continue;
