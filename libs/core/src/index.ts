@@ -5,7 +5,12 @@ export { sqlDialect, type SqlDialectOptions } from './dialect/dialects';
 export { utcDateTime } from './dialect/base.dialect';
 export { DatabaseResolver } from './database/database-resolver';
 export { SqlClient, toNumber } from './database/sql-client';
-export { isDuplicateKeyError, isSyntaxError, isTransientConflictError } from './database/sql-errors';
+export {
+  isAlreadyExistsError,
+  isDuplicateKeyError,
+  isSyntaxError,
+  isTransientConflictError,
+} from './database/sql-errors';
 export { withTransientRetry } from './database/transient-retry';
 export { sqlClientFor } from './database/sql-client.factory';
 export { resolveDataSource, driverTimezone, type DataSourceOption } from './database/data-source';
@@ -13,9 +18,22 @@ export { isValidTablePrefix, validateTablePrefix, tableName } from './naming/tab
 export { parseDuration, isDuration, type Duration } from './time/duration';
 export { monotonicMillis, sleep } from './time/monotonic';
 export type { TableSpec, ColumnSpec, IndexSpec } from './schema/table-spec';
-export { createTableSql, createIndexSql, tableDdl, ddlScript, indexName } from './schema/ddl';
+export {
+  createTableSql,
+  createIndexSql,
+  tableDdl,
+  ddlScript,
+  indexName,
+  supportsIfNotExists,
+  type DdlOptions,
+} from './schema/ddl';
 export { HoldfastTableMigration } from './schema/table-migration';
-export { SchemaManager, SCHEMA_MODES, type SchemaMode } from './schema/schema-manager';
+export {
+  SchemaManager,
+  SCHEMA_MODES,
+  type SchemaMode,
+  type SchemaManagerOptions,
+} from './schema/schema-manager';
 export {
   LiveTable,
   sqliteAffinity,

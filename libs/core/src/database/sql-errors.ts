@@ -8,6 +8,12 @@ function driverError(error: unknown): { code?: unknown; errno?: unknown; message
   };
 }
 
+/** The driver's error code (pg SQLSTATE, mysql2 `ER_*` name, SQLite `SQLITE_*`), if any. */
+export function sqlErrorCode(error: unknown): string | undefined {
+  const code = driverError(error).code;
+  return typeof code === 'string' ? code : undefined;
+}
+
 /** A primary-key or unique violation: pg 23505, MySQL/MariaDB 1062, SQLite SQLITE_CONSTRAINT_PRIMARYKEY/UNIQUE. */
 export function isDuplicateKeyError(error: unknown): boolean {
   const e = driverError(error);
@@ -17,6 +23,30 @@ export function isDuplicateKeyError(error: unknown): boolean {
     e.code === 'ER_DUP_ENTRY' ||
     e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
     e.code === 'SQLITE_CONSTRAINT_UNIQUE'
+  );
+}
+
+/**
+ * CREATE of a table or index that exists: pg 42P07 (or the catalog's unique index when two
+ * sessions create the same name at once), MySQL/MariaDB 1050/1061, SQLite "already exists".
+ * Only a re-check of the catalog tells whether the object is really there.
+ */
+export function isAlreadyExistsError(error: unknown): boolean {
+  const e = driverError(error) as {
+    code?: unknown;
+    errno?: unknown;
+    message?: unknown;
+    constraint?: unknown;
+  };
+  return (
+    e.code === '42P07' ||
+    e.code === '42710' ||
+    (e.code === '23505' && /^pg_(class|type)_/.test(String(e.constraint))) ||
+    e.errno === 1050 ||
+    e.errno === 1061 ||
+    e.code === 'ER_TABLE_EXISTS_ERROR' ||
+    e.code === 'ER_DUP_KEYNAME' ||
+    (e.code === 'SQLITE_ERROR' && /already exists/i.test(String(e.message)))
   );
 }
 

@@ -106,11 +106,13 @@ export class SchemaLockTimeoutError extends HoldfastError {
     readonly table: string,
     readonly waitedMs: number,
     detail: string,
+    cause?: unknown,
   ) {
     super(
       `Timed out after ${waitedMs} ms waiting for the schema lock of ${table}: another instance is ` +
         `creating or checking it and has not finished. ${detail}`,
       'HOLDFAST_SCHEMA_LOCK_TIMEOUT',
+      { cause },
     );
   }
 }
