@@ -7,11 +7,17 @@ export { DatabaseResolver } from './database/database-resolver';
 export { SqlClient, toNumber } from './database/sql-client';
 export {
   isAlreadyExistsError,
+  sqlErrorCode,
   isDuplicateKeyError,
   isSyntaxError,
   isTransientConflictError,
 } from './database/sql-errors';
-export { withTransientRetry } from './database/transient-retry';
+export {
+  withTransientRetry,
+  sqlRetryCounter,
+  type TransientRetry,
+  type TransientRetryOptions,
+} from './database/transient-retry';
 export { sqlClientFor } from './database/sql-client.factory';
 export { resolveDataSource, driverTimezone, type DataSourceOption } from './database/data-source';
 export { isValidTablePrefix, validateTablePrefix, tableName } from './naming/table-prefix';

@@ -8,10 +8,11 @@ function driverError(error: unknown): { code?: unknown; errno?: unknown; message
   };
 }
 
-/** The driver's error code (pg SQLSTATE, mysql2 `ER_*` name, SQLite `SQLITE_*`), if any. */
+/** The driver's error code (pg SQLSTATE, mysql2 `ER_*` name, SQLite `SQLITE_*`), else its errno, if any. */
 export function sqlErrorCode(error: unknown): string | undefined {
-  const code = driverError(error).code;
-  return typeof code === 'string' ? code : undefined;
+  const { code, errno } = driverError(error);
+  if (typeof code === 'string') return code;
+  return typeof errno === 'number' ? String(errno) : undefined;
 }
 
 /** A primary-key or unique violation: pg 23505, MySQL/MariaDB 1062, SQLite SQLITE_CONSTRAINT_PRIMARYKEY/UNIQUE. */
@@ -61,14 +62,19 @@ export function isSyntaxError(error: unknown): boolean {
   );
 }
 
-/** A deadlock or serialization failure worth one retry: pg 40P01/40001, MySQL 1213, SQLite busy. */
+/**
+ * A conflict that a retry of the whole unit of work resolves: pg 40P01 (deadlock) and 40001
+ * (serialization failure), MySQL/MariaDB 1213 (deadlock) and 1205 (lock wait timeout), SQLite busy.
+ */
 export function isTransientConflictError(error: unknown): boolean {
   const e = driverError(error);
   return (
     e.code === '40P01' ||
     e.code === '40001' ||
     e.errno === 1213 ||
+    e.errno === 1205 ||
     e.code === 'ER_LOCK_DEADLOCK' ||
+    e.code === 'ER_LOCK_WAIT_TIMEOUT' ||
     e.code === 'SQLITE_BUSY'
   );
 }
