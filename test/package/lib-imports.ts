@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
 
-export const LIBS = ['core', 'simba', 'failover', 'locker', 'inbox'] as const;
+export const LIBS = ['core', 'simba', 'failover', 'locker', 'inbox', 'cli'] as const;
 export type Lib = (typeof LIBS)[number];
 export const ROOT = join(__dirname, '..', '..');
 
@@ -69,6 +69,7 @@ export interface Manifest {
   repository?: { url?: string; directory?: string };
   engines?: Record<string, string>;
   exports?: Record<string, unknown>;
+  bin?: Record<string, string>;
   files?: string[];
   scripts?: Record<string, string>;
   publishConfig?: { access?: string };

@@ -3,7 +3,7 @@
  * is declared, nothing declared goes unused, peers have bounded ranges, optional peers are marked
  * optional and never bundled, and the package is publishable (license, exports, prepack).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { LIBS, ROOT, manifest, optionalPeers, sourceImports } from './lib-imports';
 
@@ -41,6 +41,8 @@ describe.each(LIBS)('@holdfast/%s package.json', (lib) => {
   it('marks the peers an application may leave out as optional', () => {
     const expected = OPTIONAL_EVERYWHERE_USED.filter((name) => used.has(name));
     if (lib === 'inbox') expected.push('@holdfast/simba');
+    // The CLI opens DATABASE_URL with the application's own driver.
+    if (lib === 'cli') expected.push('better-sqlite3', 'mysql2', 'pg');
     expect(optionalPeers(lib).sort()).toEqual(expected.sort());
   });
 
@@ -65,6 +67,11 @@ describe.each(LIBS)('@holdfast/%s package.json', (lib) => {
     // Source maps point at src/: ship it.
     expect(pkg.files).toEqual(expect.arrayContaining(['dist', 'src']));
   });
+});
+
+it('@holdfast/cli ships the holdfast bin', () => {
+  expect(manifest('cli').bin).toEqual({ holdfast: 'dist/main.js' });
+  expect(readFileSync(join(ROOT, 'libs/cli/src/main.ts'), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
 });
 
 it('@holdfast/core/testing is its own entry, and the main entry does not carry the test kit', () => {
