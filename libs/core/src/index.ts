@@ -55,8 +55,3 @@ export {
   IsTablePrefix,
   IsDataSourceOption,
 } from './options/validate-options';
-export * from './testing/test-databases';
-export { countPlaceholders } from './testing/placeholders';
-export { TcpProxy } from './testing/tcp-proxy';
-export { forkTs, waitForMessage, waitForExit, tsRegisterPath } from './testing/fork-worker';
-export { describeEachDatabase, type TestDatabaseContext } from './testing/describe-each-database';

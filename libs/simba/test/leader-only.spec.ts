@@ -1,6 +1,6 @@
 import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { Interval, ScheduleModule } from '@nestjs/schedule';
-import { describeEachDatabase } from '@holdfast/core';
+import { describeEachDatabase } from '@holdfast/core/testing';
 import {
   LeaderOnly,
   MutexContendRegistry,

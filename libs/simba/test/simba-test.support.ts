@@ -1,6 +1,7 @@
 import type { INestApplicationContext, Provider, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { monotonicMillis, type TestDatabaseContext } from '@holdfast/core';
+import { monotonicMillis } from '@holdfast/core';
+import { type TestDatabaseContext } from '@holdfast/core/testing';
 import { defaultContenderId, SimbaModule, type MutexState, type SimbaModuleOptions } from '../src';
 
 /** A Nest application context with SimbaModule on the test database (table created). */
