@@ -71,3 +71,23 @@ export class PayloadSplitterError extends FailoverError {
     );
   }
 }
+
+/**
+ * An argument of a @Failover call cannot be turned into a key without risking that distinct
+ * values share one (a function, a symbol, a cycle, an instance with no observable state).
+ * Thrown at the call, before the upstream is called.
+ */
+export class FailoverKeyError extends FailoverError {
+  constructor(
+    readonly failover: string | undefined,
+    readonly position: number,
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(
+      `${failover === undefined ? 'Failover' : `Failover '${failover}'`}: argument ${position}${path ? ` (at ${path})` : ''} cannot be keyed: ${reason}. ` +
+        `Pass a value with observable state, or give the failover a keyGenerator.`,
+      'HOLDFAST_FAILOVER_KEY',
+    );
+  }
+}
