@@ -91,3 +91,22 @@ export class FailoverKeyError extends FailoverError {
     );
   }
 }
+
+/**
+ * A value is an instance of a class the failover cannot rebuild on recovery: it is refused
+ * before it is stored (logged once as an error, counted), and the call still returns it.
+ */
+export class UnknownPayloadClassError extends FailoverStoreException {
+  constructor(
+    readonly failover: string,
+    readonly payloadClass: string,
+  ) {
+    super(
+      `Failover '${failover}': the value is an instance of class ${payloadClass}, which is not a known payload ` +
+        `class, so it could never be rebuilt on recovery: it was not stored. Declare it as the failover's ` +
+        `'type', list it in FailoverModule.forRoot({ types: [${payloadClass}] }), or decorate it with ` +
+        `@FailoverPayload() (with a qualified name if another payload class has the same name).`,
+      'HOLDFAST_FAILOVER_PAYLOAD_CLASS_UNKNOWN',
+    );
+  }
+}

@@ -9,13 +9,14 @@ import {
 } from 'cockatiel';
 import { HoldfastError, parseDuration } from '@holdfast/core';
 import type { FailoverMetadata } from '../decorator/failover-options';
-import { PayloadSplitterError } from '../errors';
+import { PayloadSplitterError, UnknownPayloadClassError } from '../errors';
 import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
 import { FailoverMetrics } from '../health/failover.metrics';
 import { failoverKey } from '../key/failover-key';
 import { DefaultKeyGenerator, type FailoverKeyContext, type KeyGenerator } from '../key/key-generator';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 import type { Class, PayloadType } from '../payload/payload-type';
+import { PayloadCodec } from '../payload/payload-codec';
 import { markRecovered } from '../payload/referential';
 import type { PayloadSplitter } from '../scatter/payload-splitter';
 import type { FailoverEntry, FailoverStore } from '../store/failover-store';
@@ -50,6 +51,8 @@ export class FailoverExecutor {
   private readonly logger = new Logger(FailoverExecutor.name);
   private readonly runtimes = new WeakMap<FailoverMetadata, Runtime>();
   private handler?: RecoveredPayloadHandler;
+  /** `failover\0class` pairs already reported as unknown payload classes (reported once). */
+  private readonly refused = new Set<string>();
 
   constructor(
     @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
@@ -57,6 +60,7 @@ export class FailoverExecutor {
     private readonly writer: FailoverWriter,
     private readonly metrics: FailoverMetrics,
     private readonly registry: FailoverRegistry,
+    private readonly codec: PayloadCodec,
     @Optional() private readonly moduleRef?: ModuleRef,
   ) {}
 
@@ -219,6 +223,7 @@ export class FailoverExecutor {
     value: unknown,
   ): Promise<void> | undefined {
     if (!runtime.splitter) {
+      if (!this.recoverable(meta, runtime, value)) return undefined;
       return this.writer.store(store, meta.name, this.entry(meta, runtime, rawKey, value), runtime.entryType);
     }
     return this.keepSlices(meta, runtime, store, args, value);
@@ -246,6 +251,7 @@ export class FailoverExecutor {
         missing++;
         continue;
       }
+      if (!this.recoverable(meta, runtime, slice.payload)) continue;
       let sliceKey: string;
       try {
         sliceKey = this.rawKey(runtime, slice.args);
@@ -266,6 +272,26 @@ export class FailoverExecutor {
     await this.scatter(writes, (i) =>
       this.logger.warn(`Failover '${meta.name}': storing slice ${i} timed out`),
     );
+  }
+
+  /**
+   * Whether the value can be rebuilt on recovery; a class instance of an unknown class is
+   * refused before it is stored: an error log once per failover and class, a metric each time.
+   */
+  private recoverable(meta: FailoverMetadata, runtime: Runtime, value: unknown): boolean {
+    try {
+      this.codec.payloadClass(value, runtime.entryType, meta.name);
+      return true;
+    } catch (error) {
+      if (!(error instanceof UnknownPayloadClassError)) throw error;
+      this.metrics.payloadRefused(meta.name, error.payloadClass);
+      const id = `${meta.name}\u0000${error.payloadClass}`;
+      if (!this.refused.has(id)) {
+        this.refused.add(id);
+        this.logger.error(error.message);
+      }
+      return false;
+    }
   }
 
   /** Runs slice operations one by one or, with scatter.parallel, together, each bounded by scatter.timeout. */

@@ -36,6 +36,7 @@ export class FailoverExplorer implements OnModuleInit {
   async onModuleInit(): Promise<void> {
     const sql = this.options.store.type === 'sql' ? (this.options.store as SqlStoreOptions) : undefined;
     this.types.configure(sql?.allowedPayloadClasses, sql?.strictAllowlist);
+    for (const type of this.options.types) this.types.register(type, 'FailoverModule types');
     const seen = new Set<object>();
     const found: Array<{ metadata: FailoverMetadata; host?: ModuleRef }> = [];
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
@@ -97,7 +98,8 @@ export class FailoverExplorer implements OnModuleInit {
           `Names must be unique; use 'domain' to share stored entries between failovers.`,
       );
     }
-    if (metadata.type) this.types.register(metadata.type);
+    if (metadata.type)
+      this.types.register(metadata.type, `the type of @Failover('${metadata.name}') on ${declaredOn}`);
     this.registry.add({ metadata, declaredOn });
   }
 }
