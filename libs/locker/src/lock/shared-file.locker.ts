@@ -34,11 +34,20 @@ export class SharedFileLocker extends AbstractLocker {
     this.lockPath = join(directory, `${context.lockName}.lock`);
     this.ownerPath = join(directory, `${context.lockName}.owner`);
     this.stale = options.sharedFileStale;
+    if (context.lockKeepAlivePeriod === 0) {
+      this.logger.warn(
+        `Lock '${context.lockName}': lockKeepAlivePeriod is 0, so the master never checks its lock file. ` +
+          `If anything else modifies or deletes ${this.lockPath} or ${this.ownerPath}, this master will not ` +
+          `notice, a standby will take the lock at its next attempt, and two masters will run at once. ` +
+          `Set lockKeepAlivePeriod (e.g. '10s') to detect it and demote.`,
+      );
+    }
   }
 
   /** proper-lockfile refreshes the lock's mtime every `update` ms; stale after `stale` ms. */
   private get update(): number {
-    return Math.max(1_000, Math.min(this.context.lockKeepAlivePeriod, this.stale / 2));
+    const keepAlive = this.context.lockKeepAlivePeriod || this.stale / 2;
+    return Math.max(1_000, Math.min(keepAlive, this.stale / 2));
   }
 
   protected async tryAcquire(): Promise<boolean> {
