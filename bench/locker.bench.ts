@@ -240,9 +240,8 @@ export async function main(args: string[]): Promise<void> {
   for (const b of body) console.log(line(b));
   if (lockers.includes('shared-file')) {
     console.log(
-      `\nshared-file: proper-lockfile stamps a new lock's mtime up to 1 s into the future (its mtime ` +
-        `precision probe), until its first refresh ≤ 1 s later; a master killed in that first second ` +
-        `leaves a lock that turns stale up to stale + 1 s after the kill.`,
+      `\nshared-file: the lock file's mtime is kept in ms; a standby retries when the lock it saw turns ` +
+        `stale, so a SIGKILLed master's lock is taken about stale ms after its last refresh.`,
     );
   }
   console.log(
