@@ -1,11 +1,5 @@
-import {
-  SchemaManager,
-  SchemaMismatchError,
-  describeEachDatabase,
-  sqliteAffinity,
-  type TableSpec,
-  type TestDatabase,
-} from '@holdfast/core';
+import { SchemaManager, SchemaMismatchError, sqliteAffinity, type TableSpec } from '@holdfast/core';
+import { describeEachDatabase, type TestDatabase } from '@holdfast/core/testing';
 
 /** A table in the shape of the seeds' problems: a CHAR(32) owner, a seed timestamp, an optional extra. */
 const spec = (name: string): TableSpec => ({
