@@ -1,5 +1,11 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { isTransientConflictError, sqlClientFor, withTransientRetry, type SqlClient, type TransientRetry } from '@holdfast/core';
+import {
+  isTransientConflictError,
+  sqlClientFor,
+  withTransientRetry,
+  type SqlClient,
+  type TransientRetry,
+} from '@holdfast/core';
 import { describeEachDatabase, testDataSourceOptions } from '@holdfast/core/testing';
 
 /** Resolves when `count` parties have arrived. */
