@@ -55,3 +55,4 @@ export {
   IsTablePrefix,
   IsDataSourceOption,
 } from './options/validate-options';
+export { holdfastMeter } from './metrics/meter';
