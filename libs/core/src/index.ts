@@ -64,5 +64,12 @@ export * from './testing/test-databases';
 export { countPlaceholders } from './testing/placeholders';
 export { TcpProxy } from './testing/tcp-proxy';
 export { waitUntil, type WaitUntilOptions } from './testing/wait-until';
+export {
+  PrivateServer,
+  PrivatePostgres,
+  PrivateMariadb,
+  postgresBinDir,
+  type PrivateServerOptions,
+} from './testing/private-servers';
 export { forkTs, waitForMessage, waitForExit, tsRegisterPath } from './testing/fork-worker';
 export { describeEachDatabase, type TestDatabaseContext } from './testing/describe-each-database';
