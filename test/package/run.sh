@@ -59,6 +59,7 @@ cat >"$app/package.json" <<JSON
   },
   "devDependencies": {
     "@types/node": "^20.0.0",
+    "ts-node": "^10.9.0",
     "typescript": "~5.9.0"
   }
 }
@@ -121,6 +122,7 @@ migrate() {
     rm -f app.sqlite* && DATABASE_URL=sqlite:app.sqlite npx holdfast migrate
 }
 boot() { APP_SQLITE_FILE=app.sqlite node --enable-source-maps dist/main.js; }
+fork_worker() { node dist/fork-check.js; }
 
 run_app() {
   local tag="typeorm $(typeorm_version)"
@@ -132,6 +134,7 @@ run_app() {
 stage "what the install holds" check_install || true
 stage "declarations compile without optional peers (skipLibCheck false)" declarations || true
 run_app
+stage "@holdfast/core/testing forks a TypeScript worker with the app's own loader" fork_worker || true
 
 step "the same application on TypeORM 0.3.x"
 npm install --no-audit --no-fund --prefer-offline --loglevel=error typeorm@0.3
