@@ -5,6 +5,8 @@ export interface FailoverQueryContext {
   /** The prefixed, validated table name. */
   table: string;
   dialect: SqlDialect;
+  /** false: statements do not read the database clock (unknown dialect). Default true. */
+  clock?: boolean;
 }
 
 const COLUMNS = ['FAILOVER_NAME', 'FAILOVER_KEY', 'AS_OF', 'EXPIRE_ON', 'PAYLOAD', 'PAYLOAD_CLASS'] as const;
@@ -17,7 +19,7 @@ const KEYS = ['FAILOVER_NAME', 'FAILOVER_KEY'] as const;
  * Parameter orders:
  *  upsert / insert  (name, key, asOf, expireOn, payload, payloadClass) [× rows for upsert]
  *  update           (asOf, expireOn, payload, payloadClass, name, key)
- *  find / delete    (name, key)
+ *  find / delete    (name, key); find also returns the database clock as db_now (ms)
  *  findAll / count  (name)
  *  countLive        (name, now)
  *  cleanByExpiry    (cutoff)
@@ -43,8 +45,8 @@ export class FailoverStoreQueryResolver {
   find(ctx: FailoverQueryContext): string {
     const p = (i: number) => ctx.dialect.placeholder(i);
     return (
-      `SELECT AS_OF AS as_of, EXPIRE_ON AS expire_on, PAYLOAD AS payload, PAYLOAD_CLASS AS payload_class ` +
-      `FROM ${ctx.table} WHERE FAILOVER_NAME = ${p(1)} AND FAILOVER_KEY = ${p(2)}`
+      `SELECT AS_OF AS as_of, EXPIRE_ON AS expire_on, PAYLOAD AS payload, PAYLOAD_CLASS AS payload_class` +
+      `${ctx.clock === false ? '' : `, ${ctx.dialect.nowMillis} AS db_now`} FROM ${ctx.table} WHERE FAILOVER_NAME = ${p(1)} AND FAILOVER_KEY = ${p(2)}`
     );
   }
 

@@ -106,6 +106,7 @@ function lazyStore(get: () => FailoverStore): FailoverStore {
     delete: (name, key) => t().delete(name, key),
     cleanByExpiry: (expiry) => t().cleanByExpiry(expiry),
     now: () => (t().now ? t().now!() : Promise.resolve(new Date())),
+    clock: () => (t().clock ? t().clock!() : Date.now()),
     ping: () => (t().ping ? t().ping!() : Promise.resolve()),
   };
 }

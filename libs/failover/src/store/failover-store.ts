@@ -33,6 +33,11 @@ export interface FailoverStore {
   cleanByExpiry(expiry: Date): Promise<number>;
   /** The clock that cleanup compares against (the database clock for SQL stores). */
   now?(): Promise<Date>;
+  /**
+   * The same clock in epoch ms without a round trip, for AS_OF, EXPIRE_ON and the expiry check
+   * on every call (SQL stores: the database clock, kept by DatabaseClock). Default: the process clock.
+   */
+  clock?(): number;
   /** Throws when the store cannot be reached (health checks). */
   ping?(): Promise<void>;
   /** A name for logs and health output. */

@@ -4,6 +4,7 @@ import {
   SqlClient,
   isDuplicateKeyError,
   isSyntaxError,
+  monotonicMillis,
   tableName,
   toNumber,
   withTransientRetry,
@@ -13,6 +14,7 @@ import { FailoverTypeRegistry } from '../payload/failover-type.registry';
 import { PayloadCodec } from '../payload/payload-codec';
 import type { PayloadType } from '../payload/payload-type';
 import type { FailoverEntry, FailoverStore, StoreManyItem } from './failover-store';
+import { DatabaseClock } from './database-clock';
 import { FAILOVER_STORE_TABLE } from './failover-store.table';
 import { FailoverQueryContext, FailoverStoreQueryResolver } from './failover-store-query.resolver';
 import { PayloadColumnResolver } from './payload-column.resolver';
@@ -28,9 +30,12 @@ export interface SqlFailoverStoreConfig {
   schema?: SchemaMode;
   /** false: INSERT then UPDATE-on-duplicate from the start (unknown dialects). Default true. */
   nativeUpsert?: boolean;
+  /** The database clock (shared by the stores of one database). */
+  clock?: DatabaseClock;
 }
 
 interface Row {
+  db_now?: unknown;
   as_of: unknown;
   expire_on: unknown;
   payload: unknown;
@@ -59,6 +64,7 @@ export class SqlFailoverStore implements FailoverStore {
     string
   >;
   private readonly multiRowUpserts = new Map<number, string>();
+  private readonly dbClock: DatabaseClock;
 
   constructor(private readonly config: SqlFailoverStoreConfig) {
     this.table = tableName(config.tablePrefix, FAILOVER_STORE_TABLE.name);
@@ -67,6 +73,7 @@ export class SqlFailoverStore implements FailoverStore {
     this.codec = config.codec ?? new PayloadCodec(new FailoverTypeRegistry());
     this.native = config.nativeUpsert !== false;
     this.description = `sql:${this.table}`;
+    this.dbClock = config.clock ?? new DatabaseClock(() => this.sql.nowMillis());
   }
 
   /** Nest calls this on the provider; direct users call `init()`. */
@@ -87,6 +94,7 @@ export class SqlFailoverStore implements FailoverStore {
       );
     }
     this.compile();
+    if (!this.dialectUnknown) await this.dbClock.sync();
     return this;
   }
 
@@ -111,6 +119,7 @@ export class SqlFailoverStore implements FailoverStore {
       payloadColumn: this.payloadColumn,
       codec: this.codec,
       nativeUpsert: this.native,
+      clock: this.dbClock,
     });
   }
 
@@ -130,7 +139,7 @@ export class SqlFailoverStore implements FailoverStore {
   }
 
   private compile(): void {
-    const ctx = (this.ctx = { table: this.table, dialect: this.sql.dialect });
+    const ctx = (this.ctx = { table: this.table, dialect: this.sql.dialect, clock: !this.dialectUnknown });
     this.sqlText = {
       upsert: this.queries.upsert(ctx),
       insert: this.queries.insert(ctx),
@@ -251,8 +260,11 @@ export class SqlFailoverStore implements FailoverStore {
   }
 
   async find<T>(name: string, key: string, type?: PayloadType): Promise<FailoverEntry<T> | undefined> {
+    const sent = monotonicMillis();
     const [row] = await this.sql.query<Row>(this.q.find, [name, key]);
     if (!row) return undefined;
+    if (row.db_now !== undefined && row.db_now !== null)
+      this.dbClock.observe(toNumber(row.db_now), sent, monotonicMillis());
     const d = this.sql.dialect;
     const json = this.payloadColumn.read(row.payload, name, row.payload_class);
     return {
@@ -300,6 +312,12 @@ export class SqlFailoverStore implements FailoverStore {
 
   async now(): Promise<Date> {
     return new Date(await this.sql.nowMillis());
+  }
+
+  /** The database clock, estimated without a round trip (see DatabaseClock). */
+  clock(): number {
+    // An unknown dialect has no clock expression we trust: the process clock, as before.
+    return this.dialectUnknown ? Date.now() : this.dbClock.now();
   }
 
   async ping(): Promise<void> {

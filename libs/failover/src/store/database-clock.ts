@@ -1,0 +1,47 @@
+import { monotonicMillis } from '@holdfast/core';
+
+/**
+ * The database clock without a round trip per call: the last reading of the database's clock
+ * plus the monotonic time elapsed since, so two instances whose own clocks differ by hours
+ * still stamp and expire entries alike, and a jump of the process clock changes nothing.
+ * Every statement that returns the database clock corrects it (`observe`), and a reading older
+ * than `resyncMs` triggers one more in the background.
+ */
+export class DatabaseClock {
+  private base?: { db: number; mono: number };
+  private syncedAt = -Infinity;
+  private syncing?: Promise<void>;
+
+  constructor(
+    private readonly read: () => Promise<number>,
+    private readonly resyncMs = 10_000,
+  ) {}
+
+  /** Reads the database clock now (at init, and in the background when the reading is old). */
+  sync(): Promise<void> {
+    this.syncing ??= (async () => {
+      const sent = monotonicMillis();
+      try {
+        const db = await this.read();
+        this.observe(db, sent, monotonicMillis());
+      } finally {
+        this.syncing = undefined;
+      }
+    })();
+    return this.syncing;
+  }
+
+  /** A database clock reading taken by a statement sent at `sent` and answered at `received` (monotonic ms). */
+  observe(db: number, sent: number, received: number): void {
+    if (!Number.isFinite(db)) return;
+    this.base = { db, mono: (sent + received) / 2 };
+    this.syncedAt = received;
+  }
+
+  /** Epoch milliseconds on the database's clock (the process clock until the first reading). */
+  now(): number {
+    const mono = monotonicMillis();
+    if (mono - this.syncedAt > this.resyncMs) void this.sync().catch(() => undefined);
+    return this.base ? Math.round(this.base.db + (mono - this.base.mono)) : Date.now();
+  }
+}
