@@ -5,6 +5,7 @@ import {
   isDuplicateKeyError,
   isSyntaxError,
   monotonicMillis,
+  sleep,
   tableName,
   toNumber,
   withTransientRetry,
@@ -13,7 +14,7 @@ import {
 import { FailoverTypeRegistry } from '../payload/failover-type.registry';
 import { PayloadCodec } from '../payload/payload-codec';
 import type { PayloadType } from '../payload/payload-type';
-import type { FailoverEntry, FailoverStore, StoreManyItem } from './failover-store';
+import type { CleanupBatchOptions, FailoverEntry, FailoverStore, StoreManyItem } from './failover-store';
 import { DatabaseClock } from './database-clock';
 import { FAILOVER_STORE_TABLE } from './failover-store.table';
 import { FailoverQueryContext, FailoverStoreQueryResolver } from './failover-store-query.resolver';
@@ -33,6 +34,11 @@ export interface SqlFailoverStoreConfig {
   /** The database clock (shared by the stores of one database). */
   clock?: DatabaseClock;
 }
+
+/** The cleanup lease row's FAILOVER_NAME (reserved) and FAILOVER_KEY. */
+export const CLEANUP_LEASE_NAME = '$holdfast-cleanup';
+const CLEANUP_LEASE_KEY = 'lease';
+const DEFAULT_CLEANUP_BATCH = 5_000;
 
 interface Row {
   db_now?: unknown;
@@ -60,10 +66,11 @@ export class SqlFailoverStore implements FailoverStore {
   private native: boolean;
   private dialectUnknown = false;
   private sqlText?: Record<
-    'upsert' | 'insert' | 'update' | 'find' | 'findAll' | 'delete' | 'clean' | 'countLive',
+    'upsert' | 'insert' | 'update' | 'find' | 'findAll' | 'delete' | 'clean' | 'countLive' | 'claimLease',
     string
   >;
   private readonly multiRowUpserts = new Map<number, string>();
+  private readonly cleanBatches = new Map<number, string>();
   private readonly dbClock: DatabaseClock;
 
   constructor(private readonly config: SqlFailoverStoreConfig) {
@@ -149,8 +156,10 @@ export class SqlFailoverStore implements FailoverStore {
       delete: this.queries.delete(ctx),
       clean: this.queries.cleanByExpiry(ctx),
       countLive: this.queries.countLive(ctx),
+      claimLease: this.queries.claimLease(ctx),
     };
     this.multiRowUpserts.clear();
+    this.cleanBatches.clear();
   }
 
   private get q() {
@@ -305,9 +314,60 @@ export class SqlFailoverStore implements FailoverStore {
     await withTransientRetry(() => this.sql.execute(this.q.delete, [name, key]));
   }
 
-  async cleanByExpiry(expiry: Date): Promise<number> {
+  /**
+   * Deletes in statements of at most `batchSize` rows (autocommit: each its own short
+   * transaction), yielding between them, until a statement removes fewer than a batch.
+   */
+  async cleanByExpiry(expiry: Date, options: CleanupBatchOptions = {}): Promise<number> {
     const cutoff = this.sql.dialect.timestampParam(expiry);
-    return withTransientRetry(() => this.sql.execute(this.q.clean, [cutoff]));
+    if (this.dialectUnknown) {
+      const removed = await withTransientRetry(() => this.sql.execute(this.q.clean, [cutoff]));
+      options.onBatch?.(removed);
+      return removed;
+    }
+    const batchSize = options.batchSize ?? DEFAULT_CLEANUP_BATCH;
+    let statement = this.cleanBatches.get(batchSize);
+    if (!statement) {
+      statement = this.queries.cleanBatch(
+        this.ctx ?? { table: this.table, dialect: this.sql.dialect },
+        batchSize,
+      );
+      this.cleanBatches.set(batchSize, statement);
+    }
+    let total = 0;
+    for (;;) {
+      const removed = await withTransientRetry(() => this.sql.execute(statement, [cutoff]));
+      total += removed;
+      options.onBatch?.(removed);
+      if (removed < batchSize) return total;
+      if (options.pause) await sleep(options.pause);
+      else await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /**
+   * The cleanup lease: a row of this table (name CLEANUP_LEASE_NAME) whose EXPIRE_ON is the end
+   * of the lease on the database clock. Taken by an UPDATE that only matches an expired lease,
+   * or by the INSERT of a first one; two instances never both get it.
+   */
+  async claimCleanup(leaseMs: number, owner: string): Promise<boolean> {
+    const d = this.sql.dialect;
+    const now = this.clock();
+    const asOf = d.timestampParam(new Date(now));
+    const until = d.timestampParam(new Date(now + leaseMs));
+    const payload = this.payloadColumn.bind(JSON.stringify(owner), d);
+    const claimed = await withTransientRetry(() =>
+      this.sql.execute(this.q.claimLease, [
+        asOf,
+        until,
+        payload,
+        CLEANUP_LEASE_NAME,
+        CLEANUP_LEASE_KEY,
+        asOf,
+      ]),
+    );
+    if (claimed > 0) return true;
+    return this.tryInsert([CLEANUP_LEASE_NAME, CLEANUP_LEASE_KEY, asOf, until, payload, 'String']);
   }
 
   async now(): Promise<Date> {
