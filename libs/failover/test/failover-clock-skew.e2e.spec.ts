@@ -4,7 +4,6 @@ import { join } from 'node:path';
 import {
   createTestDataSource,
   forkTs,
-  monotonicMillis,
   sqlClientFor,
   testDatabases,
   uniqueTablePrefix,
@@ -60,7 +59,7 @@ describe('DatabaseClock', () => {
       Date.now = realNow;
     }
     db = 2_000_000;
-    clock.observe(db, monotonicMillis(), monotonicMillis());
+    clock.observe(db, DatabaseClock.monotonic(), DatabaseClock.monotonic());
     expect(Math.abs(clock.now() - 2_000_000)).toBeLessThan(1_000);
   });
 });

@@ -1,4 +1,7 @@
-import { monotonicMillis } from '@holdfast/core';
+import { performance } from 'node:perf_hooks';
+
+/** Monotonic milliseconds (performance.now(): no BigInt per call, unlike hrtime.bigint()). */
+const monotonic = () => performance.now();
 
 /**
  * The database clock without a round trip per call: the last reading of the database's clock
@@ -20,10 +23,10 @@ export class DatabaseClock {
   /** Reads the database clock now (at init, and in the background when the reading is old). */
   sync(): Promise<void> {
     this.syncing ??= (async () => {
-      const sent = monotonicMillis();
+      const sent = monotonic();
       try {
         const db = await this.read();
-        this.observe(db, sent, monotonicMillis());
+        this.observe(db, sent, monotonic());
       } finally {
         this.syncing = undefined;
       }
@@ -38,9 +41,22 @@ export class DatabaseClock {
     this.syncedAt = received;
   }
 
+  /**
+   * Whether a statement about to run should also read the database clock: at most one reading
+   * per `sampleMs`, so hot reads do not pay for it.
+   */
+  wantsSample(sampleMs = 1_000): boolean {
+    return monotonic() - this.syncedAt > sampleMs;
+  }
+
+  /** Monotonic ms, for `observe`. */
+  static monotonic(): number {
+    return monotonic();
+  }
+
   /** Epoch milliseconds on the database's clock (the process clock until the first reading). */
   now(): number {
-    const mono = monotonicMillis();
+    const mono = monotonic();
     if (mono - this.syncedAt > this.resyncMs) void this.sync().catch(() => undefined);
     return this.base ? Math.round(this.base.db + (mono - this.base.mono)) : Date.now();
   }

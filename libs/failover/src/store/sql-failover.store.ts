@@ -4,7 +4,6 @@ import {
   SqlClient,
   isDuplicateKeyError,
   isSyntaxError,
-  monotonicMillis,
   sleep,
   tableName,
   toNumber,
@@ -66,7 +65,16 @@ export class SqlFailoverStore implements FailoverStore {
   private native: boolean;
   private dialectUnknown = false;
   private sqlText?: Record<
-    'upsert' | 'insert' | 'update' | 'find' | 'findAll' | 'delete' | 'clean' | 'countLive' | 'claimLease',
+    | 'upsert'
+    | 'insert'
+    | 'update'
+    | 'find'
+    | 'findWithClock'
+    | 'findAll'
+    | 'delete'
+    | 'clean'
+    | 'countLive'
+    | 'claimLease',
     string
   >;
   private readonly multiRowUpserts = new Map<number, string>();
@@ -151,7 +159,8 @@ export class SqlFailoverStore implements FailoverStore {
       upsert: this.queries.upsert(ctx),
       insert: this.queries.insert(ctx),
       update: this.queries.update(ctx),
-      find: this.queries.find(ctx),
+      find: this.queries.find({ ...ctx, clock: false }),
+      findWithClock: this.queries.find(ctx),
       findAll: this.queries.findAll(ctx),
       delete: this.queries.delete(ctx),
       clean: this.queries.cleanByExpiry(ctx),
@@ -269,11 +278,13 @@ export class SqlFailoverStore implements FailoverStore {
   }
 
   async find<T>(name: string, key: string, type?: PayloadType): Promise<FailoverEntry<T> | undefined> {
-    const sent = monotonicMillis();
-    const [row] = await this.sql.query<Row>(this.q.find, [name, key]);
+    // At most one read a second also reads the database clock (and corrects DatabaseClock).
+    const sample = !this.dialectUnknown && this.dbClock.wantsSample();
+    const sent = sample ? DatabaseClock.monotonic() : 0;
+    const [row] = await this.sql.query<Row>(sample ? this.q.findWithClock : this.q.find, [name, key]);
     if (!row) return undefined;
-    if (row.db_now !== undefined && row.db_now !== null)
-      this.dbClock.observe(toNumber(row.db_now), sent, monotonicMillis());
+    if (sample && row.db_now !== undefined && row.db_now !== null)
+      this.dbClock.observe(toNumber(row.db_now), sent, DatabaseClock.monotonic());
     const d = this.sql.dialect;
     const json = this.payloadColumn.read(row.payload, name, row.payload_class);
     return {
