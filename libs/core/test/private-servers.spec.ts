@@ -1,15 +1,6 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import {
-  PrivateMariadb,
-  PrivatePostgres,
-  postgresBinDir,
-  sqlClientFor,
-  testDatabases,
-  testDataSourceOptions,
-  waitUntil,
-  type PrivateServer,
-  type SqlClient,
-} from '@holdfast/core';
+import { sqlClientFor, type PrivateServer, type SqlClient } from '@holdfast/core';
+import { PrivateMariadb, PrivatePostgres, postgresBinDir, testDatabases, testDataSourceOptions, waitUntil } from '@holdfast/core/testing';
 
 // Ports of this suite (core's private range): PostgreSQL 55440, MariaDB 33440.
 const SERVERS = {

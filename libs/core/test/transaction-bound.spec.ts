@@ -1,14 +1,6 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import {
-  createTestDataSource,
-  describeEachDatabase,
-  monotonicMillis,
-  sqlClientFor,
-  TcpProxy,
-  testDataSourceOptions,
-  waitUntil,
-  type SqlClient,
-} from '@holdfast/core';
+import { monotonicMillis, sqlClientFor, type SqlClient } from '@holdfast/core';
+import { createTestDataSource, describeEachDatabase, TcpProxy, testDataSourceOptions, waitUntil } from '@holdfast/core/testing';
 
 const BOUND_MS = 2_000;
 

@@ -36,6 +36,27 @@ export class FailoverMetrics {
     description: 'Values not stored because their class could not be rebuilt on recovery',
   });
 
+  private readonly cleanupRowsCounter: Counter = this.meter.createCounter('holdfast.failover.cleanup.rows', {
+    description: 'Expired entries removed by the cleanup',
+  });
+  private readonly cleanupBatchCounter: Counter = this.meter.createCounter(
+    'holdfast.failover.cleanup.batches',
+    {
+      description: 'Cleanup DELETE statements (each at most cleanup.batchSize rows)',
+    },
+  );
+  private readonly cleanupSkipCounter: Counter = this.meter.createCounter(
+    'holdfast.failover.cleanup.skipped',
+    {
+      description: 'Scheduled cleanups left to the instance holding the lease',
+    },
+  );
+
+  /** Cleanup progress: rows removed, DELETE statements run, ticks skipped (another instance cleaned). */
+  cleanupRows = 0;
+  cleanupBatches = 0;
+  cleanupSkips = 0;
+
   /** Scatter slices not returned by the upstream (not stored). */
   missingSlices = 0;
   /** Values refused before storing (class unknown to the recovery allowlist). */
@@ -65,6 +86,18 @@ export class FailoverMetrics {
     let attributes = this.attributes.get(id);
     if (!attributes) this.attributes.set(id, (attributes = { failover, outcome }));
     this.calls.add(1, attributes);
+  }
+
+  cleanupBatch(rows: number): void {
+    this.cleanupRows += rows;
+    this.cleanupBatches++;
+    this.cleanupRowsCounter.add(rows);
+    this.cleanupBatchCounter.add(1);
+  }
+
+  cleanupSkipped(): void {
+    this.cleanupSkips++;
+    this.cleanupSkipCounter.add(1);
   }
 
   slicesMissing(failover: string, count: number): void {
