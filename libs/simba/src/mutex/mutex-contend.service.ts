@@ -5,6 +5,7 @@ import { SimbaMetrics } from '../health/simba.metrics';
 import { assertContenderId, assertMutexName, type MutexContender } from './mutex-contender';
 import { MutexOwner } from './mutex-owner';
 import { MutexState } from './mutex-state';
+import { OutageLog } from './outage-log';
 import type { AcquireResult, MutexRepository } from './mutex.repository';
 import type { MutexWakeup } from './mutex-wakeup';
 
@@ -38,6 +39,7 @@ type Attempt = 'acquire' | 'peek';
  */
 export class MutexContendService {
   private readonly logger = new Logger(MutexContendService.name);
+  private readonly outage: OutageLog;
   private _status = ContendServiceStatus.INITIAL;
   /** Bumped on start and stop: results of attempts from an older epoch are dropped. */
   private epoch = 0;
@@ -72,6 +74,7 @@ export class MutexContendService {
       ]);
     }
     this.guard = Math.max(timing.statementTimeout, Math.floor(timing.transition / 3));
+    this.outage = new OutageLog(this.logger, `Mutex '${contender.mutex}'`, timing.ttl + timing.transition);
   }
 
   get mutex(): string {
@@ -108,7 +111,7 @@ export class MutexContendService {
 
   /** The fencing token of the current ownership, or undefined when not owner. */
   get fencingToken(): number | undefined {
-    return this.isOwner ? this.ownedRow.version : undefined;
+    return this.isOwner ? this.ownedRow.fencingToken : undefined;
   }
 
   start(): void {
@@ -190,11 +193,11 @@ export class MutexContendService {
     } catch (error) {
       if (epoch !== this.epoch) return;
       this.metrics.failures.add(1, { mutex: this.mutex, operation: 'acquire' });
-      this.logger.warn(
-        `Acquire/renew of mutex '${this.mutex}' failed: ${(error as Error).message}` +
-          (this.ownedUntil > 0
-            ? ` (owner until its local deadline in ${this.ownedUntil - monotonicMillis()} ms)`
-            : ''),
+      this.outage.failed(
+        error,
+        this.ownedUntil > 0
+          ? ` (owner until its local deadline in ${this.ownedUntil - monotonicMillis()} ms)`
+          : '',
       );
       // An owner keeps retrying until its local deadline (the deadline timer steps it down).
       const retry = this.ownedUntil > 0 ? Math.min(250, this.timing.transition / 6) : this.timing.standbyPoll;
@@ -202,6 +205,7 @@ export class MutexContendService {
       return;
     }
     if (epoch !== this.epoch) return; // stale: a stop() or restart happened meanwhile
+    this.outage.succeeded();
     this.applyAcquire(epoch, result, sentAt);
   }
 
@@ -209,7 +213,9 @@ export class MutexContendService {
     const previous = this.lastOwner;
     this.lastOwner = owner;
     if (acquired) {
-      const until = sentAt + (owner.transitionAt - owner.acquiredAt) - this.guard;
+      // The lease left when the row was read (same transaction as the UPDATE), counted from when
+      // the attempt was sent: never later than the row's transition_at in local time.
+      const until = sentAt + (owner.transitionAt - owner.databaseNow) - this.guard;
       if (this.ownedUntil > 0 && monotonicMillis() >= this.ownedUntil)
         this.stepDown(MutexOwner.NONE, 'deadline');
       const renewal = this.ownedUntil > 0;
@@ -242,11 +248,12 @@ export class MutexContendService {
     } catch (error) {
       if (epoch !== this.epoch) return;
       this.metrics.failures.add(1, { mutex: this.mutex, operation: 'read' });
-      this.logger.warn(`Reading mutex '${this.mutex}' failed: ${(error as Error).message}`);
+      this.outage.failed(error, '', false);
       this.schedule(epoch, this.timing.standbyPoll + this.jitter(), 'peek');
       return;
     }
     if (epoch !== this.epoch) return;
+    this.outage.succeeded(false);
     this.lastOwner = owner;
     if (this.isFree(owner) || owner.ownerId === this.contenderId) return this.acquireOnce(epoch);
     this.scheduleStandby(epoch, owner);
@@ -288,7 +295,7 @@ export class MutexContendService {
     clearTimeout(this.deadlineTimer);
     if (reason === 'deadline' || reason === 'late renewal') {
       this.logger.warn(
-        `Mutex '${this.mutex}': renewal not confirmed before the local deadline; no longer owner (fencing token ${before.version}).`,
+        `Mutex '${this.mutex}': renewal not confirmed before the local deadline; no longer owner (fencing token ${before.fencingToken}).`,
       );
     }
     this.metrics.released.add(1, { mutex: this.mutex, reason });

@@ -93,17 +93,31 @@ export class MutexQueryResolver {
 
   /**
    * Simba's conditional acquire: free once `transition_at` has passed, or a renewal by the owner
-   * while its transition is still running. The version is the fencing token.
+   * while its transition is still running. `version + 1` is Simba's optimistic lock; `acquired_at`
+   * (the fencing token) is the database time, or the previous token + 1 if the clock is behind it.
    */
   acquire(mutex: string, contenderId: string, ttlMs: number, transitionMs: number): BoundSql {
     const now = this.dialect.nowMillis;
     return {
       sql:
-        `UPDATE ${this.table} SET acquired_at = ${now}, ttl_at = ${now} + ${this.p(1)}, ` +
+        `UPDATE ${this.table} SET acquired_at = ${this.nextToken()}, ttl_at = ${now} + ${this.p(1)}, ` +
         `transition_at = ${now} + ${this.p(2)}, owner_id = ${this.p(3)}, version = version + 1 ` +
         `WHERE mutex = ${this.p(4)} AND (transition_at < ${now} OR (owner_id = ${this.p(5)} AND transition_at > ${now}))`,
       params: [Math.trunc(ttlMs), Math.trunc(ttlMs + transitionMs), contenderId, mutex, contenderId],
     };
+  }
+
+  /** `acquired_at` of a grant: the database time, at least the previous token + 1. */
+  private nextToken(): string {
+    const now = this.dialect.nowMillis;
+    switch (this.dialect.name) {
+      case 'sqlite':
+        return `MAX(${now}, acquired_at + 1)`;
+      case 'mssql':
+        return `CASE WHEN ${now} > acquired_at THEN ${now} ELSE acquired_at + 1 END`;
+      default:
+        return `GREATEST(${now}, acquired_at + 1)`;
+    }
   }
 
   /**
