@@ -1,4 +1,5 @@
-import { describeEachDatabase, InvalidOptionsError } from '@holdfast/core';
+import { InvalidOptionsError } from '@holdfast/core';
+import { describeEachDatabase } from '@holdfast/core/testing';
 import { InvalidMessageError, MessageNotFoundError, PayloadEncodingError, type InboxMessage } from '../src';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';
 import { seedCorMessageDdl, type SeedLayout } from './seed-ddl';

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
-import { describeEachDatabase, tableDdl, type TableSpec } from '@holdfast/core';
-import { ConvertCorMessageTimes1764000000405 } from '../../../migrations/1764000000405-convert-cor-message-times';
+import { tableDdl, type TableSpec } from '@holdfast/core';
+import { describeEachDatabase } from '@holdfast/core/testing';
+import { ConvertCorMessageTimes1764000000405 } from '../../cli/src/migrations/1764000000405-convert-cor-message-times';
 import { FAR_FUTURE, PauseUnsupportedError } from '../src';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';
 import { seedCorMessageDdl } from './seed-ddl';
