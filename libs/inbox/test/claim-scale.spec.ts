@@ -1,10 +1,5 @@
-import {
-  createTestDataSource,
-  describeEachDatabase,
-  SchemaManager,
-  SqlClient,
-  sqlClientFor,
-} from '@holdfast/core';
+import { SchemaManager, SqlClient, sqlClientFor } from '@holdfast/core';
+import { createTestDataSource, describeEachDatabase } from '@holdfast/core/testing';
 import { COR_MESSAGE_TABLE, CorMessageQueries } from '../src';
 import { fillBacklog, planProblems } from './backlog';
 

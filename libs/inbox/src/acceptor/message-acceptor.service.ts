@@ -10,6 +10,9 @@ import { ResolvedInboxOptions } from '../inbox.options';
 import { InboxConnection } from '../store/inbox-connection';
 import { type NewMessageRow, type Now } from '../store/cor-message.queries';
 
+/** camunda-bpm-correlate's TTL_DURATION is VARCHAR(32): a longer ISO text would not fit a seed table. */
+const TTL_COLUMN_LENGTH = 32;
+
 /** Chunks of one acceptAll inserted at the same time (each on its own pooled connection). */
 const ACCEPT_PARALLELISM = 4;
 import {
@@ -169,6 +172,13 @@ export class MessageAcceptor {
     if (ttl !== undefined && ttl !== null) {
       parsedTtl = parseIsoTtl(ttl);
       if (!parsedTtl) throw bad('ttl', ttl, "must be a positive ISO-8601 duration such as 'PT10M' or 'P1D'");
+      if (parsedTtl.iso.length > TTL_COLUMN_LENGTH) {
+        throw bad(
+          'ttl',
+          ttl,
+          `is longer than ${TTL_COLUMN_LENGTH} characters (the seed's TTL_DURATION column)`,
+        );
+      }
     }
     if (expiration !== undefined && expiration !== null) {
       if (parsedTtl) throw bad('expiration', expiration, "give either 'ttl' or 'expiration', not both");
