@@ -104,17 +104,19 @@ export class MessageAcceptor {
   private async insertChunk(chunk: NewMessageRow[], now: Now): Promise<string[]> {
     try {
       // The common case (no id exists yet) costs one statement.
-      await this.connection.queries.insert(chunk, now);
+      await this.metrics.retry('accept', () => this.connection.queries.insert(chunk, now));
       return chunk.map((r) => r.id);
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
       this.logger.debug(`Some ids of a chunk exist already; inserting the others`);
     }
-    const existing = await this.connection.queries.existingIds(chunk.map((r) => r.id));
+    const existing = await this.metrics.retry('accept', () =>
+      this.connection.queries.existingIds(chunk.map((r) => r.id)),
+    );
     const todo = chunk.filter((r) => !existing.has(r.id));
     if (!todo.length) return [];
     try {
-      await this.connection.queries.insert(todo, now);
+      await this.metrics.retry('accept', () => this.connection.queries.insert(todo, now));
       return todo.map((r) => r.id);
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
@@ -129,7 +131,10 @@ export class MessageAcceptor {
   /** true: stored; false: the id existed. A failure for any other reason is rethrown. */
   private async insertOne(row: NewMessageRow): Promise<boolean> {
     try {
-      await this.connection.queries.insert([row], await this.clock.bindable());
+      // A deadlock victim is retried (core's bounded retry); a retry that then finds the id
+      // stored by someone else reports a duplicate, so the call stays idempotent by id.
+      const now = await this.clock.bindable();
+      await this.metrics.retry('accept', () => this.connection.queries.insert([row], now));
       return true;
     } catch (error) {
       // A plain INSERT (not ON CONFLICT…) because MariaDB's affected-row count cannot tell an
