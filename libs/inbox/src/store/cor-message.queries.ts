@@ -43,11 +43,11 @@ interface RawRow {
   name: string;
   revision: string | null;
   payload?: unknown;
-  inserted: unknown;
+  inserted_ms: unknown;
   ttl: string | null;
-  expiration: unknown;
+  expiration_ms: unknown;
   retries: unknown;
-  next_retry: unknown;
+  next_retry_ms: unknown;
   error: string | null;
 }
 
@@ -133,11 +133,12 @@ export class CorMessageQueries {
       'PAYLOAD_TYPE_NAME AS name',
       'PAYLOAD_TYPE_REVISION AS revision',
       ...(withPayload ? ['PAYLOAD AS payload'] : []),
-      `${t.read('INSERTED')} AS inserted`,
+      // Aliases unlike the column names: ORDER BY INSERTED must mean the column (and its index).
+      `${t.read('INSERTED')} AS inserted_ms`,
       'TTL_DURATION AS ttl',
-      `${t.read('EXPIRATION')} AS expiration`,
+      `${t.read('EXPIRATION')} AS expiration_ms`,
       'RETRIES AS retries',
-      `${t.read('NEXT_RETRY')} AS next_retry`,
+      `${t.read('NEXT_RETRY')} AS next_retry_ms`,
       'ERROR AS error',
     ].join(', ');
   }
@@ -152,11 +153,11 @@ export class CorMessageQueries {
       name: raw.name,
       revision: raw.revision ?? null,
       payload: raw.payload,
-      inserted: this.t.toMillis(raw.inserted),
+      inserted: this.t.toMillis(raw.inserted_ms),
       ttl: raw.ttl ?? null,
-      expiration: time(raw.expiration),
+      expiration: time(raw.expiration_ms),
       retries: toNumber(raw.retries),
-      nextRetry: time(raw.next_retry),
+      nextRetry: time(raw.next_retry_ms),
       error: raw.error ?? null,
     };
   }
@@ -319,7 +320,7 @@ export class CorMessageQueries {
     limit: number,
     now: Now,
     leaseMs: number,
-    hold?: () => Promise<void>,
+    hold?: (tx: SqlClient) => Promise<void>,
   ): Promise<{ rows: MessageRow[]; now: number }> {
     if (this.d.name === 'mysql' || this.d.name === 'mariadb')
       return this.claimByKeys(limit, now, leaseMs, hold);
@@ -330,7 +331,7 @@ export class CorMessageQueries {
     limit: number,
     now: Now,
     leaseMs: number,
-    hold?: () => Promise<void>,
+    hold?: (tx: SqlClient) => Promise<void>,
   ): Promise<{ rows: MessageRow[]; now: number }> {
     // Bound in the order the placeholders appear (SQLite numbers '?' by position).
     const b = new Binder(this.d);
@@ -351,7 +352,7 @@ export class CorMessageQueries {
         : update;
     const run = async (sql: SqlClient) => {
       const raw = await sql.query<RawRow & { db_now: unknown }>(text, b.params);
-      if (hold) await hold();
+      if (hold) await hold(sql);
       return raw;
     };
     const raw = hold ? await this.sql.transaction(run) : await run(this.sql);
@@ -364,11 +365,11 @@ export class CorMessageQueries {
     limit: number,
     now: Now,
     leaseMs: number,
-    hold?: () => Promise<void>,
+    hold?: (tx: SqlClient) => Promise<void>,
   ): Promise<{ rows: MessageRow[]; now: number }> {
     return this.sql.transaction(async (tx) => {
       const taken: (RawRow & { db_now: unknown })[] = [];
-      let after: { inserted: unknown; id: string } | undefined;
+      let after: { inserted_ms: unknown; id: string } | undefined;
       const order: string[] = [];
       // A few rounds of candidates: enough to fill a batch past rows other nodes hold.
       for (let round = 0; round < 4 && taken.length < limit; round++) {
@@ -381,11 +382,11 @@ export class CorMessageQueries {
           i += keys.length;
           const b = new Binder(this.d);
           const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
-          const list = b.list(keys);
+          const target = this.keyed(b, keys);
           const due = this.statusCondition('due', () => this.now(b, now), b);
           taken.push(
             ...(await tx.query<RawRow & { db_now: unknown }>(
-              `SELECT ${dbNow}, ${this.columns(true)} FROM ${this.table} WHERE ID IN (${list}) AND ${due}` +
+              `SELECT ${dbNow}, ${this.columns(true)} FROM ${target.from} WHERE ${target.where}${due}` +
                 this.d.forUpdate(true),
               b.params,
             )),
@@ -397,13 +398,18 @@ export class CorMessageQueries {
       // Delivery order is the candidates' order, as the database sorted them.
       const position = new Map(order.map((id, i) => [id, i]));
       taken.sort((x, y) => position.get(x.id)! - position.get(y.id)!);
+      // (the join returns the rows in no particular order)
       const u = new Binder(this.d);
+      const target = this.keyed(
+        u,
+        taken.map((r) => r.id),
+      );
       const lease = this.nowPlus(u, now, leaseMs);
       await tx.execute(
-        `UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ID IN (${u.list(taken.map((r) => r.id))})`,
+        `UPDATE ${target.from} SET NEXT_RETRY = ${lease} WHERE ${target.where}1 = 1`,
         u.params,
       );
-      if (hold) await hold();
+      if (hold) await hold(tx);
       const rows = taken.map((r) => this.read(r));
       return { rows, now: this.t.toMillis(taken[0].db_now) };
     });
@@ -414,18 +420,18 @@ export class CorMessageQueries {
     tx: SqlClient,
     limit: number,
     now: Now,
-    after?: { inserted: unknown; id: string },
-  ): Promise<{ inserted: unknown; id: string }[]> {
+    after?: { inserted_ms: unknown; id: string },
+  ): Promise<{ inserted_ms: unknown; id: string }[]> {
     const b = new Binder(this.d);
     let where = this.statusCondition('due', () => this.now(b, now), b);
     if (after) {
-      const at = this.t.at(b, this.t.toMillis(after.inserted));
-      const again = this.t.at(b, this.t.toMillis(after.inserted));
+      const at = this.t.at(b, this.t.toMillis(after.inserted_ms));
+      const again = this.t.at(b, this.t.toMillis(after.inserted_ms));
       where += ` AND (INSERTED > ${at} OR (INSERTED = ${again} AND ID > ${b.bind(after.id)}))`;
     }
-    return tx.query<{ inserted: unknown; id: string }>(
+    return tx.query<{ inserted_ms: unknown; id: string }>(
       this.d.limit(
-        `SELECT ID AS id, ${this.t.read('INSERTED')} AS inserted FROM ${this.table} ${this.orderIndexHint()}` +
+        `SELECT ID AS id, ${this.t.read('INSERTED')} AS inserted_ms FROM ${this.table} ${this.orderIndexHint()}` +
           `WHERE ${where} ORDER BY INSERTED, ID`,
         limit,
       ),
@@ -447,7 +453,26 @@ export class CorMessageQueries {
   async deleteDelivered(ids: readonly string[]): Promise<number> {
     if (!ids.length) return 0;
     const b = new Binder(this.d);
-    return this.sql.execute(`DELETE FROM ${this.table} WHERE ID IN (${b.list(ids)})`, b.params);
+    const target = this.keyed(b, ids);
+    return this.sql.execute(`DELETE ${target.deleteFrom} WHERE ${target.where}1 = 1`, b.params);
+  }
+
+  /**
+   * The rows with these ids, as a statement target. MySQL/MariaDB: a join with the keys, which
+   * InnoDB resolves by primary key at any table size; `ID IN (…)` turns into a scan of a small
+   * table there, and a scanning write locks (and waits for) every row it passes. Elsewhere
+   * `ID IN (…)`. `where` ends ready for another condition (`… AND ` or empty).
+   */
+  private keyed(b: Binder, ids: readonly string[]): { from: string; deleteFrom: string; where: string } {
+    if (this.d.name === 'mysql' || this.d.name === 'mariadb') {
+      const keys = ids
+        .map((id, i) => `SELECT ${b.bind(id)}${i === 0 ? ' AS hf_key' : ''}`)
+        .join(' UNION ALL ');
+      const from = `${this.table} AS m JOIN (${keys}) AS k ON m.ID = k.hf_key`;
+      return { from, deleteFrom: `m FROM ${from}`, where: '' };
+    }
+    const where = `ID IN (${b.list(ids)}) AND `;
+    return { from: this.table, deleteFrom: `FROM ${this.table}`, where };
   }
 
   /**
@@ -481,12 +506,16 @@ export class CorMessageQueries {
    */
   async release(ids: readonly string[], delayMs: number, now: Now, error?: string): Promise<number> {
     if (!ids.length) return 0;
+    // Bound in the order the placeholders appear: the keys come first on MySQL/MariaDB (a join),
+    // last elsewhere (ID IN …).
     const b = new Binder(this.d);
+    const joined = this.d.name === 'mysql' || this.d.name === 'mariadb';
+    const target = joined ? this.keyed(b, ids) : undefined;
     const next = this.nowPlus(b, now, Math.max(0, Math.round(delayMs)));
     const err = error === undefined ? '' : `, ERROR = ${b.bind(error)}`;
-    const list = b.list(ids);
+    const { from, where } = target ?? this.keyed(b, ids);
     return this.sql.execute(
-      `UPDATE ${this.table} SET NEXT_RETRY = ${next}${err} WHERE ID IN (${list}) AND (NEXT_RETRY IS NULL OR NEXT_RETRY < ${this.farFuture(b)})`,
+      `UPDATE ${from} SET NEXT_RETRY = ${next}${err} WHERE ${where}(NEXT_RETRY IS NULL OR NEXT_RETRY < ${this.farFuture()})`,
       b.params,
     );
   }
@@ -508,9 +537,9 @@ export class CorMessageQueries {
   async deleteExpired(ids: readonly string[], now: Now): Promise<number> {
     if (!ids.length) return 0;
     const b = new Binder(this.d);
-    const list = b.list(ids);
+    const target = this.keyed(b, ids);
     return this.sql.execute(
-      `DELETE FROM ${this.table} WHERE ID IN (${list}) AND EXPIRATION IS NOT NULL AND EXPIRATION <= ${this.now(b, now)}`,
+      `DELETE ${target.deleteFrom} WHERE ${target.where}EXPIRATION IS NOT NULL AND EXPIRATION <= ${this.now(b, now)}`,
       b.params,
     );
   }

@@ -28,7 +28,8 @@ export const COR_MESSAGE_TABLE: TableSpec = {
     { name: 'PAYLOAD_TYPE_REVISION', type: { kind: 'varchar', length: MAX_TYPE_REVISION_LENGTH } },
     { name: 'PAYLOAD', type: { kind: 'blob' } },
     { name: 'INSERTED', type: { kind: 'timestamp' }, nullable: false },
-    { name: 'TTL_DURATION', type: { kind: 'varchar', length: MAX_TTL_LENGTH } },
+    // The seed's DDL has VARCHAR(32): ISO-8601 durations that Holdfast writes fit easily.
+    { name: 'TTL_DURATION', type: { kind: 'varchar', length: MAX_TTL_LENGTH }, minLength: 32 },
     { name: 'EXPIRATION', type: { kind: 'timestamp' } },
     { name: 'RETRIES', type: { kind: 'int' }, nullable: false, default: 0 },
     { name: 'NEXT_RETRY', type: { kind: 'timestamp' } },

@@ -46,11 +46,15 @@ const fromDate = (value: unknown): number => {
   return NaN;
 };
 
-const PG_NOW = "date_trunc('milliseconds', clock_timestamp())";
+/**
+ * statement_timestamp(), not now() (frozen for a whole transaction) nor clock_timestamp()
+ * (volatile: PostgreSQL cannot compare an index with it, so every due/expiry condition would
+ * scan the table). Cut to the millisecond, so a seed table's microsecond column holds what a
+ * Holdfast one holds.
+ */
+const PG_NOW = "date_trunc('milliseconds', statement_timestamp())";
 
 const postgres: TimeSql = {
-  // clock_timestamp(), not now(): now() is frozen for the whole transaction. Cut to the
-  // millisecond, so that a seed table's microsecond column holds what a Holdfast one holds.
   now: PG_NOW,
   at: (b, ms) => `CAST(${b.bind(new Date(ms).toISOString())} AS TIMESTAMPTZ)`,
   nowPlus: (b, delta) =>
