@@ -557,5 +557,34 @@ for (const db of SERVERS) {
       expect(resumed.status).toBe('IN_PROGRESS');
       expect(resumed.nextRetry).not.toBe('4999-12-03T10:15:30Z');
     }, 120_000);
+
+    it("camunda-correlate's pause and resume (the mapper rewrites every column) hold and release Holdfast's delivery", async () => {
+      const acceptor = await inbox({ deliver: false });
+      const payload = { orderId: 'o-4', lines: [{ sku: 'ü-1', qty: 2 }] };
+      await acceptor.get(MessageAcceptor).accept({
+        id: 'java-paused',
+        type: { namespace: NAMESPACE, name: 'OrderPlaced' },
+        payload,
+        ttl: 'PT1H',
+      });
+      const accepted = await acceptor.get(MessageManagement).get('java-paused');
+      await runJava('CorrelateMessages', ['pause', url, table, 'java-paused']);
+      const paused = await acceptor.get(MessageManagement).get('java-paused');
+      expect(paused?.status).toBe('paused');
+      // The round trip through Java's Instant and byte[] kept the times and the payload.
+      expect(paused?.inserted.getTime()).toBe(accepted?.inserted.getTime());
+      expect(paused?.expiration?.getTime()).toBe(accepted?.expiration?.getTime());
+      await acceptor.close();
+      apps.splice(apps.indexOf(acceptor), 1);
+
+      const app = await inbox({});
+      const handlers = app.get(CorrelateHandlers);
+      // Twenty polls: a paused message is not delivered.
+      await sleep(2_000);
+      expect(handlers.received.map((m) => m.id)).not.toContain('java-paused');
+      await runJava('CorrelateMessages', ['resume', url, table, 'java-paused']);
+      const delivered = await waitFor(() => handlers.received.find((m) => m.id === 'java-paused'), 30_000);
+      expect(delivered?.payload).toEqual(payload);
+    }, 120_000);
   });
 }
