@@ -5,7 +5,8 @@
  * mysql2 pool, better-sqlite3) sending the same statements with the same parameters on the
  * same table shape, at concurrency 10, alternating rounds; the ratio is holdfast / raw.
  */
-import { createTestDataSource, sqlClientFor, tempSqliteFile, uniqueTablePrefix } from '@holdfast/core';
+import { sqlClientFor } from '@holdfast/core';
+import { createTestDataSource, tempSqliteFile, uniqueTablePrefix } from '@holdfast/core/testing';
 import { FailoverStoreQueryResolver, SqlFailoverStore, failoverKey } from '@holdfast/failover';
 import { benchDatabases, compare, numberArg, opsPerSecond, printTable } from './support/bench-kit';
 import { rawDriver } from './support/raw-driver';

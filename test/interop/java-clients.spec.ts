@@ -15,15 +15,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { sleep } from '@holdfast/core';
 import {
   createTestDataSource,
   describeEachDatabase,
-  sleep,
   testDatabases,
   uniqueTablePrefix,
   waitForExit,
   type TestDatabaseContext,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import { DefaultKeyGenerator, Failover, FailoverModule } from '@holdfast/failover';
 import {
   InboxHandler,

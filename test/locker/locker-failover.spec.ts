@@ -4,15 +4,15 @@
  * graceful stop → a standby takes over, the lease locker ignores skewed app clocks, and a lease
  * master cut off from the database (TcpProxy) demotes before anyone else can acquire.
  */
+import { monotonicMillis } from '@holdfast/core';
 import {
   TcpProxy,
-  monotonicMillis,
   waitForExit,
   tempSqliteFile,
   testDatabases,
   uniqueTablePrefix,
   type TestDatabase,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -201,5 +201,35 @@ describe('LockerModule across processes [shared-file]', () => {
       keepAlive: KEEP_ALIVE,
       locker: { type: 'shared-file', directory, stale: 2_000 },
     });
+  });
+});
+
+describe('LockerModule across processes [shared-file takeover]', () => {
+  it("a standby takes a SIGKILLed master's lock when it turns stale, not a whole lockAcquireSleepInterval later", async () => {
+    // A long interval: a standby that only retried every interval would wait up to 30 s here.
+    const directory = mkdtempSync(join(tmpdir(), 'locker-e2e-stale-'));
+    const base = {
+      prefix: '',
+      interval: 30_000,
+      keepAlive: KEEP_ALIVE,
+      locker: { type: 'shared-file' as const, directory, stale: 2_000 },
+    };
+    const cluster = new LockerCluster();
+    try {
+      cluster.spawn({ ...base, name: 'master' });
+      await cluster.next('master', 'acquired', 60_000);
+      cluster.spawn({ ...base, name: 'standby' });
+      await cluster.next('standby', 'ready', 60_000);
+      await sleep(500);
+      expect((await cluster.status('standby')).role).toBe('standby');
+      const killedAt = await cluster.kill('master');
+      const acquired = await cluster.next('standby', 'acquired', 15_000, killedAt);
+      console.log(
+        `[locker e2e] shared-file, interval 30 s, stale 2 s: takeover ${acquired.at - killedAt} ms after SIGKILL`,
+      );
+      expect(overlaps(cluster.terms({ master: killedAt }))).toEqual([]);
+    } finally {
+      await cluster.closeAll();
+    }
   });
 });

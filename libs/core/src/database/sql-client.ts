@@ -49,6 +49,11 @@ export class SqlClient {
     if (!runner) this.channel = channelFor(dataSource);
   }
 
+  /** True on the client a `transaction()` hands to its work. */
+  get inTransaction(): boolean {
+    return this.runner?.isTransactionActive ?? false;
+  }
+
   /** Runs a SELECT (or a statement with RETURNING) and returns its rows. */
   query<T = Row>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
     const result = this.run(sql, params);
@@ -90,6 +95,24 @@ export class SqlClient {
           await this.rollback(runner);
           throw error;
         }
+      } finally {
+        await runner.release();
+      }
+    };
+    return this.gate ? this.gate.runExclusive(exec) : exec();
+  }
+
+  /**
+   * Runs `work` on one connection of the pool, outside any transaction: for session state such
+   * as MySQL's GET_LOCK, which belongs to the connection that took it.
+   */
+  async session<T>(work: (connection: SqlClient) => Promise<T>): Promise<T> {
+    if (this.runner) return work(this);
+    const exec = async () => {
+      const runner = this.dataSource.createQueryRunner();
+      try {
+        await runner.connect();
+        return await work(new SqlClient(this.dataSource, this.dialect, runner));
       } finally {
         await runner.release();
       }

@@ -25,6 +25,21 @@ export class FailoverMetrics {
     description: 'Rows sent to the store by the writer',
   });
 
+  private readonly missingSliceCounter: Counter = this.meter.createCounter(
+    'holdfast.failover.slices.missing',
+    {
+      description: 'Scatter slices the upstream did not return (not stored)',
+    },
+  );
+  private readonly refusedCounter: Counter = this.meter.createCounter('holdfast.failover.payloads.refused', {
+    description: 'Values not stored because their class could not be rebuilt on recovery',
+  });
+
+  /** Scatter slices not returned by the upstream (not stored). */
+  missingSlices = 0;
+  /** Values refused before storing (class unknown to the recovery allowlist). */
+  refusedPayloads = 0;
+
   /** Failed store operations (a failed batch counts each of its writes). */
   storeErrors = 0;
   droppedWrites = 0;
@@ -49,6 +64,16 @@ export class FailoverMetrics {
     let attributes = this.attributes.get(id);
     if (!attributes) this.attributes.set(id, (attributes = { failover, outcome }));
     this.calls.add(1, attributes);
+  }
+
+  slicesMissing(failover: string, count: number): void {
+    this.missingSlices += count;
+    this.missingSliceCounter.add(count, { failover });
+  }
+
+  payloadRefused(failover: string, payloadClass: string): void {
+    this.refusedPayloads++;
+    this.refusedCounter.add(1, { failover, payloadClass });
   }
 
   storeError(operation: string, count = 1): void {

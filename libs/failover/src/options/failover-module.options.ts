@@ -2,6 +2,7 @@ import type { InjectionToken } from '@nestjs/common';
 import type { DataSourceOption, DatabaseResolver, Dialect, Duration, SchemaMode } from '@holdfast/core';
 import type { PayloadCipher } from '../payload/payload-cipher';
 import type { Class } from '../payload/payload-type';
+import type { PayloadClassDeclaration } from '../payload/failover-type.registry';
 import type { RecoveredPayloadHandler } from '../executor/recovered-payload.handler';
 import type { FailoverStore } from '../store/failover-store';
 import type { FailoverStoreQueryResolver } from '../store/failover-store-query.resolver';
@@ -102,6 +103,11 @@ export interface FailoverModuleOptions {
   cleanup?: { enabled?: boolean; cron?: string };
   /** Supplies a value when nothing is stored. */
   recoveredPayloadHandler?: Class<RecoveredPayloadHandler>;
+  /**
+   * Payload classes any failover may store and rebuild, beyond each failover's `type`: a class
+   * (stored under its name) or `{ name: 'billing.Country', type: Country }` for a qualified name.
+   */
+  types?: PayloadClassDeclaration[];
 }
 
 export interface ResolvedFailoverModuleOptions {
@@ -113,4 +119,5 @@ export interface ResolvedFailoverModuleOptions {
   exceptionPolicy: 'rethrow' | 'never-throw';
   cleanup: { enabled: boolean; cron: string };
   recoveredPayloadHandler?: Class<RecoveredPayloadHandler>;
+  types: PayloadClassDeclaration[];
 }

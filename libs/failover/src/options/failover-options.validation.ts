@@ -39,6 +39,25 @@ function IsCron(options?: ValidationOptions): PropertyDecorator {
     });
 }
 
+function IsPayloadClass(options?: ValidationOptions): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isPayloadClass',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: { message: "must list classes, or { name: 'qualified.Name', type: Class }", ...options },
+      validator: {
+        validate: (value: unknown) =>
+          typeof value === 'function' ||
+          (typeof value === 'object' &&
+            value !== null &&
+            typeof (value as { name?: unknown }).name === 'string' &&
+            (value as { name: string }).name !== '' &&
+            typeof (value as { type?: unknown }).type === 'function'),
+      },
+    });
+}
+
 function IsClassOrInstance(options?: ValidationOptions): PropertyDecorator {
   return (target, propertyName) =>
     registerDecorator({
@@ -156,6 +175,7 @@ class FailoverModuleOptionsValidation {
   @IsOptional() @IsIn(['rethrow', 'never-throw']) exceptionPolicy?: string;
   @IsOptional() @NestedOptions(() => CleanupValidation) cleanup?: unknown;
   @IsOptional() @IsClassOrInstance() recoveredPayloadHandler?: unknown;
+  @IsOptional() @IsArray() @IsPayloadClass({ each: true }) types?: unknown[];
 }
 
 export const DEFAULT_CLEANUP_CRON = '0 0 * * * *';
@@ -225,5 +245,6 @@ export function resolveFailoverOptions(options: FailoverModuleOptions = {}): Res
       cron: options.cleanup?.cron ?? DEFAULT_CLEANUP_CRON,
     },
     recoveredPayloadHandler: options.recoveredPayloadHandler,
+    types: options.types ?? [],
   };
 }

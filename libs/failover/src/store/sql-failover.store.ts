@@ -150,7 +150,7 @@ export class SqlFailoverStore implements FailoverStore {
   }
 
   private params(entry: FailoverEntry<unknown>, type?: PayloadType): unknown[] {
-    const { payload, payloadClass } = this.codec.encode(entry.payload, type);
+    const { payload, payloadClass } = this.codec.encode(entry.payload, type, entry.name);
     const d = this.sql.dialect;
     return [
       entry.name,

@@ -18,7 +18,7 @@ import {
   MAX_TYPE_NAMESPACE_LENGTH,
   MAX_TYPE_REVISION_LENGTH,
 } from '../store/cor-message.table';
-import { encodePayload, PAYLOAD_ENCODINGS } from './message-codec';
+import { encodePayload, PAYLOAD_ENCODINGS, storedEncoding } from './message-codec';
 import { defaultTtlToIso, parseIsoTtl, type ParsedTtl } from './ttl';
 
 /**
@@ -181,7 +181,7 @@ export class MessageAcceptor {
 
     return {
       id,
-      encoding,
+      encoding: storedEncoding(encoding),
       namespace,
       name,
       revision,

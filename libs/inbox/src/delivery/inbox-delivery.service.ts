@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { monotonicMillis, parseDuration, withTransientRetry } from '@holdfast/core';
 import { Mutex } from 'async-mutex';
-import { decodePayload } from '../acceptor/message-codec';
+import { apiEncoding, decodePayload } from '../acceptor/message-codec';
 import { InboxHandlerRegistry } from '../handler/inbox-handler.registry';
 import { InboxClock } from '../inbox.clock';
 import { INBOX_OPTIONS } from '../inbox.constants';
@@ -16,7 +16,6 @@ import { InboxMetrics } from '../inbox.metrics';
 import { ResolvedInboxOptions } from '../inbox.options';
 import type { MessageRow } from '../store/cor-message.queries';
 import { InboxConnection } from '../store/inbox-connection';
-import { MAX_ERROR_LENGTH } from '../store/cor-message.table';
 import { nextRetryDelay, type BackoffPolicy } from './backoff';
 
 /** What one delivery run did. */
@@ -237,7 +236,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
           name: row.name,
           ...(row.revision !== null ? { revision: row.revision } : {}),
         },
-        encoding: row.encoding as PayloadEncoding,
+        encoding: apiEncoding(row.encoding) ?? (row.encoding as PayloadEncoding),
         payload: decodePayload(row.id, row.encoding, row.payload),
         inserted: new Date(row.inserted),
         ...(row.ttl !== null ? { ttl: row.ttl } : {}),
@@ -375,15 +374,9 @@ function firstLine(text: string): string {
   return text.split('\n', 1)[0];
 }
 
-/** Message and stack, cut to the ERROR column. */
+/** Message and stack, whole: ERROR is the seed's unbounded text column. */
 export function errorText(error: unknown): string {
-  let text: string;
-  if (error instanceof Error) {
-    const head = `${error.name}: ${error.message}`;
-    text = error.stack ? (error.stack.startsWith(head) ? error.stack : `${head}\n${error.stack}`) : head;
-  } else {
-    text = String(error);
-  }
-  if (text.length <= MAX_ERROR_LENGTH) return text;
-  return Array.from(text).slice(0, MAX_ERROR_LENGTH).join('');
+  if (!(error instanceof Error)) return String(error);
+  const head = `${error.name}: ${error.message}`;
+  return error.stack ? (error.stack.startsWith(head) ? error.stack : `${head}\n${error.stack}`) : head;
 }

@@ -230,7 +230,9 @@ export class LockerService
     this._lastError = undefined;
     this.metrics.acquired.add(1, { lock: this.lockName });
     this.logger.log(`Acquired lock '${this.lockName}' as ${this.instanceId}: this instance is master`);
-    if (this.locker) {
+    // lockKeepAlivePeriod 0 (database, shared-file): no keep-alive, as in ActiveMQ; master until
+    // stopped. Without keep-alives there is nothing to renew the validity, so no watchdog either.
+    if (this.locker && this.options.lockKeepAlivePeriod > 0) {
       this.armWatchdog(term);
       this.scheduleKeepAlive(term);
     }

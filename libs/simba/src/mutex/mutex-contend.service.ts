@@ -65,6 +65,7 @@ export class MutexContendService {
   ) {
     assertMutexName(contender.mutex);
     assertContenderId(contender.contenderId);
+    repository.assertContenderFits(contender.contenderId, contender.mutex);
     if (!(timing.ttl > 0 && timing.transition > 0 && timing.statementTimeout < timing.transition)) {
       throw new InvalidOptionsError('MutexContendService', [
         `timing ${JSON.stringify(timing)}: ttl and transition must be > 0 and statementTimeout < transition`,
@@ -114,6 +115,7 @@ export class MutexContendService {
     if (this._status !== ContendServiceStatus.INITIAL) {
       throw new MutexServiceStatusError(this.mutex, 'start', this._status, ContendServiceStatus.INITIAL);
     }
+    this.repository.assertContenderFits(this.contenderId, this.mutex);
     this._status = ContendServiceStatus.STARTING;
     const epoch = ++this.epoch;
     this.unsubscribe = this.wakeup.subscribe(this.mutex, () => this.onPeerReleased(epoch));

@@ -25,12 +25,70 @@ export class MutexQueryResolver {
     return this.dialect.placeholder(index);
   }
 
-  /** Creates the row of a mutex if it is missing; a concurrent creator is ignored (DO NOTHING). */
-  ensureRow(mutex: string): BoundSql {
-    return {
-      sql: this.dialect.upsert({ table: this.table, columns: ['mutex'], keys: ['mutex'] }),
-      params: [mutex],
-    };
+  /**
+   * Creates the rows of mutexes that are missing, free (`owner_id` ''), with a value for every
+   * column (Simba's DDL has no defaults); an existing row is left alone, whoever created it.
+   */
+  ensureRows(mutexes: readonly string[]): BoundSql {
+    const columns = 'mutex, acquired_at, ttl_at, transition_at, owner_id, version';
+    const free = (p: string) => `${p}, 0, 0, 0, '', 0`;
+    const values = mutexes.map((_, i) => `(${free(this.p(i + 1))})`).join(', ');
+    const insert = `INSERT INTO ${this.table} (${columns})`;
+    switch (this.dialect.name) {
+      case 'postgres':
+      case 'sqlite':
+        return { sql: `${insert} VALUES ${values} ON CONFLICT (mutex) DO NOTHING`, params: [...mutexes] };
+      case 'mysql':
+      case 'mariadb':
+        return {
+          sql: `${insert} VALUES ${values} ON DUPLICATE KEY UPDATE mutex = mutex`,
+          params: [...mutexes],
+        };
+      default: {
+        const dual = this.dialect.name === 'oracle' ? ' FROM DUAL' : '';
+        const rows = mutexes.map((_, i) => `SELECT ${this.p(i + 1)} AS mutex${dual}`).join(' UNION ALL ');
+        return {
+          sql:
+            `${insert} SELECT ${free('v.mutex')} FROM (${rows}) v ` +
+            `WHERE NOT EXISTS (SELECT 1 FROM ${this.table} t WHERE t.mutex = v.mutex)`,
+          params: [...mutexes],
+        };
+      }
+    }
+  }
+
+  /**
+   * The declared length of the live `owner_id` column (CHAR(32) in Simba's DDL, VARCHAR(128) in
+   * Holdfast's); undefined where it is not read.
+   */
+  ownerIdLength(): BoundSql | undefined {
+    const dot = this.table.lastIndexOf('.');
+    const schema = dot < 0 ? undefined : this.table.slice(0, dot);
+    const name = dot < 0 ? this.table : this.table.slice(dot + 1);
+    switch (this.dialect.name) {
+      case 'postgres':
+        return {
+          sql:
+            `SELECT character_maximum_length AS len FROM information_schema.columns WHERE lower(table_name) = lower($1) ` +
+            `AND table_schema = ${schema ? 'lower($2)' : 'current_schema()'} AND lower(column_name) = 'owner_id'`,
+          params: schema ? [name, schema] : [name],
+        };
+      case 'mysql':
+      case 'mariadb':
+        return {
+          sql:
+            `SELECT CHARACTER_MAXIMUM_LENGTH AS len FROM information_schema.columns WHERE table_name = ? ` +
+            `AND table_schema = ${schema ? '?' : 'DATABASE()'} AND lower(column_name) = 'owner_id'`,
+          params: schema ? [name, schema] : [name],
+        };
+      case 'sqlite':
+        return {
+          sql: `SELECT type AS len FROM pragma_table_info(?${schema ? ', ?' : ''}) WHERE lower(name) = 'owner_id'`,
+          params: schema ? [name, schema] : [name],
+        };
+      default:
+        return undefined;
+    }
   }
 
   /**
@@ -48,7 +106,10 @@ export class MutexQueryResolver {
     };
   }
 
-  /** Gives the mutex up: no owner, and acquirable at once (transition in the past). */
+  /**
+   * Gives the mutex up: no owner, and acquirable at once (transition in the past). `acquired_at`
+   * is kept: the next grant's fencing token is derived from it.
+   */
   release(mutex: string, contenderId: string): BoundSql {
     const now = this.dialect.nowMillis;
     return {

@@ -1,5 +1,5 @@
 import { toNumber, type SqlClient } from '@holdfast/core';
-import { MutexStatementTimeoutError } from '../errors';
+import { ContenderIdTooLongError, MutexStatementTimeoutError } from '../errors';
 import { MutexOwner } from './mutex-owner';
 import { MutexQueryResolver, type BoundSql } from './mutex-query.resolver';
 
@@ -25,6 +25,8 @@ export interface AcquireResult {
  */
 export class MutexRepository {
   private readonly ensured = new Set<string>();
+  /** The declared length of the live `owner_id` column, set by SimbaConnection at startup. */
+  ownerIdColumnLength?: number;
 
   constructor(
     readonly sql: SqlClient,
@@ -71,6 +73,27 @@ export class MutexRepository {
     );
   }
 
+  /** The declared length of the live `owner_id` column, when the dialect can tell. */
+  async ownerIdLength(): Promise<number | undefined> {
+    const query = this.queries.ownerIdLength();
+    if (!query) return undefined;
+    const [row] = await this.sql.query<{ len: unknown }>(query.sql, query.params);
+    if (row?.len == null) return undefined;
+    const text = String(row.len); // a number, or SQLite's declared type such as 'CHAR(32)'
+    const length = Number(/^\d+$/.test(text) ? text : /\((\d+)\)/.exec(text)?.[1]);
+    return Number.isFinite(length) && length > 0 ? length : undefined;
+  }
+
+  /**
+   * Throws ContenderIdTooLongError when `contenderId` does not fit the live `owner_id` column
+   * (known once the module checked its table at startup).
+   */
+  assertContenderFits(contenderId: string, mutex: string): void {
+    if (this.ownerIdColumnLength !== undefined && contenderId.length > this.ownerIdColumnLength) {
+      throw new ContenderIdTooLongError(contenderId, mutex, this.queries.table, this.ownerIdColumnLength);
+    }
+  }
+
   /** The database clock (health check). */
   now(): Promise<number> {
     return this.bounded('-', 'clock read', () =>
@@ -83,7 +106,7 @@ export class MutexRepository {
 
   private async ensureRow(mutex: string): Promise<void> {
     const insert = () =>
-      this.inTransaction(false, (tx) => tx.execute(...this.args(this.queries.ensureRow(mutex))));
+      this.inTransaction(false, (tx) => tx.execute(...this.args(this.queries.ensureRows([mutex]))));
     try {
       await insert();
     } catch {
@@ -96,7 +119,8 @@ export class MutexRepository {
     const [row] = await tx.query<MutexRowRecord>(...this.args(this.queries.select(mutex)));
     if (!row) return undefined;
     return new MutexOwner(
-      row.owner_id == null ? '' : String(row.owner_id),
+      // CHAR(32) (Simba's DDL) comes back space-padded from PostgreSQL.
+      row.owner_id == null ? '' : String(row.owner_id).trimEnd(),
       toNumber(row.acquired_at),
       toNumber(row.ttl_at),
       toNumber(row.transition_at),
