@@ -384,6 +384,17 @@ class CorrelateHandlers {
   async paymentRefused(): Promise<void> {
     throw new Error('payment service said no');
   }
+
+  /** Holds its delivery until `release()`: the message stays claimed meanwhile. */
+  started = false;
+  release: () => void = () => undefined;
+  private readonly gate = new Promise<void>((resolve) => (this.release = resolve));
+
+  @InboxHandler({ namespace: NAMESPACE, name: 'SlowShipment' })
+  async slowShipment(): Promise<void> {
+    this.started = true;
+    await this.gate;
+  }
 }
 
 for (const db of SERVERS) {
@@ -528,6 +539,26 @@ for (const db of SERVERS) {
       expect(row.error).toContain('payment service said no');
       // NEXT_RETRY is empty or a real time, never a marker a Java reader would take for a date.
       if (row.nextRetry !== null) expect(new Date(row.nextRetry).getUTCFullYear()).toBeLessThan(3000);
+    }, 120_000);
+
+    it('a message being delivered reads in Java as IN_PROGRESS, its claim lease a real NEXT_RETRY', async () => {
+      const app = await inbox({ visibilityTimeout: '2m' });
+      const handlers = app.get(CorrelateHandlers);
+      await app.get(MessageAcceptor).accept({
+        id: 'hf-in-delivery',
+        type: { namespace: NAMESPACE, name: 'SlowShipment' },
+        payload: { shipmentId: 's-1' },
+      });
+      expect(await waitFor(() => handlers.started, 30_000)).toBe(true);
+      const row = (await javaRead('hf-in-delivery', 5))!;
+      handlers.release();
+      expect(row).toMatchObject({ retries: 0, error: null, status: 'IN_PROGRESS' });
+      if (row.nextRetry !== null) {
+        const lease = Date.parse(row.nextRetry) - Date.now();
+        expect(lease).toBeGreaterThan(0);
+        expect(lease).toBeLessThan(3 * 60_000);
+      }
+      expect(await waitFor(async () => (await retriesOf('hf-in-delivery')) === undefined, 30_000)).toBe(true);
     }, 120_000);
 
     it("a message Holdfast paused reads in Java as PAUSED (NEXT_RETRY at camunda-correlate's FAR_FUTURE)", async () => {
