@@ -1,6 +1,12 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { monotonicMillis, sqlClientFor, type SqlClient } from '@holdfast/core';
-import { createTestDataSource, describeEachDatabase, TcpProxy, testDataSourceOptions, waitUntil } from '@holdfast/core/testing';
+import {
+  createTestDataSource,
+  describeEachDatabase,
+  TcpProxy,
+  testDataSourceOptions,
+  waitUntil,
+} from '@holdfast/core/testing';
 
 const BOUND_MS = 2_000;
 

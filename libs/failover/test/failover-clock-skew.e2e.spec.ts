@@ -2,7 +2,14 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { sqlClientFor, type SqlClient } from '@holdfast/core';
-import { createTestDataSource, forkTs, testDatabases, uniqueTablePrefix, waitForExit, waitForMessage } from '@holdfast/core/testing';
+import {
+  createTestDataSource,
+  forkTs,
+  testDatabases,
+  uniqueTablePrefix,
+  waitForExit,
+  waitForMessage,
+} from '@holdfast/core/testing';
 import { DatabaseClock, failoverKey } from '@holdfast/failover';
 import type { DataSource } from 'typeorm';
 
