@@ -35,9 +35,6 @@ function sites(files: string[], pattern: RegExp): ImportSite[] {
       .split('\n')
       .forEach((text, i) => {
         if (/^\s*(\*|\/\/|\/\*)/.test(text)) return; // comments and doc examples
-        // A type-only import is erased from the JavaScript; one that a public signature used
-        // would show up in the declarations, which the package test compiles with tsc --strict.
-        if (/^\s*import\s+type\b/.test(text)) return;
         for (const m of text.matchAll(pattern)) {
           const pkg = packageOf(m[1]);
           if (pkg) found.push({ file: relative(ROOT, file), line: i + 1, specifier: m[1], pkg });
