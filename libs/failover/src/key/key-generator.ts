@@ -246,6 +246,11 @@ function sortByJson<T>(items: T[], by: (item: T) => unknown = (item) => item): T
  * - nested and flat lists: `[[1, 2], [3]]` and `[1, 2, 3]`; a one-element list and its element;
  * - a string spelling the key of a value Java cannot express: a Date and its ISO text (or that
  *   text split at its colons into three arguments), an object and a string of its canonical JSON.
+ * Numbers are JavaScript's text, which is Java's for a whole number the Java side holds in an
+ * int, long or BigInteger and for a double with a fraction within 10^-3 <= |x| < 10^7; a Java
+ * double holding a whole number (`2.0`), one outside that range (`1.0E7`, `1.0E-7`) or `-0.0`
+ * prints otherwise, so such a parameter gets another key than Java's.
+ *
  * Values Java cannot express never share a key with each other. A parameter with one declared
  * type and no `:`/`,` in its strings never meets these; a service that does not share the table
  * with Java can take InjectiveKeyGenerator instead (`keys: 'injective'`).
