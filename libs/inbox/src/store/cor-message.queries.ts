@@ -73,6 +73,7 @@ export class CorMessageQueries {
     readonly sql: SqlClient,
     prefix: string,
     maxRetries = 5,
+    private readonly bounds: { idleInTransactionMs?: number } = { idleInTransactionMs: 30_000 },
   ) {
     this.table = tableName(prefix, COR_MESSAGE_TABLE.name);
     this.d = sql.dialect;
@@ -425,8 +426,13 @@ export class CorMessageQueries {
    */
   private async readCommitted<T>(work: (tx: SqlClient) => Promise<T>): Promise<T> {
     const runner = this.sql.dataSource.createQueryRunner();
+    // The server ends the transaction (and its connection) if this client goes silent in it.
+    const idleMs = this.bounds.idleInTransactionMs ?? 0;
+    const variable = this.d.name === 'mariadb' ? 'idle_transaction_timeout' : 'wait_timeout';
     try {
       await runner.connect();
+      if (idleMs > 0)
+        await runner.query(`SET SESSION ${variable} = ${Math.max(1, Math.ceil(idleMs / 1000))}`);
       await runner.startTransaction('READ COMMITTED');
       try {
         const result = await work(new SqlClient(this.sql.dataSource, this.d, runner));
@@ -436,6 +442,9 @@ export class CorMessageQueries {
         // The connection may be gone; the server rolls back an abandoned transaction itself.
         if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
         throw error;
+      } finally {
+        // The pooled connection gets the server's default back for whoever uses it next.
+        if (idleMs > 0) await runner.query(`SET SESSION ${variable} = DEFAULT`).catch(() => undefined);
       }
     } finally {
       await runner.release();
