@@ -161,6 +161,49 @@ for (const db of testDatabases()) {
         }
       });
     }
+
+    if (db !== 'sqlite') {
+      it('database: a master whose connection hangs (blackhole) demotes; the server ends its silent transaction so a standby takes over; the old master recovers as standby', async () => {
+        const proxy = new TcpProxy(SERVER_PORTS[db]);
+        await proxy.start();
+        const cluster = new LockerCluster();
+        try {
+          const base = { ...shared(), locker: { type: 'database' as const } };
+          cluster.spawn({ ...base, name: 'hung', port: proxy.port });
+          await cluster.next('hung', 'acquired', 60_000);
+          cluster.spawn({ ...base, name: 'direct' });
+          await cluster.next('direct', 'ready', 60_000);
+          await sleep(INTERVAL);
+          expect((await cluster.status('direct')).role).toBe('standby');
+
+          const hungAt = monotonicMillis();
+          proxy.blackhole();
+          const lost = await cluster.next('hung', 'lost', 30_000, hungAt);
+          // Nothing closes the connection: only the server's idle-in-transaction bound frees the row.
+          const acquired = await cluster.next('direct', 'acquired', 30_000, hungAt);
+          expect(lost.at).toBeLessThan(acquired.at);
+          console.log(
+            `[locker e2e] database blackhole/${db}: demoted ${lost.at - hungAt} ms after the hang, other instance master after ${acquired.at - hungAt} ms`,
+          );
+
+          proxy.restore();
+          // The hung connection was destroyed, not reused: new attempts reach the database again.
+          let status = await cluster.status('hung');
+          for (let i = 0; i < 100 && status.lastError !== undefined; i++) {
+            await sleep(200);
+            status = await cluster.status('hung');
+          }
+          expect(status.role).toBe('standby');
+          expect(status.lastError).toBeUndefined();
+          const killedAt = await cluster.kill('direct');
+          await cluster.next('hung', 'acquired', 30_000, killedAt);
+          expect(overlaps(cluster.terms({ direct: killedAt }))).toEqual([]);
+        } finally {
+          await cluster.closeAll();
+          await proxy.stop();
+        }
+      });
+    }
   });
 }
 

@@ -83,7 +83,7 @@ describe('demo app (npm start) on an embedded SQLite file', () => {
     // Tenant globex: its own table, where nothing else stored FR.
     const asGlobex = async (path: string) => {
       const res = await fetch(base + path, { headers: { 'x-tenant': 'globex' } });
-      return { status: res.status, body: await res.json() };
+      return { status: res.status, body: (await res.json()) as any };
     };
     const before = (await get('/upstream')).body;
     const list = (await asGlobex('/countries?codes=FR,XX')).body as Array<{ code: string } | null>;

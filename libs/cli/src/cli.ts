@@ -2,6 +2,8 @@ import { HoldfastError, InvalidTablePrefixError } from '@holdfast/core';
 import { parseArgs } from 'node:util';
 import { ddlCommand } from './commands/ddl.command';
 import { migrateCommand } from './commands/migrate.command';
+import { statusCommand } from './commands/status.command';
+import { formatStatus } from './status/status-table';
 import { redact } from './database-url';
 import { CliUsageError } from './errors';
 
@@ -11,6 +13,8 @@ export const USAGE = `usage: holdfast <command> [options]
       print the DDL of every Holdfast table and index
   migrate [--prefix P] [--migrations-table NAME]
       create the Holdfast tables on DATABASE_URL (TypeORM migrations; the ones already run are skipped)
+  status [--prefix P] [--json]
+      what the tables on DATABASE_URL say now: mutex owners, masters, inbox counts, live failover entries
 
 DATABASE_URL: postgres://user:pass@host:5432/db, mysql://…, mariadb://…, or sqlite:<file>
 Table prefix: --prefix, else HOLDFAST_TABLE_PREFIX, else none.
@@ -32,6 +36,7 @@ type Spec = NonNullable<Parameters<typeof parseArgs>[0]>['options'];
 const COMMANDS = {
   ddl: { dialect: { type: 'string' }, prefix: { type: 'string' } },
   migrate: { prefix: { type: 'string' }, 'migrations-table': { type: 'string' } },
+  status: { prefix: { type: 'string' }, json: { type: 'boolean' } },
 } satisfies Record<string, Spec>;
 
 function parse<S extends Spec>(args: string[], options: S) {
@@ -64,6 +69,15 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
             ? ran.map((name) => `holdfast migrate: ran ${name}\n`).join('')
             : 'holdfast migrate: nothing to run, every Holdfast migration has run\n',
         );
+        return 0;
+      }
+      case 'status': {
+        const values = parse(args, COMMANDS.status);
+        const status = await statusCommand({
+          url: io.env.DATABASE_URL,
+          prefix: values.prefix ?? io.env.HOLDFAST_TABLE_PREFIX,
+        });
+        io.stdout(values.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
         return 0;
       }
       case undefined:

@@ -4,7 +4,12 @@ export type { ColumnType, SqlDialect, UpsertSpec } from './dialect/sql-dialect';
 export { sqlDialect, type SqlDialectOptions } from './dialect/dialects';
 export { utcDateTime } from './dialect/base.dialect';
 export { DatabaseResolver } from './database/database-resolver';
-export { SqlClient, toNumber } from './database/sql-client';
+export { SqlClient, toNumber, type SqlClientOptions } from './database/sql-client';
+export {
+  beginBoundedTransaction,
+  endBoundedTransaction,
+  DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+} from './database/transaction-bound';
 export {
   isAlreadyExistsError,
   sqlErrorCode,
@@ -55,3 +60,4 @@ export {
   IsTablePrefix,
   IsDataSourceOption,
 } from './options/validate-options';
+export { holdfastMeter } from './metrics/meter';

@@ -76,7 +76,7 @@ describeEachDatabase(
       return (error as SchemaMismatchError).message;
     };
     const fromDdl = () =>
-      `create the table from Holdfast's DDL (the migration in migrations/, or \`holdfast ddl --dialect ${ctx.sql.dialect.name}\`).`;
+      `create the table from Holdfast's DDL (\`holdfast migrate\` or \`holdfast ddl --dialect ${ctx.sql.dialect.name}\` from @holdfast/cli).`;
 
     it("accepts Holdfast's own table and describes it", async () => {
       await apply('CHK_OWN', 'create');

@@ -42,6 +42,7 @@ export {
   PayloadDecryptionError,
 } from './store/encrypting-payload-column.resolver';
 export { MemoryFailoverStore } from './store/memory-failover.store';
+export { DatabaseClock } from './store/database-clock';
 export { SqlFailoverStore, type SqlFailoverStoreConfig } from './store/sql-failover.store';
 export { FailoverStoreQueryResolver, type FailoverQueryContext } from './store/failover-store-query.resolver';
 export { PayloadColumnResolver } from './store/payload-column.resolver';

@@ -1,11 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { sqlRetryCounter, withTransientRetry, type TransientRetry } from '@holdfast/core';
-import { metrics, type Counter, type Histogram } from '@opentelemetry/api';
+import type { Counter, Histogram } from '@opentelemetry/api';
+import { holdfastMeter, sqlRetryCounter, withTransientRetry, type TransientRetry } from '@holdfast/core';
 
 /** OpenTelemetry instruments of the inbox (no-ops until the application registers an SDK). */
 @Injectable()
 export class InboxMetrics {
-  private readonly meter = metrics.getMeter('@holdfast/inbox');
+  private readonly meter = holdfastMeter('inbox');
   readonly accepted: Counter = this.meter.createCounter('holdfast.inbox.accepted', {
     description: 'Messages stored by MessageAcceptor',
   });

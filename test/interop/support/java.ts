@@ -72,6 +72,11 @@ export function compileJava(): Promise<string> {
       }
       try {
         renameSync(staging, target);
+        // Classes of older sources are of no use any more.
+        for (const old of readdirSync(base)) {
+          if (/^[0-9a-f]{16}$/.test(old) && join(base, old) !== target)
+            rmSync(join(base, old), { recursive: true, force: true });
+        }
       } catch {
         // Another test file compiled the same sources first.
         rmSync(staging, { recursive: true, force: true });

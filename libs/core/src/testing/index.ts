@@ -3,5 +3,13 @@
 export * from './test-databases';
 export { countPlaceholders } from './placeholders';
 export { TcpProxy } from './tcp-proxy';
+export { waitUntil, type WaitUntilOptions } from './wait-until';
+export {
+  PrivateServer,
+  PrivatePostgres,
+  PrivateMariadb,
+  postgresBinDir,
+  type PrivateServerOptions,
+} from './private-servers';
 export { forkTs, waitForMessage, waitForExit, tsRegisterPath } from './fork-worker';
 export { describeEachDatabase, type TestDatabaseContext } from './describe-each-database';

@@ -202,8 +202,19 @@ export class FailoverExecutor {
     return key;
   }
 
-  private entry<T>(meta: FailoverMetadata, runtime: Runtime, rawKey: string, payload: T): FailoverEntry<T> {
-    const asOf = new Date();
+  /** The store's clock: the database's for SQL stores, so skewed instances agree on what is live. */
+  private now(store: FailoverStore): number {
+    return store.clock ? store.clock() : Date.now();
+  }
+
+  private entry<T>(
+    meta: FailoverMetadata,
+    runtime: Runtime,
+    store: FailoverStore,
+    rawKey: string,
+    payload: T,
+  ): FailoverEntry<T> {
+    const asOf = new Date(this.now(store));
     return {
       name: meta.effectiveName,
       key: this.key(meta, runtime, rawKey),
@@ -224,7 +235,12 @@ export class FailoverExecutor {
   ): Promise<void> | undefined {
     if (!runtime.splitter) {
       if (!this.recoverable(meta, runtime, value)) return undefined;
-      return this.writer.store(store, meta.name, this.entry(meta, runtime, rawKey, value), runtime.entryType);
+      return this.writer.store(
+        store,
+        meta.name,
+        this.entry(meta, runtime, store, rawKey, value),
+        runtime.entryType,
+      );
     }
     return this.keepSlices(meta, runtime, store, args, value);
   }
@@ -263,7 +279,7 @@ export class FailoverExecutor {
         this.writer.store(
           store,
           meta.name,
-          this.entry(meta, runtime, sliceKey, slice.payload),
+          this.entry(meta, runtime, store, sliceKey, slice.payload),
           runtime.entryType,
         ),
       );
@@ -341,7 +357,7 @@ export class FailoverExecutor {
         return undefined;
       }
     }
-    if (entry && Date.now() > entry.expireOn.getTime()) {
+    if (entry && this.now(store) > entry.expireOn.getTime()) {
       const write = this.writer.delete(store, meta.name, meta.effectiveName, key);
       if (write) await write;
       return undefined;
@@ -395,7 +411,7 @@ export class FailoverExecutor {
     if (meta.recoverAll || args.length === 0) {
       if (!store.findAll) return undefined;
       try {
-        const now = Date.now();
+        const now = this.now(store);
         const entries = (await store.findAll(meta.effectiveName, runtime.entryType)).filter(
           (e) => now <= e.expireOn.getTime(),
         );

@@ -99,8 +99,13 @@ export interface FailoverModuleOptions {
   multiTenant?: MultiTenantOptions;
   /** When nothing can be recovered: 'rethrow' the upstream's error (default) or return null. */
   exceptionPolicy?: 'rethrow' | 'never-throw';
-  /** Expired-entry cleanup. Default enabled, hourly: '0 0 * * * *'. */
-  cleanup?: { enabled?: boolean; cron?: string };
+  /**
+   * Expired-entry cleanup, scheduled through @nestjs/schedule (import ScheduleModule.forRoot()).
+   * Default enabled, hourly ('0 0 * * * *'), on one instance per tick, deleting at most
+   * `batchSize` rows (default 5,000) per statement, each statement its own short transaction,
+   * with `pause` (default 0: one turn of the event loop) between statements.
+   */
+  cleanup?: { enabled?: boolean; cron?: string; batchSize?: number; pause?: Duration };
   /** Supplies a value when nothing is stored. */
   recoveredPayloadHandler?: Class<RecoveredPayloadHandler>;
   /**
@@ -117,7 +122,7 @@ export interface ResolvedFailoverModuleOptions {
   scatter: { parallel: boolean; timeout: number };
   multiTenant?: MultiTenantOptions;
   exceptionPolicy: 'rethrow' | 'never-throw';
-  cleanup: { enabled: boolean; cron: string };
+  cleanup: { enabled: boolean; cron: string; batchSize: number; pause: number };
   recoveredPayloadHandler?: Class<RecoveredPayloadHandler>;
   types: PayloadClassDeclaration[];
 }

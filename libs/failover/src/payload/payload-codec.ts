@@ -21,6 +21,26 @@ function reviver(_key: string, value: unknown): unknown {
   return value;
 }
 
+/** Whether a Date sits anywhere in the value (as JSON.stringify would reach it). */
+function hasDate(value: unknown, depth: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (value instanceof Date) return true;
+  if (depth > 64) return true; // deep trees: let the replacer decide
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (hasDate(value[i], depth + 1)) return true;
+    return false;
+  }
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return true;
+  for (const key in value) {
+    if (
+      Object.prototype.hasOwnProperty.call(value, key) &&
+      hasDate((value as Record<string, unknown>)[key], depth + 1)
+    )
+      return true;
+  }
+  return false;
+}
+
 /** The class of a value that is an instance of one (not a plain object, array or Date). */
 function instanceClass(value: unknown): Class | undefined {
   if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof Date)
@@ -46,7 +66,8 @@ export class PayloadCodec {
 
   encode(value: unknown, type?: PayloadType, failover = '?'): EncodedPayload {
     return {
-      payload: JSON.stringify(value, replacer),
+      // A replacer costs a call per key: only pay for it when there is a Date to tag.
+      payload: hasDate(value, 0) ? JSON.stringify(value, replacer) : JSON.stringify(value),
       payloadClass: this.payloadClass(value, type, failover),
     };
   }

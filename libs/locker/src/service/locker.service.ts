@@ -121,6 +121,11 @@ export class LockerService
     if (!this.options.useLock) return;
     this.locker = await this.createLocker();
     await this.locker.configure?.(this.context());
+    this.locker.onSuspectedLoss?.(() => {
+      if (!this.isMaster || this.options.lockKeepAlivePeriod === 0) return;
+      this.deleteKeepAliveTimer();
+      void this.keepAlive(this.term);
+    });
   }
 
   async onApplicationBootstrap(): Promise<void> {

@@ -20,6 +20,8 @@ import java.time.Instant;
  * <pre>
  * insert jdbcUrl table id namespace name encoding payloadJson [ttl]
  * read   jdbcUrl table id maxRetries     (prints the row as JSON, or "null")
+ * pause  jdbcUrl table id                (MessageManagementService.pauseMessageProcessing)
+ * resume jdbcUrl table id                (MessageManagementService.resumeMessageProcessing)
  * </pre>
  */
 public final class CorrelateMessages {
@@ -35,6 +37,11 @@ public final class CorrelateMessages {
       switch (args[0]) {
         case "insert" -> insert(c, table, args);
         case "read" -> System.out.println(read(c, table, args[3], Integer.parseInt(args[4])));
+        case "pause" -> save(c, table, find(c, table, args[3]).withNextRetry(FAR_FUTURE));
+        case "resume" -> {
+          Entity e = find(c, table, args[3]);
+          save(c, table, e.withNextRetry(e.retries() == 0 ? null : Instant.now()));
+        }
         default -> throw new IllegalArgumentException("unknown command " + args[0]);
       }
     }
@@ -97,6 +104,67 @@ public final class CorrelateMessages {
             "status", status(error, retries, nextRetry, maxRetries));
       }
     }
+  }
+
+  /** A MessageEntity as the mapper loads it (every column). */
+  record Entity(
+      String id,
+      String payloadEncoding,
+      String payloadTypeNamespace,
+      String payloadTypeName,
+      String payloadTypeRevision,
+      byte[] payload,
+      Instant inserted,
+      String timeToLiveDuration,
+      Instant expiration,
+      int retries,
+      Instant nextRetry,
+      String error) {
+    Entity withNextRetry(Instant next) {
+      return new Entity(id, payloadEncoding, payloadTypeNamespace, payloadTypeName, payloadTypeRevision, payload,
+          inserted, timeToLiveDuration, expiration, retries, next, error);
+    }
+  }
+
+  private static Entity find(Connection c, String table, String id) throws Exception {
+    try (PreparedStatement s = c.prepareStatement("SELECT * from " + table + " M WHERE M.ID=? ORDER BY M.INSERTED ASC")) {
+      s.setString(1, id);
+      try (ResultSet r = s.executeQuery()) {
+        if (!r.next()) throw new IllegalArgumentException("Could not find message with id " + id);
+        return new Entity(r.getString("ID"), r.getString("PAYLOAD_ENCODING"), r.getString("PAYLOAD_TYPE_NAMESPACE"),
+            r.getString("PAYLOAD_TYPE_NAME"), r.getString("PAYLOAD_TYPE_REVISION"), r.getBytes("PAYLOAD"),
+            instant(r.getTimestamp("INSERTED")), r.getString("TTL_DURATION"), instant(r.getTimestamp("EXPIRATION")),
+            r.getInt("RETRIES"), instant(r.getTimestamp("NEXT_RETRY")), r.getString("ERROR"));
+      }
+    }
+  }
+
+  /** MyBatisMessageMapper.update: every column written back from the entity. */
+  private static void save(Connection c, String table, Entity e) throws Exception {
+    String sql =
+        "UPDATE " + table + " SET PAYLOAD_ENCODING=?, PAYLOAD_TYPE_NAMESPACE=?, PAYLOAD_TYPE_NAME=?, "
+            + "PAYLOAD_TYPE_REVISION=?, PAYLOAD=?, INSERTED=?, TTL_DURATION=?, EXPIRATION=?, RETRIES=?, NEXT_RETRY=?, "
+            + "ERROR=? WHERE ID=?";
+    try (PreparedStatement s = c.prepareStatement(sql)) {
+      s.setString(1, e.payloadEncoding());
+      s.setString(2, e.payloadTypeNamespace());
+      s.setString(3, e.payloadTypeName());
+      s.setString(4, e.payloadTypeRevision());
+      s.setBytes(5, e.payload());
+      s.setTimestamp(6, Timestamp.from(e.inserted()));
+      s.setString(7, e.timeToLiveDuration());
+      setInstant(s, 8, e.expiration());
+      s.setInt(9, e.retries());
+      setInstant(s, 10, e.nextRetry());
+      s.setString(11, e.error());
+      s.setString(12, e.id());
+      s.executeUpdate();
+    }
+  }
+
+  private static void setInstant(PreparedStatement s, int index, Instant value) throws Exception {
+    if (value == null) s.setNull(index, Types.TIMESTAMP);
+    else s.setTimestamp(index, Timestamp.from(value));
   }
 
   /** MessageEntity.status(maxRetries). */
