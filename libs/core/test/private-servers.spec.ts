@@ -1,6 +1,14 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { sqlClientFor, type PrivateServer, type SqlClient } from '@holdfast/core';
-import { PrivateMariadb, PrivatePostgres, postgresBinDir, testDatabases, testDataSourceOptions, waitUntil } from '@holdfast/core/testing';
+import { sqlClientFor, type SqlClient } from '@holdfast/core';
+import {
+  type PrivateServer,
+  PrivateMariadb,
+  PrivatePostgres,
+  postgresBinDir,
+  testDatabases,
+  testDataSourceOptions,
+  waitUntil,
+} from '@holdfast/core/testing';
 
 // Ports of this suite (core's private range): PostgreSQL 55440, MariaDB 33440.
 const SERVERS = {
