@@ -7,14 +7,13 @@
  * goals: after SIGKILL ≤ lease length + lockAcquireSleepInterval, after stop ≤ lockAcquireSleepInterval.
  * The ratio column is max / goal (≤ 1 meets the goal). Short intervals keep the run to a few minutes.
  */
+import { monotonicMillis, sqlClientFor } from '@holdfast/core';
 import {
   createTestDataSource,
-  monotonicMillis,
-  sqlClientFor,
   tempSqliteFile,
   uniqueTablePrefix,
   type TestDatabase,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import { LockQueryResolver, type LockerKindOptions } from '@holdfast/locker';
 import Database from 'better-sqlite3';
 import { mkdtempSync } from 'node:fs';

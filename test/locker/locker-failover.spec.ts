@@ -4,15 +4,15 @@
  * graceful stop → a standby takes over, the lease locker ignores skewed app clocks, and a lease
  * master cut off from the database (TcpProxy) demotes before anyone else can acquire.
  */
+import { monotonicMillis } from '@holdfast/core';
 import {
   TcpProxy,
-  monotonicMillis,
   waitForExit,
   tempSqliteFile,
   testDatabases,
   uniqueTablePrefix,
   type TestDatabase,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

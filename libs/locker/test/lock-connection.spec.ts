@@ -3,13 +3,13 @@
  * by the application's own work does not starve their keep-alives, and a pool too small to spare
  * one is reported at startup.
  */
+import { sqlClientFor } from '@holdfast/core';
 import {
   createTestDataSource,
-  sqlClientFor,
   testDatabases,
   uniqueTablePrefix,
   type TestDatabase,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { lockerInstance, sleep, waitUntil, type TestInstance } from './locker-test-kit';

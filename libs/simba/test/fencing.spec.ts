@@ -9,7 +9,7 @@ import {
   testDataSourceOptions,
   testDatabases,
   uniqueTablePrefix,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import {
   FenceColumn,
   FenceColumnNotFoundError,
