@@ -3,14 +3,14 @@
  * runs exactly once; a runner SIGKILLed mid-job keeps the tick's lock until lockAtMostFor, and
  * the job runs again after that, never earlier.
  */
+import { monotonicMillis } from '@holdfast/core';
 import {
   forkTs,
-  monotonicMillis,
   tempSqliteFile,
   testDatabases,
   uniqueTablePrefix,
   waitForExit,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { ScheduledWorkerConfig, ScheduledWorkerMessage } from './workers/scheduled-worker';

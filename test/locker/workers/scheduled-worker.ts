@@ -6,7 +6,8 @@
 import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Cron, ScheduleModule } from '@nestjs/schedule';
-import { createTestDataSource, monotonicMillis, type TestDatabase } from '@holdfast/core';
+import { monotonicMillis } from '@holdfast/core';
+import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
 import { ScheduledLock, ScheduledLockModule } from '@holdfast/locker';
 
 export interface ScheduledWorkerConfig {
