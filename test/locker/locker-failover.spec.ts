@@ -165,13 +165,25 @@ for (const db of testDatabases()) {
       });
     }
 
-    if (db !== 'sqlite') {
-      it('database: a master whose connection hangs (blackhole) demotes; the server ends its silent transaction so a standby takes over; the old master recovers as standby', async () => {
+    const hangCases = [
+      {
+        type: 'database' as const,
+        title:
+          'database: a master whose connection hangs (blackhole) demotes; the server ends its silent transaction so a standby takes over; the old master recovers as standby',
+      },
+      {
+        type: 'lease-database' as const,
+        title:
+          'lease-database: a master whose connection hangs (blackhole) demotes before its lease ends; a standby takes over; the old master recovers as standby',
+      },
+    ];
+    for (const { type, title } of db === 'sqlite' ? [] : hangCases) {
+      it(title, async () => {
         const proxy = new TcpProxy(SERVER_PORTS[db]);
         await proxy.start();
         const cluster = new LockerCluster();
         try {
-          const base = { ...shared(), locker: { type: 'database' as const } };
+          const base = { ...shared(), locker: { type } };
           cluster.spawn({ ...base, name: 'hung', port: proxy.port });
           await cluster.next('hung', 'acquired', 60_000);
           cluster.spawn({ ...base, name: 'direct' });
@@ -182,11 +194,12 @@ for (const db of testDatabases()) {
           const hungAt = monotonicMillis();
           proxy.blackhole();
           const lost = await cluster.next('hung', 'lost', 30_000, hungAt);
-          // Nothing closes the connection: only the server's idle-in-transaction bound frees the row.
+          // Nothing closes the connection: for the database locker only the server's
+          // idle-in-transaction bound frees the row; the lease frees itself by time.
           const acquired = await cluster.next('direct', 'acquired', 30_000, hungAt);
           expect(lost.at).toBeLessThan(acquired.at);
           console.log(
-            `[locker e2e] database blackhole/${db}: demoted ${lost.at - hungAt} ms after the hang, other instance master after ${acquired.at - hungAt} ms`,
+            `[locker e2e] ${type} blackhole/${db}: demoted ${lost.at - hungAt} ms after the hang, other instance master after ${acquired.at - hungAt} ms`,
           );
 
           proxy.restore();
