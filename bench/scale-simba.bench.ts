@@ -22,10 +22,12 @@ export interface SimbaScaleRow {
   mutexes: number;
   statementsPerSecond?: number;
   perMutexPerSecond?: number;
-  cpuPercent: number;
-  allOwnedMs: number;
-  takeoverMs: number;
-  overlaps: number;
+  cpuPercent?: number;
+  allOwnedMs?: number;
+  takeoverMs?: number;
+  overlaps?: number;
+  /** Why the run did not complete (for instance: never every mutex owned within 60 s). */
+  failed?: string;
 }
 
 export async function scaleSimba(args: string[]): Promise<SimbaScaleRow[]> {
@@ -40,26 +42,31 @@ export async function scaleSimba(args: string[]): Promise<SimbaScaleRow[]> {
     await maria?.start();
     try {
       for (const mutexes of sizes) {
-        const r = await runScale({
-          db,
-          mutexes,
-          ttl,
-          transition,
-          standbyPoll: 500,
-          measureMs,
-          url: maria?.url,
-        });
-        rows.push({
-          db,
-          mutexes,
-          statementsPerSecond: r.statementsPerSecond,
-          perMutexPerSecond: r.perMutexPerSecond,
-          cpuPercent: Math.max(...r.cpuPercent),
-          allOwnedMs: r.allOwnedMs,
-          takeoverMs: r.takeoverMs,
-          overlaps: r.overlaps.length,
-        });
-        console.log(`${db} ${mutexes}: done`);
+        try {
+          const r = await runScale({
+            db,
+            mutexes,
+            ttl,
+            transition,
+            standbyPoll: 500,
+            measureMs,
+            url: maria?.url,
+          });
+          rows.push({
+            db,
+            mutexes,
+            statementsPerSecond: r.statementsPerSecond,
+            perMutexPerSecond: r.perMutexPerSecond,
+            cpuPercent: Math.max(...r.cpuPercent),
+            allOwnedMs: r.allOwnedMs,
+            takeoverMs: r.takeoverMs,
+            overlaps: r.overlaps.length,
+          });
+        } catch (error) {
+          // That it never got there is the figure.
+          rows.push({ db, mutexes, failed: (error as Error).message });
+        }
+        console.log(`${db} ${mutexes}: ${rows[rows.length - 1].failed ?? 'done'}`);
       }
     } finally {
       await maria?.stop();
@@ -70,6 +77,8 @@ export async function scaleSimba(args: string[]): Promise<SimbaScaleRow[]> {
 
 export async function main(args: string[]): Promise<void> {
   const rows = await scaleSimba(args);
+  const n = (v: number | undefined, digits?: number) =>
+    v === undefined ? 'n/a' : digits === undefined ? v : v.toFixed(digits);
   printTable(
     'Simba at scale: 2 processes contending for the same M mutexes (ttl 2 s, transition 1 s)',
     [
@@ -82,15 +91,19 @@ export async function main(args: string[]): Promise<void> {
       'takeover ms',
       'overlaps',
     ],
-    rows.map((r) => [
-      r.db,
-      r.mutexes,
-      r.statementsPerSecond === undefined ? 'n/a' : r.statementsPerSecond,
-      r.perMutexPerSecond === undefined ? 'n/a' : r.perMutexPerSecond.toFixed(4),
-      r.cpuPercent,
-      r.allOwnedMs,
-      r.takeoverMs,
-      r.overlaps,
-    ]),
+    rows.map((r) =>
+      r.failed
+        ? [r.db, r.mutexes, 'FAILED', r.failed, '', '', '', '']
+        : [
+            r.db,
+            r.mutexes,
+            n(r.statementsPerSecond),
+            n(r.perMutexPerSecond, 4),
+            n(r.cpuPercent),
+            n(r.allOwnedMs),
+            n(r.takeoverMs),
+            n(r.overlaps),
+          ],
+    ),
   );
 }
