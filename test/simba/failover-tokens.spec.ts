@@ -6,14 +6,8 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { DataSource } from 'typeorm';
-import {
-  forkTs,
-  SchemaManager,
-  sqlClientFor,
-  testDatabases,
-  uniqueTablePrefix,
-  waitForExit,
-} from '@holdfast/core';
+import { SchemaManager, sqlClientFor } from '@holdfast/core';
+import { forkTs, testDatabases, uniqueTablePrefix, waitForExit } from '@holdfast/core/testing';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
 import { join } from 'node:path';
 import { PgReplicaPair } from './support/pg-cluster';

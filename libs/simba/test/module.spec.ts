@@ -1,7 +1,8 @@
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { SchemaMissingError, testDataSourceOptions } from '@holdfast/core';
+import { SchemaMissingError } from '@holdfast/core';
+import { testDataSourceOptions } from '@holdfast/core/testing';
 import {
   MutexContendRegistry,
   MutexContendServiceFactory,

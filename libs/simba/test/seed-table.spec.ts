@@ -1,5 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { describeEachDatabase } from '@holdfast/core';
+import { describeEachDatabase } from '@holdfast/core/testing';
 import {
   AbstractMutexContender,
   ContenderIdTooLongError,

@@ -1,12 +1,8 @@
 import type { INestApplicationContext, Provider, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
-import {
-  describeEachDatabase,
-  monotonicMillis,
-  type TestDatabase,
-  type TestDatabaseContext,
-} from '@holdfast/core';
+import { monotonicMillis } from '@holdfast/core';
+import { describeEachDatabase, type TestDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
 import {
   defaultContenderId,
   SIMBA_MUTEX_TABLE,
