@@ -1,5 +1,10 @@
 import { Logger, type INestApplicationContext } from '@nestjs/common';
-import { createTestDataSource, describeEachDatabase, testDatabases, uniqueTablePrefix } from '@holdfast/core';
+import {
+  createTestDataSource,
+  describeEachDatabase,
+  testDatabases,
+  uniqueTablePrefix,
+} from '@holdfast/core/testing';
 import { MutexContendServiceFactory, SIMBA_MUTEX_TABLE, type MutexContendService } from '../src';
 import { createSimbaApp, freshMutex, RecordingContender, sleepMs, waitUntil } from './simba-test.support';
 

@@ -1,16 +1,15 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
+import { SchemaManager, sqlClientFor } from '@holdfast/core';
 import {
   forkTs,
-  SchemaManager,
-  sqlClientFor,
   tempSqliteFile,
   testDataSourceOptions,
   uniqueTablePrefix,
   waitForExit,
   type TestDatabase,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
 
 const WORKER = join(__dirname, '..', 'workers', 'scale.worker.ts');
