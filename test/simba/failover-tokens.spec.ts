@@ -5,10 +5,10 @@
  * Runs when HOLDFAST_TEST_DATABASES lists postgres; uses ports 55410-55413.
  */
 import type { ChildProcess } from 'node:child_process';
-import { DataSource } from 'typeorm';
+import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
 import { SchemaManager, sqlClientFor } from '@holdfast/core';
 import { forkTs, testDatabases, uniqueTablePrefix, waitForExit } from '@holdfast/core/testing';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
+import { FenceColumn, fenced, SIMBA_MUTEX_TABLE } from '@holdfast/simba';
 import { join } from 'node:path';
 import { PgReplicaPair } from './support/pg-cluster';
 import { SwitchableProxy } from './support/switchable-proxy';
@@ -21,6 +21,18 @@ const TTL = 2_000;
 const TRANSITION = 1_000;
 const WORKER = join(__dirname, 'workers', 'contender.worker.ts');
 const MUTEX = 'failover';
+
+@Entity({ name: 'fenced_account' })
+class Account {
+  @PrimaryColumn({ type: 'varchar', length: 32 })
+  id!: string;
+
+  @Column({ type: 'int' })
+  balance!: number;
+
+  @FenceColumn()
+  fence?: number | null;
+}
 
 interface Grant {
   pid: number;
@@ -194,6 +206,23 @@ describePg('simba fencing tokens across a PostgreSQL failover (private primary +
       expect({ grants: described, ok: tokens[i] > tokens[i - 1] }).toEqual({ grants: described, ok: true });
     }
     expect(third.token).toBeGreaterThan(second.token);
+
+    // The fencing helper (#12) across the failover: the new owner writes to a fenced table on the
+    // new primary, then the old owner's write (token of its grant the standby never saw), delayed
+    // over the failover, arrives and is refused.
+    const fencedDb = await new DataSource({
+      type: 'postgres',
+      url: `postgres://postgres@127.0.0.1:${ENDPOINT}/postgres`,
+      entities: [Account],
+      synchronize: true,
+    }).initialize();
+    open.push(fencedDb);
+    const accounts = fencedDb.getRepository(Account);
+    await accounts.insert({ id: 'a', balance: 0, fence: null });
+    expect((await fenced(accounts).update({ id: 'a' }, { balance: 30 }, third.token)).accepted).toBe(true);
+    const stale = await fenced(accounts).update({ id: 'a' }, { balance: 20 }, second.token);
+    expect(stale).toMatchObject({ written: 0, refused: 1, accepted: false });
+    expect((await accounts.findOneByOrFail({ id: 'a' })).balance).toBe(30);
     expect(new Set(tokens).size).toBe(tokens.length);
 
     // One warning per process for the whole outage (plus the step-down of the owner that lost
