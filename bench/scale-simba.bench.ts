@@ -93,16 +93,16 @@ export async function main(args: string[]): Promise<void> {
     ],
     rows.map((r) =>
       r.failed
-        ? [r.db, r.mutexes, 'FAILED', r.failed, '', '', '', '']
+        ? [r.db, String(r.mutexes), 'FAILED', r.failed, '', '', '', '']
         : [
             r.db,
-            r.mutexes,
+            String(r.mutexes),
             n(r.statementsPerSecond),
             n(r.perMutexPerSecond, 4),
             n(r.cpuPercent),
             n(r.allOwnedMs),
             n(r.takeoverMs),
-            n(r.overlaps),
+            String(r.overlaps ?? 'n/a'),
           ],
     ),
   );
