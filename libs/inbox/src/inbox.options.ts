@@ -53,6 +53,13 @@ export interface InboxModuleOptions {
   cluster?: ClusterMode;
   /** A delivery that takes longer lets the message become due again (default '5m'). */
   visibilityTimeout?: Duration;
+  /**
+   * How long the server lets a transaction of the inbox sit idle (its client silent: a frozen
+   * process, a lost network) before it ends it and frees its rows (default '30s', and never
+   * more than `visibilityTimeout`). MariaDB `idle_transaction_timeout`, MySQL `wait_timeout`,
+   * whole seconds. 0 turns it off.
+   */
+  idleInTransactionTimeout?: Duration;
   /** How often expired messages are deleted (default '1m'). */
   cleanupInterval?: Duration;
   /** Rows deleted per cleanup statement, each in its own short statement (default 5000). */
@@ -120,6 +127,7 @@ export class ResolvedInboxOptions {
   defaultTtl?: Duration;
   @IsOptional() @IsIn(['leader', 'competing']) cluster?: ClusterMode;
   @IsOptional() @IsDurationOption() visibilityTimeout: Duration = '5m';
+  @IsOptional() @IsDurationOption() idleInTransactionTimeout: Duration = '30s';
   @IsOptional() @IsDurationOption() cleanupInterval: Duration = '1m';
   @IsOptional() @IsInt() @Min(1) @Max(100_000) cleanupChunkSize = 5000;
   @IsOptional() @IsInt() @Min(1) @Max(5_000) acceptChunkSize = 500;

@@ -60,6 +60,37 @@ describeEachDatabase(
       );
     }
 
+    if (ctx.db === 'mariadb') {
+      it('a claim whose client goes silent is ended by the server within the bound; its rows go to another', async () => {
+        await fillBacklog(ctx.sql, table(), 20);
+        const bounded = new CorMessageQueries(ctx.sql, ctx.prefix, 5, { idleInTransactionMs: 2_000 });
+        await bounded.detectLayout();
+        let freedAfter = -1;
+        let taken: string[] = [];
+        // Inside the claim, holding all 20 rows, the client sends nothing; meanwhile another
+        // node tries to claim them.
+        const error = await bounded
+          .claim(20, undefined, 60_000, async () => {
+            const silentAt = Date.now();
+            while (Date.now() - silentAt < 10_000) {
+              taken = (await queries.claim(20, undefined, 60_000)).rows.map((r) => r.id);
+              if (taken.length) {
+                freedAfter = Date.now() - silentAt;
+                return;
+              }
+              await new Promise((resolve) => setTimeout(resolve, 100));
+            }
+          })
+          .catch((e: Error) => e);
+        // The server ended the silent transaction: its lease never committed…
+        expect(error).toBeInstanceOf(Error);
+        // …and the other node got all 20 rows about 2 s (whole seconds, rounded up) later.
+        expect(taken).toHaveLength(20);
+        expect(freedAfter).toBeGreaterThanOrEqual(1_000);
+        expect(freedAfter).toBeLessThanOrEqual(2_000 + 3_000);
+      });
+    }
+
     it('claims and cleans through the indexes: no full scan and no sort of 100,000 rows', async () => {
       await fillBacklog(ctx.sql, table(), 100_000, { expired: 1_000 });
       const statements: { sql: string; params: readonly unknown[] }[] = [];

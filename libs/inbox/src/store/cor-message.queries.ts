@@ -73,6 +73,7 @@ export class CorMessageQueries {
     readonly sql: SqlClient,
     prefix: string,
     maxRetries = 5,
+    private readonly bounds: { idleInTransactionMs?: number } = { idleInTransactionMs: 30_000 },
   ) {
     this.table = tableName(prefix, COR_MESSAGE_TABLE.name);
     this.d = sql.dialect;
@@ -309,9 +310,10 @@ export class CorMessageQueries {
    *   out, and nothing stays open across a round trip.
    * - MySQL/MariaDB: InnoDB locks every row a locking read looks at, so the locking read never
    *   scans: a non-locking read of candidate keys walks the delivery-order index (forced), then
-   *   `SELECT … WHERE ID IN (keys) FOR UPDATE SKIP LOCKED` takes exactly those rows by primary
-   *   key, as many as are still missing; rows that another node holds are skipped and the next
-   *   candidates are tried.
+   *   a locking read joined with those keys (`FOR UPDATE SKIP LOCKED`) takes exactly those rows
+   *   by primary key, as many as are still missing; rows that another node holds are skipped
+   *   and the next candidates are tried. READ COMMITTED, so rows refused by the WHERE are not
+   *   kept locked.
    * - SQLite: one `UPDATE … RETURNING` statement; the write lock lasts that statement only.
    *
    * `hold` (tests) runs inside the claim's transaction after the rows are locked.
@@ -367,7 +369,7 @@ export class CorMessageQueries {
     leaseMs: number,
     hold?: (tx: SqlClient) => Promise<void>,
   ): Promise<{ rows: MessageRow[]; now: number }> {
-    return this.sql.transaction(async (tx) => {
+    return this.readCommitted(async (tx) => {
       const taken: (RawRow & { db_now: unknown })[] = [];
       let after: { inserted_ms: unknown; id: string } | undefined;
       const order: string[] = [];
@@ -413,6 +415,40 @@ export class CorMessageQueries {
       const rows = taken.map((r) => this.read(r));
       return { rows, now: this.t.toMillis(taken[0].db_now) };
     });
+  }
+
+  /**
+   * A transaction at READ COMMITTED (MySQL/MariaDB claims). At REPEATABLE READ InnoDB keeps the
+   * lock on every row a locking read looked at, also on those its WHERE then refused: a claim
+   * would hold rows another node had just leased, and that node's delete of them would wait for
+   * this claim to commit (measured: a healthy worker at 0.53× beside a slow one). At READ
+   * COMMITTED those locks go at once, so a claim holds exactly the rows it takes.
+   */
+  private async readCommitted<T>(work: (tx: SqlClient) => Promise<T>): Promise<T> {
+    const runner = this.sql.dataSource.createQueryRunner();
+    // The server ends the transaction (and its connection) if this client goes silent in it.
+    const idleMs = this.bounds.idleInTransactionMs ?? 0;
+    const variable = this.d.name === 'mariadb' ? 'idle_transaction_timeout' : 'wait_timeout';
+    try {
+      await runner.connect();
+      if (idleMs > 0)
+        await runner.query(`SET SESSION ${variable} = ${Math.max(1, Math.ceil(idleMs / 1000))}`);
+      await runner.startTransaction('READ COMMITTED');
+      try {
+        const result = await work(new SqlClient(this.sql.dataSource, this.d, runner));
+        await runner.commitTransaction();
+        return result;
+      } catch (error) {
+        // The connection may be gone; the server rolls back an abandoned transaction itself.
+        if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+        throw error;
+      } finally {
+        // The pooled connection gets the server's default back for whoever uses it next.
+        if (idleMs > 0) await runner.query(`SET SESSION ${variable} = DEFAULT`).catch(() => undefined);
+      }
+    } finally {
+      await runner.release();
+    }
   }
 
   /** Due keys in delivery order, after `after` when given: a plain read, no lock. */
