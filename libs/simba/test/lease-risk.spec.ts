@@ -70,36 +70,38 @@ describeEachDatabase(
 
 const servers = testDatabases().filter((db) => db !== 'sqlite');
 
-describe.each(servers.map((db) => [db]))('simba and an exhausted connection pool [%s]', (db) => {
-  it('one warning naming the pool while the only connection is taken, again and again', async () => {
-    const dataSource = await createTestDataSource(db, { poolSize: 1 });
-    const prefix = uniqueTablePrefix(`pool_${db}`);
-    const app = await createSimbaApp({ db, dataSource, prefix, sql: undefined as never }, OPTIONS);
-    const mutex = freshMutex('pool');
-    const factory = app.get(MutexContendServiceFactory);
-    const owner = factory.createMutexContendService(new RecordingContender(mutex));
-    const standby = factory.createMutexContendService(new RecordingContender(mutex));
-    try {
-      owner.start();
-      await waitUntil(() => owner.isOwner, 5_000, 'an owner');
-      standby.start();
-      await sleepMs(300);
-      const warnings = await warningsDuring(async () => {
-        for (let i = 0; i < 3; i++) {
-          const runner = dataSource.createQueryRunner(); // the application holds the only connection
-          await runner.connect();
-          await sleepMs(700);
-          await runner.release();
-          await sleepMs(200);
-        }
-      });
-      const pool = warnings.filter((w) => /pooled connection/.test(w));
-      expect(pool).toHaveLength(1);
-    } finally {
-      await Promise.all([owner, standby].map((s) => (s.status === 'RUNNING' ? s.stop() : undefined)));
-      await app.close();
-      await dataSource.query(`DROP TABLE IF EXISTS ${prefix}simba_mutex`).catch(() => undefined);
-      await dataSource.destroy();
-    }
+for (const db of servers) {
+  describe(`simba and an exhausted connection pool [${db}]`, () => {
+    it('one warning naming the pool while the only connection is taken, again and again', async () => {
+      const dataSource = await createTestDataSource(db, { poolSize: 1 });
+      const prefix = uniqueTablePrefix(`pool_${db}`);
+      const app = await createSimbaApp({ db, dataSource, prefix, sql: undefined as never }, OPTIONS);
+      const mutex = freshMutex('pool');
+      const factory = app.get(MutexContendServiceFactory);
+      const owner = factory.createMutexContendService(new RecordingContender(mutex));
+      const standby = factory.createMutexContendService(new RecordingContender(mutex));
+      try {
+        owner.start();
+        await waitUntil(() => owner.isOwner, 5_000, 'an owner');
+        standby.start();
+        await sleepMs(300);
+        const warnings = await warningsDuring(async () => {
+          for (let i = 0; i < 3; i++) {
+            const runner = dataSource.createQueryRunner(); // the application holds the only connection
+            await runner.connect();
+            await sleepMs(700);
+            await runner.release();
+            await sleepMs(200);
+          }
+        });
+        const pool = warnings.filter((w) => /pooled connection/.test(w));
+        expect(pool).toHaveLength(1);
+      } finally {
+        await Promise.all([owner, standby].map((s) => (s.status === 'RUNNING' ? s.stop() : undefined)));
+        await app.close();
+        await dataSource.query(`DROP TABLE IF EXISTS ${prefix}simba_mutex`).catch(() => undefined);
+        await dataSource.destroy();
+      }
+    });
   });
-});
+}
