@@ -1,18 +1,15 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { SchemaManager, sqlClientFor, tableName, type TableSpec } from '@holdfast/core';
 import {
   createTestDataSource,
   forkTs,
-  SchemaManager,
-  sqlClientFor,
-  tableName,
   tempSqliteFile,
   testDatabases,
   uniqueTablePrefix,
   waitForExit,
   waitForMessage,
-  type TableSpec,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
 import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';

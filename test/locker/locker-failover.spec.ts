@@ -4,15 +4,15 @@
  * graceful stop → a standby takes over, the lease locker ignores skewed app clocks, and a lease
  * master cut off from the database (TcpProxy) demotes before anyone else can acquire.
  */
+import { monotonicMillis } from '@holdfast/core';
 import {
   TcpProxy,
-  monotonicMillis,
   waitForExit,
   tempSqliteFile,
   testDatabases,
   uniqueTablePrefix,
   type TestDatabase,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -161,6 +161,49 @@ for (const db of testDatabases()) {
         }
       });
     }
+
+    if (db !== 'sqlite') {
+      it('database: a master whose connection hangs (blackhole) demotes; the server ends its silent transaction so a standby takes over; the old master recovers as standby', async () => {
+        const proxy = new TcpProxy(SERVER_PORTS[db]);
+        await proxy.start();
+        const cluster = new LockerCluster();
+        try {
+          const base = { ...shared(), locker: { type: 'database' as const } };
+          cluster.spawn({ ...base, name: 'hung', port: proxy.port });
+          await cluster.next('hung', 'acquired', 60_000);
+          cluster.spawn({ ...base, name: 'direct' });
+          await cluster.next('direct', 'ready', 60_000);
+          await sleep(INTERVAL);
+          expect((await cluster.status('direct')).role).toBe('standby');
+
+          const hungAt = monotonicMillis();
+          proxy.blackhole();
+          const lost = await cluster.next('hung', 'lost', 30_000, hungAt);
+          // Nothing closes the connection: only the server's idle-in-transaction bound frees the row.
+          const acquired = await cluster.next('direct', 'acquired', 30_000, hungAt);
+          expect(lost.at).toBeLessThan(acquired.at);
+          console.log(
+            `[locker e2e] database blackhole/${db}: demoted ${lost.at - hungAt} ms after the hang, other instance master after ${acquired.at - hungAt} ms`,
+          );
+
+          proxy.restore();
+          // The hung connection was destroyed, not reused: new attempts reach the database again.
+          let status = await cluster.status('hung');
+          for (let i = 0; i < 100 && status.lastError !== undefined; i++) {
+            await sleep(200);
+            status = await cluster.status('hung');
+          }
+          expect(status.role).toBe('standby');
+          expect(status.lastError).toBeUndefined();
+          const killedAt = await cluster.kill('direct');
+          await cluster.next('hung', 'acquired', 30_000, killedAt);
+          expect(overlaps(cluster.terms({ direct: killedAt }))).toEqual([]);
+        } finally {
+          await cluster.closeAll();
+          await proxy.stop();
+        }
+      });
+    }
   });
 }
 
@@ -201,5 +244,35 @@ describe('LockerModule across processes [shared-file]', () => {
       keepAlive: KEEP_ALIVE,
       locker: { type: 'shared-file', directory, stale: 2_000 },
     });
+  });
+});
+
+describe('LockerModule across processes [shared-file takeover]', () => {
+  it("a standby takes a SIGKILLed master's lock when it turns stale, not a whole lockAcquireSleepInterval later", async () => {
+    // A long interval: a standby that only retried every interval would wait up to 30 s here.
+    const directory = mkdtempSync(join(tmpdir(), 'locker-e2e-stale-'));
+    const base = {
+      prefix: '',
+      interval: 30_000,
+      keepAlive: KEEP_ALIVE,
+      locker: { type: 'shared-file' as const, directory, stale: 2_000 },
+    };
+    const cluster = new LockerCluster();
+    try {
+      cluster.spawn({ ...base, name: 'master' });
+      await cluster.next('master', 'acquired', 60_000);
+      cluster.spawn({ ...base, name: 'standby' });
+      await cluster.next('standby', 'ready', 60_000);
+      await sleep(500);
+      expect((await cluster.status('standby')).role).toBe('standby');
+      const killedAt = await cluster.kill('master');
+      const acquired = await cluster.next('standby', 'acquired', 15_000, killedAt);
+      console.log(
+        `[locker e2e] shared-file, interval 30 s, stale 2 s: takeover ${acquired.at - killedAt} ms after SIGKILL`,
+      );
+      expect(overlaps(cluster.terms({ master: killedAt }))).toEqual([]);
+    } finally {
+      await cluster.closeAll();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { tempSqliteFile } from '@holdfast/core';
+import { tempSqliteFile } from '@holdfast/core/testing';
 import { eventually, startDemo, type DemoProcess } from './demo-process';
 
 describe('demo app (npm start) on an embedded SQLite file', () => {
@@ -74,6 +74,35 @@ describe('demo app (npm start) on an embedded SQLite file', () => {
       expect((await get('/countries/it')).status).toBe(503);
       expect((await asAcme('/countries/it')).upToDate).toBe(false);
       expect((await get('/countries?codes=F1')).status).toBe(400);
+    } finally {
+      await outage(false);
+    }
+  });
+
+  it('stores the countries a list found even when one code is unknown (?codes=FR,XX)', async () => {
+    // Tenant globex: its own table, where nothing else stored FR.
+    const asGlobex = async (path: string) => {
+      const res = await fetch(base + path, { headers: { 'x-tenant': 'globex' } });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const before = (await get('/upstream')).body;
+    const list = (await asGlobex('/countries?codes=FR,XX')).body as Array<{ code: string } | null>;
+    expect(list.map((c: { code: string } | null) => c?.code ?? null)).toEqual(['FR', null]);
+    const after = await eventually(
+      async () => {
+        const state = (await get('/upstream')).body;
+        return state.rowsWritten > before.rowsWritten ? state : undefined;
+      },
+      10_000,
+      'the write of FR',
+    );
+    expect(after.missingSlices).toBe(before.missingSlices + 1);
+    await outage(true);
+    try {
+      const fr = await asGlobex('/countries/fr');
+      expect(fr.status).toBe(200);
+      expect(fr.body).toMatchObject({ code: 'FR', name: 'France', upToDate: false });
+      expect((await asGlobex('/countries/de')).status).toBe(503);
     } finally {
       await outage(false);
     }

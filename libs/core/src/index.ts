@@ -60,16 +60,4 @@ export {
   IsTablePrefix,
   IsDataSourceOption,
 } from './options/validate-options';
-export * from './testing/test-databases';
-export { countPlaceholders } from './testing/placeholders';
-export { TcpProxy } from './testing/tcp-proxy';
-export { waitUntil, type WaitUntilOptions } from './testing/wait-until';
-export {
-  PrivateServer,
-  PrivatePostgres,
-  PrivateMariadb,
-  postgresBinDir,
-  type PrivateServerOptions,
-} from './testing/private-servers';
-export { forkTs, waitForMessage, waitForExit, tsRegisterPath } from './testing/fork-worker';
-export { describeEachDatabase, type TestDatabaseContext } from './testing/describe-each-database';
+export { holdfastMeter } from './metrics/meter';

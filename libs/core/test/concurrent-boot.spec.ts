@@ -1,17 +1,15 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { SchemaManager, sqlClientFor, tableName } from '@holdfast/core';
 import {
   createTestDataSource,
   forkTs,
-  SchemaManager,
-  sqlClientFor,
-  tableName,
   tempSqliteFile,
   testDatabases,
   uniqueTablePrefix,
   waitForExit,
   waitForMessage,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import { BOOT_TABLES } from './workers/schema-boot.tables';
 
 const WORKER = join(__dirname, 'workers', 'schema-boot.worker.ts');

@@ -1,15 +1,14 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
+import { sqlClientFor, type SqlClient } from '@holdfast/core';
+import { type PrivateServer } from '@holdfast/core/testing';
 import {
   PrivateMariadb,
   PrivatePostgres,
   postgresBinDir,
-  sqlClientFor,
   testDatabases,
   testDataSourceOptions,
   waitUntil,
-  type PrivateServer,
-  type SqlClient,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 
 // Ports of this suite (core's private range): PostgreSQL 55440, MariaDB 33440.
 const SERVERS = {

@@ -1,11 +1,5 @@
-import {
-  SchemaManager,
-  SchemaMismatchError,
-  describeEachDatabase,
-  sqliteAffinity,
-  type TableSpec,
-  type TestDatabase,
-} from '@holdfast/core';
+import { SchemaManager, SchemaMismatchError, sqliteAffinity, type TableSpec } from '@holdfast/core';
+import { describeEachDatabase, type TestDatabase } from '@holdfast/core/testing';
 
 /** A table in the shape of the seeds' problems: a CHAR(32) owner, a seed timestamp, an optional extra. */
 const spec = (name: string): TableSpec => ({
@@ -82,7 +76,7 @@ describeEachDatabase(
       return (error as SchemaMismatchError).message;
     };
     const fromDdl = () =>
-      `create the table from Holdfast's DDL (the migration in migrations/, or \`holdfast ddl --dialect ${ctx.sql.dialect.name}\`).`;
+      `create the table from Holdfast's DDL (\`holdfast migrate\` or \`holdfast ddl --dialect ${ctx.sql.dialect.name}\` from @holdfast/cli).`;
 
     it("accepts Holdfast's own table and describes it", async () => {
       await apply('CHK_OWN', 'create');

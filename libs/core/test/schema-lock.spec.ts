@@ -1,14 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import {
-  createTestDataSource,
-  describeEachDatabase,
-  SchemaLockTimeoutError,
-  SchemaManager,
-  sqlClientFor,
-  testDataSourceOptions,
-  type TableSpec,
-} from '@holdfast/core';
+import { SchemaLockTimeoutError, SchemaManager, sqlClientFor, type TableSpec } from '@holdfast/core';
+import { createTestDataSource, describeEachDatabase, testDataSourceOptions } from '@holdfast/core/testing';
 
 const SPEC: TableSpec = {
   name: 'CORE_LOCKED',

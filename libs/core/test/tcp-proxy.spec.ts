@@ -1,5 +1,6 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { monotonicMillis, TcpProxy, waitUntil } from '@holdfast/core';
+import { monotonicMillis } from '@holdfast/core';
+import { TcpProxy, waitUntil } from '@holdfast/core/testing';
 
 /** An echo server and a client through the proxy. */
 describe('TcpProxy', () => {

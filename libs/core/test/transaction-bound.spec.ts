@@ -1,15 +1,12 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
+import { isTransientConflictError, monotonicMillis, sqlClientFor, type SqlClient } from '@holdfast/core';
 import {
   createTestDataSource,
   describeEachDatabase,
-  isTransientConflictError,
-  monotonicMillis,
-  sqlClientFor,
   TcpProxy,
   testDataSourceOptions,
   waitUntil,
-  type SqlClient,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 
 const BOUND_MS = 2_000;
 

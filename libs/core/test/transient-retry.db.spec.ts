@@ -1,13 +1,12 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import {
-  describeEachDatabase,
   isTransientConflictError,
   sqlClientFor,
-  testDataSourceOptions,
   withTransientRetry,
   type SqlClient,
   type TransientRetry,
 } from '@holdfast/core';
+import { describeEachDatabase, testDataSourceOptions } from '@holdfast/core/testing';
 
 /** Resolves when `count` parties have arrived. */
 function barrier(count: number): { arrive: () => Promise<void> } {

@@ -1,4 +1,4 @@
-import { waitUntil } from '@holdfast/core';
+import { waitUntil } from '@holdfast/core/testing';
 
 describe('waitUntil', () => {
   it('resolves with the first truthy value, counting a throwing predicate as "not yet"', async () => {

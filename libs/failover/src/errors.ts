@@ -71,3 +71,42 @@ export class PayloadSplitterError extends FailoverError {
     );
   }
 }
+
+/**
+ * An argument of a @Failover call cannot be turned into a key without risking that distinct
+ * values share one (a function, a symbol, a cycle, an instance with no observable state).
+ * Thrown at the call, before the upstream is called.
+ */
+export class FailoverKeyError extends FailoverError {
+  constructor(
+    readonly failover: string | undefined,
+    readonly position: number,
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(
+      `${failover === undefined ? 'Failover' : `Failover '${failover}'`}: argument ${position}${path ? ` (at ${path})` : ''} cannot be keyed: ${reason}. ` +
+        `Pass a value with observable state, or give the failover a keyGenerator.`,
+      'HOLDFAST_FAILOVER_KEY',
+    );
+  }
+}
+
+/**
+ * A value is an instance of a class the failover cannot rebuild on recovery: it is refused
+ * before it is stored (logged once as an error, counted), and the call still returns it.
+ */
+export class UnknownPayloadClassError extends FailoverStoreException {
+  constructor(
+    readonly failover: string,
+    readonly payloadClass: string,
+  ) {
+    super(
+      `Failover '${failover}': the value is an instance of class ${payloadClass}, which is not a known payload ` +
+        `class, so it could never be rebuilt on recovery: it was not stored. Declare it as the failover's ` +
+        `'type', list it in FailoverModule.forRoot({ types: [${payloadClass}] }), or decorate it with ` +
+        `@FailoverPayload() (with a qualified name if another payload class has the same name).`,
+      'HOLDFAST_FAILOVER_PAYLOAD_CLASS_UNKNOWN',
+    );
+  }
+}

@@ -24,10 +24,11 @@ export { RecoveredPayloadHandler, type RecoveryContext } from './executor/recove
 export { FailoverCleanupService } from './cleanup/failover-cleanup.service';
 export { FailoverHealthIndicator } from './health/failover.health';
 export { FailoverMetrics } from './health/failover.metrics';
-export { DefaultKeyGenerator, type KeyGenerator } from './key/key-generator';
+export { DefaultKeyGenerator, type KeyGenerator, type FailoverKeyContext } from './key/key-generator';
 export { failoverKey } from './key/failover-key';
 export { Referential } from './payload/referential';
-export { FailoverTypeRegistry } from './payload/failover-type.registry';
+export { FailoverTypeRegistry, type PayloadClassDeclaration } from './payload/failover-type.registry';
+export { FailoverPayload } from './payload/failover-payload.decorator';
 export { PayloadCodec } from './payload/payload-codec';
 export type { Class, PayloadType } from './payload/payload-type';
 export type { FailoverStore, FailoverEntry, StoreManyItem } from './store/failover-store';
@@ -41,6 +42,7 @@ export {
   PayloadDecryptionError,
 } from './store/encrypting-payload-column.resolver';
 export { MemoryFailoverStore } from './store/memory-failover.store';
+export { DatabaseClock } from './store/database-clock';
 export { SqlFailoverStore, type SqlFailoverStoreConfig } from './store/sql-failover.store';
 export { FailoverStoreQueryResolver, type FailoverQueryContext } from './store/failover-store-query.resolver';
 export { PayloadColumnResolver } from './store/payload-column.resolver';

@@ -55,7 +55,7 @@ export interface InboxModuleOptions {
   visibilityTimeout?: Duration;
   /** How often expired messages are deleted (default '1m'). */
   cleanupInterval?: Duration;
-  /** Rows deleted per cleanup statement (default 1000). */
+  /** Rows deleted per cleanup statement, each in its own short statement (default 5000). */
   cleanupChunkSize?: number;
   /** Rows per multi-row insert in acceptAll (default 500). */
   acceptChunkSize?: number;
@@ -121,7 +121,7 @@ export class ResolvedInboxOptions {
   @IsOptional() @IsIn(['leader', 'competing']) cluster?: ClusterMode;
   @IsOptional() @IsDurationOption() visibilityTimeout: Duration = '5m';
   @IsOptional() @IsDurationOption() cleanupInterval: Duration = '1m';
-  @IsOptional() @IsInt() @Min(1) @Max(100_000) cleanupChunkSize = 1000;
+  @IsOptional() @IsInt() @Min(1) @Max(100_000) cleanupChunkSize = 5000;
   @IsOptional() @IsInt() @Min(1) @Max(5_000) acceptChunkSize = 500;
   @IsOptional() @IsDurationOption() unhandledDelay: Duration = '1m';
   @IsOptional()

@@ -44,6 +44,8 @@ export class FailoverDemoController {
       calls: this.upstream.calls,
       outcomes: this.metrics.outcomes,
       storeErrors: this.metrics.storeErrors,
+      rowsWritten: this.metrics.rowsWritten,
+      missingSlices: this.metrics.missingSlices,
     };
   }
 

@@ -1,4 +1,5 @@
-import { metrics, type Attributes } from '@opentelemetry/api';
+import type { Attributes } from '@opentelemetry/api';
+import { holdfastMeter } from '../metrics/meter';
 import { ExponentialBackoff, handleWhen, retry, type RetryPolicy } from 'cockatiel';
 import { isTransientConflictError, sqlErrorCode } from './sql-errors';
 
@@ -86,7 +87,7 @@ export async function withTransientRetry<T>(
  * (attributes `db.error.code` and, when given, `operation`). No-op without an SDK.
  */
 export function sqlRetryCounter(lib: string): (retry: TransientRetry) => void {
-  const counter = metrics.getMeter(`@holdfast/${lib}`).createCounter(`holdfast.${lib}.sql.retries`, {
+  const counter = holdfastMeter(lib).createCounter(`holdfast.${lib}.sql.retries`, {
     description:
       'SQL statements or transactions retried after a deadlock, serialization failure or lock wait',
   });

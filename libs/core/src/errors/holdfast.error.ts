@@ -70,8 +70,8 @@ export class SchemaMissingError extends HoldfastError {
     readonly ddl: string,
   ) {
     super(
-      `Table ${table} does not exist. Create it with the migration in migrations/, with ` +
-        `schema: 'create' in the module options, or by running:\n${ddl}`,
+      `Table ${table} does not exist. Create it with schema: 'create' in the module options, ` +
+        `with \`holdfast migrate\` (@holdfast/cli), or by running:\n${ddl}`,
       'HOLDFAST_SCHEMA_MISSING',
     );
   }

@@ -51,7 +51,7 @@ function describeFound(live: LiveColumn): string {
  */
 export function checkLiveTable(dialect: SqlDialect, spec: TableSpec, live: LiveTable): void {
   if (!live.verified) return;
-  const fromDdl = `create the table from Holdfast's DDL (the migration in migrations/, or \`holdfast ddl --dialect ${dialect.name}\`)`;
+  const fromDdl = `create the table from Holdfast's DDL (\`holdfast migrate\` or \`holdfast ddl --dialect ${dialect.name}\` from @holdfast/cli)`;
   for (const column of spec.columns) {
     const found = live.column(column.name);
     const accepted = acceptedTypes(column);

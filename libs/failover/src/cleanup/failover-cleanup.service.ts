@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import {
   BeforeApplicationShutdown,
   Inject,
@@ -6,26 +8,33 @@ import {
   OnApplicationBootstrap,
   Optional,
 } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
-import { CronJob } from 'cron';
+import { Cron, SchedulerRegistry } from '@nestjs/schedule';
 import { FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from '../failover.constants';
 import { FailoverMetrics } from '../health/failover.metrics';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 import type { FailoverStore } from '../store/failover-store';
 import { FailoverStores } from '../tenant/failover-stores';
+import { cronPeriodMillis } from './schedule-cron';
 
-export const FAILOVER_CLEANUP_JOB = 'holdfast-failover-cleanup';
+export const FAILOVER_CLEANUP_JOB = 'holdfast:failover:cleanup';
 
 /**
- * Deletes expired entries on a cron schedule (default hourly). The cutoff is the store's clock:
- * the database clock for SQL stores. The job is registered in @nestjs/schedule's
- * SchedulerRegistry when the app uses ScheduleModule, and stopped on shutdown either way.
+ * Deletes expired entries on a cron schedule (default hourly), through @nestjs/schedule: the
+ * job is this instance's `tick`, declared with @Cron() when the service is built (the
+ * expression comes from the options), so the app's ScheduleModule runs and stops it.
+ *
+ * Once per cluster: each tick first claims a lease row in the store's own table, valid for
+ * half the cron period on the database clock; the instance that gets it cleans, the others
+ * skip that tick (no Simba needed). The cutoff is the store's (database) clock; rows go in
+ * bounded batches (`cleanup.batchSize`), each its own short transaction.
  */
 @Injectable()
 export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(FailoverCleanupService.name);
-  private job?: CronJob;
+  private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly leaseMs: number;
   private running?: Promise<number>;
+  private closed = false;
 
   constructor(
     @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
@@ -33,24 +42,47 @@ export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApp
     private readonly stores: FailoverStores,
     private readonly metrics: FailoverMetrics,
     @Optional() private readonly schedulerRegistry?: SchedulerRegistry,
-  ) {}
+  ) {
+    const { enabled, cron } = options.cleanup;
+    this.leaseMs = enabled ? Math.max(1_000, Math.floor(cronPeriodMillis(cron) / 2)) : 0;
+    if (enabled) {
+      // This instance's own tick, carrying the @Cron() metadata ScheduleModule's explorer reads.
+      const run = FailoverCleanupService.prototype.tick;
+      const tick = () => run.call(this);
+      Cron(cron, { name: FAILOVER_CLEANUP_JOB })(this, 'tick', { value: tick });
+      Object.defineProperty(this, 'tick', { value: tick });
+    }
+  }
 
   onApplicationBootstrap(): void {
-    if (!this.options.cleanup.enabled) return;
-    this.job = CronJob.from({
-      cronTime: this.options.cleanup.cron,
-      onTick: () => void this.cleanup(),
-      start: false,
-    });
-    if (this.schedulerRegistry && !this.schedulerRegistry.doesExist('cron', FAILOVER_CLEANUP_JOB)) {
-      this.schedulerRegistry.addCronJob(FAILOVER_CLEANUP_JOB, this.job as never);
+    if (this.options.cleanup.enabled && !this.schedulerRegistry) {
+      this.logger.warn(
+        'Failover cleanup is scheduled through @nestjs/schedule, which this app does not load: import ' +
+          'ScheduleModule.forRoot() (or call FailoverCleanupService.cleanup() yourself), or set cleanup.enabled: false.',
+      );
     }
-    this.job.start();
+  }
+
+  /** One scheduled run: cleans only when this instance wins the cluster-wide lease for the tick. */
+  async tick(): Promise<number> {
+    if (this.closed) return 0;
+    try {
+      if (this.store.claimCleanup && !(await this.store.claimCleanup(this.leaseMs, this.owner))) {
+        this.metrics.cleanupSkipped();
+        return 0;
+      }
+    } catch (error) {
+      this.metrics.storeError('claimCleanup');
+      this.logger.warn(`Failover cleanup lease could not be claimed: ${(error as Error)?.message ?? error}`);
+      return 0;
+    }
+    return this.cleanup();
   }
 
   /**
    * Deletes every entry that expired before the store's clock, in the global table and every
-   * tenant table (listed or used); returns how many. A table that fails is logged and skipped.
+   * tenant table (listed or used), in bounded batches; returns how many. Runs now, on this
+   * instance (the scheduled tick adds the lease). A table that fails is logged and skipped.
    */
   async cleanup(): Promise<number> {
     if (this.running) return this.running;
@@ -58,9 +90,14 @@ export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApp
       let removed = 0;
       try {
         const cutoff = this.store.now ? await this.store.now() : new Date();
+        const batch = {
+          batchSize: this.options.cleanup.batchSize,
+          pause: this.options.cleanup.pause,
+          onBatch: (rows: number) => this.metrics.cleanupBatch(rows),
+        };
         for (const store of await this.stores.all()) {
           try {
-            removed += await store.cleanByExpiry(cutoff);
+            removed += await store.cleanByExpiry(cutoff, batch);
           } catch (error) {
             this.metrics.storeError('cleanByExpiry');
             this.logger.warn(
@@ -81,10 +118,7 @@ export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApp
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    this.job?.stop();
-    if (this.schedulerRegistry?.doesExist('cron', FAILOVER_CLEANUP_JOB)) {
-      this.schedulerRegistry.deleteCronJob(FAILOVER_CLEANUP_JOB);
-    }
+    this.closed = true;
     await this.running;
   }
 }

@@ -16,12 +16,16 @@ export interface FailoverOptions {
   domain?: string;
   /** The payload class (or `[Class]` for arrays), to rebuild instances on recovery. */
   type?: PayloadType;
-  /** A KeyGenerator class, or the injection token (string) of a KeyGenerator provider. */
-  keyGenerator?: Class<KeyGenerator> | string;
+  /**
+   * A KeyGenerator: a class (resolved through DI: the provider if the app registers one, else
+   * built in the declaring module with its own injected dependencies), an instance, or the
+   * injection token (string) of a provider.
+   */
+  keyGenerator?: Class<KeyGenerator> | KeyGenerator | string;
   /** Which upstream errors may be answered from the store; others are rethrown at once. */
   recoverOn?: (error: unknown) => boolean;
-  /** Scatter/gather: stores each slice of the payload under its own key. */
-  payloadSplitter?: Class<PayloadSplitter>;
+  /** Scatter/gather: stores each slice of the payload under its own key (a class resolved through DI, or an instance). */
+  payloadSplitter?: Class<PayloadSplitter> | PayloadSplitter;
   /** With a splitter: recover every stored entry of the failover, whatever the arguments. */
   recoverAll?: boolean;
   /** This failover's execution (overrides the module's `execution`). */
@@ -32,6 +36,8 @@ export interface FailoverOptions {
 export interface FailoverMetadata extends FailoverOptions {
   effectiveName: string;
   expiryMs: number;
+  /** `Class.method` it is declared on. */
+  method: string;
 }
 
 export const DEFAULT_FAILOVER_EXPIRY = '1h';
@@ -61,11 +67,25 @@ export function failoverMetadata(options: FailoverOptions, where: string): Failo
   }
   if (options.recoverOn !== undefined && typeof options.recoverOn !== 'function')
     fail(`'recoverOn' must be a function`);
+  const { keyGenerator, payloadSplitter } = options;
+  if (
+    keyGenerator !== undefined &&
+    typeof keyGenerator !== 'string' &&
+    typeof keyGenerator !== 'function' &&
+    typeof (keyGenerator as KeyGenerator)?.key !== 'function'
+  )
+    fail(`'keyGenerator' must be a KeyGenerator class, an instance with key(), or an injection token`);
+  if (
+    payloadSplitter !== undefined &&
+    typeof payloadSplitter !== 'function' &&
+    typeof (payloadSplitter as PayloadSplitter)?.splitOnStore !== 'function'
+  )
+    fail(`'payloadSplitter' must be a PayloadSplitter class or instance`);
   let expiryMs = 0;
   try {
     expiryMs = parseDuration(options.expiry ?? DEFAULT_FAILOVER_EXPIRY, 'expiry');
   } catch (error) {
     fail((error as Error).message);
   }
-  return { ...options, effectiveName: domain ?? name, expiryMs };
+  return { ...options, effectiveName: domain ?? name, expiryMs, method: where };
 }

@@ -9,13 +9,14 @@ import {
 } from 'cockatiel';
 import { HoldfastError, parseDuration } from '@holdfast/core';
 import type { FailoverMetadata } from '../decorator/failover-options';
-import { PayloadSplitterError } from '../errors';
+import { PayloadSplitterError, UnknownPayloadClassError } from '../errors';
 import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
 import { FailoverMetrics } from '../health/failover.metrics';
 import { failoverKey } from '../key/failover-key';
-import { DefaultKeyGenerator, type KeyGenerator } from '../key/key-generator';
+import { DefaultKeyGenerator, type FailoverKeyContext, type KeyGenerator } from '../key/key-generator';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
-import type { PayloadType } from '../payload/payload-type';
+import type { Class, PayloadType } from '../payload/payload-type';
+import { PayloadCodec } from '../payload/payload-codec';
 import { markRecovered } from '../payload/referential';
 import type { PayloadSplitter } from '../scatter/payload-splitter';
 import type { FailoverEntry, FailoverStore } from '../store/failover-store';
@@ -30,6 +31,8 @@ const TIMED_OUT = Symbol('timed-out');
 /** Per-failover pieces built on first use. */
 interface Runtime {
   keyGenerator: KeyGenerator;
+  context: FailoverKeyContext;
+  splitterName: string;
   /** rawKey -> UUID, so a hot key does not pay an MD5 per call (bounded). */
   keys: Map<string, string>;
   splitter?: PayloadSplitter;
@@ -48,6 +51,8 @@ export class FailoverExecutor {
   private readonly logger = new Logger(FailoverExecutor.name);
   private readonly runtimes = new WeakMap<FailoverMetadata, Runtime>();
   private handler?: RecoveredPayloadHandler;
+  /** `failover\0class` pairs already reported as unknown payload classes (reported once). */
+  private readonly refused = new Set<string>();
 
   constructor(
     @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
@@ -55,6 +60,7 @@ export class FailoverExecutor {
     private readonly writer: FailoverWriter,
     private readonly metrics: FailoverMetrics,
     private readonly registry: FailoverRegistry,
+    private readonly codec: PayloadCodec,
     @Optional() private readonly moduleRef?: ModuleRef,
   ) {}
 
@@ -67,16 +73,18 @@ export class FailoverExecutor {
     const forCall = this.stores.forCall();
     const store = forCall instanceof Promise ? await forCall : forCall;
     const runtime = this.runtime(meta);
+    // Before the upstream: an argument that cannot be keyed fails the call the same way up or down.
+    const rawKey = this.rawKey(runtime, args);
     let value: T;
     try {
       value = (await (runtime.breaker
         ? runtime.breaker.execute(() => upstream.apply(instance, args))
         : upstream.apply(instance, args))) as T;
     } catch (error) {
-      return this.recover<T>(meta, runtime, store, args, error);
+      return this.recover<T>(meta, runtime, store, args, rawKey, error);
     }
     if (value !== null && value !== undefined) {
-      const kept = this.keep(meta, runtime, store, args, value);
+      const kept = this.keep(meta, runtime, store, args, rawKey, value);
       if (kept) await kept;
     }
     this.metrics.call(meta.name, 'success');
@@ -102,15 +110,54 @@ export class FailoverExecutor {
     return store.countLive(found.metadata.effectiveName, store.now ? await store.now() : new Date());
   }
 
+  /**
+   * Builds a failover's key generator and splitter once, at bootstrap: a class is the app's
+   * provider when it registers one, else it is created in the declaring module (`moduleRef`)
+   * with its own injected dependencies; an instance is used as it is.
+   */
+  async prepare(meta: FailoverMetadata, moduleRef?: ModuleRef): Promise<void> {
+    const ref = moduleRef ?? this.moduleRef;
+    const resolve = async <T>(what: Class<T> | T | string | undefined): Promise<T | undefined> => {
+      if (what === undefined) return undefined;
+      if (typeof what === 'string') return this.moduleRef!.get<T>(what, { strict: false });
+      if (typeof what !== 'function') return what;
+      const cls = what as Class<T>;
+      if (!ref) return new cls();
+      try {
+        return ref.get<T>(cls, { strict: false });
+      } catch {
+        return ref.create<T>(cls as never);
+      }
+    };
+    const keyGenerator = await resolve<KeyGenerator>(meta.keyGenerator);
+    const splitter = await resolve<PayloadSplitter>(meta.payloadSplitter);
+    this.runtimes.set(meta, this.buildRuntime(meta, keyGenerator, splitter));
+  }
+
   private runtime(meta: FailoverMetadata): Runtime {
     let runtime = this.runtimes.get(meta);
     if (runtime) return runtime;
-    const keyGenerator = !meta.keyGenerator
-      ? defaultKeyGenerator
-      : typeof meta.keyGenerator === 'string'
-        ? this.moduleRef!.get<KeyGenerator>(meta.keyGenerator, { strict: false })
-        : new meta.keyGenerator();
-    const splitter = meta.payloadSplitter ? (new meta.payloadSplitter() as PayloadSplitter) : undefined;
+    // Not discovered at bootstrap (a provider Nest did not list): built here, without DI.
+    const keyGenerator =
+      meta.keyGenerator === undefined
+        ? undefined
+        : typeof meta.keyGenerator === 'string'
+          ? this.moduleRef!.get<KeyGenerator>(meta.keyGenerator, { strict: false })
+          : typeof meta.keyGenerator === 'function'
+            ? new meta.keyGenerator()
+            : meta.keyGenerator;
+    const splitter =
+      typeof meta.payloadSplitter === 'function' ? new meta.payloadSplitter() : meta.payloadSplitter;
+    runtime = this.buildRuntime(meta, keyGenerator, splitter);
+    this.runtimes.set(meta, runtime);
+    return runtime;
+  }
+
+  private buildRuntime(
+    meta: FailoverMetadata,
+    keyGenerator: KeyGenerator | undefined,
+    splitter: PayloadSplitter | undefined,
+  ): Runtime {
     const execution = meta.execution ?? this.options.execution;
     const breakerOptions = execution?.circuitBreaker;
     const breaker = breakerOptions
@@ -123,9 +170,26 @@ export class FailoverExecutor {
         )
       : undefined;
     const entryType = splitter && Array.isArray(meta.type) ? meta.type[0] : meta.type;
-    runtime = { keyGenerator, keys: new Map(), splitter, breaker, entryType };
-    this.runtimes.set(meta, runtime);
-    return runtime;
+    const context: FailoverKeyContext = {
+      name: meta.name,
+      domain: meta.domain,
+      effectiveName: meta.effectiveName,
+      method: meta.method,
+    };
+    return {
+      keyGenerator: keyGenerator ?? defaultKeyGenerator,
+      context,
+      keys: new Map(),
+      splitter,
+      splitterName: splitter?.constructor?.name ?? 'PayloadSplitter',
+      breaker,
+      entryType,
+    };
+  }
+
+  /** Layer 1 for this failover; a key error names the failover. */
+  private rawKey(runtime: Runtime, args: readonly unknown[]): string {
+    return runtime.keyGenerator.key(args, runtime.context);
   }
 
   private key(meta: FailoverMetadata, runtime: Runtime, rawKey: string): string {
@@ -138,16 +202,22 @@ export class FailoverExecutor {
     return key;
   }
 
+  /** The store's clock: the database's for SQL stores, so skewed instances agree on what is live. */
+  private now(store: FailoverStore): number {
+    return store.clock ? store.clock() : Date.now();
+  }
+
   private entry<T>(
     meta: FailoverMetadata,
     runtime: Runtime,
-    args: readonly unknown[],
+    store: FailoverStore,
+    rawKey: string,
     payload: T,
   ): FailoverEntry<T> {
-    const asOf = new Date();
+    const asOf = new Date(this.now(store));
     return {
       name: meta.effectiveName,
-      key: this.key(meta, runtime, runtime.keyGenerator.key(args)),
+      key: this.key(meta, runtime, rawKey),
       asOf,
       expireOn: new Date(asOf.getTime() + meta.expiryMs),
       payload,
@@ -160,10 +230,17 @@ export class FailoverExecutor {
     runtime: Runtime,
     store: FailoverStore,
     args: unknown[],
+    rawKey: string,
     value: unknown,
   ): Promise<void> | undefined {
     if (!runtime.splitter) {
-      return this.writer.store(store, meta.name, this.entry(meta, runtime, args, value), runtime.entryType);
+      if (!this.recoverable(meta, runtime, value)) return undefined;
+      return this.writer.store(
+        store,
+        meta.name,
+        this.entry(meta, runtime, store, rawKey, value),
+        runtime.entryType,
+      );
     }
     return this.keepSlices(meta, runtime, store, args, value);
   }
@@ -179,21 +256,58 @@ export class FailoverExecutor {
     try {
       slices = runtime.splitter!.splitOnStore(args, value);
     } catch (error) {
-      this.splitterFailed(meta, 'splitOnStore', error);
+      this.splitterFailed(meta, runtime, 'splitOnStore', error);
       return;
     }
-    const writes = slices.map(
-      (slice) => () =>
+    // Partial results: an item the upstream did not return is simply not stored (and counted).
+    const writes: Array<() => Promise<void> | undefined> = [];
+    let missing = 0;
+    for (const slice of slices ?? []) {
+      if (slice === null || slice === undefined || slice.payload === null || slice.payload === undefined) {
+        missing++;
+        continue;
+      }
+      if (!this.recoverable(meta, runtime, slice.payload)) continue;
+      let sliceKey: string;
+      try {
+        sliceKey = this.rawKey(runtime, slice.args);
+      } catch (error) {
+        this.splitterFailed(meta, runtime, 'splitOnStore', error);
+        continue;
+      }
+      writes.push(() =>
         this.writer.store(
           store,
           meta.name,
-          this.entry(meta, runtime, slice.args, slice.payload),
+          this.entry(meta, runtime, store, sliceKey, slice.payload),
           runtime.entryType,
         ),
-    );
+      );
+    }
+    if (missing) this.metrics.slicesMissing(meta.name, missing);
     await this.scatter(writes, (i) =>
       this.logger.warn(`Failover '${meta.name}': storing slice ${i} timed out`),
     );
+  }
+
+  /**
+   * Whether the value can be rebuilt on recovery; a class instance of an unknown class is
+   * refused before it is stored: an error log once per failover and class, a metric each time.
+   */
+  private recoverable(meta: FailoverMetadata, runtime: Runtime, value: unknown): boolean {
+    try {
+      this.codec.payloadClass(value, runtime.entryType, meta.name);
+      return true;
+    } catch (error) {
+      if (!(error instanceof UnknownPayloadClassError)) throw error;
+      this.metrics.payloadRefused(meta.name, error.payloadClass);
+      const id = `${meta.name}\u0000${error.payloadClass}`;
+      if (!this.refused.has(id)) {
+        this.refused.add(id);
+        this.logger.error(error.message);
+      }
+      return false;
+    }
   }
 
   /** Runs slice operations one by one or, with scatter.parallel, together, each bounded by scatter.timeout. */
@@ -243,7 +357,7 @@ export class FailoverExecutor {
         return undefined;
       }
     }
-    if (entry && Date.now() > entry.expireOn.getTime()) {
+    if (entry && this.now(store) > entry.expireOn.getTime()) {
       const write = this.writer.delete(store, meta.name, meta.effectiveName, key);
       if (write) await write;
       return undefined;
@@ -256,6 +370,7 @@ export class FailoverExecutor {
     runtime: Runtime,
     store: FailoverStore,
     args: unknown[],
+    rawKey: string,
     error: unknown,
   ): Promise<T | null> {
     // An open circuit never called the upstream: always answer from the store if we can.
@@ -263,7 +378,6 @@ export class FailoverExecutor {
       this.metrics.call(meta.name, 'not-recoverable');
       throw error;
     }
-    const rawKey = runtime.keyGenerator.key(args);
     const key = this.key(meta, runtime, rawKey);
     const recovered = runtime.splitter
       ? await this.gather<T>(meta, runtime, store, args, error)
@@ -297,7 +411,7 @@ export class FailoverExecutor {
     if (meta.recoverAll || args.length === 0) {
       if (!store.findAll) return undefined;
       try {
-        const now = Date.now();
+        const now = this.now(store);
         const entries = (await store.findAll(meta.effectiveName, runtime.entryType)).filter(
           (e) => now <= e.expireOn.getTime(),
         );
@@ -314,14 +428,14 @@ export class FailoverExecutor {
       try {
         sliceArgs = splitter.splitOnRecover(args);
       } catch (splitError) {
-        this.splitterFailed(meta, 'splitOnRecover', splitError);
+        this.splitterFailed(meta, runtime, 'splitOnRecover', splitError);
         return undefined;
       }
       const lookups = sliceArgs.map((a) => async () => {
         const entry = await this.lookup(
           meta,
           store,
-          failoverKey(meta.effectiveName, runtime.keyGenerator.key(a)),
+          this.key(meta, runtime, this.rawKey(runtime, a)),
           runtime.entryType,
         );
         return entry ? markRecovered(entry.payload, entry.asOf, error) : null;
@@ -341,22 +455,18 @@ export class FailoverExecutor {
     try {
       return splitter.merge(args, payloads) as T;
     } catch (mergeError) {
-      this.splitterFailed(meta, 'merge', mergeError);
+      this.splitterFailed(meta, runtime, 'merge', mergeError);
       return undefined;
     }
   }
 
   private splitterFailed(
     meta: FailoverMetadata,
+    runtime: Runtime,
     operation: PayloadSplitterError['operation'],
     cause: unknown,
   ): void {
-    const error = new PayloadSplitterError(
-      meta.payloadSplitter?.name ?? 'PayloadSplitter',
-      operation,
-      meta.name,
-      cause,
-    );
+    const error = new PayloadSplitterError(runtime.splitterName, operation, meta.name, cause);
     this.metrics.storeError(operation);
     this.logger.error(error.message);
   }

@@ -58,6 +58,7 @@ export class FailoverWriter implements BeforeApplicationShutdown {
    * is pending. Recovery reads it first, so a caller sees its own latest value.
    */
   pendingEntry(store: FailoverStore, name: string, key: string): FailoverEntry<unknown> | null | undefined {
+    if (this.queue.size === 0 && this.flushingNow.size === 0) return undefined;
     const id = this.id(store, name, key);
     const pending = this.queue.get(id) ?? this.flushingNow.get(id);
     if (!pending) return undefined;
@@ -169,6 +170,15 @@ export class FailoverWriter implements BeforeApplicationShutdown {
 
   /** Writes a batch: one storeMany per store where the store has it; failures logged and counted. */
   private async writeNow(batch: PendingWrite[]): Promise<void> {
+    if (batch.length === 1) {
+      // The synchronous path (async: false): one write, no grouping.
+      const [w] = batch;
+      if (w.op === 'delete') return this.guard('delete', batch, () => w.store.delete(w.name, w.key));
+      return this.guard('store', batch, async () => {
+        await w.store.store(w.entry!, w.type);
+        this.metrics.written(1, 1);
+      });
+    }
     const byStore = new Map<FailoverStore, PendingWrite[]>();
     for (const write of batch) byStore.set(write.store, [...(byStore.get(write.store) ?? []), write]);
     await Promise.all(

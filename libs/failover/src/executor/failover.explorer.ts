@@ -1,17 +1,23 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
 import type { FailoverMetadata } from '../decorator/failover-options';
 import { FailoverConfigurationError } from '../errors';
 import { FAILOVER_METADATA, FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from '../failover.constants';
 import type { ResolvedFailoverModuleOptions, SqlStoreOptions } from '../options/failover-module.options';
 import { FailoverTypeRegistry } from '../payload/failover-type.registry';
 import type { FailoverStore } from '../store/failover-store';
+import { FailoverExecutor } from './failover-executor';
 import { FailoverRegistry } from './failover.registry';
 
 /**
  * Finds every @Failover method at bootstrap: rejects duplicate names, registers payload types
  * (the recovery allowlist) and logs one summary line per failover.
  */
+function splitterName(splitter: FailoverMetadata['payloadSplitter']): string {
+  if (!splitter) return '-';
+  return typeof splitter === 'function' ? splitter.name : (splitter.constructor?.name ?? 'instance');
+}
+
 @Injectable()
 export class FailoverExplorer implements OnModuleInit {
   private readonly logger = new Logger(FailoverExplorer.name);
@@ -24,21 +30,29 @@ export class FailoverExplorer implements OnModuleInit {
     private readonly types: FailoverTypeRegistry,
     @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
     @Inject(getFailoverStoreToken()) private readonly store: FailoverStore,
+    private readonly executor: FailoverExecutor,
   ) {}
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     const sql = this.options.store.type === 'sql' ? (this.options.store as SqlStoreOptions) : undefined;
     this.types.configure(sql?.allowedPayloadClasses, sql?.strictAllowlist);
+    for (const type of this.options.types) this.types.register(type, 'FailoverModule types');
     const seen = new Set<object>();
+    const found: Array<{ metadata: FailoverMetadata; host?: ModuleRef }> = [];
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const proto = wrapper.instance ? Object.getPrototypeOf(wrapper.instance) : wrapper.metatype?.prototype;
       if (!proto || seen.has(proto)) continue;
       seen.add(proto);
       for (const method of this.scanner.getAllMethodNames(proto)) {
         const metadata = this.reflector.get<FailoverMetadata | undefined>(FAILOVER_METADATA, proto[method]);
-        if (metadata) this.register(metadata, `${proto.constructor.name}.${method}`);
+        if (!metadata) continue;
+        this.register(metadata, `${proto.constructor.name}.${method}`);
+        const host = wrapper.host?.getProviderByKey<ModuleRef>(ModuleRef)?.instance;
+        found.push({ metadata, host: host ?? undefined });
       }
     }
+    // Key generators and splitters are built in the module that declares the failover.
+    for (const { metadata, host } of found) await this.executor.prepare(metadata, host);
     this.summarize();
   }
 
@@ -50,7 +64,7 @@ export class FailoverExplorer implements OnModuleInit {
       this.logger.log(
         `Failover '${metadata.name}' on ${declaredOn}: domain=${metadata.domain ?? '-'} expiry=${metadata.expiryMs}ms ` +
           `store=${store}${this.options.multiTenant ? ' (per tenant)' : ''} async=${this.options.async ? 'write-behind' : 'off'} ` +
-          `splitter=${metadata.payloadSplitter?.name ?? '-'}${metadata.recoverAll ? ' recoverAll' : ''}`,
+          `splitter=${splitterName(metadata.payloadSplitter)}${metadata.recoverAll ? ' recoverAll' : ''}`,
       );
       if (metadata.recoverAll && !metadata.payloadSplitter) {
         this.logger.warn(`Failover '${metadata.name}': recoverAll has no effect without a payloadSplitter`);
@@ -84,7 +98,8 @@ export class FailoverExplorer implements OnModuleInit {
           `Names must be unique; use 'domain' to share stored entries between failovers.`,
       );
     }
-    if (metadata.type) this.types.register(metadata.type);
+    if (metadata.type)
+      this.types.register(metadata.type, `the type of @Failover('${metadata.name}') on ${declaredOn}`);
     this.registry.add({ metadata, declaredOn });
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { metrics, type Counter } from '@opentelemetry/api';
+import type { Counter } from '@opentelemetry/api';
+import { holdfastMeter } from '@holdfast/core';
 
 export type CallOutcome = 'success' | 'recovered' | 'handler' | 'failed' | 'not-recoverable';
 
@@ -10,7 +11,7 @@ export type CallOutcome = 'success' | 'recovered' | 'handler' | 'failed' | 'not-
  */
 @Injectable()
 export class FailoverMetrics {
-  private readonly meter = metrics.getMeter('@holdfast/failover');
+  private readonly meter = holdfastMeter('failover');
   private readonly calls: Counter = this.meter.createCounter('holdfast.failover.calls', {
     description: 'Calls through @Failover methods, by outcome',
   });
@@ -24,6 +25,42 @@ export class FailoverMetrics {
   private readonly rowsCounter: Counter = this.meter.createCounter('holdfast.failover.writes.rows', {
     description: 'Rows sent to the store by the writer',
   });
+
+  private readonly missingSliceCounter: Counter = this.meter.createCounter(
+    'holdfast.failover.slices.missing',
+    {
+      description: 'Scatter slices the upstream did not return (not stored)',
+    },
+  );
+  private readonly refusedCounter: Counter = this.meter.createCounter('holdfast.failover.payloads.refused', {
+    description: 'Values not stored because their class could not be rebuilt on recovery',
+  });
+
+  private readonly cleanupRowsCounter: Counter = this.meter.createCounter('holdfast.failover.cleanup.rows', {
+    description: 'Expired entries removed by the cleanup',
+  });
+  private readonly cleanupBatchCounter: Counter = this.meter.createCounter(
+    'holdfast.failover.cleanup.batches',
+    {
+      description: 'Cleanup DELETE statements (each at most cleanup.batchSize rows)',
+    },
+  );
+  private readonly cleanupSkipCounter: Counter = this.meter.createCounter(
+    'holdfast.failover.cleanup.skipped',
+    {
+      description: 'Scheduled cleanups left to the instance holding the lease',
+    },
+  );
+
+  /** Cleanup progress: rows removed, DELETE statements run, ticks skipped (another instance cleaned). */
+  cleanupRows = 0;
+  cleanupBatches = 0;
+  cleanupSkips = 0;
+
+  /** Scatter slices not returned by the upstream (not stored). */
+  missingSlices = 0;
+  /** Values refused before storing (class unknown to the recovery allowlist). */
+  refusedPayloads = 0;
 
   /** Failed store operations (a failed batch counts each of its writes). */
   storeErrors = 0;
@@ -49,6 +86,28 @@ export class FailoverMetrics {
     let attributes = this.attributes.get(id);
     if (!attributes) this.attributes.set(id, (attributes = { failover, outcome }));
     this.calls.add(1, attributes);
+  }
+
+  cleanupBatch(rows: number): void {
+    this.cleanupRows += rows;
+    this.cleanupBatches++;
+    this.cleanupRowsCounter.add(rows);
+    this.cleanupBatchCounter.add(1);
+  }
+
+  cleanupSkipped(): void {
+    this.cleanupSkips++;
+    this.cleanupSkipCounter.add(1);
+  }
+
+  slicesMissing(failover: string, count: number): void {
+    this.missingSlices += count;
+    this.missingSliceCounter.add(count, { failover });
+  }
+
+  payloadRefused(failover: string, payloadClass: string): void {
+    this.refusedPayloads++;
+    this.refusedCounter.add(1, { failover, payloadClass });
   }
 
   storeError(operation: string, count = 1): void {

@@ -2,6 +2,7 @@ import type { InjectionToken } from '@nestjs/common';
 import type { DataSourceOption, DatabaseResolver, Dialect, Duration, SchemaMode } from '@holdfast/core';
 import type { PayloadCipher } from '../payload/payload-cipher';
 import type { Class } from '../payload/payload-type';
+import type { PayloadClassDeclaration } from '../payload/failover-type.registry';
 import type { RecoveredPayloadHandler } from '../executor/recovered-payload.handler';
 import type { FailoverStore } from '../store/failover-store';
 import type { FailoverStoreQueryResolver } from '../store/failover-store-query.resolver';
@@ -98,10 +99,20 @@ export interface FailoverModuleOptions {
   multiTenant?: MultiTenantOptions;
   /** When nothing can be recovered: 'rethrow' the upstream's error (default) or return null. */
   exceptionPolicy?: 'rethrow' | 'never-throw';
-  /** Expired-entry cleanup. Default enabled, hourly: '0 0 * * * *'. */
-  cleanup?: { enabled?: boolean; cron?: string };
+  /**
+   * Expired-entry cleanup, scheduled through @nestjs/schedule (import ScheduleModule.forRoot()).
+   * Default enabled, hourly ('0 0 * * * *'), on one instance per tick, deleting at most
+   * `batchSize` rows (default 5,000) per statement, each statement its own short transaction,
+   * with `pause` (default 0: one turn of the event loop) between statements.
+   */
+  cleanup?: { enabled?: boolean; cron?: string; batchSize?: number; pause?: Duration };
   /** Supplies a value when nothing is stored. */
   recoveredPayloadHandler?: Class<RecoveredPayloadHandler>;
+  /**
+   * Payload classes any failover may store and rebuild, beyond each failover's `type`: a class
+   * (stored under its name) or `{ name: 'billing.Country', type: Country }` for a qualified name.
+   */
+  types?: PayloadClassDeclaration[];
 }
 
 export interface ResolvedFailoverModuleOptions {
@@ -111,6 +122,7 @@ export interface ResolvedFailoverModuleOptions {
   scatter: { parallel: boolean; timeout: number };
   multiTenant?: MultiTenantOptions;
   exceptionPolicy: 'rethrow' | 'never-throw';
-  cleanup: { enabled: boolean; cron: string };
+  cleanup: { enabled: boolean; cron: string; batchSize: number; pause: number };
   recoveredPayloadHandler?: Class<RecoveredPayloadHandler>;
+  types: PayloadClassDeclaration[];
 }

@@ -10,7 +10,6 @@ import {
   ValidateIf,
   type ValidationOptions,
 } from 'class-validator';
-import { validateCronExpression } from 'cron';
 import {
   DIALECTS,
   InvalidOptionsError,
@@ -23,6 +22,7 @@ import {
   parseDuration,
   validateOptions,
 } from '@holdfast/core';
+import { isValidCron } from '../cleanup/schedule-cron';
 import { resolveCipher } from '../payload/payload-cipher';
 import type { FailoverModuleOptions, ResolvedFailoverModuleOptions } from './failover-module.options';
 
@@ -34,7 +34,26 @@ function IsCron(options?: ValidationOptions): PropertyDecorator {
       propertyName: propertyName as string,
       options: { message: "must be a cron expression such as '0 0 * * * *'", ...options },
       validator: {
-        validate: (value: unknown) => typeof value === 'string' && validateCronExpression(value).valid,
+        validate: (value: unknown) => isValidCron(value),
+      },
+    });
+}
+
+function IsPayloadClass(options?: ValidationOptions): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isPayloadClass',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: { message: "must list classes, or { name: 'qualified.Name', type: Class }", ...options },
+      validator: {
+        validate: (value: unknown) =>
+          typeof value === 'function' ||
+          (typeof value === 'object' &&
+            value !== null &&
+            typeof (value as { name?: unknown }).name === 'string' &&
+            (value as { name: string }).name !== '' &&
+            typeof (value as { type?: unknown }).type === 'function'),
       },
     });
 }
@@ -95,6 +114,8 @@ class UnknownStoreValidation {
 class CleanupValidation {
   @IsOptional() @IsBoolean() enabled?: boolean;
   @IsOptional() @IsCron() cron?: string;
+  @IsOptional() @IsInt() @Min(1) batchSize?: number;
+  @IsOptional() @IsDurationOption() pause?: unknown;
 }
 
 class AsyncWriteValidation {
@@ -156,9 +177,11 @@ class FailoverModuleOptionsValidation {
   @IsOptional() @IsIn(['rethrow', 'never-throw']) exceptionPolicy?: string;
   @IsOptional() @NestedOptions(() => CleanupValidation) cleanup?: unknown;
   @IsOptional() @IsClassOrInstance() recoveredPayloadHandler?: unknown;
+  @IsOptional() @IsArray() @IsPayloadClass({ each: true }) types?: unknown[];
 }
 
 export const DEFAULT_CLEANUP_CRON = '0 0 * * * *';
+export const DEFAULT_CLEANUP_BATCH = 5_000;
 
 /** Validates the options (naming each bad one) and fills the defaults. */
 export function resolveFailoverOptions(options: FailoverModuleOptions = {}): ResolvedFailoverModuleOptions {
@@ -223,7 +246,10 @@ export function resolveFailoverOptions(options: FailoverModuleOptions = {}): Res
     cleanup: {
       enabled: options.cleanup?.enabled ?? true,
       cron: options.cleanup?.cron ?? DEFAULT_CLEANUP_CRON,
+      batchSize: options.cleanup?.batchSize ?? DEFAULT_CLEANUP_BATCH,
+      pause: parseDuration(options.cleanup?.pause ?? 0, 'cleanup.pause'),
     },
     recoveredPayloadHandler: options.recoveredPayloadHandler,
+    types: options.types ?? [],
   };
 }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
-import { MalformedPayloadError, PayloadClassNotAllowedError } from '../errors';
+import { MalformedPayloadError, PayloadClassNotAllowedError, UnknownPayloadClassError } from '../errors';
 import { FailoverTypeRegistry } from './failover-type.registry';
-import { Class, PayloadType, builtinPayloadClass, payloadTypeName } from './payload-type';
+import { Class, PayloadType, builtinPayloadClass } from './payload-type';
 
 const DATE_TAG = '$date';
 
@@ -21,6 +21,35 @@ function reviver(_key: string, value: unknown): unknown {
   return value;
 }
 
+/** Whether a Date sits anywhere in the value (as JSON.stringify would reach it). */
+function hasDate(value: unknown, depth: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (value instanceof Date) return true;
+  if (depth > 64) return true; // deep trees: let the replacer decide
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (hasDate(value[i], depth + 1)) return true;
+    return false;
+  }
+  if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return true;
+  for (const key in value) {
+    if (
+      Object.prototype.hasOwnProperty.call(value, key) &&
+      hasDate((value as Record<string, unknown>)[key], depth + 1)
+    )
+      return true;
+  }
+  return false;
+}
+
+/** The class of a value that is an instance of one (not a plain object, array or Date). */
+function instanceClass(value: unknown): Class | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value) || value instanceof Date)
+    return undefined;
+  const proto = Object.getPrototypeOf(value);
+  if (proto === Object.prototype || proto === null) return undefined;
+  return proto.constructor as Class;
+}
+
 export interface EncodedPayload {
   payload: string;
   payloadClass: string;
@@ -35,11 +64,36 @@ export interface EncodedPayload {
 export class PayloadCodec {
   constructor(private readonly registry: FailoverTypeRegistry) {}
 
-  encode(value: unknown, type?: PayloadType): EncodedPayload {
+  encode(value: unknown, type?: PayloadType, failover = '?'): EncodedPayload {
     return {
-      payload: JSON.stringify(value, replacer),
-      payloadClass: type ? payloadTypeName(type) : builtinPayloadClass(value),
+      // A replacer costs a call per key: only pay for it when there is a Date to tag.
+      payload: hasDate(value, 0) ? JSON.stringify(value, replacer) : JSON.stringify(value),
+      payloadClass: this.payloadClass(value, type, failover),
     };
+  }
+
+  /**
+   * PAYLOAD_CLASS for a value: the declared type's registered name; else a plain JSON shape's
+   * builtin name; else the registered name of the value's class (`Name[]` for an array of
+   * instances). A class instance whose class is not registered throws UnknownPayloadClassError:
+   * it could be stored but never rebuilt.
+   */
+  payloadClass(value: unknown, type: PayloadType | undefined, failover: string): string {
+    if (type) return this.registry.typeName(type);
+    if (value === null || typeof value !== 'object') return builtinPayloadClass(value);
+    if (Array.isArray(value)) {
+      const instance = value.find((v) => instanceClass(v) !== undefined) as object | undefined;
+      if (!instance) return 'Array';
+      const cls = instanceClass(instance)!;
+      const name = this.registry.nameOf(cls);
+      if (name === undefined) throw new UnknownPayloadClassError(failover, cls.name || 'anonymous class');
+      return `${name}[]`;
+    }
+    const cls = instanceClass(value);
+    if (!cls) return value instanceof Date ? 'Date' : 'Object';
+    const name = this.registry.nameOf(cls);
+    if (name === undefined) throw new UnknownPayloadClassError(failover, cls.name || 'anonymous class');
+    return name;
   }
 
   decode<T>(failover: string, payload: string, payloadClass: string, type?: PayloadType): T {

@@ -2,13 +2,15 @@
 export type Class<T = unknown> = new (...args: any[]) => T;
 export type PayloadType = Class | [Class];
 
-/** The registered name of a payload type: the class name, `Name[]` for arrays. */
-export function payloadTypeName(type: PayloadType): string {
-  return Array.isArray(type) ? `${type[0].name}[]` : type.name;
-}
-
 /** JSON shapes that need no class to rebuild. Allowed unless `strictAllowlist` is on. */
-export const BUILTIN_PAYLOAD_CLASSES: readonly string[] = ['Object', 'Array', 'String', 'Number', 'Boolean'];
+export const BUILTIN_PAYLOAD_CLASSES: readonly string[] = [
+  'Object',
+  'Array',
+  'String',
+  'Number',
+  'Boolean',
+  'Date',
+];
 
 /** The PAYLOAD_CLASS of a value with no declared type. */
 export function builtinPayloadClass(value: unknown): string {

@@ -11,7 +11,11 @@ export interface PayloadSlice<S = unknown> {
  * single method recover each other's entries.
  */
 export interface PayloadSplitter<P = unknown, S = unknown> {
-  splitOnStore(args: readonly unknown[], payload: P): PayloadSlice<S>[];
+  /**
+   * The slices to store. A `null` slice (or one whose payload is null) is an item the upstream
+   * did not return: it is not stored, only counted, and the other slices are.
+   */
+  splitOnStore(args: readonly unknown[], payload: P): Array<PayloadSlice<S> | null>;
   /** The slice arguments to look up for a call. */
   splitOnRecover(args: readonly unknown[]): unknown[][];
   /** Builds the result; a missing slice is `null` in its position (decide here what to do with it). */
@@ -26,8 +30,11 @@ export interface PayloadSplitter<P = unknown, S = unknown> {
 export abstract class ListPayloadSplitter<T> implements PayloadSplitter<T[], T> {
   protected abstract idOf(item: T): string | number;
 
-  splitOnStore(_args: readonly unknown[], payload: T[]): PayloadSlice<T>[] {
-    return (payload ?? []).map((item) => ({ args: [this.idOf(item)], payload: item }));
+  /** A `null` item (not found upstream) gives a `null` slice: not stored, counted. */
+  splitOnStore(_args: readonly unknown[], payload: T[]): Array<PayloadSlice<T> | null> {
+    return (payload ?? []).map((item) =>
+      item === null || item === undefined ? null : { args: [this.idOf(item)], payload: item },
+    );
   }
 
   splitOnRecover(args: readonly unknown[]): unknown[][] {

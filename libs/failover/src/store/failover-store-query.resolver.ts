@@ -5,6 +5,8 @@ export interface FailoverQueryContext {
   /** The prefixed, validated table name. */
   table: string;
   dialect: SqlDialect;
+  /** false: statements do not read the database clock (unknown dialect). Default true. */
+  clock?: boolean;
 }
 
 const COLUMNS = ['FAILOVER_NAME', 'FAILOVER_KEY', 'AS_OF', 'EXPIRE_ON', 'PAYLOAD', 'PAYLOAD_CLASS'] as const;
@@ -17,10 +19,11 @@ const KEYS = ['FAILOVER_NAME', 'FAILOVER_KEY'] as const;
  * Parameter orders:
  *  upsert / insert  (name, key, asOf, expireOn, payload, payloadClass) [× rows for upsert]
  *  update           (asOf, expireOn, payload, payloadClass, name, key)
- *  find / delete    (name, key)
+ *  find / delete    (name, key); find also returns the database clock as db_now (ms)
  *  findAll / count  (name)
  *  countLive        (name, now)
- *  cleanByExpiry    (cutoff)
+ *  cleanByExpiry    (cutoff); cleanBatch (cutoff), at most `limit` rows
+ *  claimLease       (asOf, expireOn, payload, name, key, now)
  */
 @Injectable()
 export class FailoverStoreQueryResolver {
@@ -43,8 +46,8 @@ export class FailoverStoreQueryResolver {
   find(ctx: FailoverQueryContext): string {
     const p = (i: number) => ctx.dialect.placeholder(i);
     return (
-      `SELECT AS_OF AS as_of, EXPIRE_ON AS expire_on, PAYLOAD AS payload, PAYLOAD_CLASS AS payload_class ` +
-      `FROM ${ctx.table} WHERE FAILOVER_NAME = ${p(1)} AND FAILOVER_KEY = ${p(2)}`
+      `SELECT AS_OF AS as_of, EXPIRE_ON AS expire_on, PAYLOAD AS payload, PAYLOAD_CLASS AS payload_class` +
+      `${ctx.clock === false ? '' : `, ${ctx.dialect.nowMillis} AS db_now`} FROM ${ctx.table} WHERE FAILOVER_NAME = ${p(1)} AND FAILOVER_KEY = ${p(2)}`
     );
   }
 
@@ -62,6 +65,45 @@ export class FailoverStoreQueryResolver {
 
   cleanByExpiry(ctx: FailoverQueryContext): string {
     return `DELETE FROM ${ctx.table} WHERE EXPIRE_ON < ${ctx.dialect.placeholder(1)}`;
+  }
+
+  /**
+   * One bounded batch of the expiry cleanup: at most `limit` rows, found through the EXPIRE_ON
+   * index, so a statement locks only the rows it deletes (a caller re-storing one of them waits
+   * for this batch, never for the whole cleanup). Parameter: the cutoff.
+   */
+  cleanBatch(ctx: FailoverQueryContext, limit: number): string {
+    const n = Math.max(1, Math.trunc(limit));
+    const p1 = ctx.dialect.placeholder(1);
+    const t = ctx.table;
+    // TODO(core): a dialect `deleteLimited` piece would move these branches into core.
+    switch (ctx.dialect.name) {
+      case 'postgres':
+        return `DELETE FROM ${t} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t} WHERE EXPIRE_ON < ${p1} LIMIT ${n})) AND EXPIRE_ON < ${p1}`;
+      case 'mysql':
+      case 'mariadb':
+        return `DELETE FROM ${t} WHERE EXPIRE_ON < ${p1} ORDER BY EXPIRE_ON LIMIT ${n}`;
+      case 'sqlite':
+        return `DELETE FROM ${t} WHERE rowid IN (SELECT rowid FROM ${t} WHERE EXPIRE_ON < ${p1} LIMIT ${n})`;
+      case 'mssql':
+        return `DELETE TOP (${n}) FROM ${t} WHERE EXPIRE_ON < ${p1}`;
+      case 'oracle':
+        return `DELETE FROM ${t} WHERE EXPIRE_ON < ${p1} AND ROWNUM <= ${n}`;
+      default:
+        return this.cleanByExpiry(ctx);
+    }
+  }
+
+  /**
+   * Takes the cleanup lease row if it has expired. Parameters: (asOf, expireOn, payload, name,
+   * key, now); 1 row updated = claimed.
+   */
+  claimLease(ctx: FailoverQueryContext): string {
+    const p = (i: number) => ctx.dialect.placeholder(i);
+    return (
+      `UPDATE ${ctx.table} SET AS_OF = ${p(1)}, EXPIRE_ON = ${p(2)}, PAYLOAD = ${p(3)} ` +
+      `WHERE FAILOVER_NAME = ${p(4)} AND FAILOVER_KEY = ${p(5)} AND EXPIRE_ON < ${p(6)}`
+    );
   }
 
   count(ctx: FailoverQueryContext): string {

@@ -104,8 +104,11 @@ function lazyStore(get: () => FailoverStore): FailoverStore {
       return store.countLive(name, now);
     },
     delete: (name, key) => t().delete(name, key),
-    cleanByExpiry: (expiry) => t().cleanByExpiry(expiry),
+    cleanByExpiry: (expiry, options) => t().cleanByExpiry(expiry, options),
+    claimCleanup: (leaseMs, owner) =>
+      t().claimCleanup ? t().claimCleanup!(leaseMs, owner) : Promise.resolve(true),
     now: () => (t().now ? t().now!() : Promise.resolve(new Date())),
+    clock: () => (t().clock ? t().clock!() : Date.now()),
     ping: () => (t().ping ? t().ping!() : Promise.resolve()),
   };
 }

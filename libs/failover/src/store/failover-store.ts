@@ -9,6 +9,15 @@ export interface FailoverEntry<T = unknown> {
   payload: T;
 }
 
+export interface CleanupBatchOptions {
+  /** Most rows per DELETE statement. Default 5,000. */
+  batchSize?: number;
+  /** Milliseconds between statements (default 0: one turn of the event loop). */
+  pause?: number;
+  /** Called after each statement with the rows it removed. */
+  onBatch?: (rows: number) => void;
+}
+
 export interface StoreManyItem {
   entry: FailoverEntry<unknown>;
   type?: PayloadType;
@@ -29,10 +38,23 @@ export interface FailoverStore {
   /** The entry, expired or not (the caller decides), or undefined. */
   find<T>(name: string, key: string, type?: PayloadType): Promise<FailoverEntry<T> | undefined>;
   delete(name: string, key: string): Promise<void>;
-  /** Deletes entries with EXPIRE_ON strictly before `expiry`; returns how many. */
-  cleanByExpiry(expiry: Date): Promise<number>;
+  /**
+   * Deletes entries with EXPIRE_ON strictly before `expiry`; returns how many. SQL stores
+   * delete in statements of at most `batchSize` rows, each its own transaction.
+   */
+  cleanByExpiry(expiry: Date, options?: CleanupBatchOptions): Promise<number>;
+  /**
+   * Optional: claims this cleanup tick for the cluster (a lease held `leaseMs` on the store's
+   * clock); false when another instance holds it. Stores without it clean on every instance.
+   */
+  claimCleanup?(leaseMs: number, owner: string): Promise<boolean>;
   /** The clock that cleanup compares against (the database clock for SQL stores). */
   now?(): Promise<Date>;
+  /**
+   * The same clock in epoch ms without a round trip, for AS_OF, EXPIRE_ON and the expiry check
+   * on every call (SQL stores: the database clock, kept by DatabaseClock). Default: the process clock.
+   */
+  clock?(): number;
   /** Throws when the store cannot be reached (health checks). */
   ping?(): Promise<void>;
   /** A name for logs and health output. */

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { FailoverEntry, FailoverStore } from './failover-store';
+import type { CleanupBatchOptions, FailoverEntry, FailoverStore } from './failover-store';
 
 /** Shallow copy keeping the prototype, so marking a recovered value never touches the cache. */
 function copy<T>(value: T): T {
@@ -52,7 +52,7 @@ export class MemoryFailoverStore implements FailoverStore {
     this.entries.delete(this.id(name, key));
   }
 
-  async cleanByExpiry(expiry: Date): Promise<number> {
+  async cleanByExpiry(expiry: Date, options: CleanupBatchOptions = {}): Promise<number> {
     let removed = 0;
     for (const [id, entry] of this.entries.entries()) {
       if (entry.expireOn.getTime() < expiry.getTime()) {
@@ -60,6 +60,7 @@ export class MemoryFailoverStore implements FailoverStore {
         removed++;
       }
     }
+    options.onBatch?.(removed);
     return removed;
   }
 

@@ -4,6 +4,7 @@ import {
   SqlClient,
   isDuplicateKeyError,
   isSyntaxError,
+  sleep,
   tableName,
   toNumber,
   withTransientRetry,
@@ -12,7 +13,8 @@ import {
 import { FailoverTypeRegistry } from '../payload/failover-type.registry';
 import { PayloadCodec } from '../payload/payload-codec';
 import type { PayloadType } from '../payload/payload-type';
-import type { FailoverEntry, FailoverStore, StoreManyItem } from './failover-store';
+import type { CleanupBatchOptions, FailoverEntry, FailoverStore, StoreManyItem } from './failover-store';
+import { DatabaseClock } from './database-clock';
 import { FAILOVER_STORE_TABLE } from './failover-store.table';
 import { FailoverQueryContext, FailoverStoreQueryResolver } from './failover-store-query.resolver';
 import { PayloadColumnResolver } from './payload-column.resolver';
@@ -28,9 +30,17 @@ export interface SqlFailoverStoreConfig {
   schema?: SchemaMode;
   /** false: INSERT then UPDATE-on-duplicate from the start (unknown dialects). Default true. */
   nativeUpsert?: boolean;
+  /** The database clock (shared by the stores of one database). */
+  clock?: DatabaseClock;
 }
 
+/** The cleanup lease row's FAILOVER_NAME (reserved) and FAILOVER_KEY. */
+export const CLEANUP_LEASE_NAME = '$holdfast-cleanup';
+const CLEANUP_LEASE_KEY = 'lease';
+const DEFAULT_CLEANUP_BATCH = 5_000;
+
 interface Row {
+  db_now?: unknown;
   as_of: unknown;
   expire_on: unknown;
   payload: unknown;
@@ -55,10 +65,21 @@ export class SqlFailoverStore implements FailoverStore {
   private native: boolean;
   private dialectUnknown = false;
   private sqlText?: Record<
-    'upsert' | 'insert' | 'update' | 'find' | 'findAll' | 'delete' | 'clean' | 'countLive',
+    | 'upsert'
+    | 'insert'
+    | 'update'
+    | 'find'
+    | 'findWithClock'
+    | 'findAll'
+    | 'delete'
+    | 'clean'
+    | 'countLive'
+    | 'claimLease',
     string
   >;
   private readonly multiRowUpserts = new Map<number, string>();
+  private readonly cleanBatches = new Map<number, string>();
+  private readonly dbClock: DatabaseClock;
 
   constructor(private readonly config: SqlFailoverStoreConfig) {
     this.table = tableName(config.tablePrefix, FAILOVER_STORE_TABLE.name);
@@ -67,6 +88,7 @@ export class SqlFailoverStore implements FailoverStore {
     this.codec = config.codec ?? new PayloadCodec(new FailoverTypeRegistry());
     this.native = config.nativeUpsert !== false;
     this.description = `sql:${this.table}`;
+    this.dbClock = config.clock ?? new DatabaseClock(() => this.sql.nowMillis());
   }
 
   /** Nest calls this on the provider; direct users call `init()`. */
@@ -87,6 +109,7 @@ export class SqlFailoverStore implements FailoverStore {
       );
     }
     this.compile();
+    if (!this.dialectUnknown) await this.dbClock.sync();
     return this;
   }
 
@@ -111,6 +134,7 @@ export class SqlFailoverStore implements FailoverStore {
       payloadColumn: this.payloadColumn,
       codec: this.codec,
       nativeUpsert: this.native,
+      clock: this.dbClock,
     });
   }
 
@@ -130,18 +154,21 @@ export class SqlFailoverStore implements FailoverStore {
   }
 
   private compile(): void {
-    const ctx = (this.ctx = { table: this.table, dialect: this.sql.dialect });
+    const ctx = (this.ctx = { table: this.table, dialect: this.sql.dialect, clock: !this.dialectUnknown });
     this.sqlText = {
       upsert: this.queries.upsert(ctx),
       insert: this.queries.insert(ctx),
       update: this.queries.update(ctx),
-      find: this.queries.find(ctx),
+      find: this.queries.find({ ...ctx, clock: false }),
+      findWithClock: this.queries.find(ctx),
       findAll: this.queries.findAll(ctx),
       delete: this.queries.delete(ctx),
       clean: this.queries.cleanByExpiry(ctx),
       countLive: this.queries.countLive(ctx),
+      claimLease: this.queries.claimLease(ctx),
     };
     this.multiRowUpserts.clear();
+    this.cleanBatches.clear();
   }
 
   private get q() {
@@ -150,7 +177,7 @@ export class SqlFailoverStore implements FailoverStore {
   }
 
   private params(entry: FailoverEntry<unknown>, type?: PayloadType): unknown[] {
-    const { payload, payloadClass } = this.codec.encode(entry.payload, type);
+    const { payload, payloadClass } = this.codec.encode(entry.payload, type, entry.name);
     const d = this.sql.dialect;
     return [
       entry.name,
@@ -251,8 +278,13 @@ export class SqlFailoverStore implements FailoverStore {
   }
 
   async find<T>(name: string, key: string, type?: PayloadType): Promise<FailoverEntry<T> | undefined> {
-    const [row] = await this.sql.query<Row>(this.q.find, [name, key]);
+    // At most one read a second also reads the database clock (and corrects DatabaseClock).
+    const sample = !this.dialectUnknown && this.dbClock.wantsSample();
+    const sent = sample ? DatabaseClock.monotonic() : 0;
+    const [row] = await this.sql.query<Row>(sample ? this.q.findWithClock : this.q.find, [name, key]);
     if (!row) return undefined;
+    if (sample && row.db_now !== undefined && row.db_now !== null)
+      this.dbClock.observe(toNumber(row.db_now), sent, DatabaseClock.monotonic());
     const d = this.sql.dialect;
     const json = this.payloadColumn.read(row.payload, name, row.payload_class);
     return {
@@ -293,13 +325,70 @@ export class SqlFailoverStore implements FailoverStore {
     await withTransientRetry(() => this.sql.execute(this.q.delete, [name, key]));
   }
 
-  async cleanByExpiry(expiry: Date): Promise<number> {
+  /**
+   * Deletes in statements of at most `batchSize` rows (autocommit: each its own short
+   * transaction), yielding between them, until a statement removes fewer than a batch.
+   */
+  async cleanByExpiry(expiry: Date, options: CleanupBatchOptions = {}): Promise<number> {
     const cutoff = this.sql.dialect.timestampParam(expiry);
-    return withTransientRetry(() => this.sql.execute(this.q.clean, [cutoff]));
+    if (this.dialectUnknown) {
+      const removed = await withTransientRetry(() => this.sql.execute(this.q.clean, [cutoff]));
+      options.onBatch?.(removed);
+      return removed;
+    }
+    const batchSize = options.batchSize ?? DEFAULT_CLEANUP_BATCH;
+    let statement = this.cleanBatches.get(batchSize);
+    if (!statement) {
+      statement = this.queries.cleanBatch(
+        this.ctx ?? { table: this.table, dialect: this.sql.dialect },
+        batchSize,
+      );
+      this.cleanBatches.set(batchSize, statement);
+    }
+    let total = 0;
+    for (;;) {
+      const removed = await withTransientRetry(() => this.sql.execute(statement, [cutoff]));
+      total += removed;
+      options.onBatch?.(removed);
+      if (removed < batchSize) return total;
+      if (options.pause) await sleep(options.pause);
+      else await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+
+  /**
+   * The cleanup lease: a row of this table (name CLEANUP_LEASE_NAME) whose EXPIRE_ON is the end
+   * of the lease on the database clock. Taken by an UPDATE that only matches an expired lease,
+   * or by the INSERT of a first one; two instances never both get it.
+   */
+  async claimCleanup(leaseMs: number, owner: string): Promise<boolean> {
+    const d = this.sql.dialect;
+    const now = this.clock();
+    const asOf = d.timestampParam(new Date(now));
+    const until = d.timestampParam(new Date(now + leaseMs));
+    const payload = this.payloadColumn.bind(JSON.stringify(owner), d);
+    const claimed = await withTransientRetry(() =>
+      this.sql.execute(this.q.claimLease, [
+        asOf,
+        until,
+        payload,
+        CLEANUP_LEASE_NAME,
+        CLEANUP_LEASE_KEY,
+        asOf,
+      ]),
+    );
+    if (claimed > 0) return true;
+    return this.tryInsert([CLEANUP_LEASE_NAME, CLEANUP_LEASE_KEY, asOf, until, payload, 'String']);
   }
 
   async now(): Promise<Date> {
     return new Date(await this.sql.nowMillis());
+  }
+
+  /** The database clock, estimated without a round trip (see DatabaseClock). */
+  clock(): number {
+    // An unknown dialect has no clock expression we trust: the process clock, as before.
+    return this.dialectUnknown ? Date.now() : this.dbClock.now();
   }
 
   async ping(): Promise<void> {

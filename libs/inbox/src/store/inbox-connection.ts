@@ -29,6 +29,11 @@ export class InboxConnection implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await new SchemaManager(this.sql).apply(COR_MESSAGE_TABLE, this.options.tablePrefix, this.options.schema);
+    await this.queries
+      .detectLayout()
+      .catch((error: Error) =>
+        this.logger.warn(`Could not read the layout of ${this.queries.table}: ${error.message}`),
+      );
     const leadership = this.leadership;
     this.logger.log(
       `Inbox on ${this.sql.dialect.name} (${this.queries.table}), cluster mode '${leadership.mode}'` +
@@ -45,7 +50,11 @@ export class InboxConnection implements OnModuleInit {
   }
 
   get queries(): CorMessageQueries {
-    return (this._queries ??= new CorMessageQueries(this.sql, this.options.tablePrefix));
+    return (this._queries ??= new CorMessageQueries(
+      this.sql,
+      this.options.tablePrefix,
+      this.options.retry.maxRetries,
+    ));
   }
 
   /**

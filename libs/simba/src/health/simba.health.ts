@@ -23,7 +23,7 @@ export class SimbaHealthIndicator {
       status: s.status,
       isOwner: s.isOwner,
       owner: s.afterOwner.ownerId,
-      fencingToken: s.afterOwner.version,
+      fencingToken: s.afterOwner.fencingToken,
     }));
     try {
       const databaseNow = await this.connection.repository.now();
