@@ -5,7 +5,9 @@ import { parseDuration, type Duration } from '../time/duration';
 import {
   beginBoundedTransaction,
   DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
-  endBoundedTransaction,
+  finishTransaction,
+  needsSessionReset,
+  resetBoundedSession,
 } from './transaction-bound';
 import { directChannel, type DriverChannel, type StatementResult } from './driver-channel';
 
@@ -113,25 +115,30 @@ export class SqlClient {
     const idle = this.idleInTransactionTimeout;
     const exec = async () => {
       const runner = this.dataSource.createQueryRunner();
+      let releasing = false;
       try {
         await runner.connect();
         await beginBoundedTransaction(runner, dialect, idle);
         let result: T;
         try {
           result = await work(new SqlClient(this.dataSource, this.dialect, runner, this.options, true));
+          await finishTransaction(runner, dialect, 'commit');
         } catch (error) {
-          await endBoundedTransaction(runner, dialect, idle, 'rollback');
+          if (await finishTransaction(runner, dialect, 'rollback'))
+            await resetBoundedSession(runner, dialect, idle);
           throw error;
         }
-        try {
-          await endBoundedTransaction(runner, dialect, idle, 'commit');
-        } catch (error) {
-          await endBoundedTransaction(runner, dialect, idle, 'rollback');
-          throw error;
+        if (needsSessionReset(dialect, idle)) {
+          // The outcome is settled at COMMIT: the caller goes on while the connection's session
+          // is reset, and the connection returns to the pool after that.
+          releasing = true;
+          void resetBoundedSession(runner, dialect, idle)
+            .then(() => runner.release())
+            .catch(() => undefined);
         }
         return result;
       } finally {
-        await runner.release();
+        if (!releasing) await runner.release();
       }
     };
     return this.gate ? this.gate.runExclusive(exec) : exec();
