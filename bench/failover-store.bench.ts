@@ -72,7 +72,6 @@ export async function main(args: string[]): Promise<void> {
     const queries = new FailoverStoreQueryResolver();
     const ctx = { table: store.tableName, dialect: sql.dialect };
     const upsertSql = queries.upsert(ctx);
-    const findSql = queries.find(ctx);
     // What one would write by hand: the row, no database clock.
     const rawFindSql = queries.find({ ...ctx, clock: false });
     const d = sql.dialect;
