@@ -6,7 +6,10 @@ const path = require('node:path');
 const swcrc = JSON.parse(fs.readFileSync(path.join(__dirname, '.swcrc'), 'utf8'));
 delete swcrc.$schema;
 
-const moduleNameMapper = { '^@holdfast/([a-z]+)$': '<rootDir>/libs/$1/src' };
+const moduleNameMapper = {
+  '^@holdfast/core/testing$': '<rootDir>/libs/core/src/testing',
+  '^@holdfast/([a-z]+)$': '<rootDir>/libs/$1/src',
+};
 
 function project(displayName, roots, extra = {}) {
   return {
@@ -24,7 +27,7 @@ function project(displayName, roots, extra = {}) {
 module.exports = {
   testTimeout: 60_000,
   projects: [
-    ...['core', 'failover', 'simba', 'locker', 'inbox']
+    ...['core', 'failover', 'simba', 'locker', 'inbox', 'cli']
       .filter((lib) => fs.existsSync(path.join(__dirname, 'libs', lib, 'src', 'index.ts')))
       .map((lib) => project(lib, [`libs/${lib}`])),
     project('demo', ['apps/demo']),

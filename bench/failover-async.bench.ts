@@ -10,7 +10,8 @@
  */
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { createTestDataSource, sleep, sqlClientFor, tempSqliteFile, uniqueTablePrefix } from '@holdfast/core';
+import { sleep, sqlClientFor } from '@holdfast/core';
+import { createTestDataSource, tempSqliteFile, uniqueTablePrefix } from '@holdfast/core/testing';
 import {
   Failover,
   FailoverExecutor,

@@ -16,7 +16,8 @@
 import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { createTestDataSource, sqlClientFor, tempSqliteFile, uniqueTablePrefix } from '@holdfast/core';
+import { sqlClientFor } from '@holdfast/core';
+import { createTestDataSource, tempSqliteFile, uniqueTablePrefix } from '@holdfast/core/testing';
 import {
   Failover,
   FailoverModule,

@@ -14,7 +14,7 @@ import { Injectable, Module, type INestApplicationContext } from '@nestjs/common
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import PgBoss from 'pg-boss';
-import { forkTs, waitForExit, waitForMessage } from '@holdfast/core';
+import { forkTs, waitForExit, waitForMessage } from '@holdfast/core/testing';
 import { InboxHandler, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
 
 const PG_URL = process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

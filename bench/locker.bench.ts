@@ -7,14 +7,13 @@
  * goals: after SIGKILL ≤ lease length + lockAcquireSleepInterval, after stop ≤ lockAcquireSleepInterval.
  * The ratio column is max / goal (≤ 1 meets the goal). Short intervals keep the run to a few minutes.
  */
+import { monotonicMillis, sqlClientFor } from '@holdfast/core';
 import {
   createTestDataSource,
-  monotonicMillis,
-  sqlClientFor,
   tempSqliteFile,
   uniqueTablePrefix,
   type TestDatabase,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import { LockQueryResolver, type LockerKindOptions } from '@holdfast/locker';
 import Database from 'better-sqlite3';
 import { mkdtempSync } from 'node:fs';
@@ -241,9 +240,8 @@ export async function main(args: string[]): Promise<void> {
   for (const b of body) console.log(line(b));
   if (lockers.includes('shared-file')) {
     console.log(
-      `\nshared-file: proper-lockfile stamps a new lock's mtime up to 1 s into the future (its mtime ` +
-        `precision probe), until its first refresh ≤ 1 s later; a master killed in that first second ` +
-        `leaves a lock that turns stale up to stale + 1 s after the kill.`,
+      `\nshared-file: the lock file's mtime is kept in ms; a standby retries when the lock it saw turns ` +
+        `stale, so a SIGKILLed master's lock is taken about stale ms after its last refresh.`,
     );
   }
   console.log(

@@ -11,13 +11,13 @@
  * `scaleFailover()` returns the rows, for a combined `npm run bench -- scale`.
  */
 import { performance } from 'node:perf_hooks';
+import { sqlClientFor } from '@holdfast/core';
 import {
   createTestDataSource,
-  sqlClientFor,
   tempSqliteFile,
   uniqueTablePrefix,
   type TestDatabase,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import { SqlFailoverStore, failoverKey, type FailoverEntry } from '@holdfast/failover';
 import { benchDatabases, numberArg, opsPerSecond, printTable } from './support/bench-kit';
 

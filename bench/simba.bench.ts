@@ -9,17 +9,16 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { SchemaManager, sqlClientFor } from '@holdfast/core';
 import {
   createTestDataSource,
   forkTs,
-  SchemaManager,
-  sqlClientFor,
   tempSqliteFile,
   TEST_DATABASES,
   uniqueTablePrefix,
   waitForExit,
   type TestDatabase,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import { MutexQueryResolver, SIMBA_MUTEX_TABLE } from '@holdfast/simba';
 import { MutexRepository } from '../libs/simba/src/mutex/mutex.repository';
 import { median, printTable } from './support/bench-kit';

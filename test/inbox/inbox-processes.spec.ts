@@ -1,18 +1,17 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { Test } from '@nestjs/testing';
+import { SchemaManager, sqlClientFor } from '@holdfast/core';
 import {
   createTestDataSource,
   forkTs,
-  SchemaManager,
-  sqlClientFor,
   tempSqliteFile,
   testDatabases,
   uniqueTablePrefix,
   waitForExit,
   waitForMessage,
   type TestDatabase,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import { COR_MESSAGE_TABLE, InboxModule, MessageAcceptor } from '@holdfast/inbox';
 
 const WORKER = join(__dirname, 'workers', 'inbox-worker.ts');

@@ -1,4 +1,5 @@
-import { forkTs, monotonicMillis, waitForExit } from '@holdfast/core';
+import { monotonicMillis } from '@holdfast/core';
+import { forkTs, waitForExit } from '@holdfast/core/testing';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { WorkerConfig, WorkerMessage } from './workers/locker-worker';

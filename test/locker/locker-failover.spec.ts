@@ -4,15 +4,18 @@
  * graceful stop → a standby takes over, the lease locker ignores skewed app clocks, and a lease
  * master cut off from the database (TcpProxy) demotes before anyone else can acquire.
  */
+import { monotonicMillis } from '@holdfast/core';
 import {
   TcpProxy,
-  monotonicMillis,
   waitForExit,
   tempSqliteFile,
   testDatabases,
   uniqueTablePrefix,
   type TestDatabase,
-} from '@holdfast/core';
+  PrivateMariadb,
+  PrivatePostgres,
+  type PrivateServer,
+} from '@holdfast/core/testing';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -161,6 +164,62 @@ for (const db of testDatabases()) {
         }
       });
     }
+
+    const hangCases = [
+      {
+        type: 'database' as const,
+        title:
+          'database: a master whose connection hangs (blackhole) demotes; the server ends its silent transaction so a standby takes over; the old master recovers as standby',
+      },
+      {
+        type: 'lease-database' as const,
+        title:
+          'lease-database: a master whose connection hangs (blackhole) demotes before its lease ends; a standby takes over; the old master recovers as standby',
+      },
+    ];
+    for (const { type, title } of db === 'sqlite' ? [] : hangCases) {
+      it(title, async () => {
+        const proxy = new TcpProxy(SERVER_PORTS[db]);
+        await proxy.start();
+        const cluster = new LockerCluster();
+        try {
+          const base = { ...shared(), locker: { type } };
+          cluster.spawn({ ...base, name: 'hung', port: proxy.port });
+          await cluster.next('hung', 'acquired', 60_000);
+          cluster.spawn({ ...base, name: 'direct' });
+          await cluster.next('direct', 'ready', 60_000);
+          await sleep(INTERVAL);
+          expect((await cluster.status('direct')).role).toBe('standby');
+
+          const hungAt = monotonicMillis();
+          proxy.blackhole();
+          const lost = await cluster.next('hung', 'lost', 30_000, hungAt);
+          // Nothing closes the connection: for the database locker only the server's
+          // idle-in-transaction bound frees the row; the lease frees itself by time.
+          const acquired = await cluster.next('direct', 'acquired', 30_000, hungAt);
+          expect(lost.at).toBeLessThan(acquired.at);
+          console.log(
+            `[locker e2e] ${type} blackhole/${db}: demoted ${lost.at - hungAt} ms after the hang, other instance master after ${acquired.at - hungAt} ms`,
+          );
+
+          proxy.restore();
+          // The hung connection was destroyed, not reused: new attempts reach the database again.
+          let status = await cluster.status('hung');
+          for (let i = 0; i < 100 && status.lastError !== undefined; i++) {
+            await sleep(200);
+            status = await cluster.status('hung');
+          }
+          expect(status.role).toBe('standby');
+          expect(status.lastError).toBeUndefined();
+          const killedAt = await cluster.kill('direct');
+          await cluster.next('hung', 'acquired', 30_000, killedAt);
+          expect(overlaps(cluster.terms({ direct: killedAt }))).toEqual([]);
+        } finally {
+          await cluster.closeAll();
+          await proxy.stop();
+        }
+      });
+    }
   });
 }
 
@@ -203,3 +262,121 @@ describe('LockerModule across processes [shared-file]', () => {
     });
   });
 });
+
+describe('LockerModule across processes [shared-file takeover]', () => {
+  it("a standby takes a SIGKILLed master's lock when it turns stale, not a whole lockAcquireSleepInterval later", async () => {
+    // A long interval: a standby that only retried every interval would wait up to 30 s here.
+    const directory = mkdtempSync(join(tmpdir(), 'locker-e2e-stale-'));
+    const base = {
+      prefix: '',
+      interval: 30_000,
+      keepAlive: KEEP_ALIVE,
+      locker: { type: 'shared-file' as const, directory, stale: 2_000 },
+    };
+    const cluster = new LockerCluster();
+    try {
+      cluster.spawn({ ...base, name: 'master' });
+      await cluster.next('master', 'acquired', 60_000);
+      cluster.spawn({ ...base, name: 'standby' });
+      await cluster.next('standby', 'ready', 60_000);
+      await sleep(500);
+      expect((await cluster.status('standby')).role).toBe('standby');
+      const killedAt = await cluster.kill('master');
+      const acquired = await cluster.next('standby', 'acquired', 15_000, killedAt);
+      console.log(
+        `[locker e2e] shared-file, interval 30 s, stale 2 s: takeover ${acquired.at - killedAt} ms after SIGKILL`,
+      );
+      expect(overlaps(cluster.terms({ master: killedAt }))).toEqual([]);
+    } finally {
+      await cluster.closeAll();
+    }
+  });
+});
+
+/**
+ * The database lockers against a private server that really restarts or freezes (never the
+ * shared ones): after each fault one instance is master again soon after the server is back,
+ * never two at once, and nobody needs a manual step.
+ */
+const URL_ENV = { postgres: 'HOLDFAST_TEST_PG_URL', mariadb: 'HOLDFAST_TEST_MARIADB_URL' } as const;
+
+const servers = {
+  postgres: () => new PrivatePostgres({ port: 55430 }),
+  mariadb: () => new PrivateMariadb({ port: 33430 }),
+};
+
+for (const db of testDatabases().filter((d): d is 'postgres' | 'mariadb' => d !== 'sqlite')) {
+  describe(`LockerModule on a private ${db} server that restarts or freezes`, () => {
+    let server: PrivateServer;
+    let savedUrl: string | undefined;
+    beforeAll(async () => {
+      server = servers[db]();
+      await server.start();
+      // The workers read their server from the environment they inherit.
+      savedUrl = process.env[URL_ENV[db]];
+      process.env[URL_ENV[db]] = server.url;
+    });
+    afterAll(async () => {
+      if (savedUrl === undefined) delete process.env[URL_ENV[db]];
+      else process.env[URL_ENV[db]] = savedUrl;
+      await server?.destroy();
+    });
+
+    const faults: [string, () => Promise<void>][] = [
+      ['an immediate restart', () => server.restart()],
+      [
+        'a freeze (SIGSTOP) longer than the lock interval',
+        async () => {
+          server.pause();
+          await sleep(4 * INTERVAL);
+          server.resume();
+        },
+      ],
+    ];
+
+    for (const type of ['lease-database', 'database'] as const) {
+      for (const [fault, inject] of faults) {
+        it(`${type}: after ${fault}, one master again without a manual step, never two`, async () => {
+          const cluster = new LockerCluster();
+          try {
+            const base = {
+              db,
+              prefix: uniqueTablePrefix(`lkr_${db}`),
+              interval: INTERVAL,
+              keepAlive: KEEP_ALIVE,
+              locker: { type },
+            };
+            cluster.spawn({ ...base, name: 'a' });
+            cluster.spawn({ ...base, name: 'b' });
+            await Promise.all(['a', 'b'].map((n) => cluster.next(n, 'ready', 60_000)));
+            await cluster.firstAcquired(['a', 'b'], -Infinity, 30_000);
+
+            const faultAt = monotonicMillis();
+            await inject();
+            const backAt = monotonicMillis();
+
+            // Within a few intervals of the server being back: exactly one master, both healthy.
+            let roles: string[] = [];
+            const deadline = Date.now() + 30_000;
+            for (;;) {
+              const statuses = await Promise.all(['a', 'b'].map((n) => cluster.status(n)));
+              roles = statuses.map((s) => s.role);
+              const healthy = statuses.every((s) => s.lastError === undefined);
+              if (roles.filter((r) => r === 'master').length === 1 && healthy) break;
+              if (Date.now() > deadline) throw new Error(`not recovered: ${JSON.stringify(statuses)}`);
+              await sleep(100);
+            }
+            const recoveredAt = monotonicMillis();
+            expect(roles.sort()).toEqual(['master', 'standby']);
+            expect(overlaps(cluster.terms())).toEqual([]);
+            console.log(
+              `[locker restart] ${type}/${db} ${fault}: fault ${backAt - faultAt} ms, one master ${recoveredAt - backAt} ms after the server was back`,
+            );
+          } finally {
+            await cluster.closeAll();
+          }
+        });
+      }
+    }
+  });
+}

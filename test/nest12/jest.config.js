@@ -25,6 +25,7 @@ module.exports = {
     `/node_modules/(?!(@nestjs|file-type|strtok3|token-types|peek-readable|@tokenizer|uint8array-extras|@borewit)/)`,
   ],
   moduleNameMapper: {
+    '^@holdfast/core/testing$': '<rootDir>/libs/core/src/testing',
     '^@holdfast/([a-z]+)$': '<rootDir>/libs/$1/src',
     '^@nestjs/(common|core|testing|typeorm|schedule|terminus|platform-express)(/.*)?$': `<rootDir>/${here}/node_modules/@nestjs/$1$2`,
   },

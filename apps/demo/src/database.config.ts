@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
-import { HOLDFAST_MIGRATIONS } from '../../../migrations';
+import { HOLDFAST_MIGRATIONS } from '@holdfast/cli';
 
 /** The SQLite file used when DATABASE_URL is not set. */
 export const DEFAULT_SQLITE_FILE = './data/demo.sqlite';

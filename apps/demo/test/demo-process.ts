@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
-import { tsRegisterPath } from '@holdfast/core';
+import { tsRegisterPath } from '@holdfast/core/testing';
 
 const root = resolve(__dirname, '../../..');
 

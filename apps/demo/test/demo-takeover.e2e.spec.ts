@@ -1,4 +1,4 @@
-import { tempSqliteFile } from '@holdfast/core';
+import { tempSqliteFile } from '@holdfast/core/testing';
 import { eventually, startDemo, type DemoProcess } from './demo-process';
 
 /** Two demo instances on one database: one leader and one master, and takeover after a crash. */

@@ -1,4 +1,4 @@
-import { tempSqliteFile } from '@holdfast/core';
+import { tempSqliteFile } from '@holdfast/core/testing';
 import { eventually, startDemo, type DemoProcess } from './demo-process';
 
 describe('demo app (npm start) on an embedded SQLite file', () => {
@@ -86,7 +86,7 @@ describe('demo app (npm start) on an embedded SQLite file', () => {
       return { status: res.status, body: (await res.json()) as any };
     };
     const before = (await get('/upstream')).body;
-    const list = (await asGlobex('/countries?codes=FR,XX')).body;
+    const list = (await asGlobex('/countries?codes=FR,XX')).body as Array<{ code: string } | null>;
     expect(list.map((c: { code: string } | null) => c?.code ?? null)).toEqual(['FR', null]);
     const after = await eventually(
       async () => {

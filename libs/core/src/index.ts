@@ -4,18 +4,55 @@ export type { ColumnType, SqlDialect, UpsertSpec } from './dialect/sql-dialect';
 export { sqlDialect, type SqlDialectOptions } from './dialect/dialects';
 export { utcDateTime } from './dialect/base.dialect';
 export { DatabaseResolver } from './database/database-resolver';
-export { SqlClient, toNumber } from './database/sql-client';
-export { isDuplicateKeyError, isSyntaxError, isTransientConflictError } from './database/sql-errors';
-export { withTransientRetry } from './database/transient-retry';
+export { SqlClient, toNumber, type SqlClientOptions } from './database/sql-client';
+export {
+  beginBoundedTransaction,
+  endBoundedTransaction,
+  DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+} from './database/transaction-bound';
+export {
+  isAlreadyExistsError,
+  sqlErrorCode,
+  isDuplicateKeyError,
+  isSyntaxError,
+  isTransientConflictError,
+} from './database/sql-errors';
+export {
+  withTransientRetry,
+  sqlRetryCounter,
+  type TransientRetry,
+  type TransientRetryOptions,
+} from './database/transient-retry';
 export { sqlClientFor } from './database/sql-client.factory';
 export { resolveDataSource, driverTimezone, type DataSourceOption } from './database/data-source';
 export { isValidTablePrefix, validateTablePrefix, tableName } from './naming/table-prefix';
 export { parseDuration, isDuration, type Duration } from './time/duration';
 export { monotonicMillis, sleep } from './time/monotonic';
 export type { TableSpec, ColumnSpec, IndexSpec } from './schema/table-spec';
-export { createTableSql, createIndexSql, tableDdl, ddlScript, indexName } from './schema/ddl';
+export {
+  createTableSql,
+  createIndexSql,
+  tableDdl,
+  ddlScript,
+  indexName,
+  supportsIfNotExists,
+  type DdlOptions,
+} from './schema/ddl';
 export { HoldfastTableMigration } from './schema/table-migration';
-export { SchemaManager, SCHEMA_MODES, type SchemaMode } from './schema/schema-manager';
+export {
+  SchemaManager,
+  SCHEMA_MODES,
+  type SchemaMode,
+  type SchemaManagerOptions,
+} from './schema/schema-manager';
+export {
+  LiveTable,
+  sqliteAffinity,
+  type LiveColumn,
+  type LiveColumnKind,
+  type SqliteAffinity,
+} from './schema/live-table';
+export { acceptedTypes, liveColumnMatches } from './schema/column-check';
 export {
   validateOptions,
   NestedOptions,
@@ -23,8 +60,5 @@ export {
   IsTablePrefix,
   IsDataSourceOption,
 } from './options/validate-options';
-export * from './testing/test-databases';
-export { countPlaceholders } from './testing/placeholders';
-export { TcpProxy } from './testing/tcp-proxy';
-export { forkTs, waitForMessage, waitForExit, tsRegisterPath } from './testing/fork-worker';
-export { describeEachDatabase, type TestDatabaseContext } from './testing/describe-each-database';
+export { holdfastMeter } from './metrics/meter';
+export { healthResult, probeHealth, type HealthResult, type HealthStatus } from './health/health-check';

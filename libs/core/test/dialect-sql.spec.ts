@@ -1,10 +1,5 @@
-import {
-  DIALECTS,
-  countPlaceholders as placeholderCount,
-  ddlScript,
-  sqlDialect,
-  type TableSpec,
-} from '@holdfast/core';
+import { DIALECTS, ddlScript, sqlDialect, type TableSpec } from '@holdfast/core';
+import { countPlaceholders as placeholderCount } from '@holdfast/core/testing';
 
 const spec = { table: 'P_T', columns: ['A', 'B', 'C', 'D'], keys: ['A', 'B'] };
 

@@ -1,4 +1,5 @@
-import { SchemaManager, SchemaMissingError, describeEachDatabase, type TableSpec } from '@holdfast/core';
+import { SchemaManager, SchemaMissingError, type TableSpec } from '@holdfast/core';
+import { describeEachDatabase } from '@holdfast/core/testing';
 
 const THING: TableSpec = {
   name: 'CORE_THING',

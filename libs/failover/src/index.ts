@@ -24,7 +24,12 @@ export { RecoveredPayloadHandler, type RecoveryContext } from './executor/recove
 export { FailoverCleanupService } from './cleanup/failover-cleanup.service';
 export { FailoverHealthIndicator } from './health/failover.health';
 export { FailoverMetrics } from './health/failover.metrics';
-export { DefaultKeyGenerator, type KeyGenerator, type FailoverKeyContext } from './key/key-generator';
+export {
+  DefaultKeyGenerator,
+  InjectiveKeyGenerator,
+  type KeyGenerator,
+  type FailoverKeyContext,
+} from './key/key-generator';
 export { failoverKey } from './key/failover-key';
 export { Referential } from './payload/referential';
 export { FailoverTypeRegistry, type PayloadClassDeclaration } from './payload/failover-type.registry';

@@ -1,13 +1,7 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
-import {
-  DIALECTS,
-  countPlaceholders,
-  describeEachDatabase,
-  sqlDialect,
-  toNumber,
-  type TestDatabaseContext,
-} from '@holdfast/core';
+import { DIALECTS, sqlDialect, toNumber } from '@holdfast/core';
+import { countPlaceholders, describeEachDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
 import {
   Failover,
   FailoverCleanupService,

@@ -1,16 +1,15 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { sqlClientFor, type SqlClient } from '@holdfast/core';
 import {
   createTestDataSource,
   forkTs,
-  sqlClientFor,
   testDatabases,
   uniqueTablePrefix,
   waitForExit,
   waitForMessage,
-  type SqlClient,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import { DatabaseClock, failoverKey } from '@holdfast/failover';
 import type { DataSource } from 'typeorm';
 

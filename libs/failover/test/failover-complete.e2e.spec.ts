@@ -1,6 +1,7 @@
 import { Injectable, type INestApplication, type Type } from '@nestjs/common';
 import { startFailoverApp, withAppBehindProxy } from './support/failover-app';
-import { describeEachDatabase, sleep, toNumber, type TestDatabaseContext } from '@holdfast/core';
+import { sleep, toNumber } from '@holdfast/core';
+import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
 import {
   Failover,
   FailoverCleanupService,

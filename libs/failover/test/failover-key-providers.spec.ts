@@ -1,10 +1,13 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { InvalidOptionsError } from '@holdfast/core';
 import {
   Failover,
   FailoverExecutor,
   FailoverKeyError,
   FailoverModule,
+  InjectiveKeyGenerator,
+  type FailoverModuleOptions,
   ListPayloadSplitter,
   type FailoverKeyContext,
   type KeyGenerator,
@@ -93,14 +96,22 @@ class Catalog {
   async byAnything(..._args: unknown[]) {
     return this.call({ ok: true });
   }
+
+  @Failover({ name: 'injective', keyGenerator: InjectiveKeyGenerator })
+  async injective(..._args: unknown[]) {
+    return this.call({ ok: true });
+  }
 }
 
 @Module({ providers: [Region, IdPrefix, CountingKey, Catalog], exports: [Catalog] })
 class CatalogModule {}
 
-async function boot() {
+async function boot(options: FailoverModuleOptions = {}) {
   const moduleRef = await Test.createTestingModule({
-    imports: [FailoverModule.forRoot({ cleanup: { enabled: false }, async: false }), CatalogModule],
+    imports: [
+      FailoverModule.forRoot({ cleanup: { enabled: false }, async: false, ...options }),
+      CatalogModule,
+    ],
   }).compile();
   return moduleRef.createNestApplication({ logger: false }).init();
 }
@@ -169,5 +180,41 @@ describe('key generators and splitters are Nest providers', () => {
     } finally {
       await app.close();
     }
+  });
+
+  it("keys with the Java library's rules by default: ('a:b') and ('a', 'b') share an entry", async () => {
+    const app = await boot();
+    try {
+      const catalog = app.get(Catalog);
+      await catalog.byAnything('a:b');
+      catalog.up = false;
+      expect(await catalog.byAnything('a', 'b')).toMatchObject({ ok: true });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it.each([
+    ["with keys: 'injective' for the module", { keys: 'injective' } as const, 'byAnything'],
+    ['with keyGenerator: InjectiveKeyGenerator on the failover', {}, 'injective'],
+  ] as const)("keeps ('a:b') and ('a', 'b') apart %s", async (_what, options, method) => {
+    const app = await boot(options);
+    try {
+      const catalog = app.get(Catalog);
+      const call = (...args: unknown[]) =>
+        (catalog[method] as (...a: unknown[]) => Promise<unknown>)(...args);
+      await call('a:b');
+      catalog.up = false;
+      expect(await call('a:b')).toMatchObject({ ok: true });
+      await expect(call('a', 'b')).rejects.toThrow('down');
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("stops bootstrap on an unknown 'keys' option, naming it", async () => {
+    const error = await boot({ keys: 'json' as never }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidOptionsError);
+    expect((error as Error).message).toMatch(/option 'keys' = "json"/);
   });
 });

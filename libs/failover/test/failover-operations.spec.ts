@@ -231,7 +231,8 @@ describe('write-behind rejection policies and tenants through nestjs-cls', () =>
 
   it('a custom cipher is used for every payload', async () => {
     const { SqlFailoverStore, EncryptingPayloadColumnResolver } = await import('@holdfast/failover');
-    const { createTestDataSource, sqlClientFor, uniqueTablePrefix } = await import('@holdfast/core');
+    const { sqlClientFor } = await import('@holdfast/core');
+    const { createTestDataSource, uniqueTablePrefix } = await import('@holdfast/core/testing');
     const reversing = {
       id: 'rev',
       encrypt: (plain: Buffer) => Buffer.from(plain).reverse(),

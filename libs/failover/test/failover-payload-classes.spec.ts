@@ -1,6 +1,7 @@
 import { Injectable, Logger, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { describeEachDatabase, toNumber, type TestDatabaseContext } from '@holdfast/core';
+import { toNumber } from '@holdfast/core';
+import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
 import {
   Failover,
   FailoverConfigurationError,

@@ -1,4 +1,5 @@
-import { DIALECTS, countPlaceholders as placeholderCount, sqlDialect } from '@holdfast/core';
+import { DIALECTS, sqlDialect } from '@holdfast/core';
+import { countPlaceholders as placeholderCount } from '@holdfast/core/testing';
 import { FailoverStoreQueryResolver } from '@holdfast/failover';
 
 const resolver = new FailoverStoreQueryResolver();

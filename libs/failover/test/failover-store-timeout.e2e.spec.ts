@@ -1,6 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { StoreGuard, StoreTimeoutError } from '../src/store/store-guard';
-import { createTestDataSource, sqlClientFor, testDatabases, uniqueTablePrefix } from '@holdfast/core';
+import { StoreTimeoutError } from '@holdfast/failover';
+import { StoreGuard } from '../src/store/store-guard';
+import { sqlClientFor } from '@holdfast/core';
+import { createTestDataSource, testDatabases, uniqueTablePrefix } from '@holdfast/core/testing';
 import { Failover, FailoverMetrics } from '@holdfast/failover';
 import { startFailoverApp, withAppBehindProxy } from './support/failover-app';
 

@@ -2,12 +2,12 @@ import { Injectable, Logger, Module, SetMetadata, type INestApplication } from '
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { startFailoverApp, withAppBehindProxy } from './support/failover-app';
+import { toNumber } from '@holdfast/core';
 import {
   describeEachDatabase,
   testDataSourceOptions,
-  toNumber,
   type TestDatabaseContext,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import {
   Failover,
   FailoverCleanupService,

@@ -1,14 +1,8 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
-import {
-  DatabaseResolver,
-  InvalidOptionsError,
-  UnsupportedDialectError,
-  createTestDataSource,
-  sqlClientFor,
-  uniqueTablePrefix,
-} from '@holdfast/core';
+import { DatabaseResolver, InvalidOptionsError, UnsupportedDialectError, sqlClientFor } from '@holdfast/core';
+import { createTestDataSource, uniqueTablePrefix } from '@holdfast/core/testing';
 import {
   Failover,
   FailoverConfigurationError,

@@ -1,5 +1,6 @@
 import { Type } from 'class-transformer';
-import { describeEachDatabase, toNumber } from '@holdfast/core';
+import { toNumber } from '@holdfast/core';
+import { describeEachDatabase } from '@holdfast/core/testing';
 import {
   FailoverStoreException,
   FailoverStoreQueryResolver,

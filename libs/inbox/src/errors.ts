@@ -82,6 +82,21 @@ export class InboxClusterModeError extends HoldfastError {
   }
 }
 
+/** The table's NEXT_RETRY cannot hold the pause marker (a MySQL/MariaDB TIMESTAMP ends in 2038). */
+export class PauseUnsupportedError extends HoldfastError {
+  constructor(
+    readonly table: string,
+    readonly id: string,
+  ) {
+    super(
+      `Cannot pause inbox message '${id}': ${table}.NEXT_RETRY is a TIMESTAMP, which ends in January 2038 ` +
+        `and cannot hold the pause marker 4999-12-03T10:15:30Z (camunda-bpm-correlate's FAR_FUTURE). ` +
+        `Use DATETIME(3) for INSERTED, EXPIRATION and NEXT_RETRY to pause messages.`,
+      'HOLDFAST_INBOX_PAUSE_UNSUPPORTED',
+    );
+  }
+}
+
 function show(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);
   if (typeof value === 'function') return `[function ${value.name || 'anonymous'}]`;

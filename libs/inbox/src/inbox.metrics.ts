@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { metrics, type Counter, type Histogram } from '@opentelemetry/api';
+import type { Counter, Histogram } from '@opentelemetry/api';
+import { holdfastMeter, sqlRetryCounter, withTransientRetry, type TransientRetry } from '@holdfast/core';
 
 /** OpenTelemetry instruments of the inbox (no-ops until the application registers an SDK). */
 @Injectable()
 export class InboxMetrics {
-  private readonly meter = metrics.getMeter('@holdfast/inbox');
+  private readonly meter = holdfastMeter('inbox');
   readonly accepted: Counter = this.meter.createCounter('holdfast.inbox.accepted', {
     description: 'Messages stored by MessageAcceptor',
   });
@@ -26,6 +27,27 @@ export class InboxMetrics {
   readonly expired: Counter = this.meter.createCounter('holdfast.inbox.expired_deleted', {
     description: 'Expired messages deleted by cleanup',
   });
+  readonly cleanupBatches: Counter = this.meter.createCounter('holdfast.inbox.cleanup.batches', {
+    description: 'Bounded delete statements run by the expiry cleanup',
+  });
+  private readonly retryCounter = sqlRetryCounter('inbox');
+  /** SQL work of this node retried after a deadlock, serialization failure or lock wait, so far. */
+  retriedStatements = 0;
+
+  /**
+   * Runs one autocommit statement or one whole transaction of the inbox, retrying deadlock
+   * victims and serialization failures (core's bounded, jittered retry), counted in
+   * `holdfast.inbox.sql.retries` by `operation`.
+   */
+  retry<T>(operation: string, work: () => Promise<T>): Promise<T> {
+    return withTransientRetry(work, { operation, onRetry: this.onRetry });
+  }
+
+  private readonly onRetry = (retry: TransientRetry): void => {
+    this.retriedStatements++;
+    this.retryCounter(retry);
+  };
+
   readonly batchDuration: Histogram = this.meter.createHistogram('holdfast.inbox.batch.duration', {
     description: 'Time to deliver one claimed batch',
     unit: 'ms',

@@ -53,9 +53,16 @@ export interface InboxModuleOptions {
   cluster?: ClusterMode;
   /** A delivery that takes longer lets the message become due again (default '5m'). */
   visibilityTimeout?: Duration;
+  /**
+   * How long the server lets a transaction of the inbox sit idle (its client silent: a frozen
+   * process, a lost network) before it ends it and frees its rows (default '30s', and never
+   * more than `visibilityTimeout`). MariaDB `idle_transaction_timeout`, MySQL `wait_timeout`,
+   * whole seconds. 0 turns it off.
+   */
+  idleInTransactionTimeout?: Duration;
   /** How often expired messages are deleted (default '1m'). */
   cleanupInterval?: Duration;
-  /** Rows deleted per cleanup statement (default 1000). */
+  /** Rows deleted per cleanup statement, each in its own short statement (default 5000). */
   cleanupChunkSize?: number;
   /** Rows per multi-row insert in acceptAll (default 500). */
   acceptChunkSize?: number;
@@ -120,8 +127,9 @@ export class ResolvedInboxOptions {
   defaultTtl?: Duration;
   @IsOptional() @IsIn(['leader', 'competing']) cluster?: ClusterMode;
   @IsOptional() @IsDurationOption() visibilityTimeout: Duration = '5m';
+  @IsOptional() @IsDurationOption() idleInTransactionTimeout: Duration = '30s';
   @IsOptional() @IsDurationOption() cleanupInterval: Duration = '1m';
-  @IsOptional() @IsInt() @Min(1) @Max(100_000) cleanupChunkSize = 1000;
+  @IsOptional() @IsInt() @Min(1) @Max(100_000) cleanupChunkSize = 5000;
   @IsOptional() @IsInt() @Min(1) @Max(5_000) acceptChunkSize = 500;
   @IsOptional() @IsDurationOption() unhandledDelay: Duration = '1m';
   @IsOptional()

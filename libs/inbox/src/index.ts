@@ -22,8 +22,10 @@ export { InboxHandler, type InboxHandlerOptions } from './handler/inbox-handler.
 export { InboxHealthIndicator } from './health/inbox.health';
 export { InboxMetrics } from './inbox.metrics';
 export { InboxClock } from './inbox.clock';
-export { COR_MESSAGE_TABLE, MAX_ID_LENGTH, MAX_ERROR_LENGTH } from './store/cor-message.table';
+export { COR_MESSAGE_TABLE, COR_MESSAGE_ORDER_INDEX, MAX_ID_LENGTH } from './store/cor-message.table';
+export { FAR_FUTURE } from './store/cor-message.time';
 export { CorMessageQueries } from './store/cor-message.queries';
+export { corMessageConversionSql, hasEpochMillisLayout } from './store/cor-message.conversion';
 export { InboxConnection } from './store/inbox-connection';
 export type { InboxLeadership } from './cluster/inbox-leadership';
 export * from './errors';

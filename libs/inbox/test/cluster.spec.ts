@@ -1,6 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { createTestDataSource, describeEachDatabase, TcpProxy } from '@holdfast/core';
+import { createTestDataSource, describeEachDatabase, TcpProxy } from '@holdfast/core/testing';
 import {
   InboxClusterModeError,
   InboxHandler,

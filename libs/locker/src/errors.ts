@@ -15,8 +15,9 @@ export class LockHeldError extends HoldfastError {
 }
 
 /**
- * lockAcquireSleepInterval does not exceed lockKeepAlivePeriod. The lease (and the keep-alive
- * deadline) lasts one lockAcquireSleepInterval, so the lock would lapse between two keep-alives.
+ * lease-database only: lockAcquireSleepInterval does not exceed lockKeepAlivePeriod, or the
+ * keep-alive is off (0). The lease lasts one lockAcquireSleepInterval, so it would lapse between
+ * two keep-alives (or after the first interval).
  */
 export class LockTimingError extends HoldfastError {
   constructor(
@@ -24,11 +25,17 @@ export class LockTimingError extends HoldfastError {
     readonly lockKeepAlivePeriod: number,
   ) {
     super(
-      `Invalid LockerModule timing: lockAcquireSleepInterval (${lockAcquireSleepInterval} ms) must exceed ` +
-        `lockKeepAlivePeriod (${lockKeepAlivePeriod} ms). A lease lasts one lockAcquireSleepInterval and is ` +
-        `renewed every lockKeepAlivePeriod; with these values it would expire between two keep-alives and a ` +
-        `standby could take over while this instance still acts as master. Lower lockKeepAlivePeriod ` +
-        `(a third of lockAcquireSleepInterval is a good value) or raise lockAcquireSleepInterval.`,
+      lockKeepAlivePeriod === 0
+        ? `Invalid LockerModule timing for the lease-database locker: lockKeepAlivePeriod is 0 (no keep-alive), ` +
+            `but a lease lasts one lockAcquireSleepInterval (${lockAcquireSleepInterval} ms) and must be renewed ` +
+            `before it ends, or a standby takes over while this instance still acts as master. Set ` +
+            `lockKeepAlivePeriod below lockAcquireSleepInterval (a third of it is a good value).`
+        : `Invalid LockerModule timing for the lease-database locker: lockAcquireSleepInterval ` +
+            `(${lockAcquireSleepInterval} ms) must exceed lockKeepAlivePeriod (${lockKeepAlivePeriod} ms). A lease ` +
+            `lasts one lockAcquireSleepInterval and is renewed every lockKeepAlivePeriod; with these values it ` +
+            `would expire between two keep-alives and a standby could take over while this instance still acts ` +
+            `as master. Lower lockKeepAlivePeriod (a third of lockAcquireSleepInterval is a good value) or raise ` +
+            `lockAcquireSleepInterval.`,
       'HOLDFAST_LOCK_TIMING',
     );
   }
@@ -49,5 +56,12 @@ export class InvalidLockerError extends HoldfastError {
         `it needs start(signal), stop() and keepAlive() methods. Extend AbstractLocker to get the acquire loop.`,
       'HOLDFAST_INVALID_LOCKER',
     );
+  }
+}
+
+/** @ScheduledLock() options that cannot work, or a decorated method used outside Nest. */
+export class ScheduledLockConfigurationError extends HoldfastError {
+  constructor(message: string) {
+    super(message, 'HOLDFAST_SCHEDULED_LOCK_CONFIGURATION');
   }
 }

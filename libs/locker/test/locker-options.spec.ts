@@ -68,6 +68,50 @@ describe('LockerModule options', () => {
     }
   });
 
+  it('refuses lockKeepAlivePeriod 0 for the lease-database locker (the lease would lapse)', () => {
+    let error: unknown;
+    try {
+      resolveLockerOptions({ locker: { type: 'lease-database' }, lockKeepAlivePeriod: 0 });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(LockTimingError);
+    expect((error as Error).message).toContain('lockKeepAlivePeriod is 0 (no keep-alive)');
+  });
+
+  it("accepts the seed's examples for database and shared-file (keep-alive 10 s, acquire interval 5 s)", () => {
+    for (const locker of [{ type: 'database' }, { type: 'shared-file', directory: dir() }] as const) {
+      expect(
+        resolveLockerOptions({ locker, lockKeepAlivePeriod: 10_000, lockAcquireSleepInterval: 5_000 }),
+      ).toMatchObject({ lockKeepAlivePeriod: 10_000, lockAcquireSleepInterval: 5_000 });
+    }
+    // The seed's lease example keeps the lease rule: keep-alive 5 s below the 10 s interval.
+    expect(
+      resolveLockerOptions({
+        locker: { type: 'lease-database' },
+        lockKeepAlivePeriod: '5s',
+        lockAcquireSleepInterval: '10s',
+      }),
+    ).toMatchObject({ lockKeepAlivePeriod: 5_000, lockAcquireSleepInterval: 10_000 });
+  });
+
+  it('accepts lockKeepAlivePeriod 0 (no keep-alive) for database and shared-file', () => {
+    for (const locker of [{ type: 'database' }, { type: 'shared-file', directory: dir() }] as const) {
+      expect(resolveLockerOptions({ locker, lockKeepAlivePeriod: 0 }).lockKeepAlivePeriod).toBe(0);
+    }
+  });
+
+  it('defaults the keep-alive per locker as the seed documents it: database 30 s, shared-file 0, the lease a third of the interval', () => {
+    expect(resolveLockerOptions({ locker: { type: 'database' } }).lockKeepAlivePeriod).toBe(30_000);
+    expect(
+      resolveLockerOptions({ locker: { type: 'shared-file', directory: dir() } }).lockKeepAlivePeriod,
+    ).toBe(0);
+    expect(
+      resolveLockerOptions({ locker: { type: 'lease-database' }, lockAcquireSleepInterval: '6s' })
+        .lockKeepAlivePeriod,
+    ).toBe(2_000);
+  });
+
   const bad: [string, Partial<LockerModuleOptions> & Record<string, unknown>, RegExp][] = [
     ['no locker', {}, /option 'locker' = undefined: is required/],
     [
@@ -96,9 +140,9 @@ describe('LockerModule options', () => {
       /option 'lockAcquireSleepInterval' = "soon"/,
     ],
     [
-      'zero keep-alive',
-      { locker: { type: 'database' }, lockKeepAlivePeriod: 0 },
-      /option 'lockKeepAlivePeriod' = 0: must be at least 1 ms/,
+      'negative keep-alive',
+      { locker: { type: 'database' }, lockKeepAlivePeriod: -1 },
+      /option 'lockKeepAlivePeriod' = -1: must be milliseconds \(a number ≥ 0\)/,
     ],
     [
       'bad startup',
@@ -133,7 +177,7 @@ describe('LockerModule options', () => {
 
   it('stops bootstrap with the error for forRoot and forRootAsync alike', async () => {
     const options: LockerModuleOptions = {
-      locker: { type: 'shared-file', directory: dir() },
+      locker: { type: 'lease-database' },
       lockAcquireSleepInterval: 100,
       lockKeepAlivePeriod: 200,
     };

@@ -58,7 +58,7 @@ describe('shared-file locker', () => {
   });
 
   it('stays master when lockKeepAlivePeriod is longer than the lock file can be trusted (keep-alive runs sooner)', async () => {
-    // stale 2 s, proper-lockfile refresh 1 s: a good keep-alive vouches for 1 s only, less than 1.5 s.
+    // stale 2 s, refresh every 0.5 s, 0.5 s margin: a refresh vouches for 1.5 s only, no more than the keep-alive period.
     const instance = await lockerInstance({
       locker: { type: 'shared-file', directory, stale: 2_000 },
       lockAcquireSleepInterval: 2_000,
@@ -95,7 +95,7 @@ describe('shared-file locker', () => {
     await lostThenReacquired(instance);
   });
 
-  it("demotes when the lock file's mtime is changed behind its back (proper-lockfile reports it compromised)", async () => {
+  it("demotes when the lock file's mtime is changed behind its back (the holder's refresh reports it compromised)", async () => {
     const instance = await start({ startup: 'block' });
     await instance.init();
     const past = new Date(Date.now() - 60_000);

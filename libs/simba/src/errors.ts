@@ -17,8 +17,26 @@ export class InvalidContenderIdError extends HoldfastError {
   constructor(readonly value: unknown) {
     super(
       `Invalid contender id ${JSON.stringify(value)}: use a non-empty string of at most ` +
-        `${OWNER_ID_MAX_LENGTH} characters, unique per contender (it is stored in simba_mutex.owner_id).`,
+        `${OWNER_ID_MAX_LENGTH} characters, without a trailing space, unique per contender ` +
+        `(it is stored in simba_mutex.owner_id).`,
       'SIMBA_INVALID_CONTENDER_ID',
+    );
+  }
+}
+
+/** A contender id longer than the live `owner_id` column (Simba's DDL has `CHAR(32)`). */
+export class ContenderIdTooLongError extends HoldfastError {
+  constructor(
+    readonly contenderId: string,
+    readonly mutex: string,
+    readonly table: string,
+    readonly columnLength: number,
+  ) {
+    super(
+      `Contender id '${contenderId}' (mutex '${mutex}') is ${contenderId.length} characters long, but ` +
+        `${table}.owner_id holds at most ${columnLength}: use a contender id of at most ${columnLength} ` +
+        `characters (the generated default has 32), or widen the column.`,
+      'SIMBA_CONTENDER_ID_TOO_LONG',
     );
   }
 }

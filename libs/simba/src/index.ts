@@ -19,3 +19,4 @@ export { LeaderOnly } from './decorators/leader-only.decorator';
 export { SimbaLocker, MutexLocker } from './locker/simba-locker';
 export { SimbaHealthIndicator } from './health/simba.health';
 export * from './errors';
+export * from './fencing';

@@ -1,5 +1,10 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { createTestDataSource, testDatabases, uniqueTablePrefix, type TestDatabase } from '@holdfast/core';
+import {
+  createTestDataSource,
+  testDatabases,
+  uniqueTablePrefix,
+  type TestDatabase,
+} from '@holdfast/core/testing';
 import type { DataSource } from 'typeorm';
 import { MutexContendServiceFactory, type MutexContendService, type MutexState } from '../src';
 import { createSimbaApp, freshMutex, sleepMs, waitUntil } from './simba-test.support';

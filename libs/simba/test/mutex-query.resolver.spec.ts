@@ -21,16 +21,17 @@ describe('MutexQueryResolver', () => {
       expect(count(release.sql, name)).toBe(2);
       expect(release.sql).toContain(`transition_at = ${dialect.nowMillis} - 1`);
       expect(count(q.select('m').sql, name)).toBe(1);
-      expect(count(q.ensureRow('m').sql, name)).toBe(1);
+      expect(count(q.ensureRows(['m', 'n']).sql, name)).toBe(2);
     },
   );
 
-  it('creates a missing row without overwriting an existing one', () => {
-    expect(new MutexQueryResolver(sqlDialect('postgres'), '').ensureRow('m').sql).toBe(
-      'INSERT INTO simba_mutex (mutex) VALUES ($1) ON CONFLICT (mutex) DO NOTHING',
+  // Changed by #10: rows are created with a value for every column (Simba's DDL has no defaults).
+  it('creates missing rows, free and with every column, without overwriting an existing one', () => {
+    expect(new MutexQueryResolver(sqlDialect('postgres'), '').ensureRows(['m']).sql).toBe(
+      "INSERT INTO simba_mutex (mutex, acquired_at, ttl_at, transition_at, owner_id, version) VALUES ($1, 0, 0, 0, '', 0) ON CONFLICT (mutex) DO NOTHING",
     );
-    expect(new MutexQueryResolver(sqlDialect('mariadb'), '').ensureRow('m').sql).toBe(
-      'INSERT INTO simba_mutex (mutex) VALUES (?) ON DUPLICATE KEY UPDATE mutex = mutex',
+    expect(new MutexQueryResolver(sqlDialect('mariadb'), '').ensureRows(['m', 'n']).sql).toBe(
+      "INSERT INTO simba_mutex (mutex, acquired_at, ttl_at, transition_at, owner_id, version) VALUES (?, 0, 0, 0, '', 0), (?, 0, 0, 0, '', 0) ON DUPLICATE KEY UPDATE mutex = mutex",
     );
   });
 

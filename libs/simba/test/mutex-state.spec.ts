@@ -27,7 +27,8 @@ describe('MutexOwner and MutexState', () => {
     expect(handover.isAcquired('b')).toBe(true);
     expect(handover.isReleased('a')).toBe(true);
     expect(handover.isAcquired('a')).toBe(false);
-    expect(handover.fencingToken).toBe(9);
+    // Changed by #20: the token is the grant's acquired_at (database time), no longer the version.
+    expect(handover.fencingToken).toBe(16_000);
     const renewal = new MutexState(owner, new MutexOwner('a', 12_000, 15_000, 18_000, 8, 12_000));
     expect(renewal.isChanged).toBe(false);
     expect(renewal.isAcquired('a')).toBe(false);

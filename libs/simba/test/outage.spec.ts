@@ -5,7 +5,7 @@ import {
   testDatabases,
   uniqueTablePrefix,
   type TestDatabase,
-} from '@holdfast/core';
+} from '@holdfast/core/testing';
 import type { DataSource } from 'typeorm';
 import { sqlDialect, type SqlClient } from '@holdfast/core';
 import {

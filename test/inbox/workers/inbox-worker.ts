@@ -7,7 +7,7 @@
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core';
+import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
 import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
 import { SimbaModule } from '@holdfast/simba';
 

@@ -5,7 +5,8 @@
  */
 import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createTestDataSource, monotonicMillis, type TestDatabase } from '@holdfast/core';
+import { monotonicMillis } from '@holdfast/core';
+import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
 import {
   LockerModule,
   LockerService,

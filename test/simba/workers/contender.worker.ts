@@ -4,12 +4,13 @@
  * IPC out: {type:'ready'}, {type:'acquired', token}, {type:'released'}, {type:'paused'}.
  * IPC in: {type:'stop'} (stop contending, close, exit), {type:'pause'} (stop contending), {type:'resume'}.
  * While it believes it owns, it appends "<epoch ms> <fencing token> <pid>" to the log every 20 ms.
+ * SIMBA_WORKER_LOG_LEVELS (default 'error'): the Nest log levels it prints, comma-separated.
  */
 import 'reflect-metadata';
 import { appendFileSync } from 'node:fs';
-import { Module } from '@nestjs/common';
+import { Module, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core';
+import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
 import { MutexContendServiceFactory, SimbaModule, type MutexState } from '@holdfast/simba';
 
 async function main(): Promise<void> {
@@ -33,7 +34,8 @@ async function main(): Promise<void> {
   })
   class WorkerModule {}
 
-  const app = await NestFactory.createApplicationContext(WorkerModule, { logger: ['error'] });
+  const levels = (process.env.SIMBA_WORKER_LOG_LEVELS ?? 'error').split(',') as LogLevel[];
+  const app = await NestFactory.createApplicationContext(WorkerModule, { logger: levels });
   const send = (message: object) => process.connected && process.send?.(message);
   const service = app.get(MutexContendServiceFactory).createMutexContendService({
     mutex,

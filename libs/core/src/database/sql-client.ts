@@ -1,6 +1,12 @@
 import { Mutex } from 'async-mutex';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { SqlDialect } from '../dialect/sql-dialect';
+import { parseDuration, type Duration } from '../time/duration';
+import {
+  beginBoundedTransaction,
+  DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+  endBoundedTransaction,
+} from './transaction-bound';
 import { directChannel, type DriverChannel, type StatementResult } from './driver-channel';
 
 type Row = Record<string, unknown>;
@@ -30,6 +36,17 @@ export function toNumber(value: unknown): number {
   return Number(value);
 }
 
+export interface SqlClientOptions {
+  /**
+   * How long the server lets a transaction of this client sit idle (the client sending nothing
+   * inside it) before it ends the transaction and its connection, releasing its locks: a frozen
+   * or partitioned process holds nobody's rows for longer. Milliseconds or a string like '30s';
+   * 0 turns the bound off. Default 30 s. PostgreSQL `idle_in_transaction_session_timeout`
+   * (SET LOCAL), MariaDB `idle_transaction_timeout`, MySQL `wait_timeout` (whole seconds, rounded up).
+   */
+  idleInTransactionTimeout?: Duration;
+}
+
 /**
  * Holdfast's way to run SQL through the application's DataSource: raw statements with bound
  * parameters, affected-row counts, transactions, and the database clock. On SQLite it
@@ -40,13 +57,27 @@ export class SqlClient {
   private readonly gate?: Mutex;
   private readonly channel?: DriverChannel;
 
+  /** Milliseconds after which the server ends a transaction whose client went quiet (0: never). */
+  readonly idleInTransactionTimeout: number;
+
   constructor(
     readonly dataSource: DataSource,
     readonly dialect: SqlDialect,
     private readonly runner?: QueryRunner,
+    private readonly options: SqlClientOptions = {},
+    private readonly insideTransaction = false,
   ) {
     if (!runner && dialect.name === 'sqlite') this.gate = sqliteGate(dataSource);
     if (!runner) this.channel = channelFor(dataSource);
+    this.idleInTransactionTimeout = parseDuration(
+      options.idleInTransactionTimeout ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+      'idleInTransactionTimeout',
+    );
+  }
+
+  /** True on the client a `transaction()` hands to its work. */
+  get inTransaction(): boolean {
+    return this.insideTransaction;
   }
 
   /** Runs a SELECT (or a statement with RETURNING) and returns its rows. */
@@ -72,24 +103,33 @@ export class SqlClient {
     return toNumber(row.now);
   }
 
-  /** Runs `work` in one transaction on one connection; rolls back if it throws. */
+  /**
+   * Runs `work` in one transaction on one connection; rolls back if it throws. The server ends
+   * the transaction if this client sends nothing inside it for `idleInTransactionTimeout`.
+   */
   async transaction<T>(work: (tx: SqlClient) => Promise<T>): Promise<T> {
     if (this.runner) return work(this);
+    const dialect = this.dialect.name;
+    const idle = this.idleInTransactionTimeout;
     const exec = async () => {
       const runner = this.dataSource.createQueryRunner();
       try {
         await runner.connect();
-        if (this.dialect.name === 'sqlite') await runner.query('BEGIN IMMEDIATE');
-        else await runner.startTransaction();
+        await beginBoundedTransaction(runner, dialect, idle);
+        let result: T;
         try {
-          const result = await work(new SqlClient(this.dataSource, this.dialect, runner));
-          if (this.dialect.name === 'sqlite') await runner.query('COMMIT');
-          else await runner.commitTransaction();
-          return result;
+          result = await work(new SqlClient(this.dataSource, this.dialect, runner, this.options, true));
         } catch (error) {
-          await this.rollback(runner);
+          await endBoundedTransaction(runner, dialect, idle, 'rollback');
           throw error;
         }
+        try {
+          await endBoundedTransaction(runner, dialect, idle, 'commit');
+        } catch (error) {
+          await endBoundedTransaction(runner, dialect, idle, 'rollback');
+          throw error;
+        }
+        return result;
       } finally {
         await runner.release();
       }
@@ -97,13 +137,22 @@ export class SqlClient {
     return this.gate ? this.gate.runExclusive(exec) : exec();
   }
 
-  private async rollback(runner: QueryRunner): Promise<void> {
-    try {
-      if (this.dialect.name === 'sqlite') await runner.query('ROLLBACK');
-      else if (runner.isTransactionActive) await runner.rollbackTransaction();
-    } catch {
-      // The connection may be gone; the server rolls back an abandoned transaction itself.
-    }
+  /**
+   * Runs `work` on one connection of the pool, outside any transaction: for session state such
+   * as MySQL's GET_LOCK, which belongs to the connection that took it.
+   */
+  async session<T>(work: (connection: SqlClient) => Promise<T>): Promise<T> {
+    if (this.runner) return work(this);
+    const exec = async () => {
+      const runner = this.dataSource.createQueryRunner();
+      try {
+        await runner.connect();
+        return await work(new SqlClient(this.dataSource, this.dialect, runner, this.options));
+      } finally {
+        await runner.release();
+      }
+    };
+    return this.gate ? this.gate.runExclusive(exec) : exec();
   }
 
   /** A StatementResult right away when SQLite could run it synchronously, else a promise of one. */

@@ -8,6 +8,13 @@ function driverError(error: unknown): { code?: unknown; errno?: unknown; message
   };
 }
 
+/** The driver's error code (pg SQLSTATE, mysql2 `ER_*` name, SQLite `SQLITE_*`), else its errno, if any. */
+export function sqlErrorCode(error: unknown): string | undefined {
+  const { code, errno } = driverError(error);
+  if (typeof code === 'string') return code;
+  return typeof errno === 'number' ? String(errno) : undefined;
+}
+
 /** A primary-key or unique violation: pg 23505, MySQL/MariaDB 1062, SQLite SQLITE_CONSTRAINT_PRIMARYKEY/UNIQUE. */
 export function isDuplicateKeyError(error: unknown): boolean {
   const e = driverError(error);
@@ -17,6 +24,30 @@ export function isDuplicateKeyError(error: unknown): boolean {
     e.code === 'ER_DUP_ENTRY' ||
     e.code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
     e.code === 'SQLITE_CONSTRAINT_UNIQUE'
+  );
+}
+
+/**
+ * CREATE of a table or index that exists: pg 42P07 (or the catalog's unique index when two
+ * sessions create the same name at once), MySQL/MariaDB 1050/1061, SQLite "already exists".
+ * Only a re-check of the catalog tells whether the object is really there.
+ */
+export function isAlreadyExistsError(error: unknown): boolean {
+  const e = driverError(error) as {
+    code?: unknown;
+    errno?: unknown;
+    message?: unknown;
+    constraint?: unknown;
+  };
+  return (
+    e.code === '42P07' ||
+    e.code === '42710' ||
+    (e.code === '23505' && /^pg_(class|type)_/.test(String(e.constraint))) ||
+    e.errno === 1050 ||
+    e.errno === 1061 ||
+    e.code === 'ER_TABLE_EXISTS_ERROR' ||
+    e.code === 'ER_DUP_KEYNAME' ||
+    (e.code === 'SQLITE_ERROR' && /already exists/i.test(String(e.message)))
   );
 }
 
@@ -31,14 +62,19 @@ export function isSyntaxError(error: unknown): boolean {
   );
 }
 
-/** A deadlock or serialization failure worth one retry: pg 40P01/40001, MySQL 1213, SQLite busy. */
+/**
+ * A conflict that a retry of the whole unit of work resolves: pg 40P01 (deadlock) and 40001
+ * (serialization failure), MySQL/MariaDB 1213 (deadlock) and 1205 (lock wait timeout), SQLite busy.
+ */
 export function isTransientConflictError(error: unknown): boolean {
   const e = driverError(error);
   return (
     e.code === '40P01' ||
     e.code === '40001' ||
     e.errno === 1213 ||
+    e.errno === 1205 ||
     e.code === 'ER_LOCK_DEADLOCK' ||
+    e.code === 'ER_LOCK_WAIT_TIMEOUT' ||
     e.code === 'SQLITE_BUSY'
   );
 }

@@ -1,8 +1,31 @@
+import type { Attributes } from '@opentelemetry/api';
+import { holdfastMeter } from '../metrics/meter';
 import { ExponentialBackoff, handleWhen, retry, type RetryPolicy } from 'cockatiel';
-import { isTransientConflictError } from './sql-errors';
+import { isTransientConflictError, sqlErrorCode } from './sql-errors';
+
+/** One retry that is about to happen, as `onRetry` sees it. */
+export interface TransientRetry {
+  /** The try that failed (1 = the first). */
+  attempt: number;
+  /** The driver's code: `40P01`, `40001`, `ER_LOCK_DEADLOCK`, `ER_LOCK_WAIT_TIMEOUT`, `SQLITE_BUSY`. */
+  code: string;
+  /** What the caller named the work (`accept`, `claim`...), when it did. */
+  operation?: string;
+  error: unknown;
+}
+
+export interface TransientRetryOptions {
+  /** Tries in all, the first included (default 5). */
+  maxAttempts?: number;
+  /** A name for the work, passed to `onRetry` (and a metrics attribute with `sqlRetryCounter`). */
+  operation?: string;
+  /** Called once before each retry, e.g. `sqlRetryCounter('inbox')`. Must not throw. */
+  onRetry?: (retry: TransientRetry) => void;
+}
 
 const policies = new Map<number, RetryPolicy>();
 
+/** One shared policy per bound: jittered exponential backoff from 5 ms, at most 200 ms apart. */
 function policy(retries: number): RetryPolicy {
   let found = policies.get(retries);
   if (!found) {
@@ -16,16 +39,61 @@ function policy(retries: number): RetryPolicy {
 }
 
 /**
- * Retries a statement that lost a deadlock or a serialization conflict (MariaDB range deletes
- * against concurrent inserts, PostgreSQL serialization failures, SQLite busy): up to
- * `maxAttempts` tries in all, with jittered exponential backoff from 5 ms (cockatiel). The first
- * try runs directly, so the common path costs nothing; other errors pass through.
+ * Retries work that lost a deadlock, a serialization conflict or a lock wait (PostgreSQL
+ * 40P01/40001, MySQL/MariaDB 1213/1205, SQLite busy): up to `maxAttempts` tries in all, with
+ * cockatiel's jittered exponential backoff (5 ms up to 200 ms apart). The first try runs directly,
+ * so the common path costs nothing; other errors pass through, and the last conflict reaches the
+ * caller when the bound is spent.
+ *
+ * Wrap a whole transaction (`() => sql.transaction(...)`) or a single autocommit statement, never
+ * one statement inside a transaction: a deadlock has rolled the whole transaction back, and a
+ * retried statement would run without its earlier ones.
  */
-export async function withTransientRetry<T>(work: () => Promise<T>, maxAttempts = 5): Promise<T> {
+export async function withTransientRetry<T>(
+  work: () => Promise<T>,
+  options: number | TransientRetryOptions = {},
+): Promise<T> {
+  const {
+    maxAttempts = 5,
+    operation,
+    onRetry,
+  } = typeof options === 'number' ? { maxAttempts: options } : options;
+  let failure: unknown;
   try {
     return await work();
   } catch (error) {
     if (!isTransientConflictError(error) || maxAttempts <= 1) throw error;
+    failure = error;
   }
-  return policy(maxAttempts - 2).execute(() => work());
+  // The policy's own first run re-raises the failure above, so its backoff comes before every retry.
+  return policy(maxAttempts - 1).execute(async ({ attempt }) => {
+    if (attempt === 0) throw failure;
+    try {
+      onRetry?.({ attempt, code: sqlErrorCode(failure) ?? 'unknown', operation, error: failure });
+    } catch {
+      // A broken metrics hook must not turn a retry into a failure.
+    }
+    try {
+      return await work();
+    } catch (error) {
+      failure = error;
+      throw error;
+    }
+  });
+}
+
+/**
+ * An `onRetry` hook counting retries in the OpenTelemetry counter `holdfast.<lib>.sql.retries`
+ * (attributes `db.error.code` and, when given, `operation`). No-op without an SDK.
+ */
+export function sqlRetryCounter(lib: string): (retry: TransientRetry) => void {
+  const counter = holdfastMeter(lib).createCounter(`holdfast.${lib}.sql.retries`, {
+    description:
+      'SQL statements or transactions retried after a deadlock, serialization failure or lock wait',
+  });
+  return (r) => {
+    const attributes: Attributes = { 'db.error.code': r.code };
+    if (r.operation) attributes.operation = r.operation;
+    counter.add(1, attributes);
+  };
 }

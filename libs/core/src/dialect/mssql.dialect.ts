@@ -36,6 +36,8 @@ export class MssqlDialect extends BaseDialect {
     switch (type.kind) {
       case 'varchar':
         return `NVARCHAR(${type.length})`;
+      case 'char':
+        return `NCHAR(${type.length})`;
       case 'text':
         return 'NVARCHAR(MAX)';
       case 'blob':

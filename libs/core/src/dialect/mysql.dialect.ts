@@ -30,6 +30,8 @@ export class MysqlDialect extends BaseDialect {
     switch (type.kind) {
       case 'varchar':
         return `VARCHAR(${type.length})`;
+      case 'char':
+        return `CHAR(${type.length})`;
       case 'text':
         return 'LONGTEXT';
       case 'blob':

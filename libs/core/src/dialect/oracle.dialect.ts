@@ -39,6 +39,8 @@ export class OracleDialect extends BaseDialect {
     switch (type.kind) {
       case 'varchar':
         return `VARCHAR2(${type.length})`;
+      case 'char':
+        return `CHAR(${type.length})`;
       case 'text':
         return 'CLOB';
       case 'blob':

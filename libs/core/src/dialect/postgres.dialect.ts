@@ -26,6 +26,8 @@ export class PostgresDialect extends BaseDialect {
     switch (type.kind) {
       case 'varchar':
         return `VARCHAR(${type.length})`;
+      case 'char':
+        return `CHAR(${type.length})`;
       case 'text':
         return 'TEXT';
       case 'blob':

@@ -24,6 +24,8 @@ export class SqliteDialect extends BaseDialect {
     switch (type.kind) {
       case 'varchar':
         return `VARCHAR(${type.length})`;
+      case 'char':
+        return `CHAR(${type.length})`;
       case 'text':
         return 'TEXT';
       case 'blob':

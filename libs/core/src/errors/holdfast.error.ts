@@ -70,9 +70,49 @@ export class SchemaMissingError extends HoldfastError {
     readonly ddl: string,
   ) {
     super(
-      `Table ${table} does not exist. Create it with the migration in migrations/, with ` +
-        `schema: 'create' in the module options, or by running:\n${ddl}`,
+      `Table ${table} does not exist. Create it with schema: 'create' in the module options, ` +
+        `with \`holdfast migrate\` (@holdfast/cli), or by running:\n${ddl}`,
       'HOLDFAST_SCHEMA_MISSING',
+    );
+  }
+}
+
+/**
+ * A live table's column is missing or of a type the module cannot work with. Holdfast never
+ * alters a table it did not create, so this stops startup instead of failing every call later.
+ */
+export class SchemaMismatchError extends HoldfastError {
+  constructor(
+    readonly table: string,
+    readonly column: string,
+    /** The live column's type as the database reports it; undefined when the column is missing. */
+    readonly found: string | undefined,
+    /** The types the module accepts, in the database's DDL. */
+    readonly accepted: readonly string[],
+    fix: string,
+  ) {
+    super(
+      found === undefined
+        ? `Table ${table} has no column ${column} (accepted types: ${accepted.join(', ')}). ${fix}`
+        : `Table ${table}, column ${column}: found type ${found}, accepted: ${accepted.join(', ')}. ${fix}`,
+      'HOLDFAST_SCHEMA_MISMATCH',
+    );
+  }
+}
+
+/** The schema step could not take its database lock in time (another instance holds it). */
+export class SchemaLockTimeoutError extends HoldfastError {
+  constructor(
+    readonly table: string,
+    readonly waitedMs: number,
+    detail: string,
+    cause?: unknown,
+  ) {
+    super(
+      `Timed out after ${waitedMs} ms waiting for the schema lock of ${table}: another instance is ` +
+        `creating or checking it and has not finished. ${detail}`,
+      'HOLDFAST_SCHEMA_LOCK_TIMEOUT',
+      { cause },
     );
   }
 }

@@ -9,7 +9,27 @@ export function indexName(prefix: string, index: IndexSpec): string {
   return `${unqualified}${index.name}`;
 }
 
-export function createTableSql(dialect: Dialect, spec: TableSpec, prefix = ''): string {
+/** Dialects whose CREATE TABLE / CREATE INDEX take `IF NOT EXISTS` (MySQL has none for indexes). */
+export function supportsIfNotExists(dialect: Dialect, object: 'table' | 'index'): boolean {
+  if (dialect === 'postgres' || dialect === 'sqlite' || dialect === 'mariadb') return true;
+  return dialect === 'mysql' && object === 'table';
+}
+
+export interface DdlOptions {
+  /** Adds `IF NOT EXISTS` where the dialect has it (see `supportsIfNotExists`). */
+  ifNotExists?: boolean;
+}
+
+function ifNotExists(dialect: Dialect, object: 'table' | 'index', options: DdlOptions): string {
+  return options.ifNotExists && supportsIfNotExists(dialect, object) ? 'IF NOT EXISTS ' : '';
+}
+
+export function createTableSql(
+  dialect: Dialect,
+  spec: TableSpec,
+  prefix = '',
+  options: DdlOptions = {},
+): string {
   const d = sqlDialect(dialect);
   const columns = spec.columns.map((c) => {
     const parts = [`  ${c.name} ${d.columnType(c.type)}`];
@@ -18,13 +38,19 @@ export function createTableSql(dialect: Dialect, spec: TableSpec, prefix = ''): 
     return parts.join(' ');
   });
   columns.push(`  PRIMARY KEY (${spec.primaryKey.join(', ')})`);
-  return `CREATE TABLE ${tableName(prefix, spec.name)} (\n${columns.join(',\n')}\n)`;
+  return `CREATE TABLE ${ifNotExists(dialect, 'table', options)}${tableName(prefix, spec.name)} (\n${columns.join(',\n')}\n)`;
 }
 
-export function createIndexSql(dialect: Dialect, spec: TableSpec, index: IndexSpec, prefix = ''): string {
+export function createIndexSql(
+  dialect: Dialect,
+  spec: TableSpec,
+  index: IndexSpec,
+  prefix = '',
+  options: DdlOptions = {},
+): string {
   const name = indexName(prefix, index);
   // Oracle and SQL Server create an index in the table's schema; a prefix's schema goes on the table only.
-  return `CREATE INDEX ${name} ON ${tableName(prefix, spec.name)} (${index.columns.join(', ')})`;
+  return `CREATE INDEX ${ifNotExists(dialect, 'index', options)}${name} ON ${tableName(prefix, spec.name)} (${index.columns.join(', ')})`;
 }
 
 /** Every statement that creates the table and its indexes, in order. */

@@ -1,8 +1,12 @@
+import { createHash } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { SqlClient } from '../database/sql-client';
-import { SchemaMissingError } from '../errors/holdfast.error';
+import { isAlreadyExistsError, sqlErrorCode } from '../database/sql-errors';
+import { SchemaLockTimeoutError, SchemaMissingError } from '../errors/holdfast.error';
 import { tableName } from '../naming/table-prefix';
 import { createIndexSql, createTableSql, indexName } from './ddl';
+import { checkLiveTable } from './column-check';
+import { LiveTable, readLiveColumns } from './live-table';
 import { TableSpec } from './table-spec';
 
 /**
@@ -13,32 +17,164 @@ import { TableSpec } from './table-spec';
 export type SchemaMode = 'create' | 'check' | 'none';
 export const SCHEMA_MODES: readonly SchemaMode[] = ['create', 'check', 'none'];
 
+export interface SchemaManagerOptions {
+  /** How long the schema step waits for another instance's schema step (default 60 s). */
+  lockTimeoutMs?: number;
+}
+
+/**
+ * Creates or checks a module's table at startup. The whole step (look, create what is missing,
+ * read the live table, check it) runs under a database lock, so replicas that boot at the same
+ * moment on fresh tables take turns instead of racing: PostgreSQL `pg_advisory_xact_lock` in a
+ * transaction (works behind PgBouncer in transaction mode), MySQL/MariaDB `GET_LOCK` on one
+ * connection, SQLite the write lock (`BEGIN IMMEDIATE`). DDL uses `IF NOT EXISTS` where the
+ * dialect has it, and "already exists" counts as success once a re-check finds the object.
+ */
 export class SchemaManager {
   private readonly logger = new Logger(SchemaManager.name);
+  private readonly lockTimeoutMs: number;
 
-  constructor(private readonly sql: SqlClient) {}
+  constructor(
+    private readonly sql: SqlClient,
+    options: SchemaManagerOptions = {},
+  ) {
+    this.lockTimeoutMs = options.lockTimeoutMs ?? 60_000;
+  }
 
-  async apply(spec: TableSpec, prefix: string, mode: SchemaMode): Promise<void> {
-    if (mode === 'none') return;
-    const dialect = this.sql.dialect.name;
+  /**
+   * Creates (mode 'create') or checks (mode 'check') the table, then reads the live table and
+   * checks every spec column against it (SchemaMismatchError when one is missing or of a type the
+   * module cannot use). Returns the live table, so a module can look at lengths or optional
+   * columns; mode 'none' reads it without checking anything.
+   */
+  async apply(spec: TableSpec, prefix: string, mode: SchemaMode): Promise<LiveTable> {
+    const table = tableName(prefix, spec.name);
+    if (mode === 'none') return this.describe(spec, table);
+    return this.underSchemaLock(table, (locked) => locked.step(spec, prefix, mode));
+  }
+
+  /** The schema step proper, on the connection that holds the schema lock. */
+  private async step(spec: TableSpec, prefix: string, mode: 'create' | 'check'): Promise<LiveTable> {
     const table = tableName(prefix, spec.name);
     if (!(await this.tableExists(table))) {
       if (mode === 'check') {
         throw new SchemaMissingError(table, this.script(spec, prefix));
       }
-      await this.createTable(spec, prefix);
+      await this.createIfMissing(
+        createTableSql(this.sql.dialect.name, spec, prefix, { ifNotExists: true }),
+        () => this.tableExists(table),
+      );
       this.logger.log(`Created table ${table}`);
     }
+    const live = await this.describe(spec, table);
+    checkLiveTable(this.sql.dialect, spec, live);
+    await this.applyIndexes(spec, prefix, mode);
+    return live;
+  }
+
+  private async underSchemaLock<T>(table: string, work: (locked: SchemaManager) => Promise<T>): Promise<T> {
+    const bound = (sql: SqlClient) => {
+      const locked = new SchemaManager(sql, { lockTimeoutMs: this.lockTimeoutMs });
+      return work(locked);
+    };
+    const key = `holdfast:schema:${table.toLowerCase()}`;
+    switch (this.sql.dialect.name) {
+      case 'postgres':
+        return this.sql.transaction(async (tx) => {
+          // Bounds the lock wait (and the DDL's own lock waits) for this transaction only.
+          await tx.query(`SELECT set_config('lock_timeout', $1, true)`, [`${this.lockTimeoutMs}ms`]);
+          try {
+            await tx.query('SELECT pg_advisory_xact_lock(CAST($1 AS BIGINT))', [advisoryKey(key)]);
+          } catch (error) {
+            if (sqlErrorCode(error) === '55P03') {
+              throw new SchemaLockTimeoutError(
+                table,
+                this.lockTimeoutMs,
+                `PostgreSQL advisory lock ${advisoryKey(key)}: see pg_locks WHERE locktype = 'advisory'.`,
+                error,
+              );
+            }
+            throw error;
+          }
+          return bound(tx);
+        });
+      case 'mysql':
+      case 'mariadb':
+        return this.sql.session(async (connection) => {
+          // GET_LOCK names are server-wide and at most 64 characters: scope them to the schema.
+          const name = `LEFT(CONCAT('holdfast:schema:', SHA1(CONCAT(COALESCE(DATABASE(), ''), '.', ?))), 64)`;
+          const [row] = await connection.query<{ got: unknown; lock_name: string }>(
+            `SELECT GET_LOCK(${name}, ?) AS got, ${name} AS lock_name`,
+            [key, Math.ceil(this.lockTimeoutMs / 1000), key],
+          );
+          if (Number(row?.got) !== 1) {
+            throw new SchemaLockTimeoutError(
+              table,
+              this.lockTimeoutMs,
+              `MySQL/MariaDB GET_LOCK('${row?.lock_name}'): SELECT IS_USED_LOCK('${row?.lock_name}') names the holder's connection.`,
+            );
+          }
+          try {
+            return await bound(connection);
+          } finally {
+            await connection.query('SELECT RELEASE_LOCK(?)', [row.lock_name]).catch(() => undefined);
+          }
+        });
+      case 'sqlite':
+        // BEGIN IMMEDIATE: the database's write lock, held until the step commits.
+        return this.sql
+          .transaction((tx) => bound(tx))
+          .catch((error: unknown) => {
+            if (sqlErrorCode(error) !== 'SQLITE_BUSY') throw error;
+            const busy = (this.sql.dataSource.options as { timeout?: number }).timeout ?? 5_000;
+            throw new SchemaLockTimeoutError(
+              table,
+              busy,
+              `SQLite write lock: another connection keeps a write transaction open; the wait is the DataSource's 'timeout'.`,
+              error,
+            );
+          });
+      default:
+        return bound(this.sql);
+    }
+  }
+
+  /** The live table's columns (by the spec's own columns where the catalog cannot be read). */
+  async describe(spec: TableSpec, table: string): Promise<LiveTable> {
+    const columns = await readLiveColumns(this.sql, table);
+    if (columns === undefined) {
+      return new LiveTable(
+        table,
+        true,
+        spec.columns.map((c) => ({
+          name: c.name,
+          rawType: this.sql.dialect.columnType(c.type),
+          kind: c.type.kind,
+          length: 'length' in c.type ? c.type.length : undefined,
+          nullable: c.nullable !== false && !spec.primaryKey.includes(c.name),
+          hasDefault: c.default !== undefined,
+        })),
+        false,
+      );
+    }
+    return new LiveTable(table, columns.length > 0, columns);
+  }
+
+  private async applyIndexes(spec: TableSpec, prefix: string, mode: SchemaMode): Promise<void> {
+    const dialect = this.sql.dialect.name;
+    const table = tableName(prefix, spec.name);
     for (const index of spec.indexes ?? []) {
       const name = indexName(prefix, index);
       if (await this.indexExists(table, name, index.columns)) continue;
-      const ddl = createIndexSql(dialect, spec, index, prefix);
       if (mode === 'create') {
-        await this.sql.execute(ddl);
+        await this.createIfMissing(createIndexSql(dialect, spec, index, prefix, { ifNotExists: true }), () =>
+          this.indexExists(table, name, index.columns),
+        );
         this.logger.log(`Created index ${name} on ${table}`);
       } else {
         this.logger.warn(
-          `Index ${name} on ${table}(${index.columns.join(', ')}) is missing; queries will scan the table. Run:\n${ddl};`,
+          `Index ${name} on ${table}(${index.columns.join(', ')}) is missing; queries will scan the table. Run:\n` +
+            `${createIndexSql(dialect, spec, index, prefix)};`,
         );
       }
     }
@@ -54,13 +190,20 @@ export class SchemaManager {
       .join('\n');
   }
 
-  private async createTable(spec: TableSpec, prefix: string): Promise<void> {
-    const ddl = createTableSql(this.sql.dialect.name, spec, prefix);
+  /**
+   * Runs a CREATE; "already exists" (made by something that does not take Holdfast's lock, such
+   * as a migration) is success when `exists` confirms it. On PostgreSQL a savepoint keeps the
+   * surrounding transaction usable after the error.
+   */
+  private async createIfMissing(ddl: string, exists: () => Promise<boolean>): Promise<void> {
+    const savepoint = this.sql.dialect.name === 'postgres' && this.sql.inTransaction;
+    if (savepoint) await this.sql.execute('SAVEPOINT holdfast_ddl');
     try {
       await this.sql.execute(ddl);
+      if (savepoint) await this.sql.execute('RELEASE SAVEPOINT holdfast_ddl');
     } catch (error) {
-      // Another instance created it between our check and our CREATE.
-      if (!(await this.tableExists(tableName(prefix, spec.name)))) throw error;
+      if (savepoint) await this.sql.execute('ROLLBACK TO SAVEPOINT holdfast_ddl');
+      if (!isAlreadyExistsError(error) || !(await exists())) throw error;
     }
   }
 
@@ -155,4 +298,9 @@ export class SchemaManager {
         return true;
     }
   }
+}
+
+/** A signed 64-bit advisory-lock key for a name (the first 8 bytes of its SHA-256). */
+function advisoryKey(name: string): string {
+  return createHash('sha256').update(name).digest().readBigInt64BE(0).toString();
 }

@@ -2,15 +2,18 @@ import { fork, type ChildProcess, type ForkOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 
-/** tools/register.js of this repository: runs TypeScript sources in a forked process. */
+/**
+ * The module a forked `.ts` worker preloads: HOLDFAST_TS_REGISTER when set, else the kit's own
+ * `ts-register.js` (shipped at the package root), which uses the project's tsconfig.json with
+ * @swc-node/register or ts-node.
+ */
 export function tsRegisterPath(): string {
-  const candidates = [
-    resolve(__dirname, '../../../../tools/register.js'),
-    resolve(process.cwd(), 'tools/register.js'),
-  ];
-  const found = candidates.find((p) => existsSync(p));
-  if (!found) throw new Error(`tools/register.js not found (looked in ${candidates.join(', ')})`);
-  return found;
+  const override = process.env.HOLDFAST_TS_REGISTER;
+  if (override) return resolve(override);
+  // src/testing and dist/testing are both two levels below the package root.
+  const own = resolve(__dirname, '../../ts-register.js');
+  if (!existsSync(own)) throw new Error(`@holdfast/core/testing: ${own} is missing`);
+  return own;
 }
 
 /**

@@ -13,7 +13,7 @@ import { PayloadSplitterError, UnknownPayloadClassError } from '../errors';
 import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
 import { FailoverMetrics } from '../health/failover.metrics';
 import { failoverKey } from '../key/failover-key';
-import { DefaultKeyGenerator, type FailoverKeyContext, type KeyGenerator } from '../key/key-generator';
+import { moduleKeyGenerator, type FailoverKeyContext, type KeyGenerator } from '../key/key-generator';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 import type { Class, PayloadType } from '../payload/payload-type';
 import { PayloadCodec } from '../payload/payload-codec';
@@ -25,8 +25,6 @@ import { FailoverStores } from '../tenant/failover-stores';
 import { FailoverRegistry } from './failover.registry';
 import { FailoverWriter } from './failover-writer';
 import { RecoveredPayloadHandler } from './recovered-payload.handler';
-
-const defaultKeyGenerator = new DefaultKeyGenerator();
 
 /** A write the writer already reported: counted by the store breaker, not seen by the caller. */
 class StoreWriteFailed extends Error {}
@@ -217,7 +215,7 @@ export class FailoverExecutor {
       method: meta.method,
     };
     return {
-      keyGenerator: keyGenerator ?? defaultKeyGenerator,
+      keyGenerator: keyGenerator ?? moduleKeyGenerator(this.options.keys),
       context,
       keys: new Map(),
       splitter,

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { metrics, type Counter } from '@opentelemetry/api';
+import type { Counter } from '@opentelemetry/api';
+import { holdfastMeter } from '@holdfast/core';
 
 export type CallOutcome = 'success' | 'recovered' | 'handler' | 'failed' | 'not-recoverable';
 
@@ -10,7 +11,7 @@ export type CallOutcome = 'success' | 'recovered' | 'handler' | 'failed' | 'not-
  */
 @Injectable()
 export class FailoverMetrics {
-  private readonly meter = metrics.getMeter('@holdfast/failover');
+  private readonly meter = holdfastMeter('failover');
   private readonly calls: Counter = this.meter.createCounter('holdfast.failover.calls', {
     description: 'Calls through @Failover methods, by outcome',
   });

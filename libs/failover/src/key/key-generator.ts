@@ -58,36 +58,11 @@ function bytesOf(value: ArrayBuffer | ArrayBufferView): { type: string; base64: 
 }
 
 /**
- * The default layer 1: byte-identical to the Java library for what Java can express, and
- * injective for everything else.
- *
- * - No arguments: `NO-ARG`. Arguments joined with `:`.
- * - Strings as they are; numbers, bigints and booleans as their text; `null`/`undefined` as
- *   `null`; a list as its elements joined with `,` — exactly Java's key for these values.
- * - Only what Java would make ambiguous is escaped: `\`, `:` and `,` inside a string become
- *   `\\`, `\:`, `\,`; a string starting with `{` or `[` gets a leading `\`, and so does a
- *   string that reads like the start of an ISO date. `('a:b')` and `('a', 'b')` therefore get
- *   different keys (Java gives both `a:b`).
- * - A Date: its ISO text. An object whose class defines `toString()` (a `URL`, a value object):
- *   that text, escaped like a string.
- * - Everything else is written as canonical JSON (keys sorted), where values JSON cannot hold
- *   are tagged objects: a Set `{"$set":[...]}` (elements sorted), a Map `{"$map":[[k,v],...]}`
- *   (entries sorted by key), a nested Date `{"$date":iso}`, a BigInt `{"$bigint":"12"}`,
- *   `NaN`/`±Infinity` `{"$number":"NaN"}`, bytes (Buffer, typed arrays, ArrayBuffer)
- *   `{"$bytes":base64,"$type":"Uint8Array"}`, a class instance with `toJSON()`
- *   `{"$class":name,"$json":...}`, with `toString()` `{"$class":name,"$text":...}`, else with
- *   its own fields `{"$class":name,"$fields":{...}}`. A plain object key that starts with `$`
- *   is written with one more `$`, so no plain object can pass for a tagged one.
- * - A function, a symbol, a WeakMap/WeakSet/Promise, a cycle, or a class instance with no
- *   observable state (only private `#fields` or getters) cannot be keyed: FailoverKeyError.
- *
- * Shared keys that remain are the Java ones, between values of different types that Java
- * prints alike: `42` and `'42'`, `true` and `'true'`, `null`, `undefined` and `'null'`, an
- * object with `toString()` and its text, a one-element list and its element, an empty list and
- * `''`, no argument and the single argument `'NO-ARG'`. An `undefined` object field is a
- * missing one. A parameter with one declared type never meets these.
+ * The shared machinery of both generators: no arguments `NO-ARG`, arguments joined with `:`,
+ * lists with `,`, and the tagged canonical JSON (see DefaultKeyGenerator) for the values Java
+ * cannot express. What differs is how strings, `null` and nested lists are written.
  */
-export class DefaultKeyGenerator implements KeyGenerator {
+abstract class TaggedKeyGenerator implements KeyGenerator {
   key(args: readonly unknown[], context?: FailoverKeyContext): string {
     if (args.length === 0) return 'NO-ARG';
     if (args.length === 1) return this.guarded(args[0], 0, context);
@@ -95,6 +70,13 @@ export class DefaultKeyGenerator implements KeyGenerator {
     for (let i = 0; i < args.length; i++) key += (i ? ':' : '') + this.guarded(args[i], i, context);
     return key;
   }
+
+  /** How a string, or the `toString()` text of a value object, is written. */
+  protected abstract text(value: string): string;
+  /** How `null` and `undefined` are written as an argument or a list element. */
+  protected abstract readonly absent: string;
+  /** A list inside a list: flattened (Java) or written as JSON (injective). */
+  protected abstract nestedList(list: readonly unknown[], path: string, open: readonly object[]): string;
 
   private guarded(value: unknown, position: number, context?: FailoverKeyContext): string {
     // Fast path: the Java-expressible scalars most methods take.
@@ -108,8 +90,8 @@ export class DefaultKeyGenerator implements KeyGenerator {
   }
 
   /** One argument (or one element of a list argument). */
-  protected part(value: unknown, inList = false): string {
-    if (value === null || value === undefined) return 'null';
+  protected part(value: unknown, path = '', open: readonly object[] = []): string {
+    if (value === null || value === undefined) return this.absent;
     switch (typeof value) {
       case 'string':
         return this.text(value);
@@ -118,46 +100,35 @@ export class DefaultKeyGenerator implements KeyGenerator {
       case 'bigint':
         return String(value);
       case 'function':
-        throw new KeyEncodingError('', 'a function has no value to key');
+        throw new KeyEncodingError(path, 'a function has no value to key');
       case 'symbol':
-        throw new KeyEncodingError('', 'a symbol has no value to key');
+        throw new KeyEncodingError(path, 'a symbol has no value to key');
     }
     const object = value as object;
-    if (Array.isArray(object) && !inList) {
-      let key = '';
-      for (let i = 0; i < object.length; i++) {
-        try {
-          key += (i ? ',' : '') + this.part(object[i], true);
-        } catch (error) {
-          if (error instanceof KeyEncodingError)
-            throw new KeyEncodingError(`[${i}]${error.path}`, error.reason);
-          throw error;
-        }
-      }
-      return key;
+    if (Array.isArray(object)) {
+      if (open.includes(object)) throw new KeyEncodingError(path, 'the value contains a cycle');
+      return open.length === 0 ? this.list(object, path, [object]) : this.nestedList(object, path, open);
     }
     if (object instanceof Date && !Number.isNaN(object.getTime())) {
       const iso = object.toISOString();
       if (ISO_DATE.test(iso)) return iso;
     }
     const bytes = ArrayBuffer.isView(object) || object instanceof ArrayBuffer;
-    if (
-      !bytes &&
-      !Array.isArray(object) &&
-      !(object instanceof Date) &&
-      !isPlainObject(object) &&
-      ownMethod(object, 'toString')
-    )
+    if (!bytes && !(object instanceof Date) && !isPlainObject(object) && ownMethod(object, 'toString'))
       return this.text(String(object));
-    return JSON.stringify(this.canonical(object, new Set(), ''));
+    return this.json(object, path);
   }
 
-  /** A string (or toString text) escaped so that it cannot read as anything else. */
-  protected text(value: string): string {
-    let text = NEEDS_ESCAPE.test(value) ? value.replace(SEPARATORS, '\\$&') : value;
-    const first = text.charCodeAt(0);
-    if (first === 0x7b /* { */ || first === 0x5b /* [ */ || DATE_PREFIX.test(text)) text = `\\${text}`;
-    return text;
+  /** A list's elements joined with `,`; `open` holds the lists being written (cycles). */
+  protected list(list: readonly unknown[], path: string, open: readonly object[]): string {
+    let key = '';
+    for (let i = 0; i < list.length; i++) key += (i ? ',' : '') + this.part(list[i], `${path}[${i}]`, open);
+    return key;
+  }
+
+  /** Tagged canonical JSON of a value Java cannot express. */
+  protected json(value: object, path: string): string {
+    return JSON.stringify(this.canonical(value, new Set(), path));
   }
 
   /** A JSON tree for any keyable value (see the class comment for the tags). */
@@ -241,3 +212,94 @@ function sortByJson<T>(items: T[], by: (item: T) => unknown = (item) => item): T
     .sort((a, b) => (a.json < b.json ? -1 : a.json > b.json ? 1 : 0))
     .map((e) => e.item);
 }
+
+/**
+ * The default layer 1: byte-identical to the Java library (Société Générale's failover
+ * `DefaultKeyGenerator`) for every value Java can express, so a Holdfast service and a Java
+ * service can share one FAILOVER_STORE.
+ *
+ * - No arguments: `NO-ARG`. Arguments joined with `:`.
+ * - Strings as they are (nothing escaped); numbers, bigints and booleans as their text;
+ *   `null`/`undefined` as `` (empty); a list as its elements joined with `,`, nested lists
+ *   flattened into it; an object whose class defines `toString()` (a value object, a `URL`):
+ *   that text, as it is.
+ * - What Java cannot express meaningfully gets an encoding no two distinct such values share:
+ *   a valid Date its ISO text; everything else canonical JSON (keys sorted) in which values JSON
+ *   cannot hold are tagged objects: a Set `{"$set":[...]}` (elements sorted), a Map
+ *   `{"$map":[[k,v],...]}` (entries sorted by key), a nested Date `{"$date":iso}`, a BigInt
+ *   `{"$bigint":"12"}`, `NaN`/`±Infinity` inside a value `{"$number":"NaN"}`, bytes (Buffer,
+ *   typed arrays, ArrayBuffer) `{"$bytes":base64,"$type":"Uint8Array"}`, a class instance with
+ *   `toJSON()` `{"$class":name,"$json":...}`, with `toString()` (inside a Set, Map or object)
+ *   `{"$class":name,"$text":...}`, else with its own fields `{"$class":name,"$fields":{...}}`. A plain object key starting with `$` gets one more `$`,
+ *   so no plain object passes for a tagged one. (A top-level `NaN`/`Infinity` is its text, as
+ *   in Java.)
+ * - A function, a symbol, a WeakMap/WeakSet/Promise, a cycle, or a class instance with no
+ *   observable state (only private `#fields` or getters) cannot be keyed: FailoverKeyError
+ *   naming the failover and the argument position.
+ *
+ * Java-compatible exceptions (argument lists that share a key, because Java gives them one):
+ * - a string or `toString()` text containing `:` or `,` and the arguments or elements it reads
+ *   as: `('a:b')` and `('a', 'b')`, `(['a,b'])` and `(['a', 'b'])`, `(['a', 'b'])` and `('a,b')`;
+ * - values of different types printed alike: `42`, `42n` and `'42'`; `true` and `'true'`;
+ *   `NaN` and `'NaN'`; a value object and its `toString()` text; no argument and `'NO-ARG'`;
+ * - `null`, `undefined`, `''`, `[]` and `[null]`; `['a', null]` and `['a', '']`;
+ * - nested and flat lists: `[[1, 2], [3]]` and `[1, 2, 3]`; a one-element list and its element;
+ * - a string spelling the key of a value Java cannot express: a Date and its ISO text (or that
+ *   text split at its colons into three arguments), an object and a string of its canonical JSON.
+ * Numbers are JavaScript's text, which is Java's for a whole number the Java side holds in an
+ * int, long or BigInteger and for a double with a fraction within 10^-3 <= |x| < 10^7; a Java
+ * double holding a whole number (`2.0`), one outside that range (`1.0E7`, `1.0E-7`) or `-0.0`
+ * prints otherwise, so such a parameter gets another key than Java's.
+ *
+ * Values Java cannot express never share a key with each other. A parameter with one declared
+ * type and no `:`/`,` in its strings never meets these; a service that does not share the table
+ * with Java can take InjectiveKeyGenerator instead (`keys: 'injective'`).
+ */
+export class DefaultKeyGenerator extends TaggedKeyGenerator {
+  protected readonly absent = '';
+
+  protected text(value: string): string {
+    return value;
+  }
+
+  protected nestedList(list: readonly unknown[], path: string, open: readonly object[]): string {
+    return this.list(list, path, [...open, list]);
+  }
+}
+
+/**
+ * A layer 1 that never gives two distinct argument lists one key, except between values of
+ * different types printed alike (`42` and `'42'`, `true` and `'true'`, `null`, `undefined` and
+ * `'null'`, a value object and its `toString()` text, a one-element list and its element, `[]`
+ * and `''`, no argument and `'NO-ARG'`): for services that do not share FAILOVER_STORE with the
+ * Java library. Select it per failover (`keyGenerator: InjectiveKeyGenerator`) or for the module
+ * (`FailoverModule.forRoot({ keys: 'injective' })`).
+ *
+ * Same as DefaultKeyGenerator, except: `\`, `:` and `,` inside a string (or `toString()` text)
+ * become `\\`, `\:`, `\,`, and a string starting with `{` or `[`, or reading like the start of
+ * an ISO date, gets a leading `\`; `null`/`undefined` is `null`; a list inside a list is its
+ * canonical JSON. So `('a:b')` and `('a', 'b')` get different keys. An `undefined` object field
+ * is a missing one.
+ */
+export class InjectiveKeyGenerator extends TaggedKeyGenerator {
+  protected readonly absent = 'null';
+
+  protected text(value: string): string {
+    let text = NEEDS_ESCAPE.test(value) ? value.replace(SEPARATORS, '\\$&') : value;
+    const first = text.charCodeAt(0);
+    if (first === 0x7b /* { */ || first === 0x5b /* [ */ || DATE_PREFIX.test(text)) text = `\\${text}`;
+    return text;
+  }
+
+  protected nestedList(list: readonly unknown[], path: string): string {
+    return this.json(list, path);
+  }
+}
+
+/** The generator a failover without its own `keyGenerator` uses, by the module's `keys` option. */
+export function moduleKeyGenerator(keys: 'java' | 'injective' | undefined): KeyGenerator {
+  return keys === 'injective' ? injectiveKeyGenerator : defaultKeyGenerator;
+}
+
+const defaultKeyGenerator = new DefaultKeyGenerator();
+const injectiveKeyGenerator = new InjectiveKeyGenerator();

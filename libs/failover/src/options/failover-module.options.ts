@@ -100,6 +100,12 @@ export interface FailoverModuleOptions {
   /** When nothing can be recovered: 'rethrow' the upstream's error (default) or return null. */
   exceptionPolicy?: 'rethrow' | 'never-throw';
   /**
+   * The key generator of failovers without their own `keyGenerator`: `'java'` (default,
+   * DefaultKeyGenerator: the Java library's keys, to share FAILOVER_STORE with a Java service)
+   * or `'injective'` (InjectiveKeyGenerator: `('a:b')` and `('a', 'b')` get different keys).
+   */
+  keys?: 'java' | 'injective';
+  /**
    * Expired-entry cleanup, scheduled through @nestjs/schedule (import ScheduleModule.forRoot()).
    * Default enabled, hourly ('0 0 * * * *'), on one instance per tick, deleting at most
    * `batchSize` rows (default 5,000) per statement, each statement its own short transaction,
@@ -128,6 +134,7 @@ export interface ResolvedFailoverModuleOptions {
   scatter: { parallel: boolean; timeout: number };
   multiTenant?: MultiTenantOptions;
   exceptionPolicy: 'rethrow' | 'never-throw';
+  keys: 'java' | 'injective';
   cleanup: { enabled: boolean; cron: string; batchSize: number; pause: number };
   recoveredPayloadHandler?: Class<RecoveredPayloadHandler>;
   types: PayloadClassDeclaration[];

@@ -175,6 +175,7 @@ class FailoverModuleOptionsValidation {
   @IsOptional() @NestedOptions(() => ScatterValidation) scatter?: unknown;
   @IsOptional() @NestedOptions(() => MultiTenantValidation) multiTenant?: unknown;
   @IsOptional() @IsIn(['rethrow', 'never-throw']) exceptionPolicy?: string;
+  @IsOptional() @IsIn(['java', 'injective']) keys?: string;
   @IsOptional() @NestedOptions(() => CleanupValidation) cleanup?: unknown;
   @IsOptional() @IsClassOrInstance() recoveredPayloadHandler?: unknown;
   @IsOptional() @IsArray() @IsPayloadClass({ each: true }) types?: unknown[];
@@ -245,6 +246,7 @@ export function resolveFailoverOptions(options: FailoverModuleOptions = {}): Res
     },
     multiTenant: options.multiTenant,
     exceptionPolicy: options.exceptionPolicy ?? 'rethrow',
+    keys: options.keys ?? 'java',
     cleanup: {
       enabled: options.cleanup?.enabled ?? true,
       cron: options.cleanup?.cron ?? DEFAULT_CLEANUP_CRON,

@@ -10,6 +10,9 @@ import { ResolvedInboxOptions } from '../inbox.options';
 import { InboxConnection } from '../store/inbox-connection';
 import { type NewMessageRow, type Now } from '../store/cor-message.queries';
 
+/** camunda-bpm-correlate's TTL_DURATION is VARCHAR(32): a longer ISO text would not fit a seed table. */
+const TTL_COLUMN_LENGTH = 32;
+
 /** Chunks of one acceptAll inserted at the same time (each on its own pooled connection). */
 const ACCEPT_PARALLELISM = 4;
 import {
@@ -18,7 +21,7 @@ import {
   MAX_TYPE_NAMESPACE_LENGTH,
   MAX_TYPE_REVISION_LENGTH,
 } from '../store/cor-message.table';
-import { encodePayload, PAYLOAD_ENCODINGS } from './message-codec';
+import { encodePayload, PAYLOAD_ENCODINGS, storedEncoding } from './message-codec';
 import { defaultTtlToIso, parseIsoTtl, type ParsedTtl } from './ttl';
 
 /**
@@ -101,17 +104,19 @@ export class MessageAcceptor {
   private async insertChunk(chunk: NewMessageRow[], now: Now): Promise<string[]> {
     try {
       // The common case (no id exists yet) costs one statement.
-      await this.connection.queries.insert(chunk, now);
+      await this.metrics.retry('accept', () => this.connection.queries.insert(chunk, now));
       return chunk.map((r) => r.id);
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
       this.logger.debug(`Some ids of a chunk exist already; inserting the others`);
     }
-    const existing = await this.connection.queries.existingIds(chunk.map((r) => r.id));
+    const existing = await this.metrics.retry('accept', () =>
+      this.connection.queries.existingIds(chunk.map((r) => r.id)),
+    );
     const todo = chunk.filter((r) => !existing.has(r.id));
     if (!todo.length) return [];
     try {
-      await this.connection.queries.insert(todo, now);
+      await this.metrics.retry('accept', () => this.connection.queries.insert(todo, now));
       return todo.map((r) => r.id);
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
@@ -126,7 +131,10 @@ export class MessageAcceptor {
   /** true: stored; false: the id existed. A failure for any other reason is rethrown. */
   private async insertOne(row: NewMessageRow): Promise<boolean> {
     try {
-      await this.connection.queries.insert([row], await this.clock.bindable());
+      // A deadlock victim is retried (core's bounded retry); a retry that then finds the id
+      // stored by someone else reports a duplicate, so the call stays idempotent by id.
+      const now = await this.clock.bindable();
+      await this.metrics.retry('accept', () => this.connection.queries.insert([row], now));
       return true;
     } catch (error) {
       // A plain INSERT (not ON CONFLICT…) because MariaDB's affected-row count cannot tell an
@@ -169,6 +177,13 @@ export class MessageAcceptor {
     if (ttl !== undefined && ttl !== null) {
       parsedTtl = parseIsoTtl(ttl);
       if (!parsedTtl) throw bad('ttl', ttl, "must be a positive ISO-8601 duration such as 'PT10M' or 'P1D'");
+      if (parsedTtl.iso.length > TTL_COLUMN_LENGTH) {
+        throw bad(
+          'ttl',
+          ttl,
+          `is longer than ${TTL_COLUMN_LENGTH} characters (the seed's TTL_DURATION column)`,
+        );
+      }
     }
     if (expiration !== undefined && expiration !== null) {
       if (parsedTtl) throw bad('expiration', expiration, "give either 'ttl' or 'expiration', not both");
@@ -181,7 +196,7 @@ export class MessageAcceptor {
 
     return {
       id,
-      encoding,
+      encoding: storedEncoding(encoding),
       namespace,
       name,
       revision,

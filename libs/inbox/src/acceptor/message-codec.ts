@@ -3,6 +3,28 @@ import type { PayloadEncoding } from '../inbox-message';
 
 export const PAYLOAD_ENCODINGS: readonly PayloadEncoding[] = ['json', 'binary'];
 
+/**
+ * camunda-bpm-correlate's name for JSON payloads (its JacksonJsonDecoder): what PAYLOAD_ENCODING
+ * holds for `encoding: 'json'`, so its reader decodes what Holdfast writes.
+ */
+export const JACKSON_ENCODING = 'jackson';
+
+/** The PAYLOAD_ENCODING value stored for an encoding of the public API. */
+export function storedEncoding(encoding: PayloadEncoding): string {
+  return encoding === 'json' ? JACKSON_ENCODING : encoding;
+}
+
+/**
+ * The public encoding of a stored PAYLOAD_ENCODING, case-insensitively ('jackson', 'JACKSON' as in
+ * the seed's fixture, and Holdfast's earlier 'json' are JSON); undefined when unknown.
+ */
+export function apiEncoding(stored: string): PayloadEncoding | undefined {
+  const lower = String(stored).toLowerCase();
+  if (lower === JACKSON_ENCODING || lower === 'json') return 'json';
+  if (lower === 'binary') return 'binary';
+  return undefined;
+}
+
 /** Payload → the bytes stored in PAYLOAD. */
 export function encodePayload(payload: unknown, encoding: PayloadEncoding, index?: number): Buffer {
   if (encoding === 'binary') {
@@ -30,8 +52,9 @@ export function encodePayload(payload: unknown, encoding: PayloadEncoding, index
 /** PAYLOAD bytes → the value a handler receives. */
 export function decodePayload(id: string, encoding: string, bytes: unknown): unknown {
   const buffer = toBuffer(bytes);
-  if (encoding === 'binary') return buffer;
-  if (encoding === 'json') {
+  const known = apiEncoding(encoding);
+  if (known === 'binary') return buffer;
+  if (known === 'json') {
     try {
       return JSON.parse(buffer.toString('utf8'));
     } catch (cause) {

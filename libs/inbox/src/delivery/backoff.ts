@@ -9,7 +9,8 @@ export interface BackoffPolicy {
 
 /**
  * The delay before the next attempt after a failure, or undefined when the message is to be
- * parked (`retriesBefore + 1 > maxRetries`). Delay = min(initialDelay × multiplier^retriesBefore,
+ * parked: its failed attempts reach `maxRetries` (camunda-bpm-correlate's rule, RETRIES >=
+ * maxRetries; the first attempt always happens). Delay = min(initialDelay × multiplier^retriesBefore,
  * maxDelay), less a random share of up to `jitter` of it so failures spread out.
  */
 export function nextRetryDelay(
@@ -17,7 +18,7 @@ export function nextRetryDelay(
   retriesBefore: number,
   random: () => number = Math.random,
 ): number | undefined {
-  if (retriesBefore + 1 > policy.maxRetries) return undefined;
+  if (retriesBefore + 1 >= Math.max(1, policy.maxRetries)) return undefined;
   const base = Math.min(policy.initialDelay * Math.pow(policy.multiplier, retriesBefore), policy.maxDelay);
   return Math.round(base * (1 - policy.jitter * random()));
 }

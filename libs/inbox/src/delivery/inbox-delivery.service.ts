@@ -5,9 +5,10 @@ import {
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
-import { monotonicMillis, parseDuration, withTransientRetry } from '@holdfast/core';
+import { monotonicMillis, parseDuration } from '@holdfast/core';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Mutex } from 'async-mutex';
-import { decodePayload } from '../acceptor/message-codec';
+import { apiEncoding, decodePayload } from '../acceptor/message-codec';
 import { InboxHandlerRegistry } from '../handler/inbox-handler.registry';
 import { InboxClock } from '../inbox.clock';
 import { INBOX_OPTIONS } from '../inbox.constants';
@@ -16,7 +17,6 @@ import { InboxMetrics } from '../inbox.metrics';
 import { ResolvedInboxOptions } from '../inbox.options';
 import type { MessageRow } from '../store/cor-message.queries';
 import { InboxConnection } from '../store/inbox-connection';
-import { MAX_ERROR_LENGTH } from '../store/cor-message.table';
 import { nextRetryDelay, type BackoffPolicy } from './backoff';
 
 /** What one delivery run did. */
@@ -155,22 +155,31 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   /**
-   * Deletes every expired message, `cleanupChunkSize` rows per statement, until none is left.
-   * Returns how many were deleted. Runs on the delivering node(s) only when scheduled.
+   * Deletes every expired message in bounded batches until none is left: each batch reads at
+   * most `cleanupChunkSize` expired ids through the EXPIRATION index and deletes them in one
+   * short autocommit statement, so nobody waits for more than one batch; the event loop gets a
+   * turn between batches. Rows and batches go to the metrics. Returns how many were deleted.
+   * Runs on the delivering node(s) only when scheduled.
    */
   async cleanupExpired(): Promise<number> {
     if (!this.connection.leadership.isLeader()) return 0;
     let total = 0;
     for (;;) {
       const now = await this.clock.bindable();
-      const ids = await this.connection.queries.expiredIds(this.options.cleanupChunkSize, now);
+      const ids = await this.metrics.retry('cleanup', () =>
+        this.connection.queries.expiredIds(this.options.cleanupChunkSize, now),
+      );
       if (!ids.length) break;
-      const deleted = await withTransientRetry(() => this.connection.queries.deleteExpired(ids, now));
+      const deleted = await this.metrics.retry('cleanup', () =>
+        this.connection.queries.deleteExpired(ids, now),
+      );
       total += deleted;
+      this.metrics.expired.add(deleted);
+      this.metrics.cleanupBatches.add(1);
       if (ids.length < this.options.cleanupChunkSize || !deleted) break;
+      await yieldToLoop();
     }
     if (total) {
-      this.metrics.expired.add(total);
       this.logger.log(`Deleted ${total} expired message(s)`);
     }
     return total;
@@ -185,7 +194,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private async deliverBatch(): Promise<DeliveryReport> {
     const started = monotonicMillis();
     const clockNow = await this.clock.bindable();
-    const { rows, now } = await withTransientRetry(() =>
+    const { rows, now } = await this.metrics.retry('claim', () =>
       this.connection.queries.claim(this.options.batchSize, clockNow, this.leaseMs),
     );
     const report: DeliveryReport = { ...EMPTY, claimed: rows.length };
@@ -215,7 +224,9 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     );
     // Delete what was delivered even if recording a failure of another group hit a database
     // error (that group's messages come back after their lease).
-    if (delivered.length) await withTransientRetry(() => this.connection.queries.deleteDelivered(delivered));
+    if (delivered.length) {
+      await this.metrics.retry('delete', () => this.connection.queries.deleteDelivered(delivered));
+    }
     for (const outcome of outcomes) {
       if (outcome.status === 'rejected') {
         this.logger.error(
@@ -237,7 +248,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
           name: row.name,
           ...(row.revision !== null ? { revision: row.revision } : {}),
         },
-        encoding: row.encoding as PayloadEncoding,
+        encoding: apiEncoding(row.encoding) ?? (row.encoding as PayloadEncoding),
         payload: decodePayload(row.id, row.encoding, row.payload),
         inserted: new Date(row.inserted),
         ...(row.ttl !== null ? { ttl: row.ttl } : {}),
@@ -304,7 +315,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     report.skipped += rest.length;
     const now = await this.clock.bindable();
     const ids = rest.map((r) => r.row.id);
-    await withTransientRetry(() => this.connection.queries.release(ids, delayMs, now));
+    await this.metrics.retry('release', () => this.connection.queries.release(ids, delayMs, now));
   }
 
   private async unhandled(row: MessageRow): Promise<void> {
@@ -317,7 +328,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       );
     }
     const now = await this.clock.bindable();
-    await withTransientRetry(() =>
+    await this.metrics.retry('release', () =>
       this.connection.queries.release([row.id], this.unhandledMs, now, `No @InboxHandler for type '${type}'`),
     );
   }
@@ -327,7 +338,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     const delay = nextRetryDelay(this.backoff, row.retries);
     const text = errorText(error);
     const now = await this.clock.bindable();
-    const applied = await withTransientRetry(() =>
+    const applied = await this.metrics.retry('failure', () =>
       this.connection.queries.recordFailure(row.id, row.retries, text, delay, now),
     );
     this.metrics.failed.add(1);
@@ -375,15 +386,9 @@ function firstLine(text: string): string {
   return text.split('\n', 1)[0];
 }
 
-/** Message and stack, cut to the ERROR column. */
+/** Message and stack, whole: ERROR is the seed's unbounded text column. */
 export function errorText(error: unknown): string {
-  let text: string;
-  if (error instanceof Error) {
-    const head = `${error.name}: ${error.message}`;
-    text = error.stack ? (error.stack.startsWith(head) ? error.stack : `${head}\n${error.stack}`) : head;
-  } else {
-    text = String(error);
-  }
-  if (text.length <= MAX_ERROR_LENGTH) return text;
-  return Array.from(text).slice(0, MAX_ERROR_LENGTH).join('');
+  if (!(error instanceof Error)) return String(error);
+  const head = `${error.name}: ${error.message}`;
+  return error.stack ? (error.stack.startsWith(head) ? error.stack : `${head}\n${error.stack}`) : head;
 }

@@ -1,11 +1,14 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { apiEncoding } from '../acceptor/message-codec';
 import { InvalidManagementArgumentError, MessageNotFoundError } from '../errors';
 import { InboxHandlerRegistry } from '../handler/inbox-handler.registry';
 import { InboxClock } from '../inbox.clock';
+import { INBOX_OPTIONS } from '../inbox.constants';
+import { ResolvedInboxOptions } from '../inbox.options';
 import { MESSAGE_STATUSES, type MessageCounts, type MessageInfo, type MessageStatus } from '../inbox-message';
 import type { MessageRow } from '../store/cor-message.queries';
 import { InboxConnection } from '../store/inbox-connection';
-import { PARKED, PAUSED, SENTINEL_FLOOR } from '../store/next-retry';
+import { FAR_FUTURE } from '../store/next-retry';
 
 export interface ListOptions {
   status?: MessageStatus;
@@ -30,7 +33,12 @@ export class MessageManagement {
     private readonly connection: InboxConnection,
     private readonly clock: InboxClock,
     private readonly registry: InboxHandlerRegistry,
+    @Inject(INBOX_OPTIONS) private readonly options: ResolvedInboxOptions,
   ) {}
+
+  private get maxRetries(): number {
+    return this.options.retry.maxRetries;
+  }
 
   async list(options: ListOptions = {}): Promise<MessageInfo[]> {
     const { status, limit = 100, offset = 0 } = options;
@@ -82,14 +90,14 @@ export class MessageManagement {
   /** No delivery until `resume`. A delivery already running finishes; a failure of it does not unpause. */
   async pause(id: string): Promise<void> {
     this.assertId(id);
-    if (!(await this.connection.queries.setNextRetry(id, PAUSED))) throw new MessageNotFoundError(id);
+    if (!(await this.connection.queries.pause(id))) throw new MessageNotFoundError(id);
     this.logger.log(`Paused message '${id}'`);
   }
 
   /** Makes a paused message due now. Returns false (and changes nothing) if it was not paused. */
   async resume(id: string): Promise<boolean> {
     this.assertId(id);
-    if (await this.connection.queries.setNextRetry(id, null, PAUSED)) {
+    if (await this.connection.queries.resume(id)) {
       this.logger.log(`Resumed message '${id}'`);
       return true;
     }
@@ -100,7 +108,9 @@ export class MessageManagement {
   /** Due now, whatever its state (retrying, parked, paused); the retry count stays. */
   async retryNow(id: string): Promise<void> {
     this.assertId(id);
-    if (!(await this.connection.queries.setNextRetry(id, null))) throw new MessageNotFoundError(id);
+    if (!(await this.connection.queries.retryNow(id, await this.clock.bindable()))) {
+      throw new MessageNotFoundError(id);
+    }
     this.logger.log(`Message '${id}' is due now`);
   }
 
@@ -122,8 +132,8 @@ export class MessageManagement {
   }
 
   private info(row: MessageRow, now: number): MessageInfo {
-    const status = statusOf(row, now);
-    const scheduled = row.nextRetry !== null && row.nextRetry < SENTINEL_FLOOR && row.nextRetry > now;
+    const status = statusOf(row, now, this.maxRetries);
+    const scheduled = row.nextRetry !== null && row.nextRetry < FAR_FUTURE && row.nextRetry > now;
     return {
       id: row.id,
       type: {
@@ -131,7 +141,7 @@ export class MessageManagement {
         name: row.name,
         ...(row.revision !== null ? { revision: row.revision } : {}),
       },
-      encoding: row.encoding,
+      encoding: apiEncoding(row.encoding) ?? row.encoding,
       status,
       inserted: new Date(row.inserted),
       ...(row.ttl !== null ? { ttl: row.ttl } : {}),
@@ -159,10 +169,11 @@ export class MessageManagement {
   }
 }
 
-export function statusOf(row: MessageRow, now: number): MessageStatus {
+/** The same rules as the SQL conditions in CorMessageQueries (see next-retry.ts). */
+export function statusOf(row: MessageRow, now: number, maxRetries: number): MessageStatus {
   if (row.expiration !== null && row.expiration <= now) return 'expired';
-  if (row.nextRetry === PAUSED) return 'paused';
-  if (row.nextRetry === PARKED) return 'parked';
-  if (row.nextRetry === null || row.nextRetry <= now) return 'due';
+  if (row.nextRetry !== null && row.nextRetry >= FAR_FUTURE) return 'paused';
+  if (row.nextRetry === null) return row.retries >= Math.max(1, maxRetries) ? 'parked' : 'due';
+  if (row.nextRetry <= now) return 'due';
   return 'retrying';
 }

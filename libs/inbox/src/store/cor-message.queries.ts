@@ -1,8 +1,9 @@
-import { SqlClient, tableName, toNumber, type ColumnType } from '@holdfast/core';
+import { indexName, SqlClient, tableName, toNumber, type ColumnType } from '@holdfast/core';
+import { PauseUnsupportedError } from '../errors';
 import type { MessageStatus } from '../inbox-message';
 import { Binder } from './binder';
-import { COR_MESSAGE_TABLE } from './cor-message.table';
-import { PARKED, PAUSED, SENTINEL_FLOOR } from './next-retry';
+import { COR_MESSAGE_ORDER_INDEX, COR_MESSAGE_TABLE } from './cor-message.table';
+import { FAR_FUTURE, timeSql, type TimeSql } from './cor-message.time';
 
 /** A row to insert: everything already validated and encoded. */
 export interface NewMessageRow {
@@ -42,11 +43,11 @@ interface RawRow {
   name: string;
   revision: string | null;
   payload?: unknown;
-  inserted: unknown;
+  inserted_ms: unknown;
   ttl: string | null;
-  expiration: unknown;
+  expiration_ms: unknown;
   retries: unknown;
-  next_retry: unknown;
+  next_retry_ms: unknown;
   error: string | null;
 }
 
@@ -54,34 +55,78 @@ interface RawRow {
 export type Now = number | undefined;
 
 /**
- * Every statement on `<prefix>COR_MESSAGE`, built from the dialect's pieces. Times are epoch ms
- * of the database clock (`dialect.nowMillis`) unless a test clock supplies `now`.
+ * Every statement on `<prefix>COR_MESSAGE`, built from the dialect's pieces. Times are the
+ * seed's timestamp columns, compared with the database clock inside each statement unless a test
+ * clock supplies `now` (epoch ms, bound). Rows come back with times in epoch ms.
  */
 export class CorMessageQueries {
   readonly table: string;
   private readonly d;
+  private t: TimeSql;
+  /** The delivery-order index (MySQL/MariaDB force it when it exists). */
+  private readonly orderIndex: string;
+  private hasOrderIndex = false;
+  /** Due/parked boundary: RETRIES at or above it (with no NEXT_RETRY) is parked. */
+  private readonly maxRetries: number;
 
   constructor(
     readonly sql: SqlClient,
     prefix: string,
+    maxRetries = 5,
+    private readonly bounds: { idleInTransactionMs?: number } = { idleInTransactionMs: 30_000 },
   ) {
     this.table = tableName(prefix, COR_MESSAGE_TABLE.name);
     this.d = sql.dialect;
-  }
-
-  private now(b: Binder, now: Now): string {
-    return now === undefined ? this.d.nowMillis : b.bind(now);
+    this.t = timeSql(this.d.name);
+    this.maxRetries = Math.max(1, maxRetries);
+    this.orderIndex = indexName(prefix, COR_MESSAGE_ORDER_INDEX);
   }
 
   /**
-   * now + delta: computed here when now is bound (PostgreSQL cannot type `$1 + $2`), else the
-   * database clock expression plus a bound delta.
+   * Reads the live type of the time columns where the dialect has two accepted forms
+   * (MySQL/MariaDB `DATETIME(3)` or `TIMESTAMP`). Call once the table exists.
    */
+  async detectLayout(): Promise<void> {
+    if (this.d.name !== 'mysql' && this.d.name !== 'mariadb') return;
+    const dot = this.table.lastIndexOf('.');
+    const name = dot < 0 ? this.table : this.table.slice(dot + 1);
+    const schema = dot < 0 ? undefined : this.table.slice(0, dot);
+    const rows = await this.sql.query<{ t: string }>(
+      `SELECT DATA_TYPE AS t FROM information_schema.columns WHERE table_name = ? AND column_name = 'NEXT_RETRY' ` +
+        `AND table_schema = ${schema ? '?' : 'DATABASE()'}`,
+      schema ? [name, schema] : [name],
+    );
+    const type = String(rows[0]?.t ?? 'datetime').toLowerCase();
+    this.t = timeSql(this.d.name, type === 'timestamp' ? 'timestamp' : 'datetime');
+    const indexes = await this.sql.query(
+      `SELECT 1 FROM information_schema.statistics WHERE table_name = ? AND index_name = ? ` +
+        `AND table_schema = ${schema ? '?' : 'DATABASE()'}`,
+      schema ? [name, this.orderIndex, schema] : [name, this.orderIndex],
+    );
+    this.hasOrderIndex = indexes.length > 0;
+  }
+
+  /** False where NEXT_RETRY cannot hold FAR_FUTURE, so messages cannot be paused. */
+  get canPause(): boolean {
+    return this.t.holdsFarFuture;
+  }
+
+  private now(b: Binder, now: Now): string {
+    return now === undefined ? this.t.now : this.t.at(b, now);
+  }
+
+  /** now + delta: the database clock plus a bound delta, or the bound test clock plus delta. */
   private nowPlus(b: Binder, now: Now, delta: number): string {
-    return now === undefined ? `${this.d.nowMillis} + ${b.bind(delta)}` : b.bind(now + delta);
+    return now === undefined ? this.t.nowPlus(b, delta) : this.t.at(b, now + delta);
+  }
+
+  /** FAR_FUTURE as a constant of the column's type (`b` unused: never a parameter). */
+  private farFuture(_b?: Binder): string {
+    return this.t.farFuture;
   }
 
   private columns(withPayload: boolean): string {
+    const t = this.t;
     return [
       'ID AS id',
       'PAYLOAD_ENCODING AS payload_encoding',
@@ -89,50 +134,50 @@ export class CorMessageQueries {
       'PAYLOAD_TYPE_NAME AS name',
       'PAYLOAD_TYPE_REVISION AS revision',
       ...(withPayload ? ['PAYLOAD AS payload'] : []),
-      'INSERTED AS inserted',
+      // Aliases unlike the column names: ORDER BY INSERTED must mean the column (and its index).
+      `${t.read('INSERTED')} AS inserted_ms`,
       'TTL_DURATION AS ttl',
-      'EXPIRATION AS expiration',
+      `${t.read('EXPIRATION')} AS expiration_ms`,
       'RETRIES AS retries',
-      'NEXT_RETRY AS next_retry',
+      `${t.read('NEXT_RETRY')} AS next_retry_ms`,
       'ERROR AS error',
     ].join(', ');
   }
 
   private read(raw: RawRow): MessageRow {
-    const expiration =
-      raw.expiration === null || raw.expiration === undefined ? null : toNumber(raw.expiration);
-    const nextRetry =
-      raw.next_retry === null || raw.next_retry === undefined ? null : toNumber(raw.next_retry);
+    const time = (v: unknown) => (v === null || v === undefined ? null : this.t.toMillis(v));
     return {
       id: raw.id,
       encoding: raw.payload_encoding,
-      namespace: raw.ns ?? null,
+      // The seed's PAYLOAD_TYPE_NAMESPACE is NOT NULL: a type without one is stored as ''.
+      namespace: raw.ns === null || raw.ns === undefined || raw.ns === '' ? null : raw.ns,
       name: raw.name,
       revision: raw.revision ?? null,
       payload: raw.payload,
-      inserted: toNumber(raw.inserted),
+      inserted: this.t.toMillis(raw.inserted_ms),
       ttl: raw.ttl ?? null,
-      expiration,
+      expiration: time(raw.expiration_ms),
       retries: toNumber(raw.retries),
-      nextRetry,
+      nextRetry: time(raw.next_retry_ms),
       error: raw.error ?? null,
     };
   }
 
   /** SQL conditions per status; `n()` binds now once more (MySQL and SQLite number '?' by position). */
-  private statusCondition(status: MessageStatus, n: () => string): string {
+  private statusCondition(status: MessageStatus, n: () => string, b: Binder): string {
     const notExpired = () => `(EXPIRATION IS NULL OR EXPIRATION > ${n()})`;
+    const max = Math.trunc(this.maxRetries);
     switch (status) {
       case 'expired':
         return `(EXPIRATION IS NOT NULL AND EXPIRATION <= ${n()})`;
       case 'due':
-        return `(NEXT_RETRY IS NULL OR NEXT_RETRY <= ${n()}) AND ${notExpired()}`;
+        return `((NEXT_RETRY IS NULL AND RETRIES < ${max}) OR NEXT_RETRY <= ${n()}) AND ${notExpired()}`;
       case 'retrying':
-        return `(NEXT_RETRY > ${n()} AND NEXT_RETRY < ${SENTINEL_FLOOR}) AND ${notExpired()}`;
+        return `(NEXT_RETRY > ${n()} AND NEXT_RETRY < ${this.farFuture(b)}) AND ${notExpired()}`;
       case 'paused':
-        return `NEXT_RETRY = ${PAUSED} AND ${notExpired()}`;
+        return `NEXT_RETRY >= ${this.farFuture(b)} AND ${notExpired()}`;
       case 'parked':
-        return `NEXT_RETRY = ${PARKED} AND ${notExpired()}`;
+        return `(NEXT_RETRY IS NULL AND RETRIES >= ${max}) AND ${notExpired()}`;
     }
   }
 
@@ -152,7 +197,7 @@ export class CorMessageQueries {
   /**
    * One multi-row INSERT; INSERTED is the database clock of this statement. A duplicate id makes
    * the whole statement fail (no conflict clause: its affected-row count is ambiguous on MariaDB),
-   * and the caller sorts that out.
+   * and the caller sorts that out. Every column gets a value: the seed's DDL has no defaults.
    */
   async insert(rows: readonly NewMessageRow[], now: Now): Promise<number> {
     if (rows.length > 1 && this.d.arraySource) return this.insertFromArrays(rows, now);
@@ -161,12 +206,12 @@ export class CorMessageQueries {
     const values = rows.map((r) => {
       // NULLs as literals: fewer parameters make large inserts noticeably cheaper to parse.
       const opt = (v: string | null) => (v === null ? 'NULL' : b.bind(v));
-      const head = `${b.bind(r.id)}, ${b.bind(r.encoding)}, ${opt(r.namespace)}, ${b.bind(r.name)}, ${opt(r.revision)}, ${b.bind(r.payload)}`;
+      const head = `${b.bind(r.id)}, ${b.bind(r.encoding)}, ${b.bind(r.namespace ?? '')}, ${b.bind(r.name)}, ${opt(r.revision)}, ${b.bind(r.payload)}`;
       const inserted = this.now(b, now);
       const ttl = opt(r.ttl);
       const expiration =
         r.expiration !== null
-          ? b.bind(r.expiration)
+          ? this.t.at(b, r.expiration)
           : r.ttlMs !== null
             ? this.nowPlus(b, now, r.ttlMs)
             : 'NULL';
@@ -206,7 +251,7 @@ export class CorMessageQueries {
       column(
         'ns',
         text(128),
-        rows.map((r) => r.namespace),
+        rows.map((r) => r.namespace ?? ''),
       ),
       column(
         'name',
@@ -239,12 +284,16 @@ export class CorMessageQueries {
         rows.map((r) => r.ttlMs),
       ),
     ]);
-    const inserted = `CAST(${this.now(b, now)} AS BIGINT)`;
+    const inserted = this.now(b, now);
+    // EXPIRATION: absolute epoch ms, or INSERTED + the TTL (one clock value per statement).
+    const expiration =
+      `CASE WHEN u.exp IS NOT NULL THEN to_timestamp(u.exp / 1000.0) ` +
+      `WHEN u.ttlms IS NOT NULL THEN i.ins + u.ttlms * INTERVAL '1 millisecond' END`;
     return this.sql.execute(
       `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
         `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) ` +
-        `SELECT u.id, u.enc, u.ns, u.name, u.rev, u.payload, ${inserted}, u.ttl, COALESCE(u.exp, ${inserted} + u.ttlms), 0, NULL, NULL ` +
-        `FROM ${source}`,
+        `SELECT u.id, u.enc, u.ns, u.name, u.rev, u.payload, i.ins, u.ttl, ${expiration}, 0, NULL, NULL ` +
+        `FROM (SELECT ${inserted} AS ins) i CROSS JOIN ${source}`,
       b.params,
     );
   }
@@ -252,47 +301,220 @@ export class CorMessageQueries {
   // ---- delivery ----------------------------------------------------------------------------
 
   /**
-   * Claims up to `limit` due, unexpired messages, oldest first: locks them (SKIP LOCKED where the
-   * database has it; SQLite's write transaction locks the file) and leases them until
-   * `now + leaseMs` by moving NEXT_RETRY, so no other node selects them until the lease ends.
+   * Claims up to `limit` due, unexpired messages in delivery order (INSERTED, ID) and leases
+   * them until `now + leaseMs` by moving NEXT_RETRY, so no other node selects them until the
+   * lease ends. The claim locks only the rows it takes, whatever the table size:
+   *
+   * - PostgreSQL: one statement (`UPDATE … WHERE ID IN (SELECT … ORDER BY INSERTED, ID LIMIT n
+   *   FOR UPDATE SKIP LOCKED) RETURNING`): rows are locked as the ordered index scan hands them
+   *   out, and nothing stays open across a round trip.
+   * - MySQL/MariaDB: InnoDB locks every row a locking read looks at, so the locking read never
+   *   scans: a non-locking read of candidate keys walks the delivery-order index (forced), then
+   *   a locking read joined with those keys (`FOR UPDATE SKIP LOCKED`) takes exactly those rows
+   *   by primary key, as many as are still missing; rows that another node holds are skipped
+   *   and the next candidates are tried. READ COMMITTED, so rows refused by the WHERE are not
+   *   kept locked.
+   * - SQLite: one `UPDATE … RETURNING` statement; the write lock lasts that statement only.
+   *
+   * `hold` (tests) runs inside the claim's transaction after the rows are locked.
    */
-  async claim(limit: number, now: Now, leaseMs: number): Promise<{ rows: MessageRow[]; now: number }> {
-    return this.sql.transaction(async (tx) => {
-      const b = new Binder(this.d);
-      // The clock is read in the same statement (no extra round trip) and handed back, so the
-      // caller checks expiry against the time the rows were selected at.
-      const select = this.d.limit(
-        `SELECT ${this.now(b, now)} AS db_now, ${this.columns(true)} FROM ${this.table} ` +
-          `WHERE ${this.statusCondition('due', () => this.now(b, now))} ORDER BY INSERTED, ID`,
-        limit,
-      );
-      const raw = await tx.query<RawRow & { db_now: unknown }>(
-        `${select}${this.d.forUpdate(this.d.supportsSkipLocked)}`,
-        b.params,
-      );
-      if (!raw.length) return { rows: [], now: now ?? NaN };
-      const rows = raw.map((r) => this.read(r));
+  async claim(
+    limit: number,
+    now: Now,
+    leaseMs: number,
+    hold?: (tx: SqlClient) => Promise<void>,
+  ): Promise<{ rows: MessageRow[]; now: number }> {
+    if (this.d.name === 'mysql' || this.d.name === 'mariadb')
+      return this.claimByKeys(limit, now, leaseMs, hold);
+    return this.claimInOneStatement(limit, now, leaseMs, hold);
+  }
+
+  private async claimInOneStatement(
+    limit: number,
+    now: Now,
+    leaseMs: number,
+    hold?: (tx: SqlClient) => Promise<void>,
+  ): Promise<{ rows: MessageRow[]; now: number }> {
+    // Bound in the order the placeholders appear (SQLite numbers '?' by position).
+    const b = new Binder(this.d);
+    const lease = this.nowPlus(b, now, leaseMs);
+    const pick = this.d.limit(
+      `SELECT ID FROM ${this.table} WHERE ${this.statusCondition('due', () => this.now(b, now), b)} ORDER BY INSERTED, ID`,
+      limit,
+    );
+    const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
+    const update =
+      `UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ID IN (${pick}${this.d.forUpdate(this.d.supportsSkipLocked)}) ` +
+      `RETURNING ${dbNow}, ${this.columns(true)}`;
+    // PostgreSQL hands the rows back in delivery order as the database sorts them (collation
+    // included); SQLite cannot wrap an UPDATE in a CTE, and sorts by code point like JavaScript.
+    const text =
+      this.d.name === 'postgres'
+        ? `WITH claimed AS (${update}, INSERTED AS ord_inserted) SELECT * FROM claimed ORDER BY ord_inserted, id`
+        : update;
+    const run = async (sql: SqlClient) => {
+      const raw = await sql.query<RawRow & { db_now: unknown }>(text, b.params);
+      if (hold) await hold(sql);
+      return raw;
+    };
+    const raw = hold ? await this.sql.transaction(run) : await run(this.sql);
+    const rows = raw.map((r) => this.read(r));
+    if (this.d.name !== 'postgres') rows.sort(byDeliveryOrder);
+    return { rows, now: raw.length ? this.t.toMillis(raw[0].db_now) : (now ?? NaN) };
+  }
+
+  private async claimByKeys(
+    limit: number,
+    now: Now,
+    leaseMs: number,
+    hold?: (tx: SqlClient) => Promise<void>,
+  ): Promise<{ rows: MessageRow[]; now: number }> {
+    return this.readCommitted(async (tx) => {
+      const taken: (RawRow & { db_now: unknown })[] = [];
+      let after: { inserted_ms: unknown; id: string } | undefined;
+      const order: string[] = [];
+      // A few rounds of candidates: enough to fill a batch past rows other nodes hold.
+      for (let round = 0; round < 4 && taken.length < limit; round++) {
+        const candidates = await this.candidates(tx, limit, now, after);
+        if (!candidates.length) break;
+        after = candidates[candidates.length - 1];
+        order.push(...candidates.map((c) => c.id));
+        for (let i = 0; i < candidates.length && taken.length < limit;) {
+          const keys = candidates.slice(i, i + (limit - taken.length)).map((c) => c.id);
+          i += keys.length;
+          const b = new Binder(this.d);
+          const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
+          const target = this.keyed(b, keys);
+          const due = this.statusCondition('due', () => this.now(b, now), b);
+          taken.push(
+            ...(await tx.query<RawRow & { db_now: unknown }>(
+              `SELECT ${dbNow}, ${this.columns(true)} FROM ${target.from} WHERE ${target.where}${due}` +
+                this.d.forUpdate(true),
+              b.params,
+            )),
+          );
+        }
+        if (candidates.length < limit) break;
+      }
+      if (!taken.length) return { rows: [], now: now ?? NaN };
+      // Delivery order is the candidates' order, as the database sorted them.
+      const position = new Map(order.map((id, i) => [id, i]));
+      taken.sort((x, y) => position.get(x.id)! - position.get(y.id)!);
+      // (the join returns the rows in no particular order)
       const u = new Binder(this.d);
+      const target = this.keyed(
+        u,
+        taken.map((r) => r.id),
+      );
       const lease = this.nowPlus(u, now, leaseMs);
       await tx.execute(
-        `UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ID IN (${u.list(rows.map((r) => r.id))})`,
+        `UPDATE ${target.from} SET NEXT_RETRY = ${lease} WHERE ${target.where}1 = 1`,
         u.params,
       );
-      return { rows, now: toNumber(raw[0].db_now) };
+      if (hold) await hold(tx);
+      const rows = taken.map((r) => this.read(r));
+      return { rows, now: this.t.toMillis(taken[0].db_now) };
     });
+  }
+
+  /**
+   * A transaction at READ COMMITTED (MySQL/MariaDB claims). At REPEATABLE READ InnoDB keeps the
+   * lock on every row a locking read looked at, also on those its WHERE then refused: a claim
+   * would hold rows another node had just leased, and that node's delete of them would wait for
+   * this claim to commit (measured: a healthy worker at 0.53× beside a slow one). At READ
+   * COMMITTED those locks go at once, so a claim holds exactly the rows it takes.
+   */
+  private async readCommitted<T>(work: (tx: SqlClient) => Promise<T>): Promise<T> {
+    const runner = this.sql.dataSource.createQueryRunner();
+    // The server ends the transaction (and its connection) if this client goes silent in it.
+    const idleMs = this.bounds.idleInTransactionMs ?? 0;
+    const variable = this.d.name === 'mariadb' ? 'idle_transaction_timeout' : 'wait_timeout';
+    try {
+      await runner.connect();
+      if (idleMs > 0)
+        await runner.query(`SET SESSION ${variable} = ${Math.max(1, Math.ceil(idleMs / 1000))}`);
+      await runner.startTransaction('READ COMMITTED');
+      try {
+        const result = await work(new SqlClient(this.sql.dataSource, this.d, runner));
+        await runner.commitTransaction();
+        return result;
+      } catch (error) {
+        // The connection may be gone; the server rolls back an abandoned transaction itself.
+        if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+        throw error;
+      } finally {
+        // The pooled connection gets the server's default back for whoever uses it next.
+        if (idleMs > 0) await runner.query(`SET SESSION ${variable} = DEFAULT`).catch(() => undefined);
+      }
+    } finally {
+      await runner.release();
+    }
+  }
+
+  /** Due keys in delivery order, after `after` when given: a plain read, no lock. */
+  private async candidates(
+    tx: SqlClient,
+    limit: number,
+    now: Now,
+    after?: { inserted_ms: unknown; id: string },
+  ): Promise<{ inserted_ms: unknown; id: string }[]> {
+    const b = new Binder(this.d);
+    let where = this.statusCondition('due', () => this.now(b, now), b);
+    if (after) {
+      const at = this.t.at(b, this.t.toMillis(after.inserted_ms));
+      const again = this.t.at(b, this.t.toMillis(after.inserted_ms));
+      where += ` AND (INSERTED > ${at} OR (INSERTED = ${again} AND ID > ${b.bind(after.id)}))`;
+    }
+    return tx.query<{ inserted_ms: unknown; id: string }>(
+      this.d.limit(
+        `SELECT ID AS id, ${this.t.read('INSERTED')} AS inserted_ms FROM ${this.table} ${this.orderIndexHint()}` +
+          `WHERE ${where} ORDER BY INSERTED, ID`,
+        limit,
+      ),
+      b.params,
+    );
+  }
+
+  /**
+   * MySQL/MariaDB: walk the delivery-order index. Left to itself the optimizer prefers a full
+   * scan plus a sort at some table sizes, which is slow on a backlog (and would lock the whole
+   * backlog if the read were a locking one).
+   */
+  private orderIndexHint(): string {
+    if ((this.d.name !== 'mysql' && this.d.name !== 'mariadb') || !this.hasOrderIndex) return '';
+    return `FORCE INDEX (${this.orderIndex}) `;
   }
 
   /** Delivered: the rows are gone. */
   async deleteDelivered(ids: readonly string[]): Promise<number> {
     if (!ids.length) return 0;
     const b = new Binder(this.d);
-    return this.sql.execute(`DELETE FROM ${this.table} WHERE ID IN (${b.list(ids)})`, b.params);
+    const target = this.keyed(b, ids);
+    return this.sql.execute(`DELETE ${target.deleteFrom} WHERE ${target.where}1 = 1`, b.params);
+  }
+
+  /**
+   * The rows with these ids, as a statement target. MySQL/MariaDB: a join with the keys, which
+   * InnoDB resolves by primary key at any table size; `ID IN (…)` turns into a scan of a small
+   * table there, and a scanning write locks (and waits for) every row it passes. Elsewhere
+   * `ID IN (…)`. `where` ends ready for another condition (`… AND ` or empty).
+   */
+  private keyed(b: Binder, ids: readonly string[]): { from: string; deleteFrom: string; where: string } {
+    if (this.d.name === 'mysql' || this.d.name === 'mariadb') {
+      const keys = ids
+        .map((id, i) => `SELECT ${b.bind(id)}${i === 0 ? ' AS hf_key' : ''}`)
+        .join(' UNION ALL ');
+      const from = `${this.table} AS m JOIN (${keys}) AS k ON m.ID = k.hf_key`;
+      return { from, deleteFrom: `m FROM ${from}`, where: '' };
+    }
+    const where = `ID IN (${b.list(ids)}) AND `;
+    return { from: this.table, deleteFrom: `FROM ${this.table}`, where };
   }
 
   /**
    * A failed attempt. Applies only if nobody else recorded an attempt meanwhile (RETRIES is
    * unchanged: a counter, never a timestamp, as the compare-and-set token) and no admin paused
-   * or parked it. `delayMs` undefined parks the message.
+   * it. `delayMs` undefined parks the message: NEXT_RETRY NULL with RETRIES at maxRetries.
    */
   async recordFailure(
     id: string,
@@ -303,9 +525,9 @@ export class CorMessageQueries {
   ): Promise<boolean> {
     const b = new Binder(this.d);
     const retries = b.bind(seenRetries + 1);
-    const next = delayMs === undefined ? b.bind(PARKED) : this.nowPlus(b, now, Math.round(delayMs));
+    const next = delayMs === undefined ? 'NULL' : this.nowPlus(b, now, Math.round(delayMs));
     const err = b.bind(error);
-    const where = `ID = ${b.bind(id)} AND RETRIES = ${b.bind(seenRetries)} AND (NEXT_RETRY IS NULL OR NEXT_RETRY < ${SENTINEL_FLOOR})`;
+    const where = `ID = ${b.bind(id)} AND RETRIES = ${b.bind(seenRetries)} AND (NEXT_RETRY IS NULL OR NEXT_RETRY < ${this.farFuture(b)})`;
     return (
       (await this.sql.execute(
         `UPDATE ${this.table} SET RETRIES = ${retries}, NEXT_RETRY = ${next}, ERROR = ${err} WHERE ${where}`,
@@ -320,16 +542,21 @@ export class CorMessageQueries {
    */
   async release(ids: readonly string[], delayMs: number, now: Now, error?: string): Promise<number> {
     if (!ids.length) return 0;
+    // Bound in the order the placeholders appear: the keys come first on MySQL/MariaDB (a join),
+    // last elsewhere (ID IN …).
     const b = new Binder(this.d);
-    const next = delayMs > 0 ? this.nowPlus(b, now, Math.round(delayMs)) : 'NULL';
+    const joined = this.d.name === 'mysql' || this.d.name === 'mariadb';
+    const target = joined ? this.keyed(b, ids) : undefined;
+    const next = this.nowPlus(b, now, Math.max(0, Math.round(delayMs)));
     const err = error === undefined ? '' : `, ERROR = ${b.bind(error)}`;
+    const { from, where } = target ?? this.keyed(b, ids);
     return this.sql.execute(
-      `UPDATE ${this.table} SET NEXT_RETRY = ${next}${err} WHERE ID IN (${b.list(ids)}) AND (NEXT_RETRY IS NULL OR NEXT_RETRY < ${SENTINEL_FLOOR})`,
+      `UPDATE ${from} SET NEXT_RETRY = ${next}${err} WHERE ${where}(NEXT_RETRY IS NULL OR NEXT_RETRY < ${this.farFuture()})`,
       b.params,
     );
   }
 
-  /** Up to `limit` ids of expired messages. */
+  /** Up to `limit` ids of expired messages (through the EXPIRATION index). */
   async expiredIds(limit: number, now: Now): Promise<string[]> {
     const b = new Binder(this.d);
     const n = this.now(b, now);
@@ -346,9 +573,9 @@ export class CorMessageQueries {
   async deleteExpired(ids: readonly string[], now: Now): Promise<number> {
     if (!ids.length) return 0;
     const b = new Binder(this.d);
-    const list = b.list(ids);
+    const target = this.keyed(b, ids);
     return this.sql.execute(
-      `DELETE FROM ${this.table} WHERE ID IN (${list}) AND EXPIRATION IS NOT NULL AND EXPIRATION <= ${this.now(b, now)}`,
+      `DELETE ${target.deleteFrom} WHERE ${target.where}EXPIRATION IS NOT NULL AND EXPIRATION <= ${this.now(b, now)}`,
       b.params,
     );
   }
@@ -362,7 +589,7 @@ export class CorMessageQueries {
     now: number,
   ): Promise<MessageRow[]> {
     const b = new Binder(this.d);
-    const where = status ? ` WHERE ${this.statusCondition(status, () => b.bind(now))}` : '';
+    const where = status ? ` WHERE ${this.statusCondition(status, () => this.t.at(b, now), b)}` : '';
     const select = this.d.limit(
       `SELECT ${this.columns(false)} FROM ${this.table}${where} ORDER BY INSERTED, ID`,
       limit,
@@ -387,7 +614,8 @@ export class CorMessageQueries {
     const b = new Binder(this.d);
     const statuses: MessageStatus[] = ['due', 'retrying', 'parked', 'paused', 'expired'];
     const sums = statuses.map(
-      (s) => `SUM(CASE WHEN ${this.statusCondition(s, () => b.bind(now))} THEN 1 ELSE 0 END) AS ${s}`,
+      (s) =>
+        `SUM(CASE WHEN ${this.statusCondition(s, () => this.t.at(b, now), b)} THEN 1 ELSE 0 END) AS ${s}`,
     );
     const [row] = await this.sql.query<Record<string, unknown>>(
       `SELECT COUNT(*) AS total, ${sums.join(', ')} FROM ${this.table}`,
@@ -411,19 +639,39 @@ export class CorMessageQueries {
         `FROM ${this.table} GROUP BY PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION`,
     );
     return rows.map((r) => ({
-      namespace: r.ns ?? null,
+      namespace: r.ns === null || r.ns === '' ? null : r.ns,
       name: r.name,
       revision: r.revision ?? null,
       count: toNumber(r.c),
     }));
   }
 
-  /** Sets NEXT_RETRY (null, PAUSED…) of one message; `onlyIf` restricts to a current value. */
-  async setNextRetry(id: string, value: number | null, onlyIf?: number): Promise<number> {
+  /** Paused: NEXT_RETRY at the seed's FAR_FUTURE. */
+  async pause(id: string): Promise<number> {
+    if (!this.t.holdsFarFuture) throw new PauseUnsupportedError(this.table, id);
     const b = new Binder(this.d);
-    const set = value === null ? 'NULL' : b.bind(value);
-    const where = `ID = ${b.bind(id)}${onlyIf === undefined ? '' : ` AND NEXT_RETRY = ${b.bind(onlyIf)}`}`;
-    return this.sql.execute(`UPDATE ${this.table} SET NEXT_RETRY = ${set} WHERE ${where}`, b.params);
+    const set = this.t.at(b, FAR_FUTURE);
+    return this.sql.execute(
+      `UPDATE ${this.table} SET NEXT_RETRY = ${set} WHERE ID = ${b.bind(id)}`,
+      b.params,
+    );
+  }
+
+  /** A paused message back to its state before the pause (due, or parked if exhausted). */
+  async resume(id: string): Promise<number> {
+    const b = new Binder(this.d);
+    const where = `ID = ${b.bind(id)} AND NEXT_RETRY >= ${this.farFuture(b)}`;
+    return this.sql.execute(`UPDATE ${this.table} SET NEXT_RETRY = NULL WHERE ${where}`, b.params);
+  }
+
+  /** Due now, whatever its state; RETRIES stays (a parked message gets one more attempt). */
+  async retryNow(id: string, now: Now): Promise<number> {
+    const b = new Binder(this.d);
+    const set = this.now(b, now);
+    return this.sql.execute(
+      `UPDATE ${this.table} SET NEXT_RETRY = ${set} WHERE ID = ${b.bind(id)}`,
+      b.params,
+    );
   }
 
   async setRetries(id: string, retries: number): Promise<number> {
@@ -438,4 +686,9 @@ export class CorMessageQueries {
     const b = new Binder(this.d);
     return this.sql.execute(`DELETE FROM ${this.table} WHERE ID = ${b.bind(id)}`, b.params);
   }
+}
+
+/** INSERTED, then ID: the order every list and every delivery follows. */
+function byDeliveryOrder(a: MessageRow, b: MessageRow): number {
+  return a.inserted - b.inserted || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }

@@ -1,6 +1,13 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { DatabaseResolver, SchemaManager, SqlClient, resolveDataSource, sqlClientFor } from '@holdfast/core';
+import {
+  DatabaseResolver,
+  SchemaManager,
+  SqlClient,
+  parseDuration,
+  resolveDataSource,
+  sqlClientFor,
+} from '@holdfast/core';
 import { CompetingLeadership, type InboxLeadership } from '../cluster/inbox-leadership';
 import { SimbaLeadership } from '../cluster/simba-leadership';
 import { InboxClusterModeError } from '../errors';
@@ -29,6 +36,11 @@ export class InboxConnection implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await new SchemaManager(this.sql).apply(COR_MESSAGE_TABLE, this.options.tablePrefix, this.options.schema);
+    await this.queries
+      .detectLayout()
+      .catch((error: Error) =>
+        this.logger.warn(`Could not read the layout of ${this.queries.table}: ${error.message}`),
+      );
     const leadership = this.leadership;
     this.logger.log(
       `Inbox on ${this.sql.dialect.name} (${this.queries.table}), cluster mode '${leadership.mode}'` +
@@ -45,7 +57,21 @@ export class InboxConnection implements OnModuleInit {
   }
 
   get queries(): CorMessageQueries {
-    return (this._queries ??= new CorMessageQueries(this.sql, this.options.tablePrefix));
+    if (!this._queries) {
+      const idle = parseDuration(this.options.idleInTransactionTimeout, 'idleInTransactionTimeout');
+      const lease = parseDuration(this.options.visibilityTimeout, 'visibilityTimeout');
+      // A claim never needs to sit idle for long; the bound stays within the lease, so a silent
+      // node's batch goes to another within visibilityTimeout + the bound at the latest.
+      this._queries = new CorMessageQueries(
+        this.sql,
+        this.options.tablePrefix,
+        this.options.retry.maxRetries,
+        {
+          idleInTransactionMs: idle > 0 ? Math.min(idle, lease) : 0,
+        },
+      );
+    }
+    return this._queries;
   }
 
   /**

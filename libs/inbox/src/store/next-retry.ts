@@ -1,16 +1,16 @@
 /**
- * NEXT_RETRY carries all scheduling state, so the table keeps exactly the reference's columns:
+ * Scheduling state lives in the seed's columns, read the way camunda-bpm-correlate reads them:
  *
- * - `NULL` or a time ≤ now: due.
- * - a time > now and below {@link SENTINEL_FLOOR}: waiting — for a retry after a failure, or
- *   leased to a node that is delivering it (the lease ends at that time: the visibility timeout).
- * - {@link PAUSED}: paused by an admin until `resume`.
- * - {@link PARKED}: failed more than `maxRetries` times; no more attempts until an admin acts.
+ * - `NEXT_RETRY IS NULL` and `RETRIES < maxRetries`: due (a fresh message has RETRIES = 0).
+ * - `NEXT_RETRY` ≤ now: due (a retry whose time has come, or a lease that ran out).
+ * - `NEXT_RETRY` > now and before {@link FAR_FUTURE}: waiting, either for a retry after a
+ *   failure or while a node delivers it (the delivery lease: it ends at that time).
+ * - `NEXT_RETRY` = {@link FAR_FUTURE}: paused by an admin (the seed's own pause marker).
+ * - `NEXT_RETRY IS NULL` and `RETRIES >= maxRetries`: parked, its attempts exhausted (the seed's
+ *   MAX_RETRIES_REACHED); no more attempts until an admin acts.
  *
- * The sentinels are far in the future (years ~250,000+), so the due condition
- * `NEXT_RETRY IS NULL OR NEXT_RETRY <= now` excludes them without a further test, and they stay
- * below 2^53 so JavaScript numbers read them exactly.
+ * RETRIES counts attempts that failed. A Java reader of the same table sees real times: the
+ * time of the next attempt, or the end of the running delivery's lease, which is when the
+ * message is tried again should that node die.
  */
-export const SENTINEL_FLOOR = 7_000_000_000_000_000;
-export const PAUSED = 8_000_000_000_000_000;
-export const PARKED = 9_000_000_000_000_000;
+export { FAR_FUTURE } from './cor-message.time';

@@ -27,6 +27,14 @@ export abstract class AbstractLocker implements Locker {
     return undefined;
   }
 
+  /**
+   * How long to wait before the next attempt after a failed one: lockAcquireSleepInterval, or
+   * less when the locker knows the lock frees up sooner (a shared lock file that turns stale).
+   */
+  protected nextAttemptDelay(): number {
+    return this.context.lockAcquireSleepInterval;
+  }
+
   async start(signal: AbortSignal): Promise<void> {
     const { lockName, failIfLocked, lockAcquireSleepInterval } = this.context;
     let reported = false;
@@ -61,7 +69,7 @@ export abstract class AbstractLocker implements Locker {
           `Lock '${lockName}' is held by ${holder ?? 'another instance'}; waiting as standby, retrying every ${lockAcquireSleepInterval} ms`,
         );
       }
-      await sleep(lockAcquireSleepInterval, signal);
+      await sleep(Math.max(0, Math.min(lockAcquireSleepInterval, this.nextAttemptDelay())), signal);
     }
   }
 }

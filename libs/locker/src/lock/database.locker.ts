@@ -1,10 +1,12 @@
-import { SchemaManager, SqlClient, createTableSql, monotonicMillis, type SqlDialect } from '@holdfast/core';
+import { SchemaManager, createTableSql, monotonicMillis, type SqlDialect } from '@holdfast/core';
 import { resolve } from 'node:path';
-import type { DataSource, QueryRunner } from 'typeorm';
+import type { Logger } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
 import { LockerConfigurationError } from '../errors';
 import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
 import { LockQueryResolver } from '../store/lock-query.resolver';
 import { AbstractLocker } from './abstract.locker';
+import { LockConnection, configuredPoolSize } from './lock-connection';
 import type { LockerContext } from './locker.interface';
 
 /** How the lock is physically held: a row lock in a transaction, or SQLite's write lock. */
@@ -14,21 +16,31 @@ interface HeldTransaction {
   /** Touches the row in the open transaction; false (and let go) when the transaction is gone. */
   touch(): Promise<boolean>;
   release(): Promise<void>;
+  /** Closes what the lock kept open while not held (the reserved connection). */
+  dispose?(): Promise<void>;
   readonly held: boolean;
 }
 
 /**
  * ActiveMQ's DefaultDatabaseLocker: the master keeps a transaction open that holds the lock
- * row with SELECT ... FOR UPDATE, on a QueryRunner of its own, for as long as it is master.
- * The lock lives exactly as long as that connection: a master that crashes loses it as soon as
- * the server notices the closed socket. Standbys poll with SKIP LOCKED instead of parking a
- * blocked connection, so shutdown never waits on a lock wait and a standby holds no connection.
+ * row with SELECT ... FOR UPDATE, on a connection of its own, for as long as it is master.
+ * The lock lives exactly as long as that transaction: a master that crashes loses it as soon as
+ * the server notices the closed socket, and one that vanishes silently (a partition, a hung
+ * host) loses it when the server ends its transaction after `idleTimeout` of silence (see
+ * LockQueryResolver.holdTimeouts), a little above the keep-alive period. Standbys poll with
+ * SKIP LOCKED instead of parking a blocked connection, so shutdown never waits on a lock wait.
+ *
+ * The connection is reserved from the DataSource's pool (LockConnection): keep-alives never
+ * queue behind the application's work, every wait is bounded, and a connection that held the
+ * lock is destroyed on release or demotion rather than handed back to the pool.
  *
  * SQLite has no row locks: see SqliteWriteLock.
  */
 export class DatabaseLocker extends AbstractLocker {
   private hold!: HeldTransaction;
   private lastTouch = 0;
+  /** How long the server lets the lock transaction sit silent before ending it (0: never). */
+  idleTimeout = 0;
 
   override async configure(context: LockerContext): Promise<void> {
     super.configure(context);
@@ -50,7 +62,37 @@ export class DatabaseLocker extends AbstractLocker {
     if ((await sql.query(queries.rowExists(), [context.lockName])).length === 0) {
       await sql.execute(queries.ensureRow(), [context.lockName]);
     }
-    this.hold = new RowLockTransaction(sql, queries, context.lockName, context.holderId);
+    const keepAlive = context.lockKeepAlivePeriod;
+    this.idleTimeout = keepAlive > 0 ? idleTimeoutFor(keepAlive) : 0;
+    if (keepAlive === 0) {
+      this.logger.warn(
+        `Lock '${context.lockName}': lockKeepAlivePeriod is 0, so the server cannot be asked to end a silent ` +
+          `master's transaction: a master that vanishes without closing its connection keeps the lock until the ` +
+          `server notices the dead connection (TCP keepalive, possibly hours). Set lockKeepAlivePeriod to bound it.`,
+      );
+    }
+    warnIfPoolTooSmall(dataSource, context.lockName, this.logger);
+    const connection = new LockConnection(
+      dataSource,
+      sql.dialect,
+      statementTimeoutFor(context.lockAcquireSleepInterval, keepAlive),
+      this.logger,
+    );
+    this.hold = new RowLockTransaction(
+      connection,
+      queries,
+      context.lockName,
+      context.holderId,
+      this.idleTimeout,
+    );
+    // The server frees the row the moment this connection closes: learn it now, not at the next keep-alive.
+    connection.onClosed = () => this.suspectedLoss?.();
+  }
+
+  private suspectedLoss?: () => void;
+
+  onSuspectedLoss(listener: () => void): void {
+    this.suspectedLoss = listener;
   }
 
   protected async tryAcquire(): Promise<boolean> {
@@ -68,16 +110,27 @@ export class DatabaseLocker extends AbstractLocker {
   }
 
   /**
-   * The lock lasts as long as the connection, which a failed touch reports at once (keepAlive
-   * false). A touch that hangs (a silent network partition) is trusted for one
-   * lockAcquireSleepInterval after the last one that came back.
+   * A failed touch reports a lost lock at once (keepAlive false). A touch that hangs (a silent
+   * partition) is trusted until shortly before the server would end the silent transaction,
+   * counted from when the last good touch was sent: by then this instance has demoted, before any
+   * standby can get the row. Without a server-side bound (SQLite, keep-alive 0): one
+   * lockAcquireSleepInterval.
    */
   validUntil(): number {
-    return this.hold.held ? this.lastTouch + this.context.lockAcquireSleepInterval : 0;
+    if (!this.hold.held) return 0;
+    const window =
+      this.idleTimeout > 0
+        ? this.idleTimeout - safetyMargin(this.idleTimeout)
+        : this.context.lockAcquireSleepInterval;
+    return this.lastTouch + window;
   }
 
   async stop(): Promise<void> {
     await this.hold?.release();
+  }
+
+  async dispose(): Promise<void> {
+    await this.hold?.dispose?.();
   }
 
   override async holder(): Promise<string | undefined> {
@@ -86,68 +139,107 @@ export class DatabaseLocker extends AbstractLocker {
   }
 }
 
-/** PostgreSQL, MySQL, MariaDB: SELECT ... FOR UPDATE in a transaction kept open on one QueryRunner. */
+/** The server ends a silent lock transaction this long after its last statement. */
+export function idleTimeoutFor(keepAlivePeriod: number): number {
+  return Math.ceil(keepAlivePeriod * 1.5) + 1_000;
+}
+
+/** The master stops trusting its lock this long before the server could end its transaction. */
+function safetyMargin(idleTimeout: number): number {
+  return Math.min(2_000, Math.floor(idleTimeout / 4));
+}
+
+/** A bound for each lock statement and for the wait for a pooled connection. */
+export function statementTimeoutFor(lockAcquireSleepInterval: number, keepAlivePeriod: number): number {
+  const base =
+    keepAlivePeriod > 0 ? Math.min(keepAlivePeriod, lockAcquireSleepInterval) : lockAcquireSleepInterval;
+  return Math.max(2_000, Math.min(base, 10_000));
+}
+
+/** The lockers reserve one pooled connection each: a pool of one leaves the application none. */
+export function warnIfPoolTooSmall(dataSource: DataSource, lockName: string, logger: Logger): void {
+  const size = configuredPoolSize(dataSource);
+  if (size !== undefined && size < 2) {
+    logger.warn(
+      `Lock '${lockName}': the DataSource's pool has ${size} connection(s) and the locker keeps one of them ` +
+        `for itself for as long as the application runs, leaving the application none. Raise poolSize to at ` +
+        `least 2 (the application's own need + 1 per LockerModule; see the locker README on pool sizing).`,
+    );
+  }
+}
+
+/** PostgreSQL, MySQL, MariaDB: SELECT ... FOR UPDATE in a transaction kept open on the lock connection. */
 class RowLockTransaction implements HeldTransaction {
-  private runner?: QueryRunner;
-  private tx?: SqlClient;
+  private holding = false;
 
   constructor(
-    private readonly sql: SqlClient,
+    private readonly connection: LockConnection,
     private readonly queries: LockQueryResolver,
     private readonly lockName: string,
     private readonly holderId: string,
+    private readonly idleTimeout: number,
   ) {}
 
   get held(): boolean {
-    return this.runner !== undefined;
+    return this.holding;
   }
 
   async acquire(): Promise<boolean> {
-    const runner = this.sql.dataSource.createQueryRunner();
-    try {
-      await runner.connect();
+    // A failure anywhere destroys the connection, and the server rolls the transaction back.
+    return this.connection.run('Acquiring the lock', async (tx) => {
+      const runner = this.connection.queryRunner!;
       await runner.startTransaction();
-      const tx = new SqlClient(this.sql.dataSource, this.sql.dialect, runner);
       const rows = await tx.query(this.queries.lockRow(), [this.lockName]);
       if (rows.length === 0) {
-        await this.abandon(runner);
+        await runner.rollbackTransaction();
         return false;
       }
+      if (this.idleTimeout > 0) {
+        for (const statement of this.queries.holdTimeouts(this.idleTimeout)) await tx.query(statement);
+      }
       await tx.execute(this.queries.claimRow(), [this.holderId, this.lockName]);
-      this.runner = runner;
-      this.tx = tx;
+      this.holding = true;
       return true;
-    } catch (error) {
-      await this.abandon(runner);
-      throw error;
-    }
+    });
   }
 
   async touch(): Promise<boolean> {
-    if (!this.tx) return false;
+    if (!this.holding) return false;
     try {
-      return (await this.tx.execute(this.queries.touchRow(), [this.lockName])) === 1;
+      const changed = await this.connection.run('Keep-alive of the lock', (tx) =>
+        tx.execute(this.queries.touchRow(), [this.lockName]),
+      );
+      if (changed === 1) return true;
     } catch {
-      // The transaction is gone with its connection, and the row lock with it.
-      await this.release();
-      return false;
+      // The connection is destroyed: the transaction, and the row lock with it, are gone.
     }
+    await this.release();
+    return false;
   }
 
+  /**
+   * Lets the lock go and gives up the reserved connection: a standby that stops must not keep a
+   * pooled connection checked out (the DataSource's pool waits for it when it closes).
+   */
   async release(): Promise<void> {
-    const runner = this.runner;
-    this.runner = undefined;
-    this.tx = undefined;
-    if (runner) await this.abandon(runner);
+    const wasHolding = this.holding;
+    this.holding = false;
+    if (wasHolding && this.connection.connected) {
+      // A quick rollback frees the row for a standby at once; bounded, and the connection is
+      // destroyed either way (it carries the lock's session settings).
+      await this.connection
+        .run('Releasing the lock', async () => {
+          const runner = this.connection.queryRunner!;
+          if (runner.isTransactionActive) await runner.rollbackTransaction();
+        })
+        .catch(() => undefined);
+    }
+    this.connection.destroy();
   }
 
-  private async abandon(runner: QueryRunner): Promise<void> {
-    try {
-      if (runner.isTransactionActive) await runner.rollbackTransaction();
-    } catch {
-      // A broken connection: the server rolls back when it sees the socket close.
-    }
-    await runner.release().catch(() => undefined);
+  async dispose(): Promise<void> {
+    this.holding = false;
+    this.connection.destroy();
   }
 }
 

@@ -2,15 +2,21 @@ import { SchemaManager, monotonicMillis, toNumber, type SqlClient } from '@holdf
 import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
 import { LockQueryResolver } from '../store/lock-query.resolver';
 import { AbstractLocker } from './abstract.locker';
+import { statementTimeoutFor, warnIfPoolTooSmall } from './database.locker';
+import { LockConnection } from './lock-connection';
 import type { LockerContext } from './locker.interface';
 
 /**
  * ActiveMQ's LeaseDatabaseLocker: no long transaction. The lease is an expiry time in the lock
  * row, set by the database clock; a standby takes it only once it has expired, the master
  * extends it only while the row still names it. The lease lasts one lockAcquireSleepInterval.
+ * On PostgreSQL and MySQL/MariaDB every statement runs on a connection reserved from the pool
+ * (LockConnection), so renewals never wait behind the application's work, each wait is bounded,
+ * and a connection that failed or hung is destroyed instead of reused.
  */
 export class LeaseDatabaseLocker extends AbstractLocker {
   private sql!: SqlClient;
+  private connection?: LockConnection;
   private queries!: LockQueryResolver;
   private validUntilMono = 0;
   /** Database clock minus this server's clock, measured at configure time. */
@@ -30,8 +36,17 @@ export class LeaseDatabaseLocker extends AbstractLocker {
 
   override async configure(context: LockerContext): Promise<void> {
     super.configure(context);
-    const { sql } = context.database();
+    const { sql, dataSource } = context.database();
     this.sql = sql;
+    if (sql.dialect.name !== 'sqlite') {
+      warnIfPoolTooSmall(dataSource, context.lockName, this.logger);
+      this.connection = new LockConnection(
+        dataSource,
+        sql.dialect,
+        statementTimeoutFor(context.lockAcquireSleepInterval, context.lockKeepAlivePeriod),
+        this.logger,
+      );
+    }
     this.queries = new LockQueryResolver(sql.dialect, context.options.tablePrefix);
     await new SchemaManager(sql).apply(
       HOLDFAST_LOCK_TABLE,
@@ -58,11 +73,13 @@ export class LeaseDatabaseLocker extends AbstractLocker {
 
   protected async tryAcquire(): Promise<boolean> {
     const sent = monotonicMillis();
-    const changed = await this.sql.execute(this.queries.acquireLease(), [
-      this.context.holderId,
-      this.leaseMillis,
-      this.context.lockName,
-    ]);
+    const changed = await this.run('Acquiring the lease', (sql) =>
+      sql.execute(this.queries.acquireLease(), [
+        this.context.holderId,
+        this.leaseMillis,
+        this.context.lockName,
+      ]),
+    );
     if (changed !== 1) return false;
     this.validUntilMono = sent + this.leaseMillis - this.safetyMargin;
     return true;
@@ -70,11 +87,13 @@ export class LeaseDatabaseLocker extends AbstractLocker {
 
   async keepAlive(): Promise<boolean> {
     const sent = monotonicMillis();
-    const changed = await this.sql.execute(this.queries.renewLease(), [
-      this.leaseMillis,
-      this.context.lockName,
-      this.context.holderId,
-    ]);
+    const changed = await this.run('Renewing the lease', (sql) =>
+      sql.execute(this.queries.renewLease(), [
+        this.leaseMillis,
+        this.context.lockName,
+        this.context.holderId,
+      ]),
+    );
     if (changed !== 1) return false;
     // The database set expiry = its now + lease, and its now is not earlier than our `sent`.
     this.validUntilMono = sent + this.leaseMillis - this.safetyMargin;
@@ -88,13 +107,30 @@ export class LeaseDatabaseLocker extends AbstractLocker {
   async stop(): Promise<void> {
     this.validUntilMono = 0;
     if (!this.sql) return; // never configured (startup failed before)
-    await this.sql.execute(this.queries.releaseLease(), [this.context.lockName, this.context.holderId]);
+    try {
+      await this.run('Releasing the lease', (sql) =>
+        sql.execute(this.queries.releaseLease(), [this.context.lockName, this.context.holderId]),
+      );
+    } finally {
+      // A stopped instance keeps no pooled connection checked out; the next start takes a new one.
+      this.connection?.destroy();
+    }
+  }
+
+  async dispose(): Promise<void> {
+    this.connection?.destroy();
+  }
+
+  /** On the reserved lock connection (bounded), or SQLite's one connection. */
+  private run<T>(what: string, work: (sql: SqlClient) => Promise<T>): Promise<T> {
+    return this.connection ? this.connection.run(what, work) : work(this.sql);
   }
 
   override async holder(): Promise<string | undefined> {
-    const [row] = await this.sql.query<{ broker_name: unknown; time: unknown; now: unknown }>(
-      this.queries.readRow(),
-      [this.context.lockName],
+    const [row] = await this.run('Reading the lease', (sql) =>
+      sql.query<{ broker_name: unknown; time: unknown; now: unknown }>(this.queries.readRow(), [
+        this.context.lockName,
+      ]),
     );
     if (!row || row.broker_name == null || row.time == null) return undefined;
     return toNumber(row.time) >= toNumber(row.now) ? String(row.broker_name) : undefined;

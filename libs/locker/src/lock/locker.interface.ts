@@ -41,6 +41,12 @@ export interface Locker {
   validUntil?(): number;
   /** Who holds the lock now, as far as the store tells (undefined: free or unknown). */
   holder?(): Promise<string | undefined>;
+  /**
+   * Registers a callback the locker calls when it learns, between keep-alives, that the lock may
+   * be gone (its connection closed): the service then runs a keep-alive at once instead of
+   * waiting for the next one.
+   */
+  onSuspectedLoss?(listener: () => void): void;
   /** Called once at module shutdown after `stop`, to close connections. */
   dispose?(): Promise<void>;
 }

@@ -1,30 +1,36 @@
-import { monotonicMillis } from '@holdfast/core';
 import { promises as fs } from 'node:fs';
 import { join, resolve } from 'node:path';
-import * as lockfile from 'proper-lockfile';
 import { v4 as uuidv4 } from 'uuid';
 import { AbstractLocker } from './abstract.locker';
 import type { LockerContext } from './locker.interface';
+import { MtimeLock } from './mtime-lock';
+
+/** Slack after the moment a lock file turns stale before a standby tries it (timer and stat jitter). */
+const STALE_SLACK_MS = 20;
 
 /**
  * ActiveMQ's SharedFileLocker: an exclusive lock in a directory every instance shares.
  *
- * The lock itself is proper-lockfile's: an atomic `mkdir` of `<lockName>.lock`, whose mtime the
- * holder refreshes; a lock not refreshed for `stale` ms is taken over (a crashed holder), and
- * proper-lockfile reports the lock compromised when its mtime changes or it disappears behind
- * the holder's back. Next to it, `<lockName>.owner` names the holder with a random token.
- * `keepAlive` is false when the lock was reported compromised, when `<lockName>.lock` is gone,
- * or when the owner file was deleted, rewritten or touched.
+ * The lock is a directory `<lockName>.lock` made with an atomic `mkdir`, whose mtime the holder
+ * refreshes in milliseconds (MtimeLock); a lock not refreshed for `stale` ms is taken over (a
+ * crashed holder), and the holder learns its lock was compromised when its mtime or inode
+ * changes or it disappears behind its back. Next to it, `<lockName>.owner` names the holder
+ * with a random token. `keepAlive` is false when the lock was compromised, when
+ * `<lockName>.lock` is gone, or when the owner file was deleted, rewritten or touched.
+ *
+ * A standby retries every lockAcquireSleepInterval, or sooner: at the moment the lock it saw
+ * turns stale, so a SIGKILLed master's lock is taken within `stale` (plus a few ms) of its last
+ * refresh, whatever the interval.
  */
 export class SharedFileLocker extends AbstractLocker {
   lockPath!: string;
   ownerPath!: string;
   private stale = 10_000;
-  private release?: () => Promise<void>;
-  private compromised?: Error;
+  private lock?: MtimeLock;
   private token?: string;
   private ownerMtimeMs = 0;
-  private lastGood = 0;
+  /** Wall-clock time at which the lock seen by the last failed attempt turns stale. */
+  private seenStaleAt?: number;
 
   override async configure(context: LockerContext): Promise<void> {
     super.configure(context);
@@ -34,33 +40,45 @@ export class SharedFileLocker extends AbstractLocker {
     this.lockPath = join(directory, `${context.lockName}.lock`);
     this.ownerPath = join(directory, `${context.lockName}.owner`);
     this.stale = options.sharedFileStale;
+    if (context.lockKeepAlivePeriod === 0) {
+      this.logger.warn(
+        `Lock '${context.lockName}': lockKeepAlivePeriod is 0, so the master never checks its lock file. ` +
+          `If anything else modifies or deletes ${this.lockPath} or ${this.ownerPath}, this master will not ` +
+          `notice, a standby will take the lock at its next attempt, and two masters will run at once. ` +
+          `Set lockKeepAlivePeriod (e.g. '10s') to detect it and demote.`,
+      );
+    }
   }
 
-  /** proper-lockfile refreshes the lock's mtime every `update` ms; stale after `stale` ms. */
+  /** The holder refreshes the mtime four times per `stale`. */
   private get update(): number {
-    return Math.max(1_000, Math.min(this.context.lockKeepAlivePeriod, this.stale / 2));
+    return Math.floor(this.stale / 4);
+  }
+
+  /** The master demotes this long before others may see its lock stale (clock and timer jitter). */
+  private get margin(): number {
+    return Math.min(2_000, Math.floor(this.stale / 4));
   }
 
   protected async tryAcquire(): Promise<boolean> {
-    const started = monotonicMillis();
-    this.compromised = undefined;
-    try {
-      this.release = await lockfile.lock(this.ownerPath, {
-        lockfilePath: this.lockPath,
-        realpath: false,
-        retries: 0,
-        stale: this.stale,
-        update: this.update,
-        onCompromised: (error) => {
-          // Never throw here: proper-lockfile would throw from a timer and crash the process.
-          this.compromised = error;
-          this.logger.error(`Lock file ${this.lockPath} compromised: ${error.message}`);
-        },
-      });
-    } catch (error) {
-      if ((error as { code?: string }).code === 'ELOCKED') return false;
-      throw error;
+    this.seenStaleAt = undefined;
+    const result = await MtimeLock.tryAcquire({
+      path: this.lockPath,
+      stale: this.stale,
+      update: this.update,
+      onCompromised: (error) => {
+        const unnoticed = this.context.lockKeepAlivePeriod === 0;
+        this.logger.error(
+          `Lock file ${this.lockPath} compromised: ${error.message}` +
+            (unnoticed ? ' (lockKeepAlivePeriod is 0: this master does not demote)' : ''),
+        );
+      },
+    });
+    if (!result.acquired) {
+      this.seenStaleAt = result.staleAt;
+      return false;
     }
+    this.lock = result.lock;
     try {
       this.token = `${this.context.holderId}\n${uuidv4()}\n`;
       await fs.writeFile(this.ownerPath, this.token);
@@ -69,24 +87,29 @@ export class SharedFileLocker extends AbstractLocker {
       await this.stop();
       throw error;
     }
-    this.lastGood = started;
     return true;
   }
 
+  protected override nextAttemptDelay(): number {
+    const interval = this.context.lockAcquireSleepInterval;
+    if (this.seenStaleAt === undefined) return interval;
+    return Math.min(interval, Math.max(0, this.seenStaleAt - Date.now()) + STALE_SLACK_MS);
+  }
+
   async keepAlive(): Promise<boolean> {
-    const started = monotonicMillis();
-    if (!this.release || this.compromised) return false;
-    const [lock, owner, content] = await Promise.all([
+    const lock = this.lock;
+    if (!lock) return false;
+    if (lock.compromised) return this.lost(lock.compromised.message);
+    const [dir, owner, content] = await Promise.all([
       fs.stat(this.lockPath).catch(() => undefined),
       fs.stat(this.ownerPath).catch(() => undefined),
       fs.readFile(this.ownerPath, 'utf8').catch(() => undefined),
     ]);
-    if (!lock?.isDirectory()) return this.lost(`${this.lockPath} was removed`);
+    if (!dir?.isDirectory()) return this.lost(`${this.lockPath} was removed`);
     if (!owner || content === undefined) return this.lost(`${this.ownerPath} was removed`);
     if (content !== this.token || owner.mtimeMs !== this.ownerMtimeMs) {
       return this.lost(`${this.ownerPath} was modified by someone else`);
     }
-    this.lastGood = started;
     return true;
   }
 
@@ -96,30 +119,24 @@ export class SharedFileLocker extends AbstractLocker {
   }
 
   /**
-   * Other instances consider the lock stale `stale` ms after its last mtime refresh, which
-   * happened at most `update` ms before the last good keep-alive.
+   * Others consider the lock stale `stale` ms after its last mtime refresh; this instance stops
+   * trusting it `margin` earlier.
    */
   validUntil(): number {
-    return this.release && !this.compromised ? this.lastGood + this.stale - this.update : 0;
+    const lock = this.lock;
+    return lock && !lock.compromised ? lock.lastRefresh + this.stale - this.margin : 0;
   }
 
   async stop(): Promise<void> {
-    const release = this.release;
-    this.release = undefined;
+    const lock = this.lock;
+    this.lock = undefined;
     this.token = undefined;
-    if (!release) return;
-    try {
-      await release();
-    } catch {
-      // Already compromised or removed: nothing of ours is left to release.
-    }
+    await lock?.release();
   }
 
   override async holder(): Promise<string | undefined> {
-    const locked = await lockfile
-      .check(this.ownerPath, { lockfilePath: this.lockPath, realpath: false, stale: this.stale })
-      .catch(() => false);
-    if (!locked) return undefined;
+    const state = await MtimeLock.inspect(this.lockPath, this.stale).catch(() => undefined);
+    if (!state || Date.now() >= state.staleAt) return undefined;
     const content = await fs.readFile(this.ownerPath, 'utf8').catch(() => undefined);
     return content?.split('\n')[0] || undefined;
   }

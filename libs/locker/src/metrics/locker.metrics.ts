@@ -1,8 +1,9 @@
-import { metrics, type Counter, type Histogram } from '@opentelemetry/api';
+import type { Counter, Histogram } from '@opentelemetry/api';
+import { holdfastMeter } from '@holdfast/core';
 
 /** OpenTelemetry instruments of one LockerModule (no-ops without an SDK). */
 export class LockerMetrics {
-  private readonly meter = metrics.getMeter('@holdfast/locker');
+  private readonly meter = holdfastMeter('locker');
   readonly acquired: Counter = this.meter.createCounter('holdfast.locker.acquired', {
     description: 'Times this instance became master',
   });

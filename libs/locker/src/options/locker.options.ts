@@ -85,7 +85,11 @@ export interface LockerModuleOptions {
   lockAcquireSleepInterval?: Duration;
   /** A standby's bootstrap fails at once with LockHeldError instead of waiting (default false). */
   failIfLocked?: boolean;
-  /** How often the master renews its lock (default a third of lockAcquireSleepInterval). */
+  /**
+   * How often the master checks (and, for the lease, renews) its lock; 0 = no keep-alive
+   * (`database` and `shared-file` only). Defaults per locker, as ActiveMQ documents them:
+   * `database` 30 s, `shared-file` 0, `lease-database` and `custom` a third of lockAcquireSleepInterval.
+   */
   lockKeepAlivePeriod?: Duration;
   /** false: no locking at all, this instance is master at once (default true). */
   useLock?: boolean;
@@ -102,7 +106,22 @@ export const LOCKER_DEFAULTS = {
   schema: 'check' as SchemaMode,
   tablePrefix: '',
   sharedFileStale: 10_000,
+  /** ActiveMQ's JDBCPersistenceAdapter default (DEFAULT_LOCK_KEEP_ALIVE_PERIOD). */
+  databaseKeepAlive: 30_000,
+  /** ActiveMQ's Lockable default: no keep-alive (the shared-file locker warns about it). */
+  sharedFileKeepAlive: 0,
 };
+
+/**
+ * The keep-alive when none is configured: the seed's documented default for `database` and
+ * `shared-file`; the lease must be renewed within one interval, so a third of it for the lease
+ * (and for custom lockers, which may be leases).
+ */
+export function defaultKeepAlivePeriod(type: string, lockAcquireSleepInterval: number): number {
+  if (type === 'database') return LOCKER_DEFAULTS.databaseKeepAlive;
+  if (type === 'shared-file') return LOCKER_DEFAULTS.sharedFileKeepAlive;
+  return Math.max(1, Math.floor(lockAcquireSleepInterval / 3));
+}
 
 /** Options after defaults, durations in ms, and validation: what the module runs on. */
 export interface ResolvedLockerOptions {
@@ -114,6 +133,7 @@ export interface ResolvedLockerOptions {
   lockName: string;
   lockAcquireSleepInterval: number;
   failIfLocked: boolean;
+  /** 0: no keep-alive. */
   lockKeepAlivePeriod: number;
   useLock: boolean;
   startup: StartupMode;
@@ -233,7 +253,6 @@ class LockerModuleOptionsSchema {
 
   @IsOptional()
   @IsDurationOption()
-  @Validate(MinDurationConstraint, [1])
   lockKeepAlivePeriod?: Duration;
 
   @IsOptional()
@@ -252,7 +271,8 @@ export function defaultInstanceId(): string {
 
 /**
  * Merges defaults and validates: the one path for forRoot and forRootAsync. Throws
- * InvalidOptionsError naming each bad option and its value, or LockTimingError.
+ * InvalidOptionsError naming each bad option and its value, or LockTimingError (lease-database
+ * only: the lease lasts one lockAcquireSleepInterval, so the keep-alive must come sooner).
  */
 export function resolveLockerOptions(raw: LockerModuleOptions): ResolvedLockerOptions {
   // The class instance is only for validation: dataSource and useClass must stay the caller's objects.
@@ -261,13 +281,16 @@ export function resolveLockerOptions(raw: LockerModuleOptions): ResolvedLockerOp
     raw.lockAcquireSleepInterval ?? LOCKER_DEFAULTS.lockAcquireSleepInterval,
     'lockAcquireSleepInterval',
   );
+  const locker = raw.locker;
   const keepAlive =
     raw.lockKeepAlivePeriod !== undefined
       ? parseDuration(raw.lockKeepAlivePeriod, 'lockKeepAlivePeriod')
-      : Math.max(1, Math.floor(interval / 3));
+      : defaultKeepAlivePeriod(locker.type, interval);
   const useLock = raw.useLock ?? LOCKER_DEFAULTS.useLock;
-  if (useLock && interval <= keepAlive) throw new LockTimingError(interval, keepAlive);
-  const locker = raw.locker;
+  // The database and shared-file lockers hold no lease: any keep-alive period (or none) is valid.
+  if (useLock && locker.type === 'lease-database' && (keepAlive === 0 || interval <= keepAlive)) {
+    throw new LockTimingError(interval, keepAlive);
+  }
   return {
     dataSource: raw.dataSource,
     tablePrefix: raw.tablePrefix ?? LOCKER_DEFAULTS.tablePrefix,

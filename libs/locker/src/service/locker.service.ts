@@ -121,6 +121,11 @@ export class LockerService
     if (!this.options.useLock) return;
     this.locker = await this.createLocker();
     await this.locker.configure?.(this.context());
+    this.locker.onSuspectedLoss?.(() => {
+      if (!this.isMaster || this.options.lockKeepAlivePeriod === 0) return;
+      this.deleteKeepAliveTimer();
+      void this.keepAlive(this.term);
+    });
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -230,7 +235,9 @@ export class LockerService
     this._lastError = undefined;
     this.metrics.acquired.add(1, { lock: this.lockName });
     this.logger.log(`Acquired lock '${this.lockName}' as ${this.instanceId}: this instance is master`);
-    if (this.locker) {
+    // lockKeepAlivePeriod 0 (database, shared-file): no keep-alive, as in ActiveMQ; master until
+    // stopped. Without keep-alives there is nothing to renew the validity, so no watchdog either.
+    if (this.locker && this.options.lockKeepAlivePeriod > 0) {
       this.armWatchdog(term);
       this.scheduleKeepAlive(term);
     }

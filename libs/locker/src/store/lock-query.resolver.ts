@@ -50,6 +50,19 @@ export class LockQueryResolver {
     );
   }
 
+  /**
+   * @ScheduledLock after a run: keeps the lock until lockAtLeastFor after the start (TIME was set
+   * to start + lockAtMostFor), or frees it now (TIME NULL) when that has passed. Only the run that took it.
+   * Params: [lockAtMostFor - lockAtLeastFor (twice: positional placeholders), id, holder].
+   */
+  shortenLease(): string {
+    const now = this.dialect.nowMillis;
+    return (
+      `UPDATE ${this.table} SET TIME = CASE WHEN TIME - ${this.p(1)} > ${now} THEN TIME - ${this.p(2)} ` +
+      `ELSE NULL END WHERE ID = ${this.p(3)} AND BROKER_NAME = ${this.p(4)}`
+    );
+  }
+
   /** Gives the lease up so a standby can take it at once. Params: [id, holder]. */
   releaseLease(): string {
     return `UPDATE ${this.table} SET TIME = NULL, BROKER_NAME = NULL WHERE ID = ${this.p(1)} AND BROKER_NAME = ${this.p(2)}`;
@@ -79,5 +92,28 @@ export class LockQueryResolver {
   /** Keep-alive of the database locker: touches the locked row in the open transaction. Params: [id]. */
   touchRow(): string {
     return `UPDATE ${this.table} SET TIME = ${this.dialect.nowMillis} WHERE ID = ${this.p(1)}`;
+  }
+
+  /**
+   * Statements that make the server end the lock's transaction (and free the row) once its
+   * client has been silent inside it for `idleMillis`: a vanished master (partition, hung host)
+   * cannot keep the lock for hours. PostgreSQL: transaction-local, so it works behind PgBouncer;
+   * MySQL/MariaDB have only whole seconds and session scope, which is why the lock connection is
+   * destroyed, never returned to the pool. Empty where the dialect has no such setting.
+   * (Belongs with core's dialect pieces; kept here while core is being changed.)
+   */
+  holdTimeouts(idleMillis: number): string[] {
+    const ms = Math.max(1, Math.ceil(idleMillis));
+    const seconds = Math.max(1, Math.ceil(ms / 1000));
+    switch (this.dialect.name) {
+      case 'postgres':
+        return [`SELECT set_config('idle_in_transaction_session_timeout', '${ms}', true) AS t`];
+      case 'mariadb':
+        return [`SET SESSION idle_transaction_timeout = ${seconds}`, `SET SESSION wait_timeout = ${seconds}`];
+      case 'mysql':
+        return [`SET SESSION wait_timeout = ${seconds}`];
+      default:
+        return [];
+    }
   }
 }

@@ -1,8 +1,9 @@
-import { metrics, type Counter } from '@opentelemetry/api';
+import type { Counter } from '@opentelemetry/api';
+import { holdfastMeter } from '@holdfast/core';
 
 /** OpenTelemetry instruments of SimbaModule (no-ops unless the application registers an SDK). */
 export class SimbaMetrics {
-  private readonly meter = metrics.getMeter('@holdfast/simba');
+  private readonly meter = holdfastMeter('simba');
   readonly acquired: Counter = this.meter.createCounter('holdfast.simba.acquired', {
     description: 'Mutex acquisitions by this instance (not renewals)',
   });

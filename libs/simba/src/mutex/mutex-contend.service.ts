@@ -5,6 +5,7 @@ import { SimbaMetrics } from '../health/simba.metrics';
 import { assertContenderId, assertMutexName, type MutexContender } from './mutex-contender';
 import { MutexOwner } from './mutex-owner';
 import { MutexState } from './mutex-state';
+import type { MutexContendLoop, Attempt, LoopRequest } from './mutex-contend.loop';
 import type { AcquireResult, MutexRepository } from './mutex.repository';
 import type { MutexWakeup } from './mutex-wakeup';
 
@@ -24,8 +25,6 @@ export interface ContendTiming {
   statementTimeout: number;
 }
 
-type Attempt = 'acquire' | 'peek';
-
 /**
  * Competes for one mutex on behalf of one contender, the way Simba's MutexContendService does:
  * the owner renews at `ttl_at`; standbys try at `transition_at` plus jitter, and look at the row
@@ -41,10 +40,11 @@ export class MutexContendService {
   private _status = ContendServiceStatus.INITIAL;
   /** Bumped on start and stop: results of attempts from an older epoch are dropped. */
   private epoch = 0;
-  private timer?: NodeJS.Timeout;
+  private readonly loop: MutexContendLoop;
+  /** The attempt asked of the loop (pending or in flight). */
+  private request?: LoopRequest;
   private deadlineTimer?: NodeJS.Timeout;
   private inflight?: Promise<void>;
-  private busy = false;
   private lastOwner: MutexOwner = MutexOwner.NONE;
   private ownedRow: MutexOwner = MutexOwner.NONE;
   private _mutexState: MutexState = MutexState.NONE;
@@ -65,12 +65,14 @@ export class MutexContendService {
   ) {
     assertMutexName(contender.mutex);
     assertContenderId(contender.contenderId);
+    repository.assertContenderFits(contender.contenderId, contender.mutex);
     if (!(timing.ttl > 0 && timing.transition > 0 && timing.statementTimeout < timing.transition)) {
       throw new InvalidOptionsError('MutexContendService', [
         `timing ${JSON.stringify(timing)}: ttl and transition must be > 0 and statementTimeout < transition`,
       ]);
     }
     this.guard = Math.max(timing.statementTimeout, Math.floor(timing.transition / 3));
+    this.loop = repository.loop;
   }
 
   get mutex(): string {
@@ -107,13 +109,14 @@ export class MutexContendService {
 
   /** The fencing token of the current ownership, or undefined when not owner. */
   get fencingToken(): number | undefined {
-    return this.isOwner ? this.ownedRow.version : undefined;
+    return this.isOwner ? this.ownedRow.fencingToken : undefined;
   }
 
   start(): void {
     if (this._status !== ContendServiceStatus.INITIAL) {
       throw new MutexServiceStatusError(this.mutex, 'start', this._status, ContendServiceStatus.INITIAL);
     }
+    this.repository.assertContenderFits(this.contenderId, this.mutex);
     this._status = ContendServiceStatus.STARTING;
     const epoch = ++this.epoch;
     this.unsubscribe = this.wakeup.subscribe(this.mutex, () => this.onPeerReleased(epoch));
@@ -132,7 +135,8 @@ export class MutexContendService {
     }
     this._status = ContendServiceStatus.STOPPING;
     this.epoch++;
-    clearTimeout(this.timer);
+    if (this.request) this.loop.cancel(this.request);
+    this.request = undefined;
     this.unsubscribe?.();
     try {
       // An attempt in flight may still commit an acquisition: let it finish (bounded by the
@@ -156,58 +160,66 @@ export class MutexContendService {
     }
   }
 
+  /**
+   * Asks the instance's loop for the next attempt in `delay` ms. The loop runs the attempts of
+   * every contend service of this module instance together (one transaction per tick).
+   */
   private schedule(epoch: number, delay: number, attempt: Attempt): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.run(epoch, attempt), Math.max(0, delay));
-    this.timer.unref();
-  }
-
-  private run(epoch: number, attempt: Attempt): void {
-    if (epoch !== this.epoch || this.busy) return;
-    this.busy = true;
-    const work = attempt === 'peek' ? this.peekOnce(epoch) : this.acquireOnce(epoch);
-    this.inflight = work.finally(() => {
-      this.busy = false;
-    });
+    if (this.request) this.loop.cancel(this.request);
+    let settle!: () => void;
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    const live = () => epoch === this.epoch && this.request === request;
+    const request: LoopRequest = {
+      mutex: this.mutex,
+      contenderId: this.contenderId,
+      dueAt: monotonicMillis() + Math.max(0, delay),
+      attempt,
+      ttl: this.timing.ttl,
+      transition: this.timing.transition,
+      standbyPoll: this.timing.standbyPoll,
+      statementTimeout: this.timing.statementTimeout,
+      renew: this.ownedUntil > 0 || this.lastOwner.isOwner(this.contenderId),
+      onPicked: () => {
+        this.inflight = done;
+      },
+      picked: false,
+      onAcquire: (result, sentAt) => {
+        settle();
+        if (live()) this.applyAcquire(epoch, result, sentAt);
+      },
+      onPeek: (owner) => {
+        settle();
+        if (live()) this.applyPeek(epoch, owner);
+      },
+      onFailure: (error, kind) => {
+        settle();
+        if (live()) this.applyFailure(epoch, error, kind);
+      },
+    };
+    this.request = request;
+    this.loop.submit(request);
   }
 
   private jitter(): number {
     return Math.random() * Math.min(100, this.timing.transition / 10);
   }
 
-  private async acquireOnce(epoch: number): Promise<void> {
-    const sentAt = monotonicMillis();
-    let result: AcquireResult;
-    try {
-      result = await this.repository.acquire(
-        this.mutex,
-        this.contenderId,
-        this.timing.ttl,
-        this.timing.transition,
-      );
-    } catch (error) {
-      if (epoch !== this.epoch) return;
-      this.metrics.failures.add(1, { mutex: this.mutex, operation: 'acquire' });
-      this.logger.warn(
-        `Acquire/renew of mutex '${this.mutex}' failed: ${(error as Error).message}` +
-          (this.ownedUntil > 0
-            ? ` (owner until its local deadline in ${this.ownedUntil - monotonicMillis()} ms)`
-            : ''),
-      );
-      // An owner keeps retrying until its local deadline (the deadline timer steps it down).
-      const retry = this.ownedUntil > 0 ? Math.min(250, this.timing.transition / 6) : this.timing.standbyPoll;
-      this.schedule(epoch, retry + this.jitter(), 'acquire');
-      return;
-    }
-    if (epoch !== this.epoch) return; // stale: a stop() or restart happened meanwhile
-    this.applyAcquire(epoch, result, sentAt);
+  private applyFailure(epoch: number, _error: unknown, attempt: Attempt): void {
+    // The loop logs the outage once for the whole instance.
+    this.metrics.failures.add(1, { mutex: this.mutex, operation: attempt === 'peek' ? 'read' : 'acquire' });
+    if (attempt === 'peek') return this.schedule(epoch, this.timing.standbyPoll, 'peek');
+    // An owner keeps retrying until its local deadline (the deadline timer steps it down).
+    const retry = this.ownedUntil > 0 ? Math.min(250, this.timing.transition / 6) : this.timing.standbyPoll;
+    this.schedule(epoch, retry, 'acquire');
   }
 
   private applyAcquire(epoch: number, { acquired, owner }: AcquireResult, sentAt: number): void {
     const previous = this.lastOwner;
     this.lastOwner = owner;
     if (acquired) {
-      const until = sentAt + (owner.transitionAt - owner.acquiredAt) - this.guard;
+      // The lease left when the row was read (same transaction as the UPDATE), counted from when
+      // the attempt was sent: never later than the row's transition_at in local time.
+      const until = sentAt + (owner.transitionAt - owner.databaseNow) - this.guard;
       if (this.ownedUntil > 0 && monotonicMillis() >= this.ownedUntil)
         this.stepDown(MutexOwner.NONE, 'deadline');
       const renewal = this.ownedUntil > 0;
@@ -233,20 +245,9 @@ export class MutexContendService {
     this.scheduleStandby(epoch, owner);
   }
 
-  private async peekOnce(epoch: number): Promise<void> {
-    let owner: MutexOwner;
-    try {
-      owner = await this.repository.peek(this.mutex);
-    } catch (error) {
-      if (epoch !== this.epoch) return;
-      this.metrics.failures.add(1, { mutex: this.mutex, operation: 'read' });
-      this.logger.warn(`Reading mutex '${this.mutex}' failed: ${(error as Error).message}`);
-      this.schedule(epoch, this.timing.standbyPoll + this.jitter(), 'peek');
-      return;
-    }
-    if (epoch !== this.epoch) return;
+  private applyPeek(epoch: number, owner: MutexOwner): void {
     this.lastOwner = owner;
-    if (this.isFree(owner) || owner.ownerId === this.contenderId) return this.acquireOnce(epoch);
+    if (this.isFree(owner) || owner.ownerId === this.contenderId) return this.schedule(epoch, 0, 'acquire');
     this.scheduleStandby(epoch, owner);
   }
 
@@ -263,7 +264,7 @@ export class MutexContendService {
   }
 
   private onPeerReleased(epoch: number): void {
-    if (epoch !== this.epoch || this.busy || this.ownedUntil > 0) return;
+    if (epoch !== this.epoch || this.ownedUntil > 0 || this.request?.picked) return;
     this.schedule(epoch, Math.random() * 10, 'acquire');
   }
 
@@ -284,11 +285,8 @@ export class MutexContendService {
     const before = this.ownedRow;
     this.ownedUntil = 0;
     clearTimeout(this.deadlineTimer);
-    if (reason === 'deadline' || reason === 'late renewal') {
-      this.logger.warn(
-        `Mutex '${this.mutex}': renewal not confirmed before the local deadline; no longer owner (fencing token ${before.version}).`,
-      );
-    }
+    if (reason === 'deadline' || reason === 'late renewal')
+      this.loop.reportLost(this.mutex, before.fencingToken);
     this.metrics.released.add(1, { mutex: this.mutex, reason });
     this.emit(
       'onReleased',

@@ -1,21 +1,28 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { InvalidContenderIdError, InvalidMutexNameError } from '../errors';
-import { MUTEX_NAME_MAX_LENGTH, OWNER_ID_MAX_LENGTH } from '../table/simba-mutex.table';
+import { MUTEX_NAME_MAX_LENGTH, OWNER_ID_MAX_LENGTH, SEED_OWNER_ID_LENGTH } from '../table/simba-mutex.table';
 import type { MutexState } from './mutex-state';
 
 /** One party competing for a mutex. Callbacks run one at a time, in order, per contend service. */
 export interface MutexContender {
   readonly mutex: string;
-  /** Unique per contender (stored as `owner_id`); at most 128 characters. */
+  /**
+   * Unique per contender (stored as `owner_id`): at most 128 characters, and no longer than the
+   * live `owner_id` column (32 on a table made by Simba's DDL); no trailing space.
+   */
   readonly contenderId: string;
   onAcquired(state: MutexState): void | Promise<void>;
   onReleased(state: MutexState): void | Promise<void>;
 }
 
-/** `host:pid:uuid`, unique per call. */
+/**
+ * `<16 random hex>:<pid>@<host>`, cut to 32 characters so that it fits Simba's `CHAR(32)`
+ * `owner_id`. The 64 random bits make it unique; pid and host (as much as fits) say who it is.
+ */
 export function defaultContenderId(): string {
-  return `${hostname().slice(0, 60)}:${process.pid}:${randomUUID()}`;
+  const id = `${randomBytes(8).toString('hex')}:${process.pid}@${hostname()}`;
+  return id.slice(0, SEED_OWNER_ID_LENGTH).trimEnd();
 }
 
 export function assertMutexName(mutex: unknown): asserts mutex is string {
@@ -25,7 +32,8 @@ export function assertMutexName(mutex: unknown): asserts mutex is string {
 }
 
 export function assertContenderId(id: unknown): asserts id is string {
-  if (typeof id !== 'string' || id.length === 0 || id.length > OWNER_ID_MAX_LENGTH) {
+  // A trailing space cannot be told apart from CHAR padding.
+  if (typeof id !== 'string' || id.length === 0 || id.length > OWNER_ID_MAX_LENGTH || id.endsWith(' ')) {
     throw new InvalidContenderIdError(id);
   }
 }

@@ -14,13 +14,16 @@ export class MutexOwner {
 
   constructor(
     readonly ownerId: string,
-    /** Epoch ms (database clock) of the acquisition or last renewal. */
+    /**
+     * Epoch ms (database clock) of the acquisition or last renewal, raised to one more than the
+     * previous value when the clock is behind it: the fencing token.
+     */
     readonly acquiredAt: number,
     /** Epoch ms after which the owner renews. */
     readonly ttlAt: number,
     /** Epoch ms after which anybody may acquire. */
     readonly transitionAt: number,
-    /** The row's version: the fencing token. */
+    /** The row's version: Simba's optimistic lock (+1 on every acquire, renewal and release). */
     readonly version: number,
     /** The database clock when this row was read (epoch ms). */
     readonly databaseNow: number,
@@ -31,6 +34,16 @@ export class MutexOwner {
   /** The database clock now, estimated from the reading and the monotonic time since. */
   estimatedDatabaseNow(): number {
     return this.databaseNow + (monotonicMillis() - this.readAt);
+  }
+
+  /**
+   * The fencing token of this grant: `acquired_at`. Every grant and renewal writes the database
+   * time, or the previous token + 1 when the clock is behind it, so tokens grow on one primary; and
+   * since the clock runs on across a failover, a grant on a promoted standby sorts above the grants
+   * the old primary made and never shipped (see the README for the assumption).
+   */
+  get fencingToken(): number {
+    return this.acquiredAt;
   }
 
   isOwner(contenderId: string): boolean {

@@ -25,30 +25,160 @@ export class MutexQueryResolver {
     return this.dialect.placeholder(index);
   }
 
-  /** Creates the row of a mutex if it is missing; a concurrent creator is ignored (DO NOTHING). */
-  ensureRow(mutex: string): BoundSql {
-    return {
-      sql: this.dialect.upsert({ table: this.table, columns: ['mutex'], keys: ['mutex'] }),
-      params: [mutex],
-    };
+  /**
+   * Creates the rows of mutexes that are missing, free (`owner_id` ''), with a value for every
+   * column (Simba's DDL has no defaults); an existing row is left alone, whoever created it.
+   */
+  ensureRows(mutexes: readonly string[]): BoundSql {
+    const columns = 'mutex, acquired_at, ttl_at, transition_at, owner_id, version';
+    const free = (p: string) => `${p}, 0, 0, 0, '', 0`;
+    const values = mutexes.map((_, i) => `(${free(this.p(i + 1))})`).join(', ');
+    const insert = `INSERT INTO ${this.table} (${columns})`;
+    switch (this.dialect.name) {
+      case 'postgres':
+      case 'sqlite':
+        return { sql: `${insert} VALUES ${values} ON CONFLICT (mutex) DO NOTHING`, params: [...mutexes] };
+      case 'mysql':
+      case 'mariadb':
+        return {
+          sql: `${insert} VALUES ${values} ON DUPLICATE KEY UPDATE mutex = mutex`,
+          params: [...mutexes],
+        };
+      default: {
+        const dual = this.dialect.name === 'oracle' ? ' FROM DUAL' : '';
+        const rows = mutexes.map((_, i) => `SELECT ${this.p(i + 1)} AS mutex${dual}`).join(' UNION ALL ');
+        return {
+          sql:
+            `${insert} SELECT ${free('v.mutex')} FROM (${rows}) v ` +
+            `WHERE NOT EXISTS (SELECT 1 FROM ${this.table} t WHERE t.mutex = v.mutex)`,
+          params: [...mutexes],
+        };
+      }
+    }
+  }
+
+  /**
+   * The declared length of the live `owner_id` column (CHAR(32) in Simba's DDL, VARCHAR(128) in
+   * Holdfast's); undefined where it is not read.
+   */
+  ownerIdLength(): BoundSql | undefined {
+    const dot = this.table.lastIndexOf('.');
+    const schema = dot < 0 ? undefined : this.table.slice(0, dot);
+    const name = dot < 0 ? this.table : this.table.slice(dot + 1);
+    switch (this.dialect.name) {
+      case 'postgres':
+        return {
+          sql:
+            `SELECT character_maximum_length AS len FROM information_schema.columns WHERE lower(table_name) = lower($1) ` +
+            `AND table_schema = ${schema ? 'lower($2)' : 'current_schema()'} AND lower(column_name) = 'owner_id'`,
+          params: schema ? [name, schema] : [name],
+        };
+      case 'mysql':
+      case 'mariadb':
+        return {
+          sql:
+            `SELECT CHARACTER_MAXIMUM_LENGTH AS len FROM information_schema.columns WHERE table_name = ? ` +
+            `AND table_schema = ${schema ? '?' : 'DATABASE()'} AND lower(column_name) = 'owner_id'`,
+          params: schema ? [name, schema] : [name],
+        };
+      case 'sqlite':
+        return {
+          sql: `SELECT type AS len FROM pragma_table_info(?${schema ? ', ?' : ''}) WHERE lower(name) = 'owner_id'`,
+          params: schema ? [name, schema] : [name],
+        };
+      default:
+        return undefined;
+    }
   }
 
   /**
    * Simba's conditional acquire: free once `transition_at` has passed, or a renewal by the owner
-   * while its transition is still running. The version is the fencing token.
+   * while its transition is still running. `version + 1` is Simba's optimistic lock; `acquired_at`
+   * (the fencing token) is the database time, or the previous token + 1 if the clock is behind it.
    */
   acquire(mutex: string, contenderId: string, ttlMs: number, transitionMs: number): BoundSql {
     const now = this.dialect.nowMillis;
     return {
       sql:
-        `UPDATE ${this.table} SET acquired_at = ${now}, ttl_at = ${now} + ${this.p(1)}, ` +
+        `UPDATE ${this.table} SET acquired_at = ${this.nextToken()}, ttl_at = ${now} + ${this.p(1)}, ` +
         `transition_at = ${now} + ${this.p(2)}, owner_id = ${this.p(3)}, version = version + 1 ` +
         `WHERE mutex = ${this.p(4)} AND (transition_at < ${now} OR (owner_id = ${this.p(5)} AND transition_at > ${now}))`,
       params: [Math.trunc(ttlMs), Math.trunc(ttlMs + transitionMs), contenderId, mutex, contenderId],
     };
   }
 
-  /** Gives the mutex up: no owner, and acquirable at once (transition in the past). */
+  /**
+   * Acquire-or-renew of many mutexes in one statement, Simba's condition per row: a row is taken
+   * once its `transition_at` has passed (owner set to the contender named for that mutex), and a
+   * row in `renewals` is renewed while its owner (one of the renewing contenders) is still in its
+   * transition. Renewals check `owner_id IN (renewing ids)` rather than each exact pair: a row of
+   * the list owned by another contender of this instance would be renewed for that contender,
+   * which cannot happen while the statement runs before the renewing owner's deadline (the local
+   * deadline falls a statement timeout before `transition_at`).
+   */
+  acquireMany(
+    takes: ReadonlyArray<{ mutex: string; contenderId: string }>,
+    renewals: ReadonlyArray<{ mutex: string; contenderId: string }>,
+    ttlMs: number,
+    transitionMs: number,
+  ): BoundSql {
+    const params: unknown[] = [];
+    const bind = (value: unknown) => {
+      params.push(value);
+      return this.p(params.length);
+    };
+    const now = this.dialect.nowMillis;
+    const all = [...takes, ...renewals];
+    const ids = new Set(all.map((t) => t.contenderId));
+    const newOwner =
+      ids.size === 1
+        ? bind(all[0].contenderId)
+        : `CASE mutex ${all.map((t) => `WHEN ${bind(t.mutex)} THEN ${bind(t.contenderId)}`).join(' ')} END`;
+    // MySQL assigns left to right and later assignments see earlier ones: owner_id goes first,
+    // while transition_at still holds the old value.
+    const set =
+      `owner_id = CASE WHEN transition_at < ${now} THEN ${newOwner} ELSE owner_id END, ` +
+      `acquired_at = ${this.nextToken()}, ttl_at = ${now} + ${bind(Math.trunc(ttlMs))}, ` +
+      `transition_at = ${now} + ${bind(Math.trunc(ttlMs + transitionMs))}, version = version + 1`;
+    const inList = (values: readonly string[]) => values.map((v) => bind(v)).join(', ');
+    let where = `mutex IN (${inList(all.map((t) => t.mutex))}) AND (transition_at < ${now}`;
+    if (renewals.length) {
+      const renewIds = [...new Set(renewals.map((r) => r.contenderId))];
+      where +=
+        ` OR (mutex IN (${inList(renewals.map((r) => r.mutex))}) AND owner_id IN (${inList(renewIds)}) ` +
+        `AND transition_at > ${now})`;
+    }
+    return { sql: `UPDATE ${this.table} SET ${set} WHERE ${where})`, params };
+  }
+
+  /** The rows of many mutexes, with the database clock read in the same statement. */
+  selectMany(mutexes: readonly string[]): BoundSql {
+    return {
+      sql:
+        `SELECT mutex AS mutex, acquired_at AS acquired_at, ttl_at AS ttl_at, transition_at AS transition_at, ` +
+        `owner_id AS owner_id, version AS version, ${this.dialect.nowMillis} AS now_ms ` +
+        `FROM ${this.table} WHERE mutex IN (${mutexes.map((_, i) => this.p(i + 1)).join(', ')})`,
+      params: [...mutexes],
+    };
+  }
+
+  /** `acquired_at` of a grant: the database time, at least the previous token + 1. */
+  private nextToken(): string {
+    const now = this.dialect.nowMillis;
+    switch (this.dialect.name) {
+      case 'sqlite':
+        return `MAX(${now}, acquired_at + 1)`;
+      case 'mssql':
+        return `CASE WHEN ${now} > acquired_at THEN ${now} ELSE acquired_at + 1 END`;
+      default:
+        return `GREATEST(${now}, acquired_at + 1)`;
+    }
+  }
+
+  /**
+   * Gives the mutex up: no owner, and acquirable at once (transition in the past). `acquired_at`
+   * is kept: the next grant's fencing token is derived from it.
+   */
   release(mutex: string, contenderId: string): BoundSql {
     const now = this.dialect.nowMillis;
     return {

@@ -23,10 +23,11 @@ export class MutexState {
   }
 
   /**
-   * The row's version after the change. It grows with every acquire, renewal and release, so a
-   * resource that remembers the highest token it has seen can refuse writes from a stale owner.
+   * The fencing token of the owner after the change (`acquired_at`, see MutexOwner.fencingToken).
+   * It grows with every grant and renewal, also across a failover, so a resource that remembers
+   * the highest token it has seen can refuse writes from a stale owner.
    */
   get fencingToken(): number {
-    return this.after.version;
+    return this.after.fencingToken;
   }
 }

@@ -1,9 +1,11 @@
-import { toNumber, type SqlClient } from '@holdfast/core';
-import { MutexStatementTimeoutError } from '../errors';
+import { monotonicMillis, toNumber, withTransientRetry, type SqlClient } from '@holdfast/core';
+import { ContenderIdTooLongError, MutexStatementTimeoutError } from '../errors';
+import { MutexContendLoop } from './mutex-contend.loop';
 import { MutexOwner } from './mutex-owner';
 import { MutexQueryResolver, type BoundSql } from './mutex-query.resolver';
 
 interface MutexRowRecord {
+  mutex?: unknown;
   owner_id: unknown;
   acquired_at: unknown;
   ttl_at: unknown;
@@ -18,6 +20,26 @@ export interface AcquireResult {
   owner: MutexOwner;
 }
 
+/** One contend service's attempt in a batch (see MutexContendLoop). */
+export interface BatchRequest {
+  mutex: string;
+  contenderId: string;
+  attempt: 'acquire' | 'peek';
+  /** The service believes it owns, or the row says so: renew rather than take. */
+  renew: boolean;
+  ttl: number;
+  transition: number;
+}
+
+/** Mutexes per statement in a batch: keeps every statement well under each driver's parameter limit. */
+const BATCH_CHUNK = 500;
+
+function chunks<T>(items: readonly T[], size = BATCH_CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
 /**
  * Runs the `simba_mutex` statements with a timeout on every call: server-side where the
  * database has one (PostgreSQL, MariaDB) and always client-side, so a connection that hangs
@@ -25,12 +47,105 @@ export interface AcquireResult {
  */
 export class MutexRepository {
   private readonly ensured = new Set<string>();
+  private _loop?: MutexContendLoop;
+  /** The declared length of the live `owner_id` column, set by SimbaConnection at startup. */
+  ownerIdColumnLength?: number;
 
   constructor(
     readonly sql: SqlClient,
     readonly queries: MutexQueryResolver,
     readonly statementTimeoutMs: number,
   ) {}
+
+  /** The loop that batches the attempts of every contend service on this repository. */
+  get loop(): MutexContendLoop {
+    return (this._loop ??= new MutexContendLoop(this));
+  }
+
+  /**
+   * One tick of many contend services: creates missing rows, then in one transaction one
+   * conditional UPDATE per (ttl, transition) for every acquire and renewal (Simba's condition per
+   * row), and one SELECT of every row asked about, with the database clock. Returns the rows
+   * and how long the connection took to come and the whole call took.
+   */
+  batch(
+    requests: readonly BatchRequest[],
+    timeoutMs = this.statementTimeoutMs,
+  ): Promise<{ rows: Map<string, MutexOwner>; timing: { connectMs: number; totalMs: number } }> {
+    const label = requests.length === 1 ? requests[0].mutex : `${requests.length} mutexes`;
+    return this.bounded(
+      label,
+      'acquire/renew/read',
+      async () => {
+        const started = monotonicMillis();
+        const acquires = requests.filter((r) => r.attempt === 'acquire');
+        const missing = [...new Set(acquires.map((r) => r.mutex))].filter((m) => !this.ensured.has(m));
+        for (const part of chunks(missing)) {
+          await this.insertRows(part);
+          part.forEach((m) => this.ensured.add(m));
+        }
+        let connectMs = 0;
+        const rows = await withTransientRetry(() =>
+          this.inTransaction(acquires.length > 0, async (tx) => {
+            connectMs = monotonicMillis() - started;
+            for (const group of this.groupAcquires(acquires)) {
+              for (const part of chunks(group.items)) {
+                const takes = part.filter((r) => !r.renew);
+                const renewals = part.filter((r) => r.renew);
+                await tx.execute(
+                  ...this.args(this.queries.acquireMany(takes, renewals, group.ttl, group.transition)),
+                );
+              }
+            }
+            const found = new Map<string, MutexOwner>();
+            for (const part of chunks([...new Set(requests.map((r) => r.mutex))], BATCH_CHUNK * 4)) {
+              const records = await tx.query<MutexRowRecord>(...this.args(this.queries.selectMany(part)));
+              for (const record of records) found.set(String(record.mutex), this.toOwner(record));
+            }
+            return found;
+          }),
+        );
+        // A row someone deleted is created again at the next attempt.
+        for (const r of acquires) if (!rows.has(r.mutex)) this.ensured.delete(r.mutex);
+        return { rows, timing: { connectMs, totalMs: monotonicMillis() - started } };
+      },
+      timeoutMs,
+    );
+  }
+
+  /**
+   * Per (ttl, transition): one request per mutex, a renewal before a take (several contenders of
+   * this instance may ask for one mutex in the same tick; the statement names one owner per row).
+   */
+  private groupAcquires(
+    acquires: readonly BatchRequest[],
+  ): { ttl: number; transition: number; items: BatchRequest[] }[] {
+    const groups = new Map<string, { ttl: number; transition: number; items: Map<string, BatchRequest> }>();
+    for (const r of acquires) {
+      const key = `${r.ttl}/${r.transition}`;
+      let group = groups.get(key);
+      if (!group) groups.set(key, (group = { ttl: r.ttl, transition: r.transition, items: new Map() }));
+      const other = group.items.get(r.mutex);
+      if (!other || (r.renew && !other.renew) || (r.renew === other.renew && Math.random() < 0.5))
+        group.items.set(r.mutex, r);
+    }
+    return [...groups.values()].map((g) => ({
+      ttl: g.ttl,
+      transition: g.transition,
+      items: [...g.items.values()],
+    }));
+  }
+
+  private async insertRows(mutexes: string[]): Promise<void> {
+    const insert = () =>
+      this.inTransaction(false, (tx) => tx.execute(...this.args(this.queries.ensureRows(mutexes))));
+    try {
+      await insert();
+    } catch {
+      // Concurrent first inserts of one key can deadlock on InnoDB; the rows exist afterwards.
+      await insert();
+    }
+  }
 
   /** One acquire-or-renew attempt: conditional UPDATE then SELECT, in one transaction. */
   acquire(mutex: string, contenderId: string, ttlMs: number, transitionMs: number): Promise<AcquireResult> {
@@ -71,6 +186,27 @@ export class MutexRepository {
     );
   }
 
+  /** The declared length of the live `owner_id` column, when the dialect can tell. */
+  async ownerIdLength(): Promise<number | undefined> {
+    const query = this.queries.ownerIdLength();
+    if (!query) return undefined;
+    const [row] = await this.sql.query<{ len: unknown }>(query.sql, query.params);
+    if (row?.len == null) return undefined;
+    const text = String(row.len); // a number, or SQLite's declared type such as 'CHAR(32)'
+    const length = Number(/^\d+$/.test(text) ? text : /\((\d+)\)/.exec(text)?.[1]);
+    return Number.isFinite(length) && length > 0 ? length : undefined;
+  }
+
+  /**
+   * Throws ContenderIdTooLongError when `contenderId` does not fit the live `owner_id` column
+   * (known once the module checked its table at startup).
+   */
+  assertContenderFits(contenderId: string, mutex: string): void {
+    if (this.ownerIdColumnLength !== undefined && contenderId.length > this.ownerIdColumnLength) {
+      throw new ContenderIdTooLongError(contenderId, mutex, this.queries.table, this.ownerIdColumnLength);
+    }
+  }
+
   /** The database clock (health check). */
   now(): Promise<number> {
     return this.bounded('-', 'clock read', () =>
@@ -83,7 +219,7 @@ export class MutexRepository {
 
   private async ensureRow(mutex: string): Promise<void> {
     const insert = () =>
-      this.inTransaction(false, (tx) => tx.execute(...this.args(this.queries.ensureRow(mutex))));
+      this.inTransaction(false, (tx) => tx.execute(...this.args(this.queries.ensureRows([mutex]))));
     try {
       await insert();
     } catch {
@@ -94,9 +230,13 @@ export class MutexRepository {
 
   private async readOwner(tx: SqlClient, mutex: string): Promise<MutexOwner | undefined> {
     const [row] = await tx.query<MutexRowRecord>(...this.args(this.queries.select(mutex)));
-    if (!row) return undefined;
+    return row ? this.toOwner(row) : undefined;
+  }
+
+  private toOwner(row: MutexRowRecord): MutexOwner {
     return new MutexOwner(
-      row.owner_id == null ? '' : String(row.owner_id),
+      // CHAR(32) (Simba's DDL) comes back space-padded from PostgreSQL.
+      row.owner_id == null ? '' : String(row.owner_id).trimEnd(),
       toNumber(row.acquired_at),
       toNumber(row.ttl_at),
       toNumber(row.transition_at),
@@ -123,11 +263,16 @@ export class MutexRepository {
     });
   }
 
-  private bounded<T>(mutex: string, operation: string, work: () => Promise<T>): Promise<T> {
+  private bounded<T>(
+    mutex: string,
+    operation: string,
+    work: () => Promise<T>,
+    timeoutMs = this.statementTimeoutMs,
+  ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new MutexStatementTimeoutError(mutex, operation, this.statementTimeoutMs)),
-        this.statementTimeoutMs,
+        () => reject(new MutexStatementTimeoutError(mutex, operation, timeoutMs)),
+        timeoutMs,
       );
       timer.unref?.();
       work().then(

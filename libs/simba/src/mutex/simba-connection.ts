@@ -29,10 +29,14 @@ export class SimbaConnection implements OnModuleInit {
       this.options.tablePrefix,
       this.options.schema,
     );
+    if (this.options.schema !== 'none') repository.ownerIdColumnLength = await repository.ownerIdLength();
     await this.checkBusyTimeout(repository);
     this.logger.log(
       `simba_mutex ready on ${repository.sql.dialect.name} (${repository.queries.table}); ttl ${this.options.ttl} ms, ` +
-        `transition ${this.options.transition} ms, statement timeout ${this.options.statementTimeout} ms`,
+        `transition ${this.options.transition} ms, statement timeout ${this.options.statementTimeout} ms` +
+        (repository.ownerIdColumnLength
+          ? `, owner_id up to ${repository.ownerIdColumnLength} characters`
+          : ''),
     );
   }
 

@@ -3,8 +3,9 @@ import type { TableSpec } from '@holdfast/core';
 /**
  * `<prefix>simba_mutex`: one row per mutex (Simba's JDBC layout). Times are epoch ms from the
  * database clock; `owner_id` is '' when nobody owns the mutex; `version` grows on every acquire,
- * renewal and release and is handed out as the fencing token. The defaults let a row be created
- * with its key alone (`INSERT ... DO NOTHING`), so concurrent first users never overwrite each other.
+ * renewal and release (Simba's optimistic lock). Holdfast writes every column explicitly, so a
+ * table made by Simba's own DDL (no defaults, `owner_id CHAR(32)`, unsigned types) works as well;
+ * the defaults below only serve tables created by this spec.
  */
 export const SIMBA_MUTEX_TABLE: TableSpec = {
   name: 'simba_mutex',
@@ -22,3 +23,5 @@ export const SIMBA_MUTEX_TABLE: TableSpec = {
 
 export const MUTEX_NAME_MAX_LENGTH = 66;
 export const OWNER_ID_MAX_LENGTH = 128;
+/** `owner_id` in Simba's own DDL is `CHAR(32)`: generated contender ids fit it. */
+export const SEED_OWNER_ID_LENGTH = 32;

@@ -3,6 +3,7 @@ import { CreateFailoverStore1764000000001 } from './1764000000001-create-failove
 import { CreateSimbaMutex1764000000002 } from './1764000000002-create-simba-mutex';
 import { CreateHoldfastLock1764000000003 } from './1764000000003-create-holdfast-lock';
 import { CreateCorMessage1764000000004 } from './1764000000004-create-cor-message';
+import { ConvertCorMessageTimes1764000000405 } from './1764000000405-convert-cor-message-times';
 
 /** All Holdfast migrations, in order: pass to TypeORM's `migrations` option. */
 export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -10,4 +11,5 @@ export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [
   CreateSimbaMutex1764000000002,
   CreateHoldfastLock1764000000003,
   CreateCorMessage1764000000004,
+  ConvertCorMessageTimes1764000000405,
 ];

@@ -5,8 +5,8 @@ import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker';
 import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
 
 /**
- * Every table Holdfast owns, in creation order. `npm run ddl -- --dialect <d>` prints them and
- * the migrations in this folder create them. Each module adds its TableSpec here.
+ * Every table Holdfast owns, in creation order. `holdfast ddl --dialect <d>` prints them and
+ * HOLDFAST_MIGRATIONS create them. Each module adds its TableSpec here.
  */
 export const HOLDFAST_TABLES: readonly TableSpec[] = [
   FAILOVER_STORE_TABLE,

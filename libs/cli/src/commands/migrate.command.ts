@@ -1,0 +1,39 @@
+import { validateTablePrefix } from '@holdfast/core';
+import { DataSource } from 'typeorm';
+import { dataSourceOptionsFromUrl } from '../database-url';
+import { HOLDFAST_MIGRATIONS } from '../migrations';
+
+export interface MigrateOptions {
+  url: string | undefined;
+  /** Table prefix; default HOLDFAST_TABLE_PREFIX, else none. */
+  prefix?: string;
+  /** Where TypeORM records what ran; default TypeORM's own `migrations` table. */
+  migrationsTable?: string;
+}
+
+/**
+ * `holdfast migrate`: runs the Holdfast migrations that have not run yet on DATABASE_URL and
+ * returns their names. They are recorded in TypeORM's migrations table, so an application that
+ * also lists HOLDFAST_MIGRATIONS in its DataSource sees them as done.
+ */
+export async function migrateCommand(options: MigrateOptions): Promise<string[]> {
+  const prefix = options.prefix ?? process.env.HOLDFAST_TABLE_PREFIX ?? '';
+  validateTablePrefix(prefix);
+  const dataSource = new DataSource({
+    ...dataSourceOptionsFromUrl(options.url),
+    migrations: HOLDFAST_MIGRATIONS,
+    ...(options.migrationsTable ? { migrationsTableName: options.migrationsTable } : {}),
+  });
+  await dataSource.initialize();
+  // The migrations read their prefix from the environment (HoldfastTableMigration).
+  const previous = process.env.HOLDFAST_TABLE_PREFIX;
+  process.env.HOLDFAST_TABLE_PREFIX = prefix;
+  try {
+    const ran = await dataSource.runMigrations({ transaction: 'each' });
+    return ran.map((m) => m.name);
+  } finally {
+    if (previous === undefined) delete process.env.HOLDFAST_TABLE_PREFIX;
+    else process.env.HOLDFAST_TABLE_PREFIX = previous;
+    await dataSource.destroy();
+  }
+}

@@ -1,0 +1,38 @@
+import { resolve } from 'node:path';
+import type { DataSourceOptions } from 'typeorm';
+import { InvalidDatabaseUrlError } from './errors';
+
+const FORMS = 'postgres://…, postgresql://…, mysql://…, mariadb://… or sqlite:<file>';
+
+/**
+ * TypeORM options for DATABASE_URL: `postgres://` / `postgresql://` (pg), `mysql://` (mysql2,
+ * MySQL), `mariadb://` (mysql2, MariaDB), `sqlite:<file>` (better-sqlite3; `sqlite:///abs/path`
+ * works too). The driver is the application's own: install the one for your database.
+ */
+export function dataSourceOptionsFromUrl(url: string | undefined): DataSourceOptions {
+  if (!url) throw new InvalidDatabaseUrlError(`DATABASE_URL is not set; set it to ${FORMS}`);
+  const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
+  switch (scheme) {
+    case 'postgres':
+    case 'postgresql':
+      return { type: 'postgres', url };
+    case 'mysql':
+    case 'mariadb':
+      return { type: scheme, url: url.replace(/^mariadb:/i, 'mysql:'), timezone: 'Z' };
+    case 'sqlite': {
+      const file = url.slice('sqlite:'.length).replace(/^\/\//, '');
+      if (!file)
+        throw new InvalidDatabaseUrlError(`DATABASE_URL ${JSON.stringify(url)} names no SQLite file`);
+      return { type: 'better-sqlite3', database: resolve(file), enableWAL: true, timeout: 10_000 };
+    }
+    default:
+      throw new InvalidDatabaseUrlError(
+        `DATABASE_URL must start with ${FORMS}; got ${JSON.stringify(redact(url))}`,
+      );
+  }
+}
+
+/** The URL with its password hidden, for messages. */
+export function redact(url: string): string {
+  return url.replace(/^([^:/]+:\/\/[^:@/]+:)[^@/]*@/, '$1***@');
+}

@@ -1,0 +1,151 @@
+import { SchemaManager, tableName, toNumber, type SqlClient } from '@holdfast/core';
+import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
+import { COR_MESSAGE_TABLE, CorMessageQueries } from '@holdfast/inbox';
+import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
+
+/** A simba mutex: who owns it and until when (database clock). */
+export interface MutexStatus {
+  mutex: string;
+  owner: string | null;
+  fencingToken: number;
+  state: 'owned' | 'transition' | 'free';
+  /** ms until ttl_at (owned) or transition_at (transition); null when free. */
+  expiresInMs: number | null;
+}
+
+/** A locker lock row: the master's name and its TIME against the database clock. */
+export interface LockStatus {
+  lock: string;
+  master: string | null;
+  /** TIME − now in ms: > 0 a lease with that long to run, ≤ 0 the age of the last keep-alive. */
+  timeFromNowMs: number | null;
+}
+
+export interface InboxStatus {
+  total: number;
+  due: number;
+  retrying: number;
+  paused: number;
+  parked: number;
+  expired: number;
+  /** Age in ms of the oldest due message (null when none is due). */
+  oldestDueAgeMs: number | null;
+}
+
+export interface FailoverStatus {
+  failover: string;
+  liveEntries: number;
+  newestAsOf: string | null;
+}
+
+export interface HoldfastStatus {
+  /** The database clock, epoch ms, that every relative figure uses. */
+  databaseNow: number;
+  prefix: string;
+  /** A section is null when its table does not exist (that module is not used here). */
+  owners: MutexStatus[] | null;
+  masters: LockStatus[] | null;
+  inbox: InboxStatus | null;
+  failover: FailoverStatus[] | null;
+}
+
+const nullable = (value: unknown): number | null =>
+  value === null || value === undefined ? null : toNumber(value);
+
+/** Reads what every Holdfast table says right now, with the database's clock. */
+export class StatusQueries {
+  private readonly schema: SchemaManager;
+
+  constructor(
+    private readonly sql: SqlClient,
+    private readonly prefix: string,
+    /** The inbox's `maxRetries` (its default 5): with no next retry, a message is parked at it. */
+    private readonly inboxMaxRetries = 5,
+  ) {
+    this.schema = new SchemaManager(sql);
+  }
+
+  async read(): Promise<HoldfastStatus> {
+    const now = await this.sql.nowMillis();
+    return {
+      databaseNow: now,
+      prefix: this.prefix,
+      owners: await this.ifTable(SIMBA_MUTEX_TABLE.name, (t) => this.owners(t, now)),
+      masters: await this.ifTable(HOLDFAST_LOCK_TABLE.name, (t) => this.masters(t, now)),
+      inbox: await this.ifTable(COR_MESSAGE_TABLE.name, () => this.inbox(now)),
+      failover: await this.ifTable(FAILOVER_STORE_TABLE.name, (t) => this.failover(t, now)),
+    };
+  }
+
+  private async ifTable<T>(name: string, read: (table: string) => Promise<T>): Promise<T | null> {
+    const table = tableName(this.prefix, name);
+    return (await this.schema.tableExists(table)) ? read(table) : null;
+  }
+
+  private async owners(table: string, now: number): Promise<MutexStatus[]> {
+    const rows = await this.sql.query(
+      `SELECT mutex, owner_id, version, ttl_at, transition_at FROM ${table} ORDER BY mutex`,
+    );
+    return rows.map((r) => {
+      const ttlAt = toNumber(r.ttl_at);
+      const transitionAt = toNumber(r.transition_at);
+      const owner = r.owner_id ? String(r.owner_id) : null;
+      const state = !owner ? 'free' : ttlAt > now ? 'owned' : transitionAt > now ? 'transition' : 'free';
+      return {
+        mutex: String(r.mutex),
+        owner: state === 'free' ? null : owner,
+        fencingToken: toNumber(r.version),
+        state,
+        expiresInMs: state === 'owned' ? ttlAt - now : state === 'transition' ? transitionAt - now : null,
+      };
+    });
+  }
+
+  private async masters(table: string, now: number): Promise<LockStatus[]> {
+    const rows = await this.sql.query(
+      `SELECT ID AS lock_id, BROKER_NAME AS broker_name, TIME AS lock_time FROM ${table} ORDER BY ID`,
+    );
+    return rows.map((r) => {
+      const time = nullable(r.lock_time);
+      return {
+        lock: String(r.lock_id),
+        master: r.broker_name ? String(r.broker_name) : null,
+        timeFromNowMs: time === null ? null : time - now,
+      };
+    });
+  }
+
+  private async inbox(now: number): Promise<InboxStatus> {
+    // The inbox's own statements: its statuses depend on its time columns' live layout and on
+    // maxRetries (a message with no next retry is parked once its attempts reach it).
+    const queries = new CorMessageQueries(this.sql, this.prefix, this.inboxMaxRetries);
+    await queries.detectLayout();
+    const counts = await queries.counts(now);
+    const [oldestDue] = await queries.list('due', 1, 0, now);
+    return {
+      total: counts.total,
+      due: counts.due,
+      retrying: counts.retrying,
+      paused: counts.paused,
+      parked: counts.parked,
+      expired: counts.expired,
+      oldestDueAgeMs: oldestDue ? Math.max(0, now - oldestDue.inserted) : null,
+    };
+  }
+
+  private async failover(table: string, now: number): Promise<FailoverStatus[]> {
+    const d = this.sql.dialect;
+    const rows = await this.sql.query(
+      `SELECT FAILOVER_NAME AS failover_name, COUNT(*) AS live, MAX(AS_OF) AS newest FROM ${table} ` +
+        `WHERE EXPIRE_ON >= ${d.placeholder(1)} GROUP BY FAILOVER_NAME ORDER BY FAILOVER_NAME`,
+      [d.timestampParam(new Date(now))],
+    );
+    return rows.map((r) => ({
+      failover: String(r.failover_name),
+      liveEntries: toNumber(r.live),
+      newestAsOf:
+        r.newest === null || r.newest === undefined ? null : d.readTimestamp(r.newest).toISOString(),
+    }));
+  }
+}

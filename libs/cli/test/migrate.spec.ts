@@ -1,0 +1,62 @@
+import { SchemaManager, sqlClientFor } from '@holdfast/core';
+import { describeEachDatabase } from '@holdfast/core/testing';
+import { HOLDFAST_MIGRATIONS, HOLDFAST_TABLES } from '../src';
+import { cli, testDatabaseUrl } from './cli-support';
+
+describeEachDatabase(
+  'holdfast migrate',
+  (ctx) => {
+    const prefix = ctx.prefix;
+    const migrationsTable = `${prefix}migrations`;
+
+    it('creates every Holdfast table on DATABASE_URL, and each module accepts them', async () => {
+      const env = { DATABASE_URL: testDatabaseUrl(ctx.db, ctx.dataSource), HOLDFAST_TABLE_PREFIX: prefix };
+      const first = await cli(['migrate', '--migrations-table', migrationsTable], env);
+      expect(first.stderr).toBe('');
+      expect(first.code).toBe(0);
+      expect(first.stdout.trim().split('\n')).toEqual(
+        HOLDFAST_MIGRATIONS.map((m) => `holdfast migrate: ran ${m.name}`),
+      );
+
+      // The schema check each module runs at startup (tables, columns, indexes).
+      const schema = new SchemaManager(sqlClientFor(ctx.dataSource));
+      for (const table of HOLDFAST_TABLES) await schema.apply(table, prefix, 'check');
+
+      const again = await cli(['migrate', '--migrations-table', migrationsTable], env);
+      expect(again).toEqual({ code: 0, stdout: expect.stringContaining('nothing to run'), stderr: '' });
+    });
+
+    it('a bad --prefix is refused (exit 2) even with a good HOLDFAST_TABLE_PREFIX', async () => {
+      const env = { DATABASE_URL: testDatabaseUrl(ctx.db, ctx.dataSource), HOLDFAST_TABLE_PREFIX: prefix };
+      const bad = await cli(['migrate', '--prefix', 'a-b', '--migrations-table', migrationsTable], env);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain('Invalid table prefix "a-b"');
+    });
+  },
+  { tables: [...HOLDFAST_TABLES.map((t) => t.name), 'migrations'], tag: 'cli' },
+);
+
+describe('holdfast migrate without a usable DATABASE_URL', () => {
+  it('says DATABASE_URL is not set', async () => {
+    const { code, stderr } = await cli(['migrate'], {});
+    expect(code).toBe(1);
+    expect(stderr).toContain('DATABASE_URL is not set');
+  });
+
+  it('refuses an unknown scheme, without printing the password', async () => {
+    const { code, stderr } = await cli(['migrate'], { DATABASE_URL: 'redis://app:s3cret@127.0.0.1:6379/0' });
+    expect(code).toBe(1);
+    expect(stderr).toContain('DATABASE_URL must start with postgres://');
+    expect(stderr).toContain('redis://app:***@127.0.0.1');
+    expect(stderr).not.toContain('s3cret');
+  });
+
+  it('reports a database it cannot reach as a failure (exit 1), without the password', async () => {
+    const { code, stderr } = await cli(['migrate'], {
+      DATABASE_URL: 'postgres://app:s3cret@127.0.0.1:1/none',
+    });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/ECONNREFUSED/);
+    expect(stderr).not.toContain('s3cret');
+  });
+});

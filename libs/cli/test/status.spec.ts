@@ -1,0 +1,147 @@
+import { tableName, type SqlClient } from '@holdfast/core';
+import { describeEachDatabase } from '@holdfast/core/testing';
+import { FAR_FUTURE } from '@holdfast/inbox';
+import { HOLDFAST_TABLES, type HoldfastStatus } from '../src';
+import { cli, testDatabaseUrl } from './cli-support';
+
+async function insert(sql: SqlClient, table: string, row: Record<string, unknown>): Promise<void> {
+  const columns = Object.keys(row);
+  await sql.execute(
+    `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${sql.dialect.placeholders(columns.length)})`,
+    Object.values(row),
+  );
+}
+
+describeEachDatabase(
+  'holdfast status',
+  (ctx) => {
+    let env: NodeJS.ProcessEnv;
+    let now: number;
+
+    beforeAll(async () => {
+      env = { DATABASE_URL: testDatabaseUrl(ctx.db, ctx.dataSource), HOLDFAST_TABLE_PREFIX: ctx.prefix };
+      const migrated = await cli(['migrate', '--migrations-table', `${ctx.prefix}migrations`], env);
+      expect(migrated.stderr).toBe('');
+      const t = (name: string) => tableName(ctx.prefix, name);
+      const sql = ctx.sql;
+      now = await sql.nowMillis();
+      const mutex = (mutex: string, owner: string, version: number, ttl: number, transition: number) =>
+        insert(sql, t('simba_mutex'), {
+          mutex,
+          owner_id: owner,
+          version,
+          acquired_at: now - 1_000,
+          ttl_at: now + ttl,
+          transition_at: now + transition,
+        });
+      await mutex('orders-leader', 'node-1', 7, 60_000, 90_000);
+      await mutex('reports', 'node-2', 3, -60_000, 60_000);
+      await mutex('nightly', '', 4, -120_000, -60_000);
+
+      await insert(sql, t('HOLDFAST_LOCK'), { ID: 'broker', BROKER_NAME: 'node-1', TIME: now + 60_000 });
+      await insert(sql, t('HOLDFAST_LOCK'), { ID: 'idle', BROKER_NAME: null, TIME: null });
+
+      // COR_MESSAGE times are timestamps, written the way the inbox writes them.
+      const at = (ms: number) => sql.dialect.timestampParam(new Date(ms));
+      const message = (id: string, inserted: number, extra: Record<string, unknown> = {}) =>
+        insert(sql, t('COR_MESSAGE'), {
+          ID: id,
+          PAYLOAD_ENCODING: 'json',
+          PAYLOAD_TYPE_NAME: 'ping',
+          INSERTED: at(inserted),
+          RETRIES: 0,
+          ...extra,
+        });
+      await message('due-1', now - 30_000);
+      await message('due-2', now - 5_000, { NEXT_RETRY: at(now - 1_000), RETRIES: 1 });
+      await message('retrying', now - 40_000, { NEXT_RETRY: at(now + 600_000), RETRIES: 2 });
+      await message('paused', now - 50_000, { NEXT_RETRY: at(FAR_FUTURE) });
+      // No next retry and attempts used up (the inbox's default maxRetries is 5): parked.
+      await message('parked', now - 60_000, { RETRIES: 6, ERROR: 'boom' });
+      await message('expired', now - 90_000, { EXPIRATION: at(now - 1_000) });
+
+      const entry = (name: string, key: string, asOf: number, expireOn: number) =>
+        insert(sql, t('FAILOVER_STORE'), {
+          FAILOVER_NAME: name,
+          FAILOVER_KEY: key,
+          AS_OF: sql.dialect.timestampParam(new Date(asOf)),
+          EXPIRE_ON: sql.dialect.timestampParam(new Date(expireOn)),
+          PAYLOAD: '{}',
+          PAYLOAD_CLASS: 'Object',
+        });
+      await entry('country', 'FR', now - 10_000, now + 3_600_000);
+      await entry('country', 'DE', now - 20_000, now + 3_600_000);
+      await entry('country', 'IT', now - 7_200_000, now - 3_600_000);
+      await entry('rates', 'EUR', now - 7_200_000, now - 60_000);
+    });
+
+    it('--json: owners, masters, inbox counts and live failover entries, on the database clock', async () => {
+      const { code, stdout, stderr } = await cli(['status', '--json'], env);
+      expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+      const status = JSON.parse(stdout) as HoldfastStatus;
+      expect(status.prefix).toBe(ctx.prefix);
+      const skew = status.databaseNow - now;
+      expect(skew).toBeGreaterThanOrEqual(0);
+      expect(skew).toBeLessThan(60_000);
+
+      expect(status.owners?.map(({ expiresInMs: _, ...m }) => m)).toEqual([
+        { mutex: 'nightly', owner: null, fencingToken: 4, state: 'free' },
+        { mutex: 'orders-leader', owner: 'node-1', fencingToken: 7, state: 'owned' },
+        { mutex: 'reports', owner: 'node-2', fencingToken: 3, state: 'transition' },
+      ]);
+      const leader = status.owners?.find((m) => m.mutex === 'orders-leader');
+      expect(leader?.expiresInMs).toBe(now + 60_000 - status.databaseNow);
+
+      expect(status.masters).toEqual([
+        { lock: 'broker', master: 'node-1', timeFromNowMs: now + 60_000 - status.databaseNow },
+        { lock: 'idle', master: null, timeFromNowMs: null },
+      ]);
+      expect(status.inbox).toEqual({
+        total: 6,
+        due: 2,
+        retrying: 1,
+        paused: 1,
+        parked: 1,
+        expired: 1,
+        oldestDueAgeMs: status.databaseNow - (now - 30_000),
+      });
+      expect(status.failover).toEqual([
+        { failover: 'country', liveEntries: 2, newestAsOf: new Date(now - 10_000).toISOString() },
+      ]);
+    });
+
+    it('prints the same as a table', async () => {
+      const { code, stdout } = await cli(['status'], env);
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/orders-leader\s+node-1\s+7\s+owned\s+\d+\.\ds/);
+      expect(stdout).toMatch(/broker\s+node-1\s+lease ends in \d+\.\ds/);
+      expect(stdout).toMatch(
+        /TOTAL\s+DUE\s+RETRYING\s+PAUSED\s+PARKED\s+EXPIRED\s+OLDEST DUE\n\s+6\s+2\s+1\s+1\s+1\s+1\s+\d+\.\ds ago/,
+      );
+      expect(stdout).toMatch(/country\s+2\s+\d{4}-/);
+      expect(stdout).not.toContain('rates');
+    });
+
+    it('--inbox-max-retries tells parked from due as the application configured it', async () => {
+      const { code, stdout } = await cli(['status', '--json', '--inbox-max-retries', '10'], env);
+      expect(code).toBe(0);
+      expect((JSON.parse(stdout) as HoldfastStatus).inbox).toMatchObject({ due: 3, parked: 0 });
+      const bad = await cli(['status', '--inbox-max-retries', 'many'], env);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("--inbox-max-retries must be a whole number, got 'many'");
+    });
+
+    it('says which tables are missing under another prefix', async () => {
+      const { code, stdout } = await cli(['status', '--json', '--prefix', `${ctx.prefix}none_`], env);
+      expect(code).toBe(0);
+      const status = JSON.parse(stdout) as HoldfastStatus;
+      expect([status.owners, status.masters, status.inbox, status.failover]).toEqual([
+        null,
+        null,
+        null,
+        null,
+      ]);
+    });
+  },
+  { tables: [...HOLDFAST_TABLES.map((t) => t.name), 'migrations'], tag: 'cls' },
+);

@@ -1,0 +1,82 @@
+import type { QueryRunner } from 'typeorm';
+import type { Dialect } from '../dialect/dialect';
+
+/**
+ * The default server-side bound on a transaction whose client goes quiet inside it: 30 s. A
+ * frozen or partitioned process then holds its row locks for at most this long.
+ */
+export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
+
+/** The MySQL/MariaDB session variable that bounds an idle transaction, in whole seconds. */
+function mysqlVariable(dialect: Dialect): string {
+  // MariaDB ends only idle *transactions*; MySQL has no such variable, so its bound is the
+  // connection's idle timeout, set for the transaction's duration only.
+  return dialect === 'mariadb' ? 'idle_transaction_timeout' : 'wait_timeout';
+}
+
+/**
+ * Opens a transaction on `runner` that the server ends by itself if the client sends nothing
+ * for `idleMs` inside it (0: no bound):
+ * - PostgreSQL: `SET LOCAL idle_in_transaction_session_timeout` sent with the BEGIN (one round
+ *   trip, transaction-scoped, so it works behind PgBouncer in transaction mode);
+ * - MariaDB: the session's `idle_transaction_timeout` (seconds), set before BEGIN and reset by
+ *   `endBoundedTransaction`, so the application's own transactions on that connection keep the
+ *   server's setting;
+ * - MySQL: the session's `wait_timeout` the same way;
+ * - SQLite: `BEGIN IMMEDIATE` (one process's file lock; no server to end anything).
+ */
+export async function beginBoundedTransaction(
+  runner: QueryRunner,
+  dialect: Dialect,
+  idleMs: number,
+): Promise<void> {
+  const ms = Math.max(0, Math.ceil(idleMs));
+  switch (dialect) {
+    case 'postgres':
+      await runner.query(ms > 0 ? `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${ms}` : 'BEGIN');
+      return;
+    case 'mysql':
+    case 'mariadb':
+      if (ms > 0)
+        await runner.query(`SET SESSION ${mysqlVariable(dialect)} = ${Math.max(1, Math.ceil(ms / 1000))}`);
+      await runner.query('START TRANSACTION');
+      return;
+    case 'sqlite':
+      await runner.query('BEGIN IMMEDIATE');
+      return;
+    default:
+      await runner.startTransaction();
+  }
+}
+
+/**
+ * Commits or rolls back a transaction opened by `beginBoundedTransaction`, then gives the
+ * connection its server default back (MySQL/MariaDB). A rollback on a connection the server has
+ * already closed is not an error: the server rolled the transaction back itself.
+ */
+export async function endBoundedTransaction(
+  runner: QueryRunner,
+  dialect: Dialect,
+  idleMs: number,
+  outcome: 'commit' | 'rollback',
+): Promise<void> {
+  if (dialect !== 'postgres' && dialect !== 'mysql' && dialect !== 'mariadb' && dialect !== 'sqlite') {
+    if (outcome === 'commit') await runner.commitTransaction();
+    else if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
+    return;
+  }
+  if (outcome === 'commit') {
+    await runner.query('COMMIT');
+  } else {
+    try {
+      await runner.query('ROLLBACK');
+    } catch {
+      return; // the connection is gone; so is its session state
+    }
+  }
+  if ((dialect === 'mysql' || dialect === 'mariadb') && idleMs > 0) {
+    // After a COMMIT the outcome is settled: a failing reset (a dead connection) must not turn it
+    // into an error that a caller would retry.
+    await runner.query(`SET SESSION ${mysqlVariable(dialect)} = DEFAULT`).catch(() => undefined);
+  }
+}

@@ -1,0 +1,257 @@
+import type { SqlClient } from '../database/sql-client';
+import type { ColumnType } from '../dialect/sql-dialect';
+
+/** A live column's logical kind; 'other' for anything Holdfast never uses (REAL, ENUM, JSON...). */
+export type LiveColumnKind = ColumnType['kind'] | 'other';
+
+/** SQLite's type affinity, from the declared type by SQLite's own rules (datatype3.html §3.1). */
+export type SqliteAffinity = 'INTEGER' | 'TEXT' | 'BLOB' | 'REAL' | 'NUMERIC';
+
+/** One column of a live table, as the database describes it. */
+export interface LiveColumn {
+  /** The name as the database stores it. */
+  readonly name: string;
+  /** The type as the database reports it: `character varying(128)`, `bigint(20) unsigned`, `CHAR(32)`. */
+  readonly rawType: string;
+  readonly kind: LiveColumnKind;
+  /**
+   * varchar/char: the longest value the database enforces, in characters. Undefined when it
+   * enforces none (PostgreSQL `varchar` without length, every SQLite column).
+   */
+  readonly length?: number;
+  /** Fractional-second digits of a timestamp column, where the database reports them. */
+  readonly precision?: number;
+  /** SQLite only: the column's affinity, which decides what it can store. */
+  readonly affinity?: SqliteAffinity;
+  readonly nullable: boolean;
+  /** True when the column has a default other than NULL. */
+  readonly hasDefault: boolean;
+}
+
+/** What a module's table looks like in the database, read at startup by `SchemaManager.apply`. */
+export class LiveTable {
+  private readonly byName: ReadonlyMap<string, LiveColumn>;
+
+  constructor(
+    /** The prefixed table name. */
+    readonly table: string,
+    /** False when the table does not exist (possible only in schema mode 'none'). */
+    readonly exists: boolean,
+    columns: readonly LiveColumn[],
+    /** False where Holdfast cannot read the catalog (SQL Server, Oracle): columns come from the spec. */
+    readonly verified = true,
+  ) {
+    this.byName = new Map(columns.map((c) => [c.name.toLowerCase(), c]));
+  }
+
+  /** Every column, by lower-cased name. */
+  get columns(): ReadonlyMap<string, LiveColumn> {
+    return this.byName;
+  }
+
+  /** The column of that name, any case. */
+  column(name: string): LiveColumn | undefined {
+    return this.byName.get(name.toLowerCase());
+  }
+
+  has(name: string): boolean {
+    return this.byName.has(name.toLowerCase());
+  }
+}
+
+/** SQLite's affinity rules, in SQLite's order. */
+export function sqliteAffinity(declared: string): SqliteAffinity {
+  const t = declared.toUpperCase();
+  if (t.includes('INT')) return 'INTEGER';
+  if (t.includes('CHAR') || t.includes('CLOB') || t.includes('TEXT')) return 'TEXT';
+  if (t.includes('BLOB') || t.trim() === '') return 'BLOB';
+  if (t.includes('REAL') || t.includes('FLOA') || t.includes('DOUB')) return 'REAL';
+  return 'NUMERIC';
+}
+
+function sqliteKind(declared: string, affinity: SqliteAffinity): LiveColumnKind {
+  const t = declared.toUpperCase();
+  switch (affinity) {
+    case 'INTEGER':
+      return t.includes('BIGINT') ? 'bigint' : 'int';
+    case 'TEXT':
+      if (/VARCHAR|VARYING/.test(t)) return 'varchar';
+      return /\bN?CHAR(ACTER)?\b/.test(t) ? 'char' : 'text';
+    case 'BLOB':
+      return 'blob';
+    case 'NUMERIC':
+      return /DATE|TIME/.test(t) ? 'timestamp' : 'other';
+    default:
+      return 'other';
+  }
+}
+
+/** The affinities a SQLite column may have to hold values of a logical type as Holdfast binds them. */
+export function sqliteAffinitiesFor(kind: ColumnType['kind']): readonly SqliteAffinity[] {
+  switch (kind) {
+    case 'int':
+    case 'bigint':
+      return ['INTEGER'];
+    case 'varchar':
+    case 'char':
+    case 'text':
+      return ['TEXT'];
+    case 'blob':
+      return ['BLOB'];
+    case 'timestamp':
+      // ISO-8601 text: TEXT keeps it; NUMERIC (a declared TIMESTAMP/DATETIME) keeps text that is no number.
+      return ['TEXT', 'NUMERIC'];
+  }
+}
+
+function postgresKind(dataType: string): LiveColumnKind {
+  switch (dataType) {
+    case 'character varying':
+      return 'varchar';
+    case 'character':
+      return 'char';
+    case 'text':
+      return 'text';
+    case 'bytea':
+      return 'blob';
+    case 'bigint':
+      return 'bigint';
+    case 'integer':
+      return 'int';
+    case 'timestamp with time zone':
+      return 'timestamp';
+    default:
+      // Includes `timestamp without time zone`: node-postgres binds a Date with the process's
+      // offset, which such a column drops, so it would store local wall-clock times.
+      return 'other';
+  }
+}
+
+function mysqlKind(dataType: string): LiveColumnKind {
+  switch (dataType) {
+    case 'varchar':
+      return 'varchar';
+    case 'char':
+      return 'char';
+    case 'tinytext':
+    case 'text':
+    case 'mediumtext':
+    case 'longtext':
+      return 'text';
+    case 'tinyblob':
+    case 'blob':
+    case 'mediumblob':
+    case 'longblob':
+      return 'blob';
+    case 'bigint':
+      return 'bigint';
+    case 'int':
+      return 'int';
+    case 'datetime':
+    case 'timestamp':
+      return 'timestamp';
+    default:
+      return 'other';
+  }
+}
+
+function optionalNumber(value: unknown): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+function split(table: string): { schema?: string; name: string } {
+  const dot = table.lastIndexOf('.');
+  return dot < 0 ? { name: table } : { schema: table.slice(0, dot), name: table.slice(dot + 1) };
+}
+
+/**
+ * Reads a table's columns from the catalog: information_schema.columns on PostgreSQL and
+ * MySQL/MariaDB, `pragma_table_info` on SQLite. Returns no columns when the table does not exist.
+ * Undefined for dialects Holdfast does not execute.
+ */
+export async function readLiveColumns(sql: SqlClient, table: string): Promise<LiveColumn[] | undefined> {
+  const { schema, name } = split(table);
+  switch (sql.dialect.name) {
+    case 'postgres': {
+      const rows = await sql.query<Record<string, unknown>>(
+        `SELECT column_name AS name, data_type AS data_type, character_maximum_length AS length,
+                datetime_precision AS precision, is_nullable AS nullable, column_default AS dflt
+           FROM information_schema.columns
+          WHERE lower(table_name) = lower($1) AND table_schema = ${schema ? 'lower($2)' : 'current_schema()'}
+          ORDER BY ordinal_position`,
+        schema ? [name, schema] : [name],
+      );
+      return rows.map((r) => {
+        const dataType = String(r.data_type);
+        const kind = postgresKind(dataType);
+        const length = optionalNumber(r.length);
+        const precision = kind === 'timestamp' ? optionalNumber(r.precision) : undefined;
+        return {
+          name: String(r.name),
+          rawType:
+            length !== undefined
+              ? `${dataType}(${length})`
+              : precision !== undefined && precision !== 6
+                ? dataType.replace(/^timestamp/, `timestamp(${precision})`)
+                : dataType,
+          kind,
+          length,
+          precision,
+          nullable: r.nullable === 'YES',
+          hasDefault: r.dflt !== null && r.dflt !== undefined && !/^NULL(::.*)?$/i.test(String(r.dflt)),
+        };
+      });
+    }
+    case 'mysql':
+    case 'mariadb': {
+      const rows = await sql.query<Record<string, unknown>>(
+        `SELECT COLUMN_NAME AS name, DATA_TYPE AS data_type, COLUMN_TYPE AS column_type,
+                CHARACTER_MAXIMUM_LENGTH AS length, DATETIME_PRECISION AS \`precision\`,
+                IS_NULLABLE AS nullable, COLUMN_DEFAULT AS dflt
+           FROM information_schema.columns
+          WHERE table_name = ? AND table_schema = ${schema ? '?' : 'DATABASE()'}
+          ORDER BY ORDINAL_POSITION`,
+        schema ? [name, schema] : [name],
+      );
+      return rows.map((r) => {
+        const kind = mysqlKind(String(r.data_type).toLowerCase());
+        // MariaDB reports a NULL default as the text 'NULL' (a string default is quoted).
+        const dflt = r.dflt === null || r.dflt === undefined ? undefined : String(r.dflt);
+        return {
+          name: String(r.name),
+          rawType: String(r.column_type),
+          kind,
+          length: kind === 'varchar' || kind === 'char' ? optionalNumber(r.length) : undefined,
+          precision: kind === 'timestamp' ? optionalNumber(r.precision) : undefined,
+          nullable: r.nullable === 'YES',
+          hasDefault: dflt !== undefined && dflt.toUpperCase() !== 'NULL',
+        };
+      });
+    }
+    case 'sqlite': {
+      const rows = await sql.query<Record<string, unknown>>(
+        `SELECT name, type, "notnull" AS not_null, dflt_value AS dflt FROM pragma_table_info(?${schema ? ', ?' : ''}) ORDER BY cid`,
+        schema ? [name, schema] : [name],
+      );
+      return rows.map((r) => {
+        const declared = String(r.type ?? '');
+        const affinity = sqliteAffinity(declared);
+        const dflt = r.dflt === null || r.dflt === undefined ? undefined : String(r.dflt);
+        return {
+          name: String(r.name),
+          rawType: declared === '' ? '(no type)' : declared,
+          kind: sqliteKind(declared, affinity),
+          // SQLite stores text of any length whatever the declaration says.
+          length: undefined,
+          affinity,
+          nullable: Number(r.not_null) === 0,
+          hasDefault: dflt !== undefined && dflt.toUpperCase() !== 'NULL',
+        };
+      });
+    }
+    default:
+      return undefined;
+  }
+}

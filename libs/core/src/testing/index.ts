@@ -1,0 +1,15 @@
+// @holdfast/core/testing: the test kit (databases from HOLDFAST_TEST_*, forked workers, a TCP
+// proxy for outages). Not part of the main entry, so an application never loads it.
+export * from './test-databases';
+export { countPlaceholders } from './placeholders';
+export { TcpProxy } from './tcp-proxy';
+export { waitUntil, type WaitUntilOptions } from './wait-until';
+export {
+  PrivateServer,
+  PrivatePostgres,
+  PrivateMariadb,
+  postgresBinDir,
+  type PrivateServerOptions,
+} from './private-servers';
+export { forkTs, waitForMessage, waitForExit, tsRegisterPath } from './fork-worker';
+export { describeEachDatabase, type TestDatabaseContext } from './describe-each-database';

@@ -1,0 +1,128 @@
+import { createIndexSql, createTableSql, tableName, type Dialect } from '@holdfast/core';
+import { COR_MESSAGE_TABLE } from './cor-message.table';
+
+/** The previous Holdfast layout kept times as BIGINT epoch ms with two far-future sentinels. */
+const OLD_PAUSED = 8_000_000_000_000_000;
+const OLD_PARKED = 9_000_000_000_000_000;
+const FAR_FUTURE_ISO = '4999-12-03T10:15:30.000Z';
+
+/** A way to run SQL: a TypeORM QueryRunner's `query` fits. */
+export type RunSql = (sql: string, params?: unknown[]) => Promise<unknown>;
+
+/** epoch ms (an integer column) → the timestamp column type of the dialect. */
+function fromMillis(dialect: Dialect, column: string): string {
+  switch (dialect) {
+    case 'postgres':
+      return `to_timestamp(${column} / 1000.0)`;
+    case 'mysql':
+    case 'mariadb':
+      return `DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME(3)), INTERVAL ${column} * 1000 MICROSECOND)`;
+    case 'sqlite':
+      return `strftime('%Y-%m-%dT%H:%M:%fZ', ${column} / 1000.0, 'unixepoch')`;
+    case 'mssql':
+      return `DATEADD(millisecond, ${column} % 1000, DATEADD(second, ${column} / 1000, CAST('1970-01-01' AS DATETIME2(3))))`;
+    case 'oracle':
+      return `(TIMESTAMP '1970-01-01 00:00:00' + NUMTODSINTERVAL(${column} / 1000, 'SECOND'))`;
+  }
+}
+
+function farFuture(dialect: Dialect): string {
+  switch (dialect) {
+    case 'postgres':
+      return `CAST('${FAR_FUTURE_ISO}' AS TIMESTAMPTZ)`;
+    case 'sqlite':
+      return `'${FAR_FUTURE_ISO}'`;
+    default:
+      return `CAST('4999-12-03 10:15:30.000' AS ${dialect === 'mssql' ? 'DATETIME2(3)' : dialect === 'oracle' ? 'TIMESTAMP' : 'DATETIME(3)'})`;
+  }
+}
+
+/**
+ * The statements that turn a COR_MESSAGE of the previous Holdfast layout (BIGINT times, ERROR cut
+ * to 4000 characters, sentinels in NEXT_RETRY) into the seed's layout, keeping every message:
+ * a new table of the current layout is filled from the old one in one INSERT … SELECT, the old
+ * one is dropped and the new one takes its name, then the indexes are created.
+ *
+ * - INSERTED, EXPIRATION, NEXT_RETRY: epoch ms → timestamps (the same instants, to the ms).
+ * - paused (NEXT_RETRY = 8e15) → NEXT_RETRY = FAR_FUTURE, as camunda-bpm-correlate pauses.
+ * - parked (NEXT_RETRY = 9e15) → NEXT_RETRY NULL; RETRIES is above maxRetries already (parked).
+ * - PAYLOAD_ENCODING 'json' → 'jackson', so a camunda-bpm-correlate reader decodes it.
+ *
+ * Run them in one transaction where the database has transactional DDL (PostgreSQL, SQLite).
+ */
+export function corMessageConversionSql(dialect: Dialect, prefix = ''): string[] {
+  const table = tableName(prefix, COR_MESSAGE_TABLE.name);
+  const staging = { ...COR_MESSAGE_TABLE, name: `${COR_MESSAGE_TABLE.name}_HF_NEW` };
+  const next = tableName(prefix, staging.name);
+  const bare = (name: string) => name.slice(name.lastIndexOf('.') + 1);
+  const time = (c: string) => `CASE WHEN ${c} IS NULL THEN NULL ELSE ${fromMillis(dialect, c)} END`;
+  const nextRetry =
+    `CASE WHEN NEXT_RETRY IS NULL THEN NULL WHEN NEXT_RETRY >= ${OLD_PARKED} THEN NULL ` +
+    `WHEN NEXT_RETRY >= ${OLD_PAUSED} THEN ${farFuture(dialect)} ELSE ${fromMillis(dialect, 'NEXT_RETRY')} END`;
+  const rename =
+    dialect === 'mysql' || dialect === 'mariadb'
+      ? `RENAME TABLE ${next} TO ${table}`
+      : dialect === 'mssql'
+        ? `EXEC sp_rename '${next}', '${bare(table)}'`
+        : `ALTER TABLE ${next} RENAME TO ${bare(table)}`;
+  return [
+    createTableSql(dialect, staging, prefix),
+    `INSERT INTO ${next} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, PAYLOAD, ` +
+      `INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) ` +
+      `SELECT ID, CASE WHEN PAYLOAD_ENCODING = 'json' THEN 'jackson' ELSE PAYLOAD_ENCODING END, PAYLOAD_TYPE_NAMESPACE, ` +
+      `PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, PAYLOAD, ${fromMillis(dialect, 'INSERTED')}, TTL_DURATION, ` +
+      `${time('EXPIRATION')}, RETRIES, ${nextRetry}, ERROR FROM ${table}`,
+    `DROP TABLE ${table}`,
+    rename,
+    ...(COR_MESSAGE_TABLE.indexes ?? []).map((index) =>
+      createIndexSql(dialect, COR_MESSAGE_TABLE, index, prefix),
+    ),
+  ];
+}
+
+/**
+ * True when `<prefix>COR_MESSAGE` exists with the previous layout (INSERTED is an integer).
+ * `query` returns rows (a TypeORM QueryRunner's `query`).
+ */
+export async function hasEpochMillisLayout(
+  dialect: Dialect,
+  query: (sql: string, params?: unknown[]) => Promise<unknown>,
+  prefix = '',
+): Promise<boolean> {
+  const table = tableName(prefix, COR_MESSAGE_TABLE.name);
+  const dot = table.lastIndexOf('.');
+  const name = dot < 0 ? table : table.slice(dot + 1);
+  const schema = dot < 0 ? undefined : table.slice(0, dot);
+  let type: unknown;
+  switch (dialect) {
+    case 'postgres': {
+      const rows = (await query(
+        `SELECT data_type AS t FROM information_schema.columns WHERE lower(table_name) = lower($1) ` +
+          `AND lower(column_name) = 'inserted' AND table_schema = ${schema ? 'lower($2)' : 'current_schema()'}`,
+        schema ? [name, schema] : [name],
+      )) as { t: string }[];
+      type = rows[0]?.t;
+      break;
+    }
+    case 'mysql':
+    case 'mariadb': {
+      const rows = (await query(
+        `SELECT DATA_TYPE AS t FROM information_schema.columns WHERE table_name = ? AND column_name = 'INSERTED' ` +
+          `AND table_schema = ${schema ? '?' : 'DATABASE()'}`,
+        schema ? [name, schema] : [name],
+      )) as { t: string }[];
+      type = rows[0]?.t;
+      break;
+    }
+    case 'sqlite': {
+      const rows = (await query(`SELECT type AS t FROM pragma_table_info(?) WHERE lower(name) = 'inserted'`, [
+        name,
+      ])) as { t: string }[];
+      type = rows[0]?.t;
+      break;
+    }
+    default:
+      return false;
+  }
+  return /int/i.test(String(type ?? ''));
+}

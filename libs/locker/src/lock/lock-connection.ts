@@ -1,0 +1,146 @@
+import type { Logger } from '@nestjs/common';
+import { HoldfastError, SqlClient, type SqlDialect } from '@holdfast/core';
+import type { DataSource, QueryRunner } from 'typeorm';
+
+/** A lock statement or a wait for a pooled connection took longer than its bound. */
+export class LockStatementTimeoutError extends HoldfastError {
+  constructor(
+    readonly what: string,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      `${what} took longer than ${timeoutMs} ms; the lock connection was destroyed and the next attempt opens a new one`,
+      'HOLDFAST_LOCK_STATEMENT_TIMEOUT',
+    );
+  }
+}
+
+interface DriverSocket {
+  destroy(): void;
+  once?(event: 'close', listener: () => void): void;
+  setKeepAlive?(enable: boolean, initialDelay: number): void;
+}
+
+/** What a pooled connection looks like underneath TypeORM, for the two network drivers. */
+interface DriverConnection {
+  /** pg's Client keeps its socket here. */
+  connection?: { stream?: DriverSocket };
+  /** mysql2's PoolConnection keeps it here, and removes itself from the pool on destroy(). */
+  stream?: DriverSocket;
+  destroy?(): void;
+}
+
+/**
+ * The one connection a database locker runs on: taken from the DataSource's pool once and kept
+ * (reserved), so the lock's statements never queue behind the application's work on a busy pool,
+ * and never returned to the pool: a connection that held the lock, timed out or failed is
+ * destroyed (its socket closed), so a broken or session-modified connection is never reused and
+ * the server sees the session end at once. Every wait is bounded: the wait for a pooled
+ * connection and each statement; past the bound the connection is destroyed.
+ */
+export class LockConnection {
+  private runner?: QueryRunner;
+  private client?: SqlClient;
+  /** Called when the reserved connection's socket closes under us (not when we destroy it). */
+  onClosed?: () => void;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly dialect: SqlDialect,
+    private readonly timeoutMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  get connected(): boolean {
+    return this.runner !== undefined;
+  }
+
+  /** The reserved QueryRunner (for transaction control), while connected. */
+  get queryRunner(): QueryRunner | undefined {
+    return this.runner;
+  }
+
+  /** The reserved connection as a SqlClient, connecting first (bounded) when there is none. */
+  async sql(): Promise<SqlClient> {
+    if (this.client) return this.client;
+    const runner = this.dataSource.createQueryRunner();
+    const connecting = runner.connect();
+    try {
+      await this.bounded(connecting, 'Waiting for a pooled connection for the lock');
+    } catch (error) {
+      // A connection handed out after we gave up must not leak out of the pool.
+      connecting.then(
+        () => runner.release(),
+        () => undefined,
+      );
+      throw error;
+    }
+    this.runner = runner;
+    this.client = new SqlClient(this.dataSource, this.dialect, runner);
+    // TCP keepalive on the lock's socket: a dead peer is noticed even while the lock sits idle.
+    const connection = (runner as unknown as { databaseConnection?: DriverConnection }).databaseConnection;
+    const socket = connection?.connection?.stream ?? connection?.stream;
+    socket?.setKeepAlive?.(true, 1_000);
+    socket?.once?.('close', () => {
+      if (this.runner !== runner) return; // destroyed by us
+      this.destroy();
+      this.onClosed?.();
+    });
+    return this.client;
+  }
+
+  /** Runs `work` on the reserved connection within the bound; a timeout or error destroys it. */
+  async run<T>(what: string, work: (sql: SqlClient) => Promise<T>): Promise<T> {
+    const sql = await this.sql();
+    try {
+      return await this.bounded(work(sql), what);
+    } catch (error) {
+      this.destroy();
+      throw error;
+    }
+  }
+
+  /** Closes the socket and drops the connection from the pool; never waits on the network. */
+  destroy(): void {
+    const runner = this.runner;
+    this.runner = undefined;
+    this.client = undefined;
+    if (!runner) return;
+    const connection = (runner as unknown as { databaseConnection?: DriverConnection }).databaseConnection;
+    try {
+      if (typeof connection?.destroy === 'function') connection.destroy(); // mysql2: leaves the pool
+      connection?.connection?.stream?.destroy(); // pg
+      connection?.stream?.destroy(); // mysql2
+    } catch (error) {
+      this.logger.debug(`Destroying the lock connection: ${String(error)}`);
+    }
+    // pg: a release with an error makes the pool drop the client instead of reusing it.
+    const releasePg = (runner as unknown as { releasePostgresConnection?: (err?: Error) => Promise<void> })
+      .releasePostgresConnection;
+    if (typeof releasePg === 'function') {
+      void releasePg.call(runner, new Error('lock connection destroyed')).catch(() => undefined);
+    } else {
+      void runner.release().catch(() => undefined);
+    }
+  }
+
+  private bounded<T>(promise: Promise<T>, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new LockStatementTimeoutError(what, this.timeoutMs)), this.timeoutMs);
+      timer.unref();
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  }
+}
+
+/** The pool size a DataSource was configured with (the driver's default 10 when not set). */
+export function configuredPoolSize(dataSource: DataSource): number | undefined {
+  const options = dataSource.options as {
+    type?: string;
+    poolSize?: number;
+    extra?: { max?: number; connectionLimit?: number };
+  };
+  if (options.type === 'better-sqlite3' || options.type === 'sqlite') return undefined;
+  return options.poolSize ?? options.extra?.max ?? options.extra?.connectionLimit ?? 10;
+}

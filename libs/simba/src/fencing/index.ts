@@ -1,0 +1,9 @@
+export {
+  fenced,
+  FencedRepository,
+  FenceColumn,
+  DEFAULT_FENCE_PROPERTY,
+  type FencedOptions,
+  type FencedUpdateResult,
+} from './fenced-repository';
+export { InvalidFencingTokenError, FenceColumnNotFoundError, StaleFencingTokenError } from './fencing.errors';

@@ -1,0 +1,205 @@
+import { Logger } from '@nestjs/common';
+import { monotonicMillis } from '@holdfast/core';
+import { MutexOwner } from './mutex-owner';
+import { OutageLog } from './outage-log';
+import type { AcquireResult, BatchRequest, MutexRepository } from './mutex.repository';
+
+export type Attempt = 'acquire' | 'peek';
+
+/** What a contend service asks the loop for; the loop answers through the callbacks. */
+export interface LoopRequest {
+  readonly mutex: string;
+  readonly contenderId: string;
+  /** Monotonic time from which the attempt may run. */
+  dueAt: number;
+  attempt: Attempt;
+  ttl: number;
+  transition: number;
+  standbyPoll: number;
+  statementTimeout: number;
+  /** True when the service believes it owns (or the row says it does): a renewal. */
+  renew: boolean;
+  /** Set by the loop when it takes the request into a tick. */
+  picked: boolean;
+  onPicked(): void;
+  onAcquire(result: AcquireResult, sentAt: number): void;
+  onPeek(owner: MutexOwner): void;
+  onFailure(error: unknown, attempt: Attempt): void;
+}
+
+/**
+ * One loop per module instance (per MutexRepository) that runs the attempts of all its contend
+ * services together: every tick is one transaction with one UPDATE for everything due (renewals
+ * of what the instance owns and acquisitions of what it saw free) and one SELECT of every row it
+ * contends for. So the database sees a few statements per tick, whether the instance contends
+ * for one mutex or thousands, and renewals stay aligned (renewed together, due together).
+ *
+ * It also watches whether the instance can keep its leases at all, and says once (a warning with
+ * the reason) when it cannot: the event loop blocked, a pooled connection long to come, or a slow
+ * database answer.
+ */
+export class MutexContendLoop {
+  private readonly logger = new Logger('MutexContendLoop');
+  private readonly pending = new Map<LoopRequest, true>();
+  private timer?: NodeJS.Timeout;
+  private timerDueAt = Infinity;
+  private running = false;
+  private readonly outage: OutageLog;
+  private lagWarned = false;
+  private lagClearAt = 0;
+  private readonly lost: string[] = [];
+  private lostTimer?: NodeJS.Timeout;
+  /** Ticks run (for tests and the benchmark). */
+  ticks = 0;
+
+  constructor(
+    private readonly repository: MutexRepository,
+    holdDownMs = 5_000,
+  ) {
+    this.outage = new OutageLog(this.logger, `simba_mutex (${repository.queries.table})`, holdDownMs);
+  }
+
+  /** Queues (or re-queues) `request` to run at `request.dueAt`. */
+  submit(request: LoopRequest): void {
+    this.pending.set(request, true);
+    this.arm();
+  }
+
+  cancel(request: LoopRequest): void {
+    this.pending.delete(request);
+  }
+
+  /**
+   * A service stepped down at its local deadline: collected for a moment so that a thousand
+   * mutexes lost in one outage make one warning, not a thousand.
+   */
+  reportLost(mutex: string, token: number): void {
+    this.lost.push(`'${mutex}' (fencing token ${token})`);
+    if (this.lostTimer) return;
+    this.lostTimer = setTimeout(() => {
+      const lost = this.lost.splice(0);
+      this.lostTimer = undefined;
+      const shown = lost.slice(0, 5).join(', ') + (lost.length > 5 ? `, and ${lost.length - 5} more` : '');
+      this.logger.warn(
+        lost.length === 1
+          ? `Mutex ${shown}: renewal not confirmed before the local deadline; no longer owner.`
+          : `${lost.length} mutexes no longer owned (renewal not confirmed before the local deadline): ${shown}.`,
+      );
+    }, 50);
+    this.lostTimer.unref();
+  }
+
+  private arm(): void {
+    if (this.running || this.pending.size === 0) return;
+    let next = Infinity;
+    for (const r of this.pending.keys()) next = Math.min(next, r.dueAt);
+    if (this.timer && next >= this.timerDueAt) return;
+    clearTimeout(this.timer);
+    this.timerDueAt = next;
+    const armedAt = monotonicMillis();
+    this.timer = setTimeout(() => this.tick(next, armedAt), Math.max(0, next - armedAt));
+    this.timer.unref();
+  }
+
+  private tick(plannedAt: number, armedAt: number): void {
+    this.timer = undefined;
+    this.timerDueAt = Infinity;
+    const now = monotonicMillis();
+    // Everything due within a small window runs now: renewing or looking a little early costs
+    // nothing and keeps the services of this instance in step.
+    const due = [...this.pending.keys()].filter((r) => r.dueAt <= now + this.window(r));
+    if (due.length === 0) return this.arm();
+    for (const r of due) {
+      this.pending.delete(r);
+      r.picked = true;
+      r.onPicked();
+    }
+    this.watchLag(now - Math.max(plannedAt, armedAt), due);
+    this.running = true;
+    this.ticks++;
+    void this.runBatch(due).finally(() => {
+      this.running = false;
+      this.arm();
+    });
+  }
+
+  private window(r: LoopRequest): number {
+    return Math.min(250, r.standbyPoll / 2, r.transition / 4);
+  }
+
+  private async runBatch(due: LoopRequest[]): Promise<void> {
+    const sentAt = monotonicMillis();
+    const requests: BatchRequest[] = due.map((r) => ({
+      mutex: r.mutex,
+      contenderId: r.contenderId,
+      attempt: r.attempt,
+      renew: r.renew,
+      ttl: r.ttl,
+      transition: r.transition,
+    }));
+    const timeout = Math.min(...due.map((r) => r.statementTimeout));
+    let rows: Map<string, MutexOwner>;
+    let timing: { connectMs: number; totalMs: number };
+    try {
+      ({ rows, timing } = await this.repository.batch(requests, timeout));
+    } catch (error) {
+      this.outage.failed(
+        error,
+        ` (${due.length} mutex attempt(s))`,
+        due.some((r) => r.attempt === 'acquire'),
+      );
+      for (const r of due) r.onFailure(error, r.attempt);
+      return;
+    }
+    this.outage.succeeded(due.some((r) => r.attempt === 'acquire'));
+    this.watchDatabase(timing, due);
+    for (const r of due) {
+      const owner = rows.get(r.mutex) ?? MutexOwner.NONE;
+      if (r.attempt === 'peek') r.onPeek(owner);
+      else
+        r.onAcquire(
+          { acquired: owner.ownerId === r.contenderId && owner.transitionAt > owner.databaseNow, owner },
+          sentAt,
+        );
+    }
+  }
+
+  /** The timer fired late: the event loop was blocked (CPU, a synchronous call, a GC pause). */
+  private watchLag(lateMs: number, due: LoopRequest[]): void {
+    const bound = Math.min(...due.map((r) => r.transition)) / 4;
+    this.warnOnce(lateMs > bound, `the event loop was blocked for ${Math.round(lateMs)} ms`, bound);
+  }
+
+  private watchDatabase(timing: { connectMs: number; totalMs: number }, due: LoopRequest[]): void {
+    const bound = Math.min(...due.map((r) => r.transition)) / 4;
+    if (timing.connectMs > bound) {
+      this.warnOnce(
+        true,
+        `a pooled connection took ${Math.round(timing.connectMs)} ms to come (pool exhausted?)`,
+        bound,
+      );
+    } else {
+      this.warnOnce(
+        timing.totalMs > bound,
+        `the database took ${Math.round(timing.totalMs)} ms to answer`,
+        bound,
+      );
+    }
+  }
+
+  /** One warning per episode; the episode ends after a while without the condition. */
+  private warnOnce(condition: boolean, reason: string, boundMs: number): void {
+    const now = monotonicMillis();
+    if (condition) {
+      this.lagClearAt = now + 10_000;
+      if (this.lagWarned) return;
+      this.lagWarned = true;
+      this.logger.warn(
+        `Simba may not keep its leases on ${this.repository.queries.table}: ${reason} (more than ${Math.round(boundMs)} ms, ` +
+          `a quarter of the transition). Owners that cannot renew step down at their local deadline; standbys acquire late.`,
+      );
+    } else if (this.lagWarned && now > this.lagClearAt) {
+      this.lagWarned = false;
+    }
+  }
+}

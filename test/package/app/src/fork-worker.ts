@@ -1,0 +1,4 @@
+import { uniqueTablePrefix } from '@holdfast/core/testing';
+
+const prefix: string = uniqueTablePrefix('worker');
+process.send?.({ ready: true, prefix }, () => process.exit(0));

@@ -1,0 +1,90 @@
+/**
+ * What each lib's package.json promises a user who installs it: every package its sources load
+ * is declared, nothing declared goes unused, peers have bounded ranges, optional peers are marked
+ * optional and never bundled, and the package is publishable (license, exports, prepack).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { LIBS, ROOT, manifest, optionalPeers, sourceImports } from './lib-imports';
+
+/** Packages that must be peers: one copy per application, or the app's own choice of version. */
+const ALWAYS_PEERS = [
+  '@nestjs/common',
+  '@nestjs/core',
+  '@nestjs/typeorm',
+  'typeorm',
+  'reflect-metadata',
+  'rxjs',
+];
+const OPTIONAL_EVERYWHERE_USED = ['@opentelemetry/api', '@nestjs/terminus', 'nestjs-cls'];
+
+describe.each(LIBS)('@holdfast/%s package.json', (lib) => {
+  const pkg = manifest(lib);
+  const deps = pkg.dependencies ?? {};
+  const peers = pkg.peerDependencies ?? {};
+  const imports = sourceImports(lib);
+  const used = new Set(imports.map((s) => s.pkg));
+  // Type-only imports are erased from the JavaScript (and must not reach the declarations).
+  const loaded = new Set(imports.filter((s) => !s.typeOnly).map((s) => s.pkg));
+
+  it('declares every package its sources load', () => {
+    const undeclared = [...loaded].filter((name) => !(name in deps) && !(name in peers));
+    expect(undeclared).toEqual([]);
+  });
+
+  it('has no dependency that its sources do not load', () => {
+    expect(Object.keys(deps).filter((name) => !used.has(name))).toEqual([]);
+  });
+
+  it('takes the application-wide packages as peers, never as its own copy', () => {
+    for (const name of [...ALWAYS_PEERS, ...OPTIONAL_EVERYWHERE_USED]) expect(deps[name]).toBeUndefined();
+    for (const name of ALWAYS_PEERS) expect(peers[name]).toBeDefined();
+  });
+
+  it('marks the peers an application may leave out as optional', () => {
+    const expected = OPTIONAL_EVERYWHERE_USED.filter((name) => used.has(name));
+    if (lib === 'inbox') expected.push('@holdfast/simba');
+    // The CLI opens DATABASE_URL with the application's own driver.
+    if (lib === 'cli') expected.push('better-sqlite3', 'mysql2', 'pg');
+    expect(optionalPeers(lib).sort()).toEqual(expected.sort());
+  });
+
+  it('gives every peer a bounded range', () => {
+    for (const [name, range] of Object.entries(peers)) {
+      for (const part of range.split('||').map((r) => r.trim())) {
+        const bounded = /^[\^~]?\d+\.\d+\.\d+$/.test(part) || /^>=?\s*\S+\s+<\s*\S+$/.test(part);
+        expect({ name, part, bounded }).toEqual({ name, part, bounded: true });
+      }
+    }
+    expect(peers.typeorm).toBe('^0.3.20 || ^1.0.0');
+  });
+
+  it('is publishable: license, repository, engines, public access, exports, prepack build', () => {
+    expect(pkg.license).toBe('MIT');
+    expect(existsSync(join(ROOT, 'libs', lib, 'LICENSE'))).toBe(true);
+    expect(pkg.repository?.directory).toBe(`libs/${lib}`);
+    expect(pkg.engines?.node).toBeDefined();
+    expect(pkg.publishConfig?.access).toBe('public');
+    expect(pkg.scripts?.prepack).toMatch(/tsc -b/);
+    expect(pkg.exports?.['.']).toEqual({ types: './dist/index.d.ts', default: './dist/index.js' });
+    // Source maps point at src/: ship it.
+    expect(pkg.files).toEqual(expect.arrayContaining(['dist', 'src']));
+  });
+});
+
+it('@holdfast/cli ships the holdfast bin', () => {
+  expect(manifest('cli').bin).toEqual({ holdfast: 'dist/main.js' });
+  expect(readFileSync(join(ROOT, 'libs/cli/src/main.ts'), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
+});
+
+it('@holdfast/core/testing is its own entry, and the main entry does not carry the test kit', () => {
+  expect(manifest('core').exports?.['./testing']).toEqual({
+    types: './dist/testing/index.d.ts',
+    default: './dist/testing/index.js',
+  });
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const main = require(join(ROOT, 'libs/core/src')) as Record<string, unknown>;
+  for (const name of ['describeEachDatabase', 'forkTs', 'TcpProxy', 'createTestDataSource']) {
+    expect(main[name]).toBeUndefined();
+  }
+});

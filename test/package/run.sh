@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Installs Holdfast the way a user would: every package packed with `npm pack` into a throwaway
+# directory outside the repository, installed from those tarballs into a fresh Nest application
+# that has only its own package.json (everything else from the npm registry), compiled with
+# `tsc --strict`, its tables made with the packed `holdfast migrate`, then booted on SQLite using
+# each module once. Then again on TypeORM 0.3.x.
+#   bash test/package/run.sh            both TypeORM lines
+#   HOLDFAST_PACKAGE_KEEP=1 ...         keep the directory (printed) for a look
+#   HOLDFAST_PACKAGE_OPTIONAL_PEERS=1   the app also installs @nestjs/terminus and @opentelemetry/api
+# By default the optional peers (@nestjs/terminus, @opentelemetry/api, nestjs-cls) are not
+# installed: an app that does not use them must not need them.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/holdfast-package.XXXXXX")"
+cleanup() { if [ -z "${HOLDFAST_PACKAGE_KEEP:-}" ]; then rm -rf "$work"; else echo "kept $work"; fi; }
+trap cleanup EXIT
+step() { printf '\n--- package test: %s\n' "$*"; }
+
+step "pack every package into $work/tarballs"
+mkdir -p "$work/tarballs"
+cd "$repo"
+for lib in core simba failover locker inbox cli; do
+  (cd "libs/$lib" && npm pack --silent --pack-destination "$work/tarballs" >/dev/null)
+done
+ls "$work/tarballs"
+tarball() { ls "$work/tarballs"/holdfast-"$1"-*.tgz; }
+
+step "a fresh Nest application"
+app="$work/app"
+mkdir -p "$app"
+cp -r "$repo/test/package/app/src" "$repo/test/package/app/tsconfig.json" "$app/"
+optional_peers() {
+  if [ -n "${HOLDFAST_PACKAGE_OPTIONAL_PEERS:-}" ]; then
+    printf '\n    "@nestjs/terminus": "^11.0.0",\n    "@opentelemetry/api": "^1.9.0",'
+  fi
+}
+cat >"$app/package.json" <<JSON
+{
+  "name": "holdfast-package-test-app",
+  "private": true,
+  "version": "1.0.0",
+  "allowScripts": { "better-sqlite3": true },
+  "dependencies": {
+    "@holdfast/cli": "file:$(tarball cli)",
+    "@holdfast/core": "file:$(tarball core)",
+    "@holdfast/failover": "file:$(tarball failover)",
+    "@holdfast/inbox": "file:$(tarball inbox)",
+    "@holdfast/locker": "file:$(tarball locker)",
+    "@holdfast/simba": "file:$(tarball simba)",
+    "@nestjs/common": "^11.0.0",
+    "@nestjs/core": "^11.0.0",
+    "@nestjs/platform-express": "^11.0.0",
+    "@nestjs/schedule": "^6.0.0",
+    "@nestjs/typeorm": "^11.0.0",$(optional_peers)
+    "better-sqlite3": "^12.0.0",
+    "reflect-metadata": "^0.2.0",
+    "rxjs": "^7.8.0",
+    "typeorm": "^1.0.0"
+  },
+  "devDependencies": {
+    "@types/node": "^20.0.0",
+    "ts-node": "^10.9.0",
+    "typescript": "~5.9.0"
+  }
+}
+JSON
+cd "$app"
+npm install --no-audit --no-fund --prefer-offline --loglevel=error
+
+failures=()
+# Runs one stage; a failing stage is recorded and the next ones still run, so one run names
+# everything that breaks.
+stage() {
+  local name="$1"
+  shift
+  step "$name"
+  if "$@"; then return 0; fi
+  failures+=("$name")
+  echo "FAILED: $name"
+  return 1
+}
+
+check_install() {
+  node -e "
+    const fs = require('node:fs'), path = require('node:path');
+    const problems = [];
+    const asked = Object.keys(require('./package.json').dependencies);
+    for (const peer of ['@nestjs/terminus', '@opentelemetry/api', 'nestjs-cls'].filter((p) => !asked.includes(p))) {
+      if (fs.existsSync(path.join('node_modules', peer))) problems.push(peer + ' was installed though the app does not ask for it');
+    }
+    for (const lib of ['core', 'simba', 'failover', 'locker', 'inbox', 'cli']) {
+      const dir = path.join('node_modules/@holdfast', lib);
+      if (!fs.existsSync(path.join(dir, 'LICENSE'))) problems.push('@holdfast/' + lib + ' has no LICENSE');
+      const nested = path.join(dir, 'node_modules');
+      if (fs.existsSync(nested)) problems.push('@holdfast/' + lib + ' has its own node_modules: ' + fs.readdirSync(nested).join(', '));
+      // Every source map must point at a file that is in the package.
+      const maps = fs.readdirSync(path.join(dir, 'dist'), { recursive: true }).filter((f) => f.endsWith('.js.map'));
+      for (const map of maps) {
+        const file = path.join(dir, 'dist', map);
+        for (const source of JSON.parse(fs.readFileSync(file, 'utf8')).sources) {
+          if (!fs.existsSync(path.resolve(path.dirname(file), source))) problems.push(file + ' points at missing ' + source);
+        }
+      }
+      if (!maps.length) problems.push('@holdfast/' + lib + ' ships no source maps');
+    }
+    const core = require('@holdfast/core'), testing = require('@holdfast/core/testing');
+    if ('describeEachDatabase' in core || 'forkTs' in core) problems.push('@holdfast/core main entry carries the test kit');
+    if (typeof testing.describeEachDatabase !== 'function') problems.push('@holdfast/core/testing lacks describeEachDatabase');
+    if (problems.length) { console.error(problems.join('\n')); process.exit(1); }
+    console.log('no optional peer the app did not ask for, LICENSE in each package, every source map resolves, test kit only at @holdfast/core/testing');
+  "
+}
+
+typeorm_version() { node -p "JSON.parse(require('fs').readFileSync('node_modules/typeorm/package.json', 'utf8')).version"; }
+
+# tsc --strict with the settings `nest new` generates (skipLibCheck among them).
+compile() { rm -rf dist && npx tsc -p tsconfig.json --strict --skipLibCheck; }
+# A stricter user checks library declarations too: they must not need an optional peer's types.
+declarations() { npx tsc -p tsconfig.json --strict --noEmit --skipLibCheck false; }
+migrate() {
+  npx holdfast ddl --dialect postgres | grep -q 'CREATE TABLE simba_mutex' &&
+    rm -f app.sqlite* && DATABASE_URL=sqlite:app.sqlite npx holdfast migrate
+}
+boot() { APP_SQLITE_FILE=app.sqlite node --enable-source-maps dist/main.js; }
+fork_worker() { node dist/fork-check.js; }
+
+run_app() {
+  local tag="typeorm $(typeorm_version)"
+  stage "tsc --strict ($tag)" compile || return 0
+  stage "holdfast ddl and holdfast migrate from the packed CLI ($tag)" migrate || return 0
+  stage "boot on SQLite, each module once ($tag)" boot || true
+}
+
+stage "what the install holds" check_install || true
+stage "declarations compile without optional peers (skipLibCheck false)" declarations || true
+run_app
+stage "@holdfast/core/testing forks a TypeScript worker with the app's own loader" fork_worker || true
+
+step "the same application on TypeORM 0.3.x"
+npm install --no-audit --no-fund --prefer-offline --loglevel=error typeorm@0.3
+run_app
+
+if [ ${#failures[@]} -gt 0 ]; then
+  printf '\npackage test FAILED: %s\n' "$(IFS=';'; echo "${failures[*]}")"
+  exit 1
+fi
+printf '\npackage test passed\n'
