@@ -165,6 +165,8 @@ async function main(): Promise<void> {
     imports: [
       TypeOrmModule.forRoot({
         ...testDataSourceOptions(db as TestDatabase, { poolSize: 6, sqliteFile: sqliteFile || undefined }),
+        // SQLite: a busy timeout below Simba's transition, as SimbaConnection asks at startup.
+        ...(db === 'sqlite' ? { timeout: 3_000 } : {}),
       }),
       ScheduleModule.forRoot(),
       SimbaModule.forRoot({ tablePrefix: prefix, schema: 'create', standbyPoll: Number(standbyPoll) }),
