@@ -270,7 +270,21 @@ describe('deploy: a rolling deploy is a non-event', () => {
           message: 'the inbox to be empty',
         }).catch(() => undefined);
         const remaining = await left();
-        await sleep(1_000);
+        // The new replicas are stopped too (no load now), so every replica reports its retries.
+        const finalExits: typeof exits = [];
+        for (const r of replicas.filter((x) => x.child.exitCode === null && x.child.signalCode === null)) {
+          const wasLeader = leader() === r.name;
+          const sentAt = Date.now();
+          r.child.kill('SIGTERM');
+          const code = await waitForExit(r.child, EXIT_BOUND);
+          finalExits.push({
+            name: r.name,
+            ms: Date.now() - sentAt,
+            code,
+            signal: r.child.signalCode,
+            wasLeader,
+          });
+        }
 
         // Checks.
         const history = readHistory(historyFile);
@@ -301,13 +315,14 @@ describe('deploy: a rolling deploy is a non-event', () => {
           [
             `[rolling deploy ${db}] ${REPLICAS} replicas replaced one by one (standbyPoll ${STANDBY_POLL} ms, ttl 10 s, transition 6 s)`,
             `exit after SIGTERM: ${exits.map((e) => `${e.name}${e.wasLeader ? ' (leader)' : ''} ${e.ms} ms (${e.signal ?? `code ${e.code}`}, ${shutdowns().get(e.name)?.runningAtShutdown ?? '?'} handler runs in progress at SIGTERM)`).join(', ')}`,
+            `final stop of the new replicas: ${finalExits.map((e) => `${e.name}${e.wasLeader ? ' (leader)' : ''} ${e.ms} ms (${e.signal ?? `code ${e.code}`})`).join(', ')}`,
             `leader terms: ${terms.map((t) => `${t.proc}`).join(' → ')}; handover gaps (next acquire − release, database clock): ${
               handovers.map((h) => `${h.from}→${h.to} ${h.gapMs} ms`).join(', ') || 'none'
             }`,
             `leader job runs: ${jobs().length}, outside their terms: ${strayJobs.length}`,
             `inbox: ${report.stats.inbox.accepted} accepted, ${report.stats.inbox.delivered} delivered, ` +
               `${report.stats.inbox.lost} lost, ${report.stats.inbox.duplicates} handled twice, ${remaining} left in the table; ` +
-              `inbox SQL retries per replica: ${replicas.map((r) => `${r.name} ${shutdowns().get(r.name)?.inboxRetries ?? '(not stopped yet)'}`).join(', ')}`,
+              `inbox SQL retries per replica: ${replicas.map((r) => `${r.name} ${shutdowns().get(r.name)?.inboxRetries ?? '?'}`).join(', ')}`,
             `calls: ${accepts} accepts and ${failoverCalls} failover calls answered (${staleAnswers} from the store), ${failures.length} failed`,
             `log lines: ${errorLines.length} ERROR, ${warnLines.length} WARN`,
             ...warnLines.slice(0, 10),
@@ -316,15 +331,15 @@ describe('deploy: a rolling deploy is a non-event', () => {
 
         if (!report.ok) throw new Error(formatReport(history, report));
         expect(remaining).toBe(0);
-        for (const e of exits) {
+        for (const e of [...exits, ...finalExits]) {
           // By itself: Nest's shutdown ran (the hook reported) and the process ended on its own,
           // before waitForExit's SIGKILL.
           expect({ name: e.name, signal: e.signal }).toEqual({ name: e.name, signal: 'SIGTERM' });
           expect(e.ms).toBeLessThan(EXIT_BOUND);
         }
-        for (const old of first)
-          expect({ name: old.name, hook: shutdowns().get(old.name)?.signal }).toEqual({
-            name: old.name,
+        for (const r of replicas)
+          expect({ name: r.name, hook: shutdowns().get(r.name)?.signal }).toEqual({
+            name: r.name,
             hook: 'SIGTERM',
           });
         expect(exits.some((e) => e.wasLeader)).toBe(true);
