@@ -1,4 +1,13 @@
-import { monotonicMillis, toNumber, withTransientRetry, type SqlClient } from '@holdfast/core';
+import {
+  monotonicMillis,
+  sqlRetryCounter,
+  toNumber,
+  withTransientRetry,
+  type SqlClient,
+} from '@holdfast/core';
+
+/** `holdfast.simba.sql.retries`: ticks retried after a deadlock or serialization failure. */
+const countRetry = sqlRetryCounter('simba');
 import { ContenderIdTooLongError, MutexStatementTimeoutError } from '../errors';
 import { MutexContendLoop } from './mutex-contend.loop';
 import { MutexOwner } from './mutex-owner';
@@ -89,29 +98,31 @@ export class MutexRepository {
         let connectMs = 0;
         let answerStarted = txStarted;
         stage = 'connection';
-        const rows = await withTransientRetry(() =>
-          // Where connections come from a pool, a tick always takes one first (in a transaction),
-          // so that waiting for the pool is told apart from waiting for the database.
-          this.inTransaction(acquires.length > 0 || this.sql.dialect.name !== 'sqlite', async (tx) => {
-            stage = 'answer';
-            answerStarted = monotonicMillis();
-            connectMs = answerStarted - txStarted;
-            for (const group of this.groupAcquires(acquires)) {
-              for (const part of chunks(group.items)) {
-                const takes = part.filter((r) => !r.renew);
-                const renewals = part.filter((r) => r.renew);
-                await tx.execute(
-                  ...this.args(this.queries.acquireMany(takes, renewals, group.ttl, group.transition)),
-                );
+        const rows = await withTransientRetry(
+          () =>
+            // Where connections come from a pool, a tick always takes one first (in a transaction),
+            // so that waiting for the pool is told apart from waiting for the database.
+            this.inTransaction(acquires.length > 0 || this.sql.dialect.name !== 'sqlite', async (tx) => {
+              stage = 'answer';
+              answerStarted = monotonicMillis();
+              connectMs = answerStarted - txStarted;
+              for (const group of this.groupAcquires(acquires)) {
+                for (const part of chunks(group.items)) {
+                  const takes = part.filter((r) => !r.renew);
+                  const renewals = part.filter((r) => r.renew);
+                  await tx.execute(
+                    ...this.args(this.queries.acquireMany(takes, renewals, group.ttl, group.transition)),
+                  );
+                }
               }
-            }
-            const found = new Map<string, MutexOwner>();
-            for (const part of chunks([...new Set(requests.map((r) => r.mutex))], BATCH_CHUNK * 4)) {
-              const records = await tx.query<MutexRowRecord>(...this.args(this.queries.selectMany(part)));
-              for (const record of records) found.set(String(record.mutex), this.toOwner(record));
-            }
-            return found;
-          }),
+              const found = new Map<string, MutexOwner>();
+              for (const part of chunks([...new Set(requests.map((r) => r.mutex))], BATCH_CHUNK * 4)) {
+                const records = await tx.query<MutexRowRecord>(...this.args(this.queries.selectMany(part)));
+                for (const record of records) found.set(String(record.mutex), this.toOwner(record));
+              }
+              return found;
+            }),
+          { operation: 'tick', onRetry: countRetry },
         );
         // A row someone deleted is created again at the next attempt.
         for (const r of acquires) if (!rows.has(r.mutex)) this.ensured.delete(r.mutex);
