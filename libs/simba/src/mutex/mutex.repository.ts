@@ -6,12 +6,13 @@ import {
   type SqlClient,
 } from '@holdfast/core';
 
-/** `holdfast.simba.sql.retries`: ticks retried after a deadlock or serialization failure. */
-const countRetry = sqlRetryCounter('simba');
 import { ContenderIdTooLongError, MutexStatementTimeoutError } from '../errors';
 import { MutexContendLoop } from './mutex-contend.loop';
 import { MutexOwner } from './mutex-owner';
 import { MutexQueryResolver, type BoundSql } from './mutex-query.resolver';
+
+/** `holdfast.simba.sql.retries`: ticks retried after a deadlock or serialization failure. */
+const countRetry = sqlRetryCounter('simba');
 
 interface MutexRowRecord {
   mutex?: unknown;
