@@ -1,11 +1,3 @@
-import {
-  BrokenCircuitError,
-  CircuitState,
-  ConsecutiveBreaker,
-  circuitBreaker,
-  handleWhen,
-  type CircuitBreakerPolicy,
-} from 'cockatiel';
 import { FailoverError } from '../errors';
 
 /** A store wait that passed `storeTimeout`. */
@@ -21,58 +13,130 @@ export class StoreTimeoutError extends FailoverError {
   }
 }
 
+/** The store is being skipped (the breaker is open). */
+export class StoreSkippedError extends FailoverError {
+  constructor() {
+    super('Failover store skipped: it was unreachable moments ago', 'HOLDFAST_FAILOVER_STORE_SKIPPED');
+  }
+}
+
+interface Pending {
+  deadline: number;
+  reject: (error: unknown) => void;
+  operation: string;
+}
+
 /**
  * Bounds every wait a caller has on the store (the pool wait included: it is inside the
  * operation) and, after `failures` consecutive failures or timeouts, skips the store for every
- * call until a trial after `halfOpenAfter` succeeds: while the database is unreachable a
+ * call until one trial after `halfOpenAfter` succeeds: while the database is unreachable a
  * decorated call costs no wait at all. The operation that timed out goes on in the background;
  * its result is dropped.
+ *
+ * Written for the hot path: one shared timer sweeps the pending waits (no timer per call), and
+ * the breaker is a counter and a timestamp.
  */
 export class StoreGuard {
-  private readonly breaker: CircuitBreakerPolicy;
+  private readonly pending = new Set<Pending>();
+  private sweeper?: NodeJS.Timeout;
+  private consecutive = 0;
+  private openedAt = 0;
+  private state: 'closed' | 'open' | 'trial' = 'closed';
+  private listener?: (open: boolean) => void;
 
   constructor(
     readonly timeoutMs: number,
-    failures = 3,
-    halfOpenAfterMs = 5_000,
-  ) {
-    // Timeouts and driver errors count; a row the codec cannot read says nothing about reachability.
-    this.breaker = circuitBreaker(
-      handleWhen((error) => error instanceof StoreTimeoutError || !(error instanceof FailoverError)),
-      {
-        halfOpenAfter: halfOpenAfterMs,
-        breaker: new ConsecutiveBreaker(failures),
-      },
-    );
-  }
+    private readonly failures = 3,
+    private readonly halfOpenAfterMs = 5_000,
+  ) {}
 
   /** True while the store is being skipped. */
   get open(): boolean {
-    return this.breaker.state === CircuitState.Open;
+    return this.state === 'open' && Date.now() - this.openedAt < this.halfOpenAfterMs;
   }
 
   /** Called once when the store starts being skipped, and once when it is back. */
   onChange(listener: (open: boolean) => void): void {
-    this.breaker.onBreak(() => listener(true));
-    this.breaker.onReset(() => listener(false));
+    this.listener = listener;
   }
 
-  run<T>(operation: string, work: () => Promise<T>): Promise<T> {
-    return this.breaker.execute(() => this.bounded(operation, work()));
+  async run<T>(operation: string, work: () => Promise<T>): Promise<T> {
+    if (this.state !== 'closed') {
+      // One trial at a time once halfOpenAfter has passed; everyone else skips.
+      if (this.state === 'trial' || Date.now() - this.openedAt < this.halfOpenAfterMs)
+        throw new StoreSkippedError();
+      this.state = 'trial';
+    }
+    try {
+      const result = await this.bounded(operation, work());
+      this.succeeded();
+      return result;
+    } catch (error) {
+      // A row the codec cannot read says nothing about reachability.
+      if (error instanceof StoreTimeoutError || !(error instanceof FailoverError)) this.failed();
+      else this.succeeded();
+      throw error;
+    }
+  }
+
+  private succeeded(): void {
+    this.consecutive = 0;
+    if (this.state !== 'closed') {
+      this.state = 'closed';
+      this.listener?.(false);
+    }
+  }
+
+  private failed(): void {
+    this.consecutive++;
+    if (this.state === 'trial' || (this.state === 'closed' && this.consecutive >= this.failures)) {
+      const wasClosed = this.state === 'closed';
+      this.state = 'open';
+      this.openedAt = Date.now();
+      if (wasClosed) this.listener?.(true);
+    }
   }
 
   private bounded<T>(operation: string, work: Promise<T>): Promise<T> {
     if (!(this.timeoutMs > 0) || !Number.isFinite(this.timeoutMs)) return work;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StoreTimeoutError(operation, this.timeoutMs)), this.timeoutMs);
-      timer.unref();
+    return new Promise<T>((resolve, reject) => {
+      const entry: Pending = { deadline: performance.now() + this.timeoutMs, reject, operation };
+      this.pending.add(entry);
+      this.arm();
+      work.then(
+        (value) => {
+          this.pending.delete(entry);
+          resolve(value);
+        },
+        (error) => {
+          this.pending.delete(entry);
+          reject(error);
+        },
+      );
     });
-    work.catch(() => undefined); // a late failure of an abandoned wait is not unhandled
-    return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  /** One timer for all pending waits, ticking at a quarter of the timeout while any is pending. */
+  private arm(): void {
+    if (this.sweeper) return;
+    const every = Math.max(5, Math.floor(this.timeoutMs / 4));
+    this.sweeper = setInterval(() => {
+      const now = performance.now();
+      for (const entry of this.pending) {
+        if (entry.deadline <= now) {
+          this.pending.delete(entry);
+          entry.reject(new StoreTimeoutError(entry.operation, this.timeoutMs));
+        }
+      }
+      if (this.pending.size === 0) {
+        clearInterval(this.sweeper);
+        this.sweeper = undefined;
+      }
+    }, every);
+    this.sweeper.unref();
   }
 }
 
 export function isStoreSkipped(error: unknown): boolean {
-  return error instanceof BrokenCircuitError;
+  return error instanceof StoreSkippedError;
 }
