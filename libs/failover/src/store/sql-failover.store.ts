@@ -7,6 +7,7 @@ import {
   sleep,
   tableName,
   toNumber,
+  sqlRetryCounter,
   withTransientRetry,
   type SchemaMode,
 } from '@holdfast/core';
@@ -18,6 +19,12 @@ import { DatabaseClock } from './database-clock';
 import { FAILOVER_STORE_TABLE } from './failover-store.table';
 import { FailoverQueryContext, FailoverStoreQueryResolver } from './failover-store-query.resolver';
 import { PayloadColumnResolver } from './payload-column.resolver';
+
+/** Deadlock victims and serialization failures are retried, and counted in `holdfast.failover.sql.retries`. */
+const countRetry = sqlRetryCounter('failover');
+function retried<T>(work: () => Promise<T>): Promise<T> {
+  return withTransientRetry(work, { onRetry: countRetry });
+}
 
 export interface SqlFailoverStoreConfig {
   /** The SQL client, or a function giving it once the DataSource is up (module wiring). */
@@ -220,7 +227,7 @@ export class SqlFailoverStore implements FailoverStore {
           )),
         );
       try {
-        await withTransientRetry(() => this.sql.execute(sql!, params));
+        await retried(() => this.sql.execute(sql!, params));
       } catch (error) {
         if (!isSyntaxError(error)) throw error;
         this.useFallback(
@@ -235,7 +242,7 @@ export class SqlFailoverStore implements FailoverStore {
     const params = this.params(entry, type);
     if (this.native) {
       try {
-        await withTransientRetry(() => this.sql.execute(this.q.upsert, params));
+        await retried(() => this.sql.execute(this.q.upsert, params));
         return;
       } catch (error) {
         if (!isSyntaxError(error)) throw error;
@@ -264,7 +271,7 @@ export class SqlFailoverStore implements FailoverStore {
   /** true when inserted, false on a duplicate key. */
   protected async tryInsert(params: unknown[]): Promise<boolean> {
     try {
-      await withTransientRetry(() => this.sql.execute(this.q.insert, params));
+      await retried(() => this.sql.execute(this.q.insert, params));
       return true;
     } catch (error) {
       if (isDuplicateKeyError(error)) return false;
@@ -274,7 +281,7 @@ export class SqlFailoverStore implements FailoverStore {
 
   /** Rows updated (0 when the row vanished since the INSERT failed). */
   protected update(params: unknown[]): Promise<number> {
-    return withTransientRetry(() => this.sql.execute(this.q.update, params));
+    return retried(() => this.sql.execute(this.q.update, params));
   }
 
   async find<T>(name: string, key: string, type?: PayloadType): Promise<FailoverEntry<T> | undefined> {
@@ -322,7 +329,7 @@ export class SqlFailoverStore implements FailoverStore {
   }
 
   async delete(name: string, key: string): Promise<void> {
-    await withTransientRetry(() => this.sql.execute(this.q.delete, [name, key]));
+    await retried(() => this.sql.execute(this.q.delete, [name, key]));
   }
 
   /**
@@ -332,7 +339,7 @@ export class SqlFailoverStore implements FailoverStore {
   async cleanByExpiry(expiry: Date, options: CleanupBatchOptions = {}): Promise<number> {
     const cutoff = this.sql.dialect.timestampParam(expiry);
     if (this.dialectUnknown) {
-      const removed = await withTransientRetry(() => this.sql.execute(this.q.clean, [cutoff]));
+      const removed = await retried(() => this.sql.execute(this.q.clean, [cutoff]));
       options.onBatch?.(removed);
       return removed;
     }
@@ -347,7 +354,7 @@ export class SqlFailoverStore implements FailoverStore {
     }
     let total = 0;
     for (;;) {
-      const removed = await withTransientRetry(() => this.sql.execute(statement, [cutoff]));
+      const removed = await retried(() => this.sql.execute(statement, [cutoff]));
       total += removed;
       options.onBatch?.(removed);
       // Until a statement finds nothing: a short batch may only mean that a caller re-stored
@@ -369,7 +376,7 @@ export class SqlFailoverStore implements FailoverStore {
     const asOf = d.timestampParam(new Date(now));
     const until = d.timestampParam(new Date(now + leaseMs));
     const payload = this.payloadColumn.bind(JSON.stringify(owner), d);
-    const claimed = await withTransientRetry(() =>
+    const claimed = await retried(() =>
       this.sql.execute(this.q.claimLease, [
         asOf,
         until,
