@@ -60,5 +60,13 @@ export {
   IsTablePrefix,
   IsDataSourceOption,
 } from './options/validate-options';
-export { holdfastMeter } from './metrics/meter';
+export {
+  holdfastMeter,
+  type Meter,
+  type MetricAttributes,
+  type MetricCounter,
+  type MetricHistogram,
+  type MetricOptions,
+  type ObservableMetric,
+} from './metrics/meter';
 export { healthResult, probeHealth, type HealthResult, type HealthStatus } from './health/health-check';

@@ -1,33 +1,39 @@
 import { Injectable } from '@nestjs/common';
-import type { Counter, Histogram } from '@opentelemetry/api';
-import { holdfastMeter, sqlRetryCounter, withTransientRetry, type TransientRetry } from '@holdfast/core';
+import {
+  holdfastMeter,
+  sqlRetryCounter,
+  withTransientRetry,
+  type TransientRetry,
+  type MetricCounter,
+  type MetricHistogram,
+} from '@holdfast/core';
 
 /** OpenTelemetry instruments of the inbox (no-ops until the application registers an SDK). */
 @Injectable()
 export class InboxMetrics {
   private readonly meter = holdfastMeter('inbox');
-  readonly accepted: Counter = this.meter.createCounter('holdfast.inbox.accepted', {
+  readonly accepted: MetricCounter = this.meter.createCounter('holdfast.inbox.accepted', {
     description: 'Messages stored by MessageAcceptor',
   });
-  readonly duplicates: Counter = this.meter.createCounter('holdfast.inbox.duplicates', {
+  readonly duplicates: MetricCounter = this.meter.createCounter('holdfast.inbox.duplicates', {
     description: 'Accepted ids that already existed (nothing changed)',
   });
-  readonly delivered: Counter = this.meter.createCounter('holdfast.inbox.delivered', {
+  readonly delivered: MetricCounter = this.meter.createCounter('holdfast.inbox.delivered', {
     description: 'Messages a handler processed successfully',
   });
-  readonly failed: Counter = this.meter.createCounter('holdfast.inbox.failed', {
+  readonly failed: MetricCounter = this.meter.createCounter('holdfast.inbox.failed', {
     description: 'Failed delivery attempts',
   });
-  readonly parked: Counter = this.meter.createCounter('holdfast.inbox.parked', {
+  readonly parked: MetricCounter = this.meter.createCounter('holdfast.inbox.parked', {
     description: 'Messages parked after maxRetries',
   });
-  readonly unhandled: Counter = this.meter.createCounter('holdfast.inbox.unhandled', {
+  readonly unhandled: MetricCounter = this.meter.createCounter('holdfast.inbox.unhandled', {
     description: 'Claimed messages whose type has no @InboxHandler',
   });
-  readonly expired: Counter = this.meter.createCounter('holdfast.inbox.expired_deleted', {
+  readonly expired: MetricCounter = this.meter.createCounter('holdfast.inbox.expired_deleted', {
     description: 'Expired messages deleted by cleanup',
   });
-  readonly cleanupBatches: Counter = this.meter.createCounter('holdfast.inbox.cleanup.batches', {
+  readonly cleanupBatches: MetricCounter = this.meter.createCounter('holdfast.inbox.cleanup.batches', {
     description: 'Bounded delete statements run by the expiry cleanup',
   });
   private readonly retryCounter = sqlRetryCounter('inbox');
@@ -48,7 +54,7 @@ export class InboxMetrics {
     this.retryCounter(retry);
   };
 
-  readonly batchDuration: Histogram = this.meter.createHistogram('holdfast.inbox.batch.duration', {
+  readonly batchDuration: MetricHistogram = this.meter.createHistogram('holdfast.inbox.batch.duration', {
     description: 'Time to deliver one claimed batch',
     unit: 'ms',
   });

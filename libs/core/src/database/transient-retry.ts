@@ -1,5 +1,4 @@
-import type { Attributes } from '@opentelemetry/api';
-import { holdfastMeter } from '../metrics/meter';
+import { holdfastMeter, type MetricAttributes } from '../metrics/meter';
 import { ExponentialBackoff, handleWhen, retry, type RetryPolicy } from 'cockatiel';
 import { isTransientConflictError, sqlErrorCode } from './sql-errors';
 
@@ -92,7 +91,7 @@ export function sqlRetryCounter(lib: string): (retry: TransientRetry) => void {
       'SQL statements or transactions retried after a deadlock, serialization failure or lock wait',
   });
   return (r) => {
-    const attributes: Attributes = { 'db.error.code': r.code };
+    const attributes: MetricAttributes = { 'db.error.code': r.code };
     if (r.operation) attributes.operation = r.operation;
     counter.add(1, attributes);
   };

@@ -1,17 +1,45 @@
-import type { Meter } from '@opentelemetry/api';
+/**
+ * The part of OpenTelemetry's metrics API Holdfast uses, declared here so that no published
+ * declaration names `@opentelemetry/api` (an optional peer: an app without it still compiles).
+ * The real API's meter, counters and histograms satisfy these shapes.
+ */
+export type MetricAttributes = Record<string, string | number | boolean | undefined>;
+export interface MetricOptions {
+  description?: string;
+  unit?: string;
+}
+export interface MetricCounter {
+  add(value: number, attributes?: MetricAttributes): void;
+}
+export interface MetricHistogram {
+  record(value: number, attributes?: MetricAttributes): void;
+}
+export interface ObservableMetric {
+  addCallback(
+    callback: (result: { observe(value: number, attributes?: MetricAttributes): void }) => void,
+  ): void;
+}
+export interface Meter {
+  createCounter(name: string, options?: MetricOptions): MetricCounter;
+  createHistogram(name: string, options?: MetricOptions): MetricHistogram;
+  createObservableGauge(name: string, options?: MetricOptions): ObservableMetric;
+}
 
 /**
  * `@opentelemetry/api` is an optional peer: the application's own copy, loaded on first use so
  * that an app without it still loads every lib. A second copy inside Holdfast would lose every
  * metric (the API's global registry lives in the copy the SDK was registered with).
  */
-let api: typeof import('@opentelemetry/api') | null | undefined;
+interface OpenTelemetryApi {
+  metrics: { getMeter(name: string): Meter };
+}
+let api: OpenTelemetryApi | null | undefined;
 
-function openTelemetryApi(): typeof import('@opentelemetry/api') | null {
+function openTelemetryApi(): OpenTelemetryApi | null {
   if (api === undefined) {
     try {
       // eslint-disable-next-line @typescript-eslint/no-require-imports
-      api = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
+      api = require('@opentelemetry/api') as OpenTelemetryApi;
     } catch {
       api = null;
     }
@@ -21,17 +49,11 @@ function openTelemetryApi(): typeof import('@opentelemetry/api') | null {
 
 const noopInstrument = { add: () => undefined, record: () => undefined };
 const noopObservable = { addCallback: () => undefined, removeCallback: () => undefined };
-const NOOP_METER = {
+const NOOP_METER: Meter = {
   createCounter: () => noopInstrument,
-  createUpDownCounter: () => noopInstrument,
   createHistogram: () => noopInstrument,
-  createGauge: () => noopInstrument,
-  createObservableCounter: () => noopObservable,
-  createObservableUpDownCounter: () => noopObservable,
   createObservableGauge: () => noopObservable,
-  addBatchObservableCallback: () => undefined,
-  removeBatchObservableCallback: () => undefined,
-} as unknown as Meter;
+};
 
 /**
  * The meter of one Holdfast lib (`@holdfast/<lib>`), whose instruments are named

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Counter } from '@opentelemetry/api';
-import { holdfastMeter } from '@holdfast/core';
+import { holdfastMeter, type MetricCounter } from '@holdfast/core';
 
 export type CallOutcome = 'success' | 'recovered' | 'handler' | 'failed' | 'not-recoverable';
 
@@ -12,43 +11,58 @@ export type CallOutcome = 'success' | 'recovered' | 'handler' | 'failed' | 'not-
 @Injectable()
 export class FailoverMetrics {
   private readonly meter = holdfastMeter('failover');
-  private readonly calls: Counter = this.meter.createCounter('holdfast.failover.calls', {
+  private readonly calls: MetricCounter = this.meter.createCounter('holdfast.failover.calls', {
     description: 'Calls through @Failover methods, by outcome',
   });
-  private readonly storeErrorCounter: Counter = this.meter.createCounter('holdfast.failover.store.errors', {
-    description: 'Store operations that failed (never seen by callers)',
-  });
-  private readonly droppedCounter: Counter = this.meter.createCounter('holdfast.failover.writes.dropped', {
-    description: 'Async writes dropped because too many were in flight',
-  });
+  private readonly storeErrorCounter: MetricCounter = this.meter.createCounter(
+    'holdfast.failover.store.errors',
+    {
+      description: 'Store operations that failed (never seen by callers)',
+    },
+  );
+  private readonly droppedCounter: MetricCounter = this.meter.createCounter(
+    'holdfast.failover.writes.dropped',
+    {
+      description: 'Async writes dropped because too many were in flight',
+    },
+  );
 
-  private readonly rowsCounter: Counter = this.meter.createCounter('holdfast.failover.writes.rows', {
+  private readonly rowsCounter: MetricCounter = this.meter.createCounter('holdfast.failover.writes.rows', {
     description: 'Rows sent to the store by the writer',
   });
 
-  private readonly missingSliceCounter: Counter = this.meter.createCounter(
+  private readonly missingSliceCounter: MetricCounter = this.meter.createCounter(
     'holdfast.failover.slices.missing',
     {
       description: 'Scatter slices the upstream did not return (not stored)',
     },
   );
-  private readonly refusedCounter: Counter = this.meter.createCounter('holdfast.failover.payloads.refused', {
-    description: 'Values not stored because their class could not be rebuilt on recovery',
-  });
+  private readonly refusedCounter: MetricCounter = this.meter.createCounter(
+    'holdfast.failover.payloads.refused',
+    {
+      description: 'Values not stored because their class could not be rebuilt on recovery',
+    },
+  );
 
-  private readonly storeSkipCounter: Counter = this.meter.createCounter('holdfast.failover.store.skipped', {
-    description: 'Store operations skipped while the store was unreachable',
-  });
-  private readonly cleanupRowsCounter: Counter = this.meter.createCounter('holdfast.failover.cleanup.rows', {
-    description: 'Expired entries removed by the cleanup',
-  });
-  private readonly cleanupBatchCounter: Counter = this.meter.createCounter(
+  private readonly storeSkipCounter: MetricCounter = this.meter.createCounter(
+    'holdfast.failover.store.skipped',
+    {
+      description: 'Store operations skipped while the store was unreachable',
+    },
+  );
+  private readonly cleanupRowsCounter: MetricCounter = this.meter.createCounter(
+    'holdfast.failover.cleanup.rows',
+    {
+      description: 'Expired entries removed by the cleanup',
+    },
+  );
+  private readonly cleanupBatchCounter: MetricCounter = this.meter.createCounter(
     'holdfast.failover.cleanup.batches',
     {
       description: 'Cleanup DELETE statements (each at most cleanup.batchSize rows)',
     },
   );
-  private readonly cleanupSkipCounter: Counter = this.meter.createCounter(
+  private readonly cleanupSkipCounter: MetricCounter = this.meter.createCounter(
     'holdfast.failover.cleanup.skipped',
     {
       description: 'Scheduled cleanups left to the instance holding the lease',

@@ -1,19 +1,21 @@
-import type { Counter, Histogram } from '@opentelemetry/api';
-import { holdfastMeter } from '@holdfast/core';
+import { holdfastMeter, type MetricCounter, type MetricHistogram } from '@holdfast/core';
 
 /** OpenTelemetry instruments of one LockerModule (no-ops without an SDK). */
 export class LockerMetrics {
   private readonly meter = holdfastMeter('locker');
-  readonly acquired: Counter = this.meter.createCounter('holdfast.locker.acquired', {
+  readonly acquired: MetricCounter = this.meter.createCounter('holdfast.locker.acquired', {
     description: 'Times this instance became master',
   });
-  readonly lost: Counter = this.meter.createCounter('holdfast.locker.lost', {
+  readonly lost: MetricCounter = this.meter.createCounter('holdfast.locker.lost', {
     description: 'Times this instance stopped being master, by reason',
   });
-  readonly keepAliveFailures: Counter = this.meter.createCounter('holdfast.locker.keep_alive.failures', {
-    description: 'Keep-alives that threw (store unreachable)',
-  });
-  readonly acquireWait: Histogram = this.meter.createHistogram('holdfast.locker.acquire.wait', {
+  readonly keepAliveFailures: MetricCounter = this.meter.createCounter(
+    'holdfast.locker.keep_alive.failures',
+    {
+      description: 'Keep-alives that threw (store unreachable)',
+    },
+  );
+  readonly acquireWait: MetricHistogram = this.meter.createHistogram('holdfast.locker.acquire.wait', {
     description: 'Time from starting to wait until becoming master',
     unit: 'ms',
   });

@@ -1,16 +1,15 @@
-import type { Counter } from '@opentelemetry/api';
-import { holdfastMeter } from '@holdfast/core';
+import { holdfastMeter, type MetricCounter } from '@holdfast/core';
 
 /** OpenTelemetry instruments of SimbaModule (no-ops unless the application registers an SDK). */
 export class SimbaMetrics {
   private readonly meter = holdfastMeter('simba');
-  readonly acquired: Counter = this.meter.createCounter('holdfast.simba.acquired', {
+  readonly acquired: MetricCounter = this.meter.createCounter('holdfast.simba.acquired', {
     description: 'Mutex acquisitions by this instance (not renewals)',
   });
-  readonly released: Counter = this.meter.createCounter('holdfast.simba.released', {
+  readonly released: MetricCounter = this.meter.createCounter('holdfast.simba.released', {
     description: 'Mutex ownerships given up by this instance (stop, lost, local deadline)',
   });
-  readonly failures: Counter = this.meter.createCounter('holdfast.simba.attempt_failures', {
+  readonly failures: MetricCounter = this.meter.createCounter('holdfast.simba.attempt_failures', {
     description: 'Acquire/renew/release calls that failed or timed out',
   });
   private readonly owned = new Map<string, () => boolean>();
