@@ -1,10 +1,20 @@
-import { SchemaManager, monotonicMillis, toNumber, type SqlClient } from '@holdfast/core';
+import {
+  SchemaManager,
+  monotonicMillis,
+  sqlRetryCounter,
+  toNumber,
+  withTransientRetry,
+  type SqlClient,
+} from '@holdfast/core';
 import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
 import { LockQueryResolver } from '../store/lock-query.resolver';
 import { AbstractLocker } from './abstract.locker';
 import { statementTimeoutFor, warnIfPoolTooSmall } from './database.locker';
 import { LockConnection } from './lock-connection';
 import type { LockerContext } from './locker.interface';
+
+/** `holdfast.locker.sql.retries`: lease statements retried after a deadlock or lock wait timeout. */
+const countRetry = sqlRetryCounter('locker');
 
 /**
  * ActiveMQ's LeaseDatabaseLocker: no long transaction. The lease is an expiry time in the lock
@@ -121,9 +131,14 @@ export class LeaseDatabaseLocker extends AbstractLocker {
     this.connection?.destroy();
   }
 
-  /** On the reserved lock connection (bounded), or SQLite's one connection. */
+  /**
+   * On the reserved lock connection (bounded), or SQLite's one connection. Each statement is one
+   * conditional autocommit UPDATE or read, so a deadlock victim is simply sent again (within the bound).
+   */
   private run<T>(what: string, work: (sql: SqlClient) => Promise<T>): Promise<T> {
-    return this.connection ? this.connection.run(what, work) : work(this.sql);
+    const retried = (sql: SqlClient) =>
+      withTransientRetry(() => work(sql), { operation: what, onRetry: countRetry });
+    return this.connection ? this.connection.run(what, retried) : retried(this.sql);
   }
 
   override async holder(): Promise<string | undefined> {
