@@ -93,6 +93,25 @@ describe('history checker', () => {
       ]);
     });
 
+    it('finds a version that did not grow from one grant to the next, whoever granted', () => {
+      const withVersion = (e: HistoryEvent, version: number) => ({ ...e, version }) as HistoryEvent;
+      expect(
+        properties(
+          withVersion(grant('A', 'acquire', 1_000, 1_000), 1),
+          withVersion(grant('A', 'renew', 2_000, 2_000), 2),
+          release('A', 2_500),
+          withVersion(grant('B', 'acquire', 2_600, 2_600), 4),
+        ),
+      ).toEqual([]);
+      expect(
+        properties(
+          withVersion(grant('A', 'acquire', 1_000, 1_000), 1),
+          release('A', 2_500),
+          withVersion(grant('B', 'acquire', 2_600, 2_600), 1),
+        ),
+      ).toEqual(['simba.version-order']);
+    });
+
     it('reports a grant without a token as malformed', () => {
       const bad = { ...grant('A', 'acquire', 1_000, 1), token: 'x' } as HistoryEvent;
       expect(properties(bad)).toEqual(['history.malformed']);

@@ -22,6 +22,7 @@ import {
   testDatabases,
   uniqueTablePrefix,
   waitForExit,
+  waitUntil,
   type TestDatabaseContext,
 } from '@holdfast/core/testing';
 import { DefaultKeyGenerator, Failover, FailoverModule } from '@holdfast/failover';
@@ -47,19 +48,9 @@ import { corMessageDdl, simbaMutexDdl, type ServerDatabase } from './support/see
 
 const SERVERS = testDatabases().filter((db): db is ServerDatabase => db !== 'sqlite');
 
-/** Polls `probe` until it returns a value (not undefined/false) or `timeoutMs` passes. */
-async function waitFor<T>(
-  probe: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs: number,
-) {
-  const end = performance.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (performance.now() > end) return undefined;
-    await sleep(50);
-  }
-}
+/** Waits like `waitUntil`, but resolves with undefined instead of throwing when time runs out. */
+const within = <T>(probe: () => T | Promise<T>, timeout: number) =>
+  waitUntil(probe, { timeout }).catch(() => undefined);
 
 /** The JavaScript twin of FailoverKeys.Country (a Java record): its toString() is its key. */
 class Country {
@@ -159,16 +150,17 @@ async function storedKey(ctx: TestDatabaseContext, upstream: KeyedUpstream, name
   upstream.vector = name;
   await (upstream[method] as (...a: unknown[]) => Promise<unknown>)(...args);
   const table = `${ctx.prefix}FAILOVER_STORE`;
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const rows = await ctx.sql.query<{ k: string; p: unknown }>(
-      `SELECT FAILOVER_KEY AS k, PAYLOAD AS p FROM ${table} WHERE FAILOVER_NAME = ${ctx.sql.dialect.placeholder(1)}`,
-      [FAILOVER_NAMES[method]],
-    );
-    const row = rows.find((r) => String(r.p).includes(`@@${name}@@`));
-    if (row) return row.k;
-    await sleep(50); // the default write-behind stores after the call returns
-  }
-  throw new Error(`no FAILOVER_STORE row for vector '${name}' after 5 s`);
+  // The default write-behind stores after the call returns.
+  return waitUntil(
+    async () => {
+      const rows = await ctx.sql.query<{ k: string; p: unknown }>(
+        `SELECT FAILOVER_KEY AS k, PAYLOAD AS p FROM ${table} WHERE FAILOVER_NAME = ${ctx.sql.dialect.placeholder(1)}`,
+        [FAILOVER_NAMES[method]],
+      );
+      return rows.find((r) => String(r.p).includes(`@@${name}@@`))?.k;
+    },
+    { message: `the FAILOVER_STORE row of vector '${name}'` },
+  );
 }
 
 describeEachDatabase(
@@ -268,11 +260,11 @@ async function contendAcrossLanguages(db: ServerDatabase): Promise<ContentionRun
   let stalls = 0;
   try {
     for (const slot of SLOTS) await launch(slot);
-    await waitFor(() => [...current.values()].every((c) => c.ready || !alive(c)), 90_000);
+    await within(() => [...current.values()].every((c) => c.ready || !alive(c)), 90_000);
     const owned = new Set<string>();
     const end = performance.now() + SIMBA_SECONDS * 1_000;
     while (performance.now() < end) {
-      const owner = await waitFor(() => [...current.values()].find((c) => c.owner && alive(c)), 15_000);
+      const owner = await within(() => [...current.values()].find((c) => c.owner && alive(c)), 15_000);
       if (!owner) {
         stalls++;
         continue;
@@ -287,7 +279,7 @@ async function contendAcrossLanguages(db: ServerDatabase): Promise<ContentionRun
       for (const c of held) c.pause();
       owner.child.kill('SIGKILL');
       kills++;
-      const next = await waitFor(
+      const next = await within(
         () => [...current.values()].find((c) => c !== owner && c.owner && alive(c)),
         15_000,
       );
@@ -466,7 +458,7 @@ for (const db of SERVERS) {
       ]);
       const app = await inbox({});
       const handlers = app.get(CorrelateHandlers);
-      await waitFor(() => handlers.received.length >= 2, 30_000);
+      await waitUntil(() => handlers.received.length >= 2, { timeout: 30_000, message: 'two deliveries' });
       expect(
         handlers.received
           .map((m) => ({ id: m.id, type: m.type, payload: m.payload, ttl: m.ttl ?? null }))
@@ -486,7 +478,9 @@ for (const db of SERVERS) {
         },
       ]);
       // camunda-correlate deletes a message once correlated; so does Holdfast after delivery.
-      expect(await waitFor(async () => (await retriesOf('java-1')) === undefined, 10_000)).toBe(true);
+      await waitUntil(async () => (await retriesOf('java-1')) === undefined, {
+        message: 'the row of java-1 to go',
+      });
       expect(await javaRead('java-2', 5)).toBeNull();
     }, 120_000);
 
@@ -499,7 +493,10 @@ for (const db of SERVERS) {
         payload: { paymentId: 'p-1' },
         ttl: 'PT1H',
       });
-      expect(await waitFor(async () => (await retriesOf('hf-retry')) === 1, 30_000)).toBe(true);
+      await waitUntil(async () => (await retriesOf('hf-retry')) === 1, {
+        timeout: 30_000,
+        message: 'a failed attempt',
+      });
       const row = (await javaRead('hf-retry', 3))!;
       const inserted = Date.parse(row.inserted);
       const nextRetry = Date.parse(row.nextRetry ?? '');
@@ -528,12 +525,10 @@ for (const db of SERVERS) {
         type: { namespace: NAMESPACE, name: 'PaymentRefused' },
         payload: { paymentId: 'p-2' },
       });
-      expect(
-        await waitFor(
-          async () => (await app.get(MessageManagement).get('hf-parked'))?.status === 'parked',
-          30_000,
-        ),
-      ).toBe(true);
+      await waitUntil(async () => (await app.get(MessageManagement).get('hf-parked'))?.status === 'parked', {
+        timeout: 30_000,
+        message: 'the message to be parked',
+      });
       const row = (await javaRead('hf-parked', 2))!;
       expect(row).toMatchObject({ retries: 2, status: 'MAX_RETRIES_REACHED' });
       expect(row.error).toContain('payment service said no');
@@ -549,7 +544,7 @@ for (const db of SERVERS) {
         type: { namespace: NAMESPACE, name: 'SlowShipment' },
         payload: { shipmentId: 's-1' },
       });
-      expect(await waitFor(() => handlers.started, 30_000)).toBe(true);
+      await waitUntil(() => handlers.started, { timeout: 30_000, message: 'the delivery to start' });
       const row = (await javaRead('hf-in-delivery', 5))!;
       handlers.release();
       expect(row).toMatchObject({ retries: 0, error: null, status: 'IN_PROGRESS' });
@@ -558,7 +553,10 @@ for (const db of SERVERS) {
         expect(lease).toBeGreaterThan(0);
         expect(lease).toBeLessThan(3 * 60_000);
       }
-      expect(await waitFor(async () => (await retriesOf('hf-in-delivery')) === undefined, 30_000)).toBe(true);
+      await waitUntil(async () => (await retriesOf('hf-in-delivery')) === undefined, {
+        timeout: 30_000,
+        message: 'the delivered row to go',
+      });
     }, 120_000);
 
     it("a message Holdfast paused reads in Java as PAUSED (NEXT_RETRY at camunda-correlate's FAR_FUTURE)", async () => {
@@ -605,7 +603,10 @@ for (const db of SERVERS) {
       await sleep(2_000);
       expect(handlers.received.map((m) => m.id)).not.toContain('java-paused');
       await runJava('CorrelateMessages', ['resume', url, table, 'java-paused']);
-      const delivered = await waitFor(() => handlers.received.find((m) => m.id === 'java-paused'), 30_000);
+      const delivered = await waitUntil(() => handlers.received.find((m) => m.id === 'java-paused'), {
+        timeout: 30_000,
+        message: 'the resumed message to be delivered',
+      });
       expect(delivered?.payload).toEqual(payload);
     }, 120_000);
   });

@@ -12,6 +12,8 @@ export interface ImportSite {
   specifier: string;
   /** The npm package the specifier belongs to (`@scope/name` or `name`). */
   pkg: string;
+  /** `import type …`: erased from the JavaScript. */
+  typeOnly: boolean;
 }
 
 function filesUnder(dir: string, suffix: string): string[] {
@@ -37,7 +39,8 @@ function sites(files: string[], pattern: RegExp): ImportSite[] {
         if (/^\s*(\*|\/\/|\/\*)/.test(text)) return; // comments and doc examples
         for (const m of text.matchAll(pattern)) {
           const pkg = packageOf(m[1]);
-          if (pkg) found.push({ file: relative(ROOT, file), line: i + 1, specifier: m[1], pkg });
+          const typeOnly = /^\s*(import|export)\s+type\s/.test(text);
+          if (pkg) found.push({ file: relative(ROOT, file), line: i + 1, specifier: m[1], pkg, typeOnly });
         }
       });
   }

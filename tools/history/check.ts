@@ -1,7 +1,8 @@
 /**
  * Checks a shared history (see history.ts) after a run:
- * - simba: no two owners of a mutex at once (terms on the database clock), and fencing tokens
- *   never go down within a term and strictly increase from one term to the next;
+ * - simba: no two owners of a mutex at once (terms on the database clock), fencing tokens never
+ *   go down within a term and strictly increase from one term to the next, and the row's
+ *   `version` (Simba's optimistic lock), where recorded, grows with every grant;
  * - locker: no two masters of a lock at once, and no work by a process outside its master terms;
  * - inbox: every accepted message delivered (or parked) at least once; duplicates are counted;
  * - failover: no stale answer served after its expiry.
@@ -23,6 +24,7 @@ export type Property =
   | 'history.malformed'
   | 'simba.two-owners'
   | 'simba.token-order'
+  | 'simba.version-order'
   | 'locker.two-masters'
   | 'locker.work-outside-term'
   | 'inbox.lost'
@@ -192,6 +194,23 @@ function checkSimba(entries: HistoryEntry[], violations: Violation[], stats: His
       }
       const max = term.tokens.reduce((m, t) => (t > m ? t : m), term.tokens[0]);
       if (!highest || max > highest.token) highest = { token: max, term };
+    }
+    // Simba's optimistic lock: every grant (whoever wrote it) raised `version`.
+    const grants = entries
+      .filter(
+        (e): e is SimbaGrant & { line: number } =>
+          e.kind === 'simba' && e.op !== 'release' && e.mutex === mutex && typeof e.version === 'number',
+      )
+      .sort((a, b) => a.acquiredAt - b.acquiredAt || a.line - b.line);
+    for (let k = 1; k < grants.length; k++) {
+      const [a, b] = [grants[k - 1], grants[k]];
+      if (b.version! <= a.version!) {
+        violations.push({
+          property: 'simba.version-order',
+          message: `mutex '${mutex}': ${b.proc}'s grant at ${b.acquiredAt} has version ${b.version}, not above ${a.version} of ${a.proc}'s grant at ${a.acquiredAt}`,
+          lines: [a.line, b.line],
+        });
+      }
     }
   }
 }

@@ -29,6 +29,8 @@ export interface SimbaGrant extends Base {
   mutex: string;
   /** The fencing token of the grant (a number or a decimal string for BIGINTs). */
   token: number | string;
+  /** Simba's optimistic lock (`version`), when the writer knows it: it must grow with every grant. */
+  version?: number;
   /** The row as granted (database clock): `at` equals `acquiredAt`. */
   acquiredAt: number;
   ttlAt: number;

@@ -13,8 +13,9 @@ export const USAGE = `usage: holdfast <command> [options]
       print the DDL of every Holdfast table and index
   migrate [--prefix P] [--migrations-table NAME]
       create the Holdfast tables on DATABASE_URL (TypeORM migrations; the ones already run are skipped)
-  status [--prefix P] [--json]
+  status [--prefix P] [--json] [--inbox-max-retries N]
       what the tables on DATABASE_URL say now: mutex owners, masters, inbox counts, live failover entries
+      (--inbox-max-retries: your InboxModule's maxRetries, default 5, which tells parked from due)
 
 DATABASE_URL: postgres://user:pass@host:5432/db, mysql://…, mariadb://…, or sqlite:<file>
 Table prefix: --prefix, else HOLDFAST_TABLE_PREFIX, else none.
@@ -36,7 +37,7 @@ type Spec = NonNullable<Parameters<typeof parseArgs>[0]>['options'];
 const COMMANDS = {
   ddl: { dialect: { type: 'string' }, prefix: { type: 'string' } },
   migrate: { prefix: { type: 'string' }, 'migrations-table': { type: 'string' } },
-  status: { prefix: { type: 'string' }, json: { type: 'boolean' } },
+  status: { prefix: { type: 'string' }, json: { type: 'boolean' }, 'inbox-max-retries': { type: 'string' } },
 } satisfies Record<string, Spec>;
 
 function parse<S extends Spec>(args: string[], options: S) {
@@ -45,6 +46,13 @@ function parse<S extends Spec>(args: string[], options: S) {
   } catch (error) {
     throw new CliUsageError((error as Error).message);
   }
+}
+
+/** A whole number ≥ 0 given for `option`, or undefined when absent. */
+function count(option: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new CliUsageError(`${option} must be a whole number, got '${value}'`);
+  return Number(value);
 }
 
 /** Runs one `holdfast` command line; resolves with the process exit code (0, 1 failure, 2 usage). */
@@ -76,6 +84,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
         const status = await statusCommand({
           url: io.env.DATABASE_URL,
           prefix: values.prefix ?? io.env.HOLDFAST_TABLE_PREFIX,
+          inboxMaxRetries: count('--inbox-max-retries', values['inbox-max-retries']),
         });
         io.stdout(values.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
         return 0;

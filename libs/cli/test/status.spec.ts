@@ -1,10 +1,8 @@
 import { tableName, type SqlClient } from '@holdfast/core';
 import { describeEachDatabase } from '@holdfast/core/testing';
+import { FAR_FUTURE } from '@holdfast/inbox';
 import { HOLDFAST_TABLES, type HoldfastStatus } from '../src';
 import { cli, testDatabaseUrl } from './cli-support';
-
-const PAUSED = 8_000_000_000_000_000;
-const PARKED = 9_000_000_000_000_000;
 
 async function insert(sql: SqlClient, table: string, row: Record<string, unknown>): Promise<void> {
   const columns = Object.keys(row);
@@ -43,21 +41,24 @@ describeEachDatabase(
       await insert(sql, t('HOLDFAST_LOCK'), { ID: 'broker', BROKER_NAME: 'node-1', TIME: now + 60_000 });
       await insert(sql, t('HOLDFAST_LOCK'), { ID: 'idle', BROKER_NAME: null, TIME: null });
 
+      // COR_MESSAGE times are timestamps, written the way the inbox writes them.
+      const at = (ms: number) => sql.dialect.timestampParam(new Date(ms));
       const message = (id: string, inserted: number, extra: Record<string, unknown> = {}) =>
         insert(sql, t('COR_MESSAGE'), {
           ID: id,
           PAYLOAD_ENCODING: 'json',
           PAYLOAD_TYPE_NAME: 'ping',
-          INSERTED: inserted,
+          INSERTED: at(inserted),
           RETRIES: 0,
           ...extra,
         });
       await message('due-1', now - 30_000);
-      await message('due-2', now - 5_000, { NEXT_RETRY: now - 1_000, RETRIES: 1 });
-      await message('retrying', now - 40_000, { NEXT_RETRY: now + 600_000, RETRIES: 2 });
-      await message('paused', now - 50_000, { NEXT_RETRY: PAUSED });
-      await message('parked', now - 60_000, { NEXT_RETRY: PARKED, RETRIES: 6, ERROR: 'boom' });
-      await message('expired', now - 90_000, { EXPIRATION: now - 1_000 });
+      await message('due-2', now - 5_000, { NEXT_RETRY: at(now - 1_000), RETRIES: 1 });
+      await message('retrying', now - 40_000, { NEXT_RETRY: at(now + 600_000), RETRIES: 2 });
+      await message('paused', now - 50_000, { NEXT_RETRY: at(FAR_FUTURE) });
+      // No next retry and attempts used up (the inbox's default maxRetries is 5): parked.
+      await message('parked', now - 60_000, { RETRIES: 6, ERROR: 'boom' });
+      await message('expired', now - 90_000, { EXPIRATION: at(now - 1_000) });
 
       const entry = (name: string, key: string, asOf: number, expireOn: number) =>
         insert(sql, t('FAILOVER_STORE'), {
@@ -119,6 +120,15 @@ describeEachDatabase(
       );
       expect(stdout).toMatch(/country\s+2\s+\d{4}-/);
       expect(stdout).not.toContain('rates');
+    });
+
+    it('--inbox-max-retries tells parked from due as the application configured it', async () => {
+      const { code, stdout } = await cli(['status', '--json', '--inbox-max-retries', '10'], env);
+      expect(code).toBe(0);
+      expect((JSON.parse(stdout) as HoldfastStatus).inbox).toMatchObject({ due: 3, parked: 0 });
+      const bad = await cli(['status', '--inbox-max-retries', 'many'], env);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toContain("--inbox-max-retries must be a whole number, got 'many'");
     });
 
     it('says which tables are missing under another prefix', async () => {

@@ -63,3 +63,4 @@ export {
   IsDataSourceOption,
 } from './options/validate-options';
 export { holdfastMeter } from './metrics/meter';
+export { healthResult, probeHealth, type HealthResult, type HealthStatus } from './health/health-check';

@@ -1,7 +1,7 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { sqlClientFor, type SqlClient } from '@holdfast/core';
-import { type PrivateServer } from '@holdfast/core/testing';
 import {
+  type PrivateServer,
   PrivateMariadb,
   PrivatePostgres,
   postgresBinDir,

@@ -1,5 +1,5 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { monotonicMillis, sqlClientFor, type SqlClient } from '@holdfast/core';
+import { isTransientConflictError, monotonicMillis, sqlClientFor, type SqlClient } from '@holdfast/core';
 import {
   createTestDataSource,
   describeEachDatabase,
@@ -100,25 +100,26 @@ describeEachDatabase(
         await isSilent;
         const silentAt = monotonicMillis();
         // The watcher sees the silent session holding a transaction with row locks...
-        const holding = async () =>
-          db === 'postgres'
-            ? Number(
-                (
-                  await ctx.sql.query<{ c: unknown }>(
-                    'SELECT COUNT(*) AS c FROM pg_stat_activity WHERE pid = $1 AND backend_xid IS NOT NULL',
-                    [session],
-                  )
-                )[0].c,
-              ) > 0
-            : Number(
-                (
-                  await ctx.sql.query<{ c: unknown }>(
-                    'SELECT COUNT(*) AS c FROM information_schema.innodb_trx WHERE trx_mysql_thread_id = ? AND trx_rows_locked > 0',
-                    [session],
-                  )
-                )[0].c,
-              ) > 0;
-        expect(await holding()).toBe(true);
+        const holding = async (): Promise<boolean> => {
+          if (db === 'postgres') {
+            const [row] = await ctx.sql.query<{ c: unknown }>(
+              'SELECT COUNT(*) AS c FROM pg_stat_activity WHERE pid = $1 AND backend_xid IS NOT NULL',
+              [session],
+            );
+            return Number(row.c) > 0;
+          }
+          // Not information_schema.innodb_trx: MariaDB refreshes that snapshot only after 0.1 s
+          // in which nobody read it, so frequent readers (a poll, other tests) keep it stale.
+          // A NOWAIT lock attempt asks InnoDB directly.
+          return ctx.sql.query(`SELECT ID FROM ${t()} WHERE ID = 'a' FOR UPDATE NOWAIT`).then(
+            () => false,
+            (error: unknown) => {
+              if (isTransientConflictError(error)) return true;
+              throw error;
+            },
+          );
+        };
+        await waitUntil(holding, { timeout: 5_000, message: 'the silent transaction to hold its row lock' });
         // ...until the server ends it, within the bound (generous margin for a busy machine).
         await waitUntil(async () => !(await holding()), {
           timeout: BOUND_MS + 20_000,
@@ -128,11 +129,14 @@ describeEachDatabase(
         const endedAfter = monotonicMillis() - silentAt;
         expect(endedAfter).toBeGreaterThanOrEqual(BOUND_MS / 2);
         // The session itself is gone, and the row is free for others at once.
-        const alive =
-          db === 'postgres'
-            ? await ctx.sql.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [session])
-            : await ctx.sql.query('SELECT 1 FROM information_schema.processlist WHERE ID = ?', [session]);
-        expect(alive).toHaveLength(0);
+        await waitUntil(
+          async () =>
+            (db === 'postgres'
+              ? await ctx.sql.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [session])
+              : await ctx.sql.query('SELECT 1 FROM information_schema.processlist WHERE ID = ?', [session])
+            ).length === 0,
+          { timeout: 10_000, message: 'the silent session to be gone' },
+        );
         expect(await ctx.sql.execute(`UPDATE ${t()} SET N = N + 10 WHERE ID = 'a'`)).toBe(1);
         const [row] = await ctx.sql.query<{ n: unknown }>(`SELECT N AS n FROM ${t()} WHERE ID = 'a'`);
         expect(Number(row.n)).toBe(10); // the silent transaction's update was rolled back

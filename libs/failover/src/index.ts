@@ -48,6 +48,7 @@ export {
 } from './store/encrypting-payload-column.resolver';
 export { MemoryFailoverStore } from './store/memory-failover.store';
 export { DatabaseClock } from './store/database-clock';
+export { StoreTimeoutError } from './store/store-guard';
 export { SqlFailoverStore, type SqlFailoverStoreConfig } from './store/sql-failover.store';
 export { FailoverStoreQueryResolver, type FailoverQueryContext } from './store/failover-store-query.resolver';
 export { PayloadColumnResolver } from './store/payload-column.resolver';

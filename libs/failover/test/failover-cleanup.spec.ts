@@ -87,10 +87,10 @@ describeEachDatabase(
         await app.get(Quotes).quote('live');
         const batches = spyBatches(app);
         expect(await app.get(FailoverCleanupService).cleanup()).toBe(1_203);
-        expect(batches).toEqual([...Array(12).fill(100), 3]);
+        expect(batches).toEqual([...Array(12).fill(100), 3, 0]);
         const metrics = app.get(FailoverMetrics);
         expect(metrics.cleanupRows).toBe(1_203);
-        expect(metrics.cleanupBatches).toBe(13);
+        expect(metrics.cleanupBatches).toBe(14);
         expect(await count()).toBe(1);
       } finally {
         await app.close();

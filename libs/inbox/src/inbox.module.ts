@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { HealthIndicatorService } from '@nestjs/terminus';
 import { DatabaseResolver } from '@holdfast/core';
 import { MessageAcceptor } from './acceptor/message-acceptor.service';
 import { InboxDelivery } from './delivery/inbox-delivery.service';
@@ -26,7 +25,6 @@ import { InboxConnection } from './store/inbox-connection';
     inboxOptionsProvider,
     { provide: DatabaseResolver, useClass: DatabaseResolver },
     InboxConnection,
-    HealthIndicatorService,
     InboxClock,
     InboxMetrics,
     InboxHandlerRegistry,

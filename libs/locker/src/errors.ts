@@ -58,3 +58,10 @@ export class InvalidLockerError extends HoldfastError {
     );
   }
 }
+
+/** @ScheduledLock() options that cannot work, or a decorated method used outside Nest. */
+export class ScheduledLockConfigurationError extends HoldfastError {
+  constructor(message: string) {
+    super(message, 'HOLDFAST_SCHEDULED_LOCK_CONFIGURATION');
+  }
+}

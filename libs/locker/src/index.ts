@@ -38,3 +38,9 @@ export {
   type StartupMode,
 } from './options/locker.options';
 export { LockHeldError, LockTimingError, LockerConfigurationError, InvalidLockerError } from './errors';
+export { ScheduledLock } from './scheduled/scheduled-lock.decorator';
+export { ScheduledLockModule } from './scheduled/scheduled-lock.module';
+export { ScheduledLockExecutor } from './scheduled/scheduled-lock.executor';
+export type { ScheduledLockOptions } from './scheduled/scheduled-lock.options';
+export type { ScheduledLockModuleOptions } from './scheduled/scheduled-lock.module-options';
+export { ScheduledLockConfigurationError } from './errors';

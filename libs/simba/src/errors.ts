@@ -99,10 +99,15 @@ export class MutexStatementTimeoutError extends HoldfastError {
     readonly mutex: string,
     readonly operation: string,
     readonly timeoutMs: number,
+    /** 'connection' when no pooled connection came in time (the pool, not the database, is the cause). */
+    readonly waitingFor: 'connection' | 'answer' = 'answer',
   ) {
     super(
-      `${operation} of mutex '${mutex}' got no answer from the database within ${timeoutMs} ms ` +
-        `(statement timeout, shorter than the transition); treated as failed.`,
+      waitingFor === 'connection'
+        ? `${operation} of mutex '${mutex}' got no pooled connection within ${timeoutMs} ms ` +
+            `(pool exhausted?); treated as failed.`
+        : `${operation} of mutex '${mutex}' got no answer from the database within ${timeoutMs} ms ` +
+            `(statement timeout, shorter than the transition); treated as failed.`,
       'SIMBA_STATEMENT_TIMEOUT',
     );
   }

@@ -49,4 +49,48 @@ describe('MutexQueryResolver', () => {
     expect(sqlite.timed(sqlite.select('m'), 1_500).sql).toMatch(/^SELECT /);
     expect(sqlite.busyTimeout()?.sql).toBe('PRAGMA busy_timeout');
   });
+
+  it.each(DIALECTS.map((d) => [d]))(
+    '%s: one statement acquires and renews many mutexes, every value bound',
+    (name) => {
+      const dialect = sqlDialect(name);
+      const q = new MutexQueryResolver(dialect, '');
+      const takes = [
+        { mutex: 'a', contenderId: 'me' },
+        { mutex: 'b', contenderId: 'you' },
+      ];
+      const renewals = [{ mutex: 'c', contenderId: 'me' }];
+      const many = q.acquireMany(takes, renewals, 2_000, 1_000);
+      expect(count(many.sql, name)).toBe(many.params.length);
+      expect(many.params).toEqual(['a', 'me', 'b', 'you', 'c', 'me', 2_000, 3_000, 'a', 'b', 'c', 'c', 'me']);
+      expect(many.sql).toContain('version = version + 1');
+      expect(many.sql).toContain(`transition_at < ${dialect.nowMillis}`);
+      expect(many.sql).not.toMatch(/'me'|'you'/);
+      // One contender id for all: no CASE per mutex.
+      const single = q.acquireMany(
+        takes.map((t) => ({ ...t, contenderId: 'me' })),
+        [],
+        2_000,
+        1_000,
+      );
+      expect(single.sql).not.toContain('CASE mutex');
+      expect(count(single.sql, name)).toBe(single.params.length);
+      const select = q.selectMany(['a', 'b', 'c']);
+      expect(count(select.sql, name)).toBe(3);
+      expect(select.sql).toContain(dialect.nowMillis);
+    },
+  );
+
+  it('the fencing token is the database time, at least the previous token + 1', () => {
+    expect(new MutexQueryResolver(sqlDialect('postgres'), '').acquire('m', 'me', 1, 1).sql).toContain(
+      'acquired_at = GREATEST(CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT), acquired_at + 1)',
+    );
+    expect(new MutexQueryResolver(sqlDialect('sqlite'), '').acquire('m', 'me', 1, 1).sql).toContain(
+      "acquired_at = MAX(CAST(unixepoch('subsec') * 1000 AS INTEGER), acquired_at + 1)",
+    );
+    // A release keeps acquired_at: the next owner's token is above it.
+    expect(new MutexQueryResolver(sqlDialect('mariadb'), '').release('m', 'me').sql).not.toContain(
+      'acquired_at',
+    );
+  });
 });

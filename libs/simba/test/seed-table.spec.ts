@@ -1,7 +1,10 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { describeEachDatabase } from '@holdfast/core/testing';
+import { Test } from '@nestjs/testing';
+import { SchemaMismatchError } from '@holdfast/core';
 import {
   AbstractMutexContender,
+  SimbaModule,
   ContenderIdTooLongError,
   defaultContenderId,
   InvalidContenderIdError,
@@ -11,6 +14,7 @@ import {
 } from '../src';
 import {
   createSeedTable,
+  seedSimbaDdl,
   createSimbaApp,
   freshMutex,
   RecordingContender,
@@ -53,6 +57,11 @@ describeEachDatabase(
       } catch (e) {
         error = e;
       }
+      if (ctx.db === 'sqlite') {
+        // SQLite enforces no length on CHAR(32) (core's schema check reports none): the id is stored whole.
+        expect(error).toBeUndefined();
+        return;
+      }
       expect(error).toBeInstanceOf(ContenderIdTooLongError);
       expect((error as Error).message).toBe(
         `Contender id '${id}' (mutex '${mutex}') is 35 characters long, but ${ctx.prefix}simba_mutex.owner_id ` +
@@ -84,6 +93,60 @@ describeEachDatabase(
       // version is Simba's optimistic lock: one step per acquire and per release.
       expect(rows.every((r) => Number(r.version) >= 2)).toBe(true);
     });
+
+    const startOn = async (ddl: string) => {
+      const prefix = `${ctx.prefix}bad${Math.random().toString(36).slice(2, 6)}_`;
+      await ctx.dataSource.query(ddl.replace('%t', `${prefix}simba_mutex`));
+      try {
+        const moduleRef = await Test.createTestingModule({
+          imports: [SimbaModule.forRoot({ dataSource: ctx.dataSource, tablePrefix: prefix })],
+        }).compile();
+        await moduleRef.init();
+        await moduleRef.close();
+        return { prefix, error: undefined };
+      } catch (error) {
+        return { prefix, error: error as Error };
+      } finally {
+        await ctx.dataSource.query(`DROP TABLE IF EXISTS ${prefix}simba_mutex`);
+      }
+    };
+    const seedWith = (change: (ddl: string) => string) => change(seedSimbaDdl(ctx.db, '%t'));
+
+    it('refuses at startup a table without a column, naming table, column and accepted types', async () => {
+      const { prefix, error } = await startOn(
+        seedWith((d) => d.replace(/, version INT( UNSIGNED)? NOT NULL/, '')),
+      );
+      expect(error).toBeInstanceOf(SchemaMismatchError);
+      const int = { postgres: 'INTEGER', mariadb: 'INT', sqlite: 'INTEGER (INTEGER affinity)' }[ctx.db];
+      expect(error!.message).toContain(
+        `Table ${prefix}simba_mutex has no column version (accepted types: ${int}). `,
+      );
+    });
+
+    it('refuses at startup a column of the wrong type', async () => {
+      const { prefix, error } = await startOn(
+        seedWith((d) =>
+          d.replace(/acquired_at BIGINT( UNSIGNED)? NOT NULL/, 'acquired_at VARCHAR(20) NOT NULL'),
+        ),
+      );
+      expect(error).toBeInstanceOf(SchemaMismatchError);
+      expect(error!.message).toContain(`Table ${prefix}simba_mutex, column acquired_at: found type `);
+    });
+
+    if (ctx.db !== 'sqlite') {
+      it('refuses at startup an owner_id shorter than 32 characters', async () => {
+        const { prefix, error } = await startOn(seedWith((d) => d.replace('CHAR(32)', 'CHAR(16)')));
+        expect(error).toBeInstanceOf(SchemaMismatchError);
+        const found = ctx.db === 'postgres' ? 'character(16)' : 'char(16)';
+        const accepted =
+          ctx.db === 'postgres'
+            ? 'VARCHAR(32) or longer, CHAR(32) or longer'
+            : 'VARCHAR(32) or longer, CHAR(32) or longer';
+        expect(error!.message).toContain(
+          `Table ${prefix}simba_mutex, column owner_id: found type ${found}, accepted: ${accepted}. `,
+        );
+      });
+    }
   },
   { tables: [SIMBA_MUTEX_TABLE.name], tag: 'seedddl' },
 );

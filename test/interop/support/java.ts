@@ -125,6 +125,9 @@ export function jdbcUrl(db: Exclude<TestDatabase, 'sqlite'>): string {
   const params = new URLSearchParams();
   if (url.username) params.set('user', decodeURIComponent(url.username));
   if (url.password) params.set('password', decodeURIComponent(url.password));
+  // Behind PgBouncer in transaction pooling (SPEC section 7) a server-side prepared statement
+  // may be gone by the next transaction: the driver must not name statements.
+  if (db === 'postgres') params.set('prepareThreshold', '0');
   const scheme = db === 'postgres' ? 'postgresql' : 'mariadb';
   return `jdbc:${scheme}://${url.hostname}:${url.port || (db === 'postgres' ? 5432 : 3306)}${url.pathname}?${params}`;
 }

@@ -51,6 +51,7 @@ async function main(): Promise<void> {
         op: token === undefined ? 'acquire' : 'renew',
         mutex,
         token: now,
+        version: row.version,
         at: row.acquiredAt,
         acquiredAt: row.acquiredAt,
         ttlAt: row.ttlAt,

@@ -18,7 +18,7 @@ export class SimbaDemoController {
       mutex: DEMO_LEADER_MUTEX,
       owner: owner?.hasOwner() ? owner.ownerId : null,
       isOwner: service?.isOwner ?? false,
-      fencingToken: owner?.version ?? null,
+      fencingToken: owner?.hasOwner() ? owner.fencingToken : null,
       instanceId: service?.contenderId ?? null,
       ticks: this.ticker.ticks,
       lastTickAt: this.ticker.lastTickAt ?? null,

@@ -7,12 +7,13 @@ import { StatusQueries, type HoldfastStatus } from '../status/status-queries';
 export async function statusCommand(options: {
   url: string | undefined;
   prefix?: string;
+  inboxMaxRetries?: number;
 }): Promise<HoldfastStatus> {
   const prefix = options.prefix ?? '';
   validateTablePrefix(prefix);
   const dataSource = await new DataSource(dataSourceOptionsFromUrl(options.url)).initialize();
   try {
-    return await new StatusQueries(sqlClientFor(dataSource), prefix).read();
+    return await new StatusQueries(sqlClientFor(dataSource), prefix, options.inboxMaxRetries).read();
   } finally {
     await dataSource.destroy();
   }

@@ -1,6 +1,6 @@
 import { SchemaManager, tableName, toNumber, type SqlClient } from '@holdfast/core';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
+import { COR_MESSAGE_TABLE, CorMessageQueries } from '@holdfast/inbox';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
 
@@ -50,12 +50,6 @@ export interface HoldfastStatus {
   failover: FailoverStatus[] | null;
 }
 
-// How @holdfast/inbox stores scheduling state in NEXT_RETRY (its store/next-retry.ts): values
-// at or above the floor are sentinels, never times.
-const SENTINEL_FLOOR = 7_000_000_000_000_000;
-const PAUSED = 8_000_000_000_000_000;
-const PARKED = 9_000_000_000_000_000;
-
 const nullable = (value: unknown): number | null =>
   value === null || value === undefined ? null : toNumber(value);
 
@@ -66,6 +60,8 @@ export class StatusQueries {
   constructor(
     private readonly sql: SqlClient,
     private readonly prefix: string,
+    /** The inbox's `maxRetries` (its default 5): with no next retry, a message is parked at it. */
+    private readonly inboxMaxRetries = 5,
   ) {
     this.schema = new SchemaManager(sql);
   }
@@ -77,7 +73,7 @@ export class StatusQueries {
       prefix: this.prefix,
       owners: await this.ifTable(SIMBA_MUTEX_TABLE.name, (t) => this.owners(t, now)),
       masters: await this.ifTable(HOLDFAST_LOCK_TABLE.name, (t) => this.masters(t, now)),
-      inbox: await this.ifTable(COR_MESSAGE_TABLE.name, (t) => this.inbox(t, now)),
+      inbox: await this.ifTable(COR_MESSAGE_TABLE.name, () => this.inbox(now)),
       failover: await this.ifTable(FAILOVER_STORE_TABLE.name, (t) => this.failover(t, now)),
     };
   }
@@ -120,39 +116,21 @@ export class StatusQueries {
     });
   }
 
-  private async inbox(table: string, now: number): Promise<InboxStatus> {
-    const d = this.sql.dialect;
-    const params: unknown[] = [];
-    const n = () => {
-      params.push(now);
-      return d.placeholder(params.length);
-    };
-    const live = () => `(EXPIRATION IS NULL OR EXPIRATION > ${n()})`;
-    const conditions = {
-      expired: () => `EXPIRATION IS NOT NULL AND EXPIRATION <= ${n()}`,
-      due: () => `(NEXT_RETRY IS NULL OR NEXT_RETRY <= ${n()}) AND ${live()}`,
-      retrying: () => `NEXT_RETRY > ${n()} AND NEXT_RETRY < ${SENTINEL_FLOOR} AND ${live()}`,
-      paused: () => `NEXT_RETRY = ${PAUSED} AND ${live()}`,
-      parked: () => `NEXT_RETRY = ${PARKED} AND ${live()}`,
-    };
-    const sums = Object.entries(conditions).map(
-      ([name, condition]) => `SUM(CASE WHEN ${condition()} THEN 1 ELSE 0 END) AS ${name}`,
-    );
-    const oldest = `MIN(CASE WHEN ${conditions.due()} THEN INSERTED END) AS oldest_due`;
-    const [row] = await this.sql.query(
-      `SELECT COUNT(*) AS total, ${sums.join(', ')}, ${oldest} FROM ${table}`,
-      params,
-    );
-    const count = (key: string) => toNumber(row?.[key] ?? 0) || 0;
-    const oldestDue = nullable(row?.oldest_due);
+  private async inbox(now: number): Promise<InboxStatus> {
+    // The inbox's own statements: its statuses depend on its time columns' live layout and on
+    // maxRetries (a message with no next retry is parked once its attempts reach it).
+    const queries = new CorMessageQueries(this.sql, this.prefix, this.inboxMaxRetries);
+    await queries.detectLayout();
+    const counts = await queries.counts(now);
+    const [oldestDue] = await queries.list('due', 1, 0, now);
     return {
-      total: count('total'),
-      due: count('due'),
-      retrying: count('retrying'),
-      paused: count('paused'),
-      parked: count('parked'),
-      expired: count('expired'),
-      oldestDueAgeMs: oldestDue === null ? null : Math.max(0, now - oldestDue),
+      total: counts.total,
+      due: counts.due,
+      retrying: counts.retrying,
+      paused: counts.paused,
+      parked: counts.parked,
+      expired: counts.expired,
+      oldestDueAgeMs: oldestDue ? Math.max(0, now - oldestDue.inserted) : null,
     };
   }
 

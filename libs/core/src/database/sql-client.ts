@@ -6,8 +6,10 @@ import { InvalidOptionsError } from '../errors/holdfast.error';
 import {
   beginBoundedTransaction,
   DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
-  endBoundedTransaction,
+  finishTransaction,
   ISOLATION_LEVELS,
+  needsSessionReset,
+  resetBoundedSession,
   type IsolationLevel,
 } from './transaction-bound';
 import { directChannel, type DriverChannel, type StatementResult } from './driver-channel';
@@ -134,25 +136,30 @@ export class SqlClient {
     const idle = this.idleInTransactionTimeout;
     const exec = async () => {
       const runner = this.dataSource.createQueryRunner();
+      let releasing = false;
       try {
         await runner.connect();
         await beginBoundedTransaction(runner, dialect, idle, isolation);
         let result: T;
         try {
           result = await work(new SqlClient(this.dataSource, this.dialect, runner, this.options, true));
+          await finishTransaction(runner, dialect, 'commit');
         } catch (error) {
-          await endBoundedTransaction(runner, dialect, idle, 'rollback');
+          if (await finishTransaction(runner, dialect, 'rollback'))
+            await resetBoundedSession(runner, dialect, idle);
           throw error;
         }
-        try {
-          await endBoundedTransaction(runner, dialect, idle, 'commit');
-        } catch (error) {
-          await endBoundedTransaction(runner, dialect, idle, 'rollback');
-          throw error;
+        if (needsSessionReset(dialect, idle)) {
+          // The outcome is settled at COMMIT: the caller goes on while the connection's session
+          // is reset, and the connection returns to the pool after that.
+          releasing = true;
+          void resetBoundedSession(runner, dialect, idle)
+            .then(() => runner.release())
+            .catch(() => undefined);
         }
         return result;
       } finally {
-        await runner.release();
+        if (!releasing) await runner.release();
       }
     };
     return this.gate ? this.gate.runExclusive(exec) : exec();

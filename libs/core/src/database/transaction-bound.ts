@@ -76,23 +76,47 @@ export async function endBoundedTransaction(
   idleMs: number,
   outcome: 'commit' | 'rollback',
 ): Promise<void> {
+  if (await finishTransaction(runner, dialect, outcome)) await resetBoundedSession(runner, dialect, idleMs);
+}
+
+/** COMMIT or ROLLBACK; false when a rollback found the connection gone. */
+export async function finishTransaction(
+  runner: QueryRunner,
+  dialect: Dialect,
+  outcome: 'commit' | 'rollback',
+): Promise<boolean> {
   if (dialect !== 'postgres' && dialect !== 'mysql' && dialect !== 'mariadb' && dialect !== 'sqlite') {
     if (outcome === 'commit') await runner.commitTransaction();
     else if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-    return;
+    return true;
   }
   if (outcome === 'commit') {
     await runner.query('COMMIT');
-  } else {
-    try {
-      await runner.query('ROLLBACK');
-    } catch {
-      return; // the connection is gone; so is its session state
-    }
+    return true;
   }
-  if ((dialect === 'mysql' || dialect === 'mariadb') && idleMs > 0) {
-    // After a COMMIT the outcome is settled: a failing reset (a dead connection) must not turn it
-    // into an error that a caller would retry.
-    await runner.query(`SET SESSION ${mysqlVariable(dialect)} = DEFAULT`).catch(() => undefined);
+  try {
+    await runner.query('ROLLBACK');
+    return true;
+  } catch {
+    return false; // the connection is gone; so is its session state
   }
+}
+
+/** True when the connection carries session state from `beginBoundedTransaction` to reset. */
+export function needsSessionReset(dialect: Dialect, idleMs: number): boolean {
+  return (dialect === 'mysql' || dialect === 'mariadb') && idleMs > 0;
+}
+
+/**
+ * MySQL/MariaDB: the session variable back to the server's default, so that the application's
+ * own transactions on this pooled connection keep the server's setting. Never throws: after a
+ * COMMIT the outcome is settled, and a failing reset means a dead connection anyway.
+ */
+export async function resetBoundedSession(
+  runner: QueryRunner,
+  dialect: Dialect,
+  idleMs: number,
+): Promise<void> {
+  if (!needsSessionReset(dialect, idleMs)) return;
+  await runner.query(`SET SESSION ${mysqlVariable(dialect)} = DEFAULT`).catch(() => undefined);
 }

@@ -1,13 +1,24 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
+/** One proxied connection: the application's socket and the server's. */
+interface Link {
+  client: Socket;
+  upstream: Socket;
+  /** Set by `blackhole()`: nothing passes any more, in either direction, for good. */
+  silenced: boolean;
+}
+
 /**
- * A TCP proxy a test controls, to simulate a database outage without touching the server:
- * `cut()` drops every open connection and refuses new ones; `restore()` lets them through again.
+ * A TCP proxy a test controls, to simulate network trouble without touching the server:
+ * `delay(ms)` slows every chunk down, `blackhole()` makes open connections silent (sockets stay
+ * open, nothing passes), `cut()` drops every connection, and `restore()` lets new connections
+ * through again.
  */
 export class TcpProxy {
   private server?: Server;
-  private readonly sockets = new Set<Socket>();
+  private readonly links = new Set<Link>();
   private open = true;
+  private delayMs = 0;
   port = 0;
 
   constructor(
@@ -22,13 +33,14 @@ export class TcpProxy {
         return;
       }
       const upstream = connect(this.targetPort, this.targetHost);
-      this.track(client);
-      this.track(upstream);
-      client.pipe(upstream);
-      upstream.pipe(client);
+      const link: Link = { client, upstream, silenced: false };
+      this.links.add(link);
+      this.forward(link, client, upstream);
+      this.forward(link, upstream, client);
       const close = () => {
         client.destroy();
         upstream.destroy();
+        this.links.delete(link);
       };
       client.on('error', close).on('close', close);
       upstream.on('error', close).on('close', close);
@@ -38,29 +50,67 @@ export class TcpProxy {
     return this.port;
   }
 
-  private track(socket: Socket): void {
-    this.sockets.add(socket);
-    socket.on('close', () => this.sockets.delete(socket));
+  /** Copies `from` to `to`, in order, after the current delay, with backpressure. */
+  private forward(link: Link, from: Socket, to: Socket): void {
+    let lastDue = 0;
+    const send = (chunk: Buffer) => {
+      if (link.silenced || to.destroyed) return;
+      if (!to.write(chunk)) {
+        from.pause();
+        to.once('drain', () => {
+          if (!link.silenced) from.resume();
+        });
+      }
+    };
+    from.on('data', (chunk: Buffer) => {
+      if (link.silenced) return;
+      if (this.delayMs <= 0) return send(chunk);
+      // Never earlier than the chunk before it, even if the delay shrank meanwhile.
+      const due = Math.max(Date.now() + this.delayMs, lastDue);
+      lastDue = due;
+      setTimeout(() => send(chunk), due - Date.now());
+    });
+  }
+
+  /** Delays every chunk, in both directions, by `ms` from now on (0: no delay). */
+  delay(ms: number): void {
+    this.delayMs = Math.max(0, ms);
   }
 
   /** Drops all connections and refuses new ones. */
   cut(): void {
     this.open = false;
-    for (const s of this.sockets) s.destroy();
-    this.sockets.clear();
+    for (const { client, upstream } of this.links) {
+      client.destroy();
+      upstream.destroy();
+    }
+    this.links.clear();
   }
 
   /**
-   * Stops forwarding without closing anything: packets are silently swallowed, as when a
-   * network partition leaves connections hanging.
+   * Stops forwarding without closing anything, as when a network path silently drops every
+   * packet: open connections stay open and nothing passes either way (chunks already on their
+   * way are dropped too), and new connections are refused. Those connections stay silent for
+   * good, even after `restore()`; the application has to notice and replace them.
    */
   blackhole(): void {
     this.open = false;
-    for (const s of this.sockets) s.pause();
+    for (const link of this.links) {
+      link.silenced = true;
+      link.client.pause();
+      link.upstream.pause();
+    }
   }
 
+  /** Accepts new connections again (and stops delaying). */
   restore(): void {
     this.open = true;
+    this.delayMs = 0;
+  }
+
+  /** Open connections through the proxy. */
+  get connections(): number {
+    return this.links.size;
   }
 
   async stop(): Promise<void> {

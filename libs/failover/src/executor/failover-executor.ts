@@ -20,11 +20,14 @@ import { PayloadCodec } from '../payload/payload-codec';
 import { markRecovered } from '../payload/referential';
 import type { PayloadSplitter } from '../scatter/payload-splitter';
 import type { FailoverEntry, FailoverStore } from '../store/failover-store';
+import { StoreGuard, StoreTimeoutError, isStoreSkipped } from '../store/store-guard';
 import { FailoverStores } from '../tenant/failover-stores';
 import { FailoverRegistry } from './failover.registry';
 import { FailoverWriter } from './failover-writer';
 import { RecoveredPayloadHandler } from './recovered-payload.handler';
 
+/** A write the writer already reported: counted by the store breaker, not seen by the caller. */
+class StoreWriteFailed extends Error {}
 const TIMED_OUT = Symbol('timed-out');
 
 /** Per-failover pieces built on first use. */
@@ -50,6 +53,8 @@ export class FailoverExecutor {
   private readonly logger = new Logger(FailoverExecutor.name);
   private readonly runtimes = new WeakMap<FailoverMetadata, Runtime>();
   private handler?: RecoveredPayloadHandler;
+  /** Bounds every store wait of a caller, and skips the store while it is unreachable. */
+  private readonly storeGuard: StoreGuard;
   /** `failover\0class` pairs already reported as unknown payload classes (reported once). */
   private readonly refused = new Set<string>();
 
@@ -61,7 +66,33 @@ export class FailoverExecutor {
     private readonly registry: FailoverRegistry,
     private readonly codec: PayloadCodec,
     @Optional() private readonly moduleRef?: ModuleRef,
-  ) {}
+  ) {
+    this.storeGuard = new StoreGuard(options.storeTimeout);
+    this.storeGuard.onChange((open) =>
+      open
+        ? this.logger.warn(
+            `Failover store unreachable (${options.storeTimeout} ms storeTimeout passed 3 times in a row, or it failed): ` +
+              'calls skip it until it answers again',
+          )
+        : this.logger.log('Failover store answers again'),
+    );
+  }
+
+  /** A caller's wait on the store: bounded, skipped while the store is unreachable; never throws. */
+  private async guarded<R>(operation: string, work: () => Promise<R>): Promise<R | undefined> {
+    try {
+      return await this.storeGuard.run(operation, work);
+    } catch (error) {
+      if (isStoreSkipped(error)) {
+        this.metrics.storeSkipped(operation);
+        return undefined;
+      }
+      if (error instanceof StoreWriteFailed) return undefined;
+      if (!(error instanceof StoreTimeoutError)) throw error;
+      this.metrics.storeError(`${operation}-timeout`);
+      return undefined;
+    }
+  }
 
   async execute<T>(
     meta: FailoverMetadata,
@@ -83,8 +114,16 @@ export class FailoverExecutor {
       return this.recover<T>(meta, runtime, store, args, rawKey, error);
     }
     if (value !== null && value !== undefined) {
-      const kept = this.keep(meta, runtime, store, args, rawKey, value);
-      if (kept) await kept;
+      if (this.storeGuard.open) {
+        this.metrics.storeSkipped('store');
+      } else {
+        const kept = this.keep(meta, runtime, store, args, rawKey, value);
+        if (kept)
+          await this.guarded('store', async () => {
+            // A failed write (already logged and counted) is a failure for the store breaker too.
+            if ((await kept) === false) throw new StoreWriteFailed();
+          });
+      }
     }
     this.metrics.call(meta.name, 'success');
     return value;
@@ -231,7 +270,7 @@ export class FailoverExecutor {
     args: unknown[],
     rawKey: string,
     value: unknown,
-  ): Promise<void> | undefined {
+  ): Promise<boolean | void> | undefined {
     if (!runtime.splitter) {
       if (!this.recoverable(meta, runtime, value)) return undefined;
       return this.writer.store(
@@ -259,7 +298,7 @@ export class FailoverExecutor {
       return;
     }
     // Partial results: an item the upstream did not return is simply not stored (and counted).
-    const writes: Array<() => Promise<void> | undefined> = [];
+    const writes: Array<() => Promise<boolean> | undefined> = [];
     let missing = 0;
     for (const slice of slices ?? []) {
       if (slice === null || slice === undefined || slice.payload === null || slice.payload === undefined) {
@@ -347,7 +386,8 @@ export class FailoverExecutor {
       entry = { ...(pending as FailoverEntry<T>) };
     } else {
       try {
-        entry = await store.find<T>(meta.effectiveName, key, type);
+        entry = await this.guarded('find', () => store.find<T>(meta.effectiveName, key, type));
+        if (entry === undefined) return undefined;
       } catch (storeError) {
         this.metrics.storeError('find');
         this.logger.warn(
@@ -358,7 +398,10 @@ export class FailoverExecutor {
     }
     if (entry && this.now(store) > entry.expireOn.getTime()) {
       const write = this.writer.delete(store, meta.name, meta.effectiveName, key);
-      if (write) await write;
+      if (write)
+        await this.guarded('delete', async () => {
+          if ((await write) === false) throw new StoreWriteFailed();
+        });
       return undefined;
     }
     return entry;
@@ -411,9 +454,11 @@ export class FailoverExecutor {
       if (!store.findAll) return undefined;
       try {
         const now = this.now(store);
-        const entries = (await store.findAll(meta.effectiveName, runtime.entryType)).filter(
-          (e) => now <= e.expireOn.getTime(),
+        const all = await this.guarded('findAll', () =>
+          store.findAll!(meta.effectiveName, runtime.entryType),
         );
+        if (!all) return undefined;
+        const entries = all.filter((e) => now <= e.expireOn.getTime());
         payloads = entries.map((e) => markRecovered(e.payload, e.asOf, error));
       } catch (storeError) {
         this.metrics.storeError('findAll');

@@ -29,7 +29,7 @@ export class FailoverWriter implements BeforeApplicationShutdown {
   private readonly queue = new Map<string, PendingWrite>();
   private readonly flushingNow = new Map<string, PendingWrite>();
   private readonly storeIds = new WeakMap<FailoverStore, number>();
-  private readonly callerWrites = new Set<Promise<void>>();
+  private readonly callerWrites = new Set<Promise<boolean>>();
   private nextStoreId = 0;
   private timer?: NodeJS.Timeout;
   private flushing?: Promise<void>;
@@ -45,11 +45,12 @@ export class FailoverWriter implements BeforeApplicationShutdown {
     failover: string,
     entry: FailoverEntry<unknown>,
     type?: PayloadType,
-  ): Promise<void> | undefined {
+  ): Promise<boolean> | undefined {
     return this.submit({ store, op: 'store', name: entry.name, key: entry.key, entry, type, failover });
   }
 
-  delete(store: FailoverStore, failover: string, name: string, key: string): Promise<void> | undefined {
+  /** A promise only when the caller must wait (no write-behind): false when the write failed (logged, counted). */
+  delete(store: FailoverStore, failover: string, name: string, key: string): Promise<boolean> | undefined {
     return this.submit({ store, op: 'delete', name, key, failover });
   }
 
@@ -92,7 +93,7 @@ export class FailoverWriter implements BeforeApplicationShutdown {
     return `${storeId}\u0000${name}\u0000${key}`;
   }
 
-  private submit(write: PendingWrite): Promise<void> | undefined {
+  private submit(write: PendingWrite): Promise<boolean> | undefined {
     const async = this.options.async;
     if (!async) return this.writeNow([write]);
     const id = this.id(write.store, write.name, write.key);
@@ -169,7 +170,8 @@ export class FailoverWriter implements BeforeApplicationShutdown {
   }
 
   /** Writes a batch: one storeMany per store where the store has it; failures logged and counted. */
-  private async writeNow(batch: PendingWrite[]): Promise<void> {
+  /** true when every write reached the store. */
+  private async writeNow(batch: PendingWrite[]): Promise<boolean> {
     if (batch.length === 1) {
       // The synchronous path (async: false): one write, no grouping.
       const [w] = batch;
@@ -181,37 +183,47 @@ export class FailoverWriter implements BeforeApplicationShutdown {
     }
     const byStore = new Map<FailoverStore, PendingWrite[]>();
     for (const write of batch) byStore.set(write.store, [...(byStore.get(write.store) ?? []), write]);
+    let ok = true;
     await Promise.all(
       [...byStore].map(async ([store, writes]) => {
         const stores = writes.filter((w) => w.op === 'store');
         const deletes = writes.filter((w) => w.op === 'delete');
         if (stores.length) {
-          await this.guard('store', stores, async () => {
-            if (store.storeMany && stores.length > 1) {
-              await store.storeMany(
-                stores.map((w) => ({ entry: w.entry!, type: w.type }) satisfies StoreManyItem),
-              );
-              this.metrics.written(stores.length, 1);
-            } else {
-              for (const w of stores) await store.store(w.entry!, w.type);
-              this.metrics.written(stores.length, stores.length);
-            }
-          });
+          ok =
+            (await this.guard('store', stores, async () => {
+              if (store.storeMany && stores.length > 1) {
+                await store.storeMany(
+                  stores.map((w) => ({ entry: w.entry!, type: w.type }) satisfies StoreManyItem),
+                );
+                this.metrics.written(stores.length, 1);
+              } else {
+                for (const w of stores) await store.store(w.entry!, w.type);
+                this.metrics.written(stores.length, stores.length);
+              }
+            })) && ok;
         }
-        for (const w of deletes) await this.guard('delete', [w], () => store.delete(w.name, w.key));
+        for (const w of deletes)
+          ok = (await this.guard('delete', [w], () => store.delete(w.name, w.key))) && ok;
       }),
     );
+    return ok;
   }
 
-  private async guard(operation: string, writes: PendingWrite[], work: () => Promise<void>): Promise<void> {
+  private async guard(
+    operation: string,
+    writes: PendingWrite[],
+    work: () => Promise<void>,
+  ): Promise<boolean> {
     try {
       await work();
+      return true;
     } catch (error) {
       this.metrics.storeError(operation, writes.length);
       const names = [...new Set(writes.map((w) => w.failover))].join(', ');
       this.logger.warn(
         `Failover ${operation} of ${writes.length} entr${writes.length === 1 ? 'y' : 'ies'} (${names}) failed: ${(error as Error)?.message ?? error}`,
       );
+      return false;
     }
   }
 }

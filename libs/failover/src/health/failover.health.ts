@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import { probeHealth, type HealthResult } from '@holdfast/core';
 import { getFailoverStoreToken } from '../failover.constants';
 import { FailoverWriter } from '../executor/failover-writer';
 import type { FailoverStore } from '../store/failover-store';
@@ -11,29 +11,23 @@ import { FailoverMetrics } from './failover.metrics';
  */
 @Injectable()
 export class FailoverHealthIndicator {
-  private readonly indicator = new HealthIndicatorService();
-
   constructor(
     @Inject(getFailoverStoreToken()) private readonly store: FailoverStore,
     private readonly writer: FailoverWriter,
     private readonly metrics: FailoverMetrics,
   ) {}
 
-  async isHealthy<K extends string = 'failover'>(
-    key: K = 'failover' as K,
-  ): Promise<HealthIndicatorResult<K>> {
-    const session = this.indicator.check(key);
+  async isHealthy<const Key extends string = 'failover'>(
+    key: Key = 'failover' as Key,
+  ): Promise<HealthResult<Key>> {
     const details = {
       store: this.store.description ?? 'custom',
       pendingWrites: this.writer.pending,
       storeErrors: this.metrics.storeErrors,
       droppedWrites: this.metrics.droppedWrites,
     };
-    try {
+    return probeHealth(key, details, async () => {
       await this.store.ping?.();
-      return session.up(details);
-    } catch (error) {
-      return session.down({ ...details, message: (error as Error)?.message ?? String(error) });
-    }
+    });
   }
 }

@@ -36,6 +36,9 @@ export class FailoverMetrics {
     description: 'Values not stored because their class could not be rebuilt on recovery',
   });
 
+  private readonly storeSkipCounter: Counter = this.meter.createCounter('holdfast.failover.store.skipped', {
+    description: 'Store operations skipped while the store was unreachable',
+  });
   private readonly cleanupRowsCounter: Counter = this.meter.createCounter('holdfast.failover.cleanup.rows', {
     description: 'Expired entries removed by the cleanup',
   });
@@ -86,6 +89,14 @@ export class FailoverMetrics {
     let attributes = this.attributes.get(id);
     if (!attributes) this.attributes.set(id, (attributes = { failover, outcome }));
     this.calls.add(1, attributes);
+  }
+
+  /** Store operations a call skipped because the store was unreachable (breaker open). */
+  storeSkips = 0;
+
+  storeSkipped(operation: string): void {
+    this.storeSkips++;
+    this.storeSkipCounter.add(1, { operation });
   }
 
   cleanupBatch(rows: number): void {

@@ -115,6 +115,12 @@ export interface FailoverModuleOptions {
   /** Supplies a value when nothing is stored. */
   recoveredPayloadHandler?: Class<RecoveredPayloadHandler>;
   /**
+   * The longest a call waits for the store (a synchronous write, a recovery read; the pool wait
+   * included). Past it the call goes on without the store. After 3 such failures in a row the
+   * store is skipped by every call for 5 s, then tried again. Default 500 ms; 0 disables.
+   */
+  storeTimeout?: Duration;
+  /**
    * Payload classes any failover may store and rebuild, beyond each failover's `type`: a class
    * (stored under its name) or `{ name: 'billing.Country', type: Country }` for a qualified name.
    */
@@ -132,4 +138,5 @@ export interface ResolvedFailoverModuleOptions {
   cleanup: { enabled: boolean; cron: string; batchSize: number; pause: number };
   recoveredPayloadHandler?: Class<RecoveredPayloadHandler>;
   types: PayloadClassDeclaration[];
+  storeTimeout: number;
 }

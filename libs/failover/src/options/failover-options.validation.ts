@@ -179,10 +179,12 @@ class FailoverModuleOptionsValidation {
   @IsOptional() @NestedOptions(() => CleanupValidation) cleanup?: unknown;
   @IsOptional() @IsClassOrInstance() recoveredPayloadHandler?: unknown;
   @IsOptional() @IsArray() @IsPayloadClass({ each: true }) types?: unknown[];
+  @IsOptional() @IsDurationOption() storeTimeout?: unknown;
 }
 
 export const DEFAULT_CLEANUP_CRON = '0 0 * * * *';
 export const DEFAULT_CLEANUP_BATCH = 5_000;
+export const DEFAULT_STORE_TIMEOUT = '500ms';
 
 /** Validates the options (naming each bad one) and fills the defaults. */
 export function resolveFailoverOptions(options: FailoverModuleOptions = {}): ResolvedFailoverModuleOptions {
@@ -253,5 +255,6 @@ export function resolveFailoverOptions(options: FailoverModuleOptions = {}): Res
     },
     recoveredPayloadHandler: options.recoveredPayloadHandler,
     types: options.types ?? [],
+    storeTimeout: parseDuration(options.storeTimeout ?? DEFAULT_STORE_TIMEOUT, 'storeTimeout'),
   };
 }

@@ -8,7 +8,9 @@ export const FAILOVER_STORE_TABLE: TableSpec = {
     { name: 'FAILOVER_KEY', type: { kind: 'varchar', length: 256 } },
     { name: 'AS_OF', type: { kind: 'timestamp' }, nullable: false },
     { name: 'EXPIRE_ON', type: { kind: 'timestamp' }, nullable: false },
-    { name: 'PAYLOAD', type: { kind: 'text' } },
+    // The Java library's DDL sizes PAYLOAD as a VARCHAR "based on your payload": accepted at
+    // any length; a value longer than the column fails its store (logged and counted, never the call).
+    { name: 'PAYLOAD', type: { kind: 'text' }, accept: [{ kind: 'varchar', length: 1 }] },
     { name: 'PAYLOAD_CLASS', type: { kind: 'varchar', length: 256 } },
   ],
   primaryKey: ['FAILOVER_NAME', 'FAILOVER_KEY'],

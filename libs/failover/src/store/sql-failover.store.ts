@@ -327,7 +327,7 @@ export class SqlFailoverStore implements FailoverStore {
 
   /**
    * Deletes in statements of at most `batchSize` rows (autocommit: each its own short
-   * transaction), yielding between them, until a statement removes fewer than a batch.
+   * transaction), yielding between them, until a statement removes nothing.
    */
   async cleanByExpiry(expiry: Date, options: CleanupBatchOptions = {}): Promise<number> {
     const cutoff = this.sql.dialect.timestampParam(expiry);
@@ -350,7 +350,9 @@ export class SqlFailoverStore implements FailoverStore {
       const removed = await withTransientRetry(() => this.sql.execute(statement, [cutoff]));
       total += removed;
       options.onBatch?.(removed);
-      if (removed < batchSize) return total;
+      // Until a statement finds nothing: a short batch may only mean that a caller re-stored
+      // some of its rows meanwhile (PostgreSQL rechecks EXPIRE_ON), not that none is left.
+      if (removed === 0) return total;
       if (options.pause) await sleep(options.pause);
       else await new Promise<void>((resolve) => setImmediate(resolve));
     }

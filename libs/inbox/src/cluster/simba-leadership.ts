@@ -1,24 +1,32 @@
 import { Logger } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
-import {
-  AbstractMutexContender,
-  MutexContendServiceFactory,
-  type MutexContendService,
-  type MutexState,
-} from '@holdfast/simba';
+import type { MutexContendService, MutexState } from '@holdfast/simba';
 import { InboxClusterModeError } from '../errors';
 import type { InboxLeadership } from './inbox-leadership';
 
-class InboxContender extends AbstractMutexContender {
-  private readonly logger = new Logger('InboxLeadership');
+type Simba = typeof import('@holdfast/simba');
 
-  override onAcquired(_state: MutexState): void {
-    this.logger.log(`This node now delivers the inbox (owner of mutex '${this.mutex}')`);
+/** `@holdfast/simba` is an optional peer, needed in leader mode only: loaded when that mode starts. */
+function loadSimba(): Simba | undefined {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('@holdfast/simba') as Simba;
+  } catch {
+    return undefined;
   }
+}
 
-  override onReleased(_state: MutexState): void {
-    this.logger.log(`This node stopped delivering the inbox (lost mutex '${this.mutex}')`);
-  }
+function inboxContender(simba: Simba, mutex: string) {
+  const logger = new Logger('InboxLeadership');
+  return new (class InboxContender extends simba.AbstractMutexContender {
+    override onAcquired(_state: MutexState): void {
+      logger.log(`This node now delivers the inbox (owner of mutex '${this.mutex}')`);
+    }
+
+    override onReleased(_state: MutexState): void {
+      logger.log(`This node stopped delivering the inbox (lost mutex '${this.mutex}')`);
+    }
+  })(mutex);
 }
 
 /**
@@ -39,16 +47,18 @@ export class SimbaLeadership implements InboxLeadership {
   }
 
   start(): void {
-    let factory: MutexContendServiceFactory;
+    const simba = loadSimba();
+    let factory: InstanceType<Simba['MutexContendServiceFactory']>;
     try {
-      factory = this.moduleRef.get(MutexContendServiceFactory, { strict: false });
+      if (!simba) throw new Error('@holdfast/simba is not installed');
+      factory = this.moduleRef.get(simba.MutexContendServiceFactory, { strict: false });
     } catch {
       throw new InboxClusterModeError(
         'leader',
         'it needs @holdfast/simba: import SimbaModule.forRoot({ ... }) in the application (on SQLite leader is the only mode).',
       );
     }
-    this.service = factory.createMutexContendService(new InboxContender(this.mutex));
+    this.service = factory.createMutexContendService(inboxContender(simba!, this.mutex));
     this.service.start();
   }
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import { probeHealth, type HealthResult } from '@holdfast/core';
 import { InboxDelivery } from '../delivery/inbox-delivery.service';
 import { MessageManagement } from '../management/message-management.service';
 
@@ -10,20 +10,13 @@ import { MessageManagement } from '../management/message-management.service';
 @Injectable()
 export class InboxHealthIndicator {
   constructor(
-    private readonly health: HealthIndicatorService,
     private readonly management: MessageManagement,
     private readonly delivery: InboxDelivery,
   ) {}
 
-  async isHealthy<const Key extends string = 'inbox'>(
-    key: Key = 'inbox' as Key,
-  ): Promise<HealthIndicatorResult<Key>> {
-    const session = this.health.check(key);
-    try {
-      const counts = await this.management.count();
-      return session.up({ delivering: this.delivery.isDelivering(), ...counts });
-    } catch (error) {
-      return session.down({ message: (error as Error).message });
-    }
+  async isHealthy<const Key extends string = 'inbox'>(key: Key = 'inbox' as Key): Promise<HealthResult<Key>> {
+    return probeHealth(key, { delivering: this.delivery.isDelivering() }, async () => ({
+      ...(await this.management.count()),
+    }));
   }
 }

@@ -1,5 +1,5 @@
-import { Injectable, Optional } from '@nestjs/common';
-import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import { Injectable } from '@nestjs/common';
+import { healthResult, type HealthResult } from '@holdfast/core';
 import { LockerService } from '../service/locker.service';
 
 /**
@@ -8,17 +8,9 @@ import { LockerService } from '../service/locker.service';
  */
 @Injectable()
 export class LockerHealthIndicator {
-  private readonly health: HealthIndicatorService;
+  constructor(private readonly locker: LockerService) {}
 
-  constructor(
-    private readonly locker: LockerService,
-    @Optional() health?: HealthIndicatorService,
-  ) {
-    this.health = health ?? new HealthIndicatorService();
-  }
-
-  isHealthy(key = 'locker'): HealthIndicatorResult {
-    const session = this.health.check(key);
+  isHealthy<const Key extends string = 'locker'>(key: Key = 'locker' as Key): HealthResult<Key> {
     const error = this.locker.lastError;
     const data = {
       role: this.locker.role,
@@ -28,8 +20,11 @@ export class LockerHealthIndicator {
     };
     const running = this.locker.role === 'master' || this.locker.role === 'standby';
     if (!running || error !== undefined) {
-      return session.down({ ...data, error: error === undefined ? 'not running' : String(error) });
+      return healthResult(key, 'down', {
+        ...data,
+        error: error === undefined ? 'not running' : String(error),
+      });
     }
-    return session.up(data);
+    return healthResult(key, 'up', data);
   }
 }

@@ -50,6 +50,19 @@ export class LockQueryResolver {
     );
   }
 
+  /**
+   * @ScheduledLock after a run: keeps the lock until lockAtLeastFor after the start (TIME was set
+   * to start + lockAtMostFor), or frees it now (TIME NULL) when that has passed. Only the run that took it.
+   * Params: [lockAtMostFor - lockAtLeastFor (twice: positional placeholders), id, holder].
+   */
+  shortenLease(): string {
+    const now = this.dialect.nowMillis;
+    return (
+      `UPDATE ${this.table} SET TIME = CASE WHEN TIME - ${this.p(1)} > ${now} THEN TIME - ${this.p(2)} ` +
+      `ELSE NULL END WHERE ID = ${this.p(3)} AND BROKER_NAME = ${this.p(4)}`
+    );
+  }
+
   /** Gives the lease up so a standby can take it at once. Params: [id, holder]. */
   releaseLease(): string {
     return `UPDATE ${this.table} SET TIME = NULL, BROKER_NAME = NULL WHERE ID = ${this.p(1)} AND BROKER_NAME = ${this.p(2)}`;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { HealthIndicatorService, type HealthIndicatorResult } from '@nestjs/terminus';
+import { probeHealth, type HealthResult } from '@holdfast/core';
 import { MutexContendRegistry } from '../mutex/mutex-contend.registry';
 import { SimbaConnection } from '../mutex/simba-connection';
 
@@ -9,15 +9,12 @@ import { SimbaConnection } from '../mutex/simba-connection';
  */
 @Injectable()
 export class SimbaHealthIndicator {
-  private readonly health = new HealthIndicatorService();
-
   constructor(
     private readonly connection: SimbaConnection,
     private readonly registry: MutexContendRegistry,
   ) {}
 
-  async isHealthy(key = 'simba'): Promise<HealthIndicatorResult> {
-    const session = this.health.check(key);
+  async isHealthy<const Key extends string = 'simba'>(key: Key = 'simba' as Key): Promise<HealthResult<Key>> {
     const mutexes = this.registry.all().map((s) => ({
       mutex: s.mutex,
       status: s.status,
@@ -25,11 +22,8 @@ export class SimbaHealthIndicator {
       owner: s.afterOwner.ownerId,
       fencingToken: s.afterOwner.fencingToken,
     }));
-    try {
-      const databaseNow = await this.connection.repository.now();
-      return session.up({ databaseNow, mutexes });
-    } catch (error) {
-      return session.down({ message: (error as Error).message, mutexes });
-    }
+    return probeHealth(key, { mutexes }, async () => ({
+      databaseNow: await this.connection.repository.now(),
+    }));
   }
 }

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { monotonicMillis } from '@holdfast/core';
+import { MutexStatementTimeoutError } from '../errors';
 import { MutexOwner } from './mutex-owner';
 import { OutageLog } from './outage-log';
 import type { AcquireResult, BatchRequest, MutexRepository } from './mutex.repository';
@@ -143,11 +144,20 @@ export class MutexContendLoop {
     try {
       ({ rows, timing } = await this.repository.batch(requests, timeout));
     } catch (error) {
-      this.outage.failed(
-        error,
-        ` (${due.length} mutex attempt(s))`,
-        due.some((r) => r.attempt === 'acquire'),
-      );
+      if (error instanceof MutexStatementTimeoutError && error.waitingFor === 'connection') {
+        // The database is fine: the pool is exhausted. One warning for that, not an outage.
+        this.warnOnce(
+          true,
+          `no pooled connection came within ${error.timeoutMs} ms (pool exhausted?)`,
+          timeout,
+        );
+      } else {
+        this.outage.failed(
+          error,
+          ` (${due.length} mutex attempt(s))`,
+          due.some((r) => r.attempt === 'acquire'),
+        );
+      }
       for (const r of due) r.onFailure(error, r.attempt);
       return;
     }
@@ -195,8 +205,8 @@ export class MutexContendLoop {
       if (this.lagWarned) return;
       this.lagWarned = true;
       this.logger.warn(
-        `Simba may not keep its leases on ${this.repository.queries.table}: ${reason} (more than ${Math.round(boundMs)} ms, ` +
-          `a quarter of the transition). Owners that cannot renew step down at their local deadline; standbys acquire late.`,
+        `Simba may not keep its leases on ${this.repository.queries.table}: ${reason} (the bound is ${Math.round(boundMs)} ms). ` +
+          `Owners that cannot renew step down at their local deadline; standbys acquire late. Said once until it stops for 10 s.`,
       );
     } else if (this.lagWarned && now > this.lagClearAt) {
       this.lagWarned = false;

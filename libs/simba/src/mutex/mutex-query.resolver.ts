@@ -58,40 +58,6 @@ export class MutexQueryResolver {
   }
 
   /**
-   * The declared length of the live `owner_id` column (CHAR(32) in Simba's DDL, VARCHAR(128) in
-   * Holdfast's); undefined where it is not read.
-   */
-  ownerIdLength(): BoundSql | undefined {
-    const dot = this.table.lastIndexOf('.');
-    const schema = dot < 0 ? undefined : this.table.slice(0, dot);
-    const name = dot < 0 ? this.table : this.table.slice(dot + 1);
-    switch (this.dialect.name) {
-      case 'postgres':
-        return {
-          sql:
-            `SELECT character_maximum_length AS len FROM information_schema.columns WHERE lower(table_name) = lower($1) ` +
-            `AND table_schema = ${schema ? 'lower($2)' : 'current_schema()'} AND lower(column_name) = 'owner_id'`,
-          params: schema ? [name, schema] : [name],
-        };
-      case 'mysql':
-      case 'mariadb':
-        return {
-          sql:
-            `SELECT CHARACTER_MAXIMUM_LENGTH AS len FROM information_schema.columns WHERE table_name = ? ` +
-            `AND table_schema = ${schema ? '?' : 'DATABASE()'} AND lower(column_name) = 'owner_id'`,
-          params: schema ? [name, schema] : [name],
-        };
-      case 'sqlite':
-        return {
-          sql: `SELECT type AS len FROM pragma_table_info(?${schema ? ', ?' : ''}) WHERE lower(name) = 'owner_id'`,
-          params: schema ? [name, schema] : [name],
-        };
-      default:
-        return undefined;
-    }
-  }
-
-  /**
    * Simba's conditional acquire: free once `transition_at` has passed, or a renewal by the owner
    * while its transition is still running. `version + 1` is Simba's optimistic lock; `acquired_at`
    * (the fencing token) is the database time, or the previous token + 1 if the clock is behind it.

@@ -1,8 +1,18 @@
-import { monotonicMillis, toNumber, withTransientRetry, type SqlClient } from '@holdfast/core';
+import {
+  monotonicMillis,
+  sqlRetryCounter,
+  toNumber,
+  withTransientRetry,
+  type SqlClient,
+} from '@holdfast/core';
+
 import { ContenderIdTooLongError, MutexStatementTimeoutError } from '../errors';
 import { MutexContendLoop } from './mutex-contend.loop';
 import { MutexOwner } from './mutex-owner';
 import { MutexQueryResolver, type BoundSql } from './mutex-query.resolver';
+
+/** `holdfast.simba.sql.retries`: ticks retried after a deadlock or serialization failure. */
+const countRetry = sqlRetryCounter('simba');
 
 interface MutexRowRecord {
   mutex?: unknown;
@@ -73,43 +83,54 @@ export class MutexRepository {
     timeoutMs = this.statementTimeoutMs,
   ): Promise<{ rows: Map<string, MutexOwner>; timing: { connectMs: number; totalMs: number } }> {
     const label = requests.length === 1 ? requests[0].mutex : `${requests.length} mutexes`;
+    let stage: 'connection' | 'answer' = 'answer';
     return this.bounded(
       label,
       'acquire/renew/read',
       async () => {
-        const started = monotonicMillis();
         const acquires = requests.filter((r) => r.attempt === 'acquire');
         const missing = [...new Set(acquires.map((r) => r.mutex))].filter((m) => !this.ensured.has(m));
         for (const part of chunks(missing)) {
           await this.insertRows(part);
           part.forEach((m) => this.ensured.add(m));
         }
+        // Creating rows (once per mutex) is not part of what a tick costs.
+        const txStarted = monotonicMillis();
         let connectMs = 0;
-        const rows = await withTransientRetry(() =>
-          this.inTransaction(acquires.length > 0, async (tx) => {
-            connectMs = monotonicMillis() - started;
-            for (const group of this.groupAcquires(acquires)) {
-              for (const part of chunks(group.items)) {
-                const takes = part.filter((r) => !r.renew);
-                const renewals = part.filter((r) => r.renew);
-                await tx.execute(
-                  ...this.args(this.queries.acquireMany(takes, renewals, group.ttl, group.transition)),
-                );
+        let answerStarted = txStarted;
+        stage = 'connection';
+        const rows = await withTransientRetry(
+          () =>
+            // Where connections come from a pool, a tick always takes one first (in a transaction),
+            // so that waiting for the pool is told apart from waiting for the database.
+            this.inTransaction(acquires.length > 0 || this.sql.dialect.name !== 'sqlite', async (tx) => {
+              stage = 'answer';
+              answerStarted = monotonicMillis();
+              connectMs = answerStarted - txStarted;
+              for (const group of this.groupAcquires(acquires)) {
+                for (const part of chunks(group.items)) {
+                  const takes = part.filter((r) => !r.renew);
+                  const renewals = part.filter((r) => r.renew);
+                  await tx.execute(
+                    ...this.args(this.queries.acquireMany(takes, renewals, group.ttl, group.transition)),
+                  );
+                }
               }
-            }
-            const found = new Map<string, MutexOwner>();
-            for (const part of chunks([...new Set(requests.map((r) => r.mutex))], BATCH_CHUNK * 4)) {
-              const records = await tx.query<MutexRowRecord>(...this.args(this.queries.selectMany(part)));
-              for (const record of records) found.set(String(record.mutex), this.toOwner(record));
-            }
-            return found;
-          }),
+              const found = new Map<string, MutexOwner>();
+              for (const part of chunks([...new Set(requests.map((r) => r.mutex))], BATCH_CHUNK * 4)) {
+                const records = await tx.query<MutexRowRecord>(...this.args(this.queries.selectMany(part)));
+                for (const record of records) found.set(String(record.mutex), this.toOwner(record));
+              }
+              return found;
+            }),
+          { operation: 'tick', onRetry: countRetry },
         );
         // A row someone deleted is created again at the next attempt.
         for (const r of acquires) if (!rows.has(r.mutex)) this.ensured.delete(r.mutex);
-        return { rows, timing: { connectMs, totalMs: monotonicMillis() - started } };
+        return { rows, timing: { connectMs, totalMs: monotonicMillis() - answerStarted } };
       },
       timeoutMs,
+      () => stage,
     );
   }
 
@@ -186,17 +207,6 @@ export class MutexRepository {
     );
   }
 
-  /** The declared length of the live `owner_id` column, when the dialect can tell. */
-  async ownerIdLength(): Promise<number | undefined> {
-    const query = this.queries.ownerIdLength();
-    if (!query) return undefined;
-    const [row] = await this.sql.query<{ len: unknown }>(query.sql, query.params);
-    if (row?.len == null) return undefined;
-    const text = String(row.len); // a number, or SQLite's declared type such as 'CHAR(32)'
-    const length = Number(/^\d+$/.test(text) ? text : /\((\d+)\)/.exec(text)?.[1]);
-    return Number.isFinite(length) && length > 0 ? length : undefined;
-  }
-
   /**
    * Throws ContenderIdTooLongError when `contenderId` does not fit the live `owner_id` column
    * (known once the module checked its table at startup).
@@ -268,10 +278,11 @@ export class MutexRepository {
     operation: string,
     work: () => Promise<T>,
     timeoutMs = this.statementTimeoutMs,
+    waitingFor: () => 'connection' | 'answer' = () => 'answer',
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(
-        () => reject(new MutexStatementTimeoutError(mutex, operation, timeoutMs)),
+        () => reject(new MutexStatementTimeoutError(mutex, operation, timeoutMs, waitingFor())),
         timeoutMs,
       );
       timer.unref?.();

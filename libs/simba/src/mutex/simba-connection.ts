@@ -24,12 +24,14 @@ export class SimbaConnection implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     const repository = this.repository;
-    await new SchemaManager(repository.sql).apply(
+    // Core's schema check refuses a table the code cannot use; the live owner_id length bounds
+    // the contender ids (CHAR(32) in Simba's DDL). SQLite enforces no length, so none is known there.
+    const live = await new SchemaManager(repository.sql).apply(
       SIMBA_MUTEX_TABLE,
       this.options.tablePrefix,
       this.options.schema,
     );
-    if (this.options.schema !== 'none') repository.ownerIdColumnLength = await repository.ownerIdLength();
+    repository.ownerIdColumnLength = live.column('owner_id')?.length;
     await this.checkBusyTimeout(repository);
     this.logger.log(
       `simba_mutex ready on ${repository.sql.dialect.name} (${repository.queries.table}); ttl ${this.options.ttl} ms, ` +

@@ -1,5 +1,10 @@
 import type { TableSpec } from '@holdfast/core';
 
+export const MUTEX_NAME_MAX_LENGTH = 66;
+export const OWNER_ID_MAX_LENGTH = 128;
+/** `owner_id` in Simba's own DDL is `CHAR(32)`: generated contender ids fit it. */
+export const SEED_OWNER_ID_LENGTH = 32;
+
 /**
  * `<prefix>simba_mutex`: one row per mutex (Simba's JDBC layout). Times are epoch ms from the
  * database clock; `owner_id` is '' when nobody owns the mutex; `version` grows on every acquire,
@@ -15,13 +20,15 @@ export const SIMBA_MUTEX_TABLE: TableSpec = {
     { name: 'ttl_at', type: { kind: 'bigint' }, nullable: false, default: 0 },
     { name: 'transition_at', type: { kind: 'bigint' }, nullable: false, default: 0 },
     // Nullable on purpose: Oracle stores '' as NULL. Holdfast always writes '' for "no owner".
-    { name: 'owner_id', type: { kind: 'varchar', length: 128 }, default: "''" },
+    // Simba's DDL has CHAR(32): accepted, and contender ids are checked against the live length.
+    {
+      name: 'owner_id',
+      type: { kind: 'varchar', length: 128 },
+      accept: [{ kind: 'char', length: SEED_OWNER_ID_LENGTH }],
+      minLength: SEED_OWNER_ID_LENGTH,
+      default: "''",
+    },
     { name: 'version', type: { kind: 'int' }, nullable: false, default: 0 },
   ],
   primaryKey: ['mutex'],
 };
-
-export const MUTEX_NAME_MAX_LENGTH = 66;
-export const OWNER_ID_MAX_LENGTH = 128;
-/** `owner_id` in Simba's own DDL is `CHAR(32)`: generated contender ids fit it. */
-export const SEED_OWNER_ID_LENGTH = 32;

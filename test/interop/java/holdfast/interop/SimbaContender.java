@@ -264,10 +264,12 @@ public final class SimbaContender {
           String op = owning ? "renew" : "acquire";
           owning = true;
           ownedUntilNanos = until;
-          history.append(Jdbc.json("kind", "simba", "op", op, "proc", proc, "mutex", mutex, "token", row.version(),
-              "at", row.acquiredAt(), "acquiredAt", row.acquiredAt(), "ttlAt", row.ttlAt(), "transitionAt",
-              row.transitionAt(), "src", "java"));
-          if (op.equals("acquire")) System.out.println("acquired " + row.version());
+          // The token a Java owner presents to a resource shared with Holdfast is Holdfast's: the
+          // row's acquired_at. version is Simba's optimistic lock, checked on its own.
+          history.append(Jdbc.json("kind", "simba", "op", op, "proc", proc, "mutex", mutex, "token", row.acquiredAt(),
+              "version", row.version(), "at", row.acquiredAt(), "acquiredAt", row.acquiredAt(), "ttlAt", row.ttlAt(),
+              "transitionAt", row.transitionAt(), "src", "java"));
+          if (op.equals("acquire")) System.out.println("acquired " + row.acquiredAt());
           System.out.flush();
           delay = row.ttlAt() - row.currentAt();
         }
@@ -291,7 +293,7 @@ public final class SimbaContender {
   private void stepDown(String reason) {
     owning = false;
     long at = lastRow.currentAt() + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - lastReadNanos);
-    history.append(Jdbc.json("kind", "simba", "op", "release", "proc", proc, "mutex", mutex, "token", lastRow.version(),
+    history.append(Jdbc.json("kind", "simba", "op", "release", "proc", proc, "mutex", mutex, "token", lastRow.acquiredAt(),
         "at", at, "reason", reason, "src", "java"));
     System.out.println("released");
     System.out.flush();

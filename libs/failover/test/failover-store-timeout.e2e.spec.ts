@@ -1,0 +1,96 @@
+import { Injectable } from '@nestjs/common';
+import { StoreTimeoutError } from '@holdfast/failover';
+import { StoreGuard } from '../src/store/store-guard';
+import { sqlClientFor } from '@holdfast/core';
+import { createTestDataSource, testDatabases, uniqueTablePrefix } from '@holdfast/core/testing';
+import { Failover, FailoverMetrics } from '@holdfast/failover';
+import { startFailoverApp, withAppBehindProxy } from './support/failover-app';
+
+class UpstreamDown extends Error {}
+
+@Injectable()
+class Prices {
+  up = true;
+  @Failover({ name: 'price', expiry: '1h' })
+  async price(code: string) {
+    if (!this.up) throw new UpstreamDown(`no price for ${code}`);
+    return { code, value: 42 };
+  }
+}
+
+/** Settles `work`, or says it did not within `ms` (a generous ceiling, not a timing assertion). */
+async function settles<T>(work: Promise<T>, ms = 15_000): Promise<{ value?: T; error?: unknown }> {
+  let timer: NodeJS.Timeout | undefined;
+  const ceiling = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work.then((value) => ({ value })), ceiling]);
+  } catch (error) {
+    if ((error as Error).message?.startsWith('still waiting')) throw error;
+    return { error };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe('StoreGuard', () => {
+  it('bounds a wait and opens after consecutive timeouts', async () => {
+    const guard = new StoreGuard(50, 2, 60_000);
+    const never = () => new Promise<never>(() => undefined);
+    await expect(guard.run('find', never)).rejects.toBeInstanceOf(StoreTimeoutError);
+    await expect(guard.run('find', never)).rejects.toBeInstanceOf(StoreTimeoutError);
+    expect(guard.open).toBe(true);
+    let called = false;
+    await expect(
+      guard.run('find', async () => {
+        called = true;
+      }),
+    ).rejects.toThrow();
+    expect(called).toBe(false);
+  });
+});
+
+// An embedded SQLite file has no connection to blackhole: servers only.
+const servers = testDatabases().filter((db) => db !== 'sqlite');
+const onServers = servers.length ? describe.each(servers) : () => () => undefined;
+
+onServers('store timeout and breaker with a blackholed database [%s]', (db) => {
+  const prefix = uniqueTablePrefix('timeout');
+  afterAll(async () => {
+    const dataSource = await createTestDataSource(db);
+    await sqlClientFor(dataSource)
+      .execute(`DROP TABLE IF EXISTS ${prefix}FAILOVER_STORE`)
+      .catch(() => undefined);
+    await dataSource.destroy();
+  });
+
+  it('a decorated call never hangs on an unreachable store, whether the upstream is up or down', async () => {
+    await withAppBehindProxy(
+      { db, prefix },
+      (viaProxy) =>
+        startFailoverApp(viaProxy, { async: false, storeTimeout: '300ms' }, { providers: [Prices] }),
+      async (app, proxy) => {
+        const prices = app.get(Prices);
+        const metrics = app.get(FailoverMetrics);
+        expect((await prices.price('A')).value).toBe(42);
+        prices.up = false;
+        expect((await prices.price('A')).value).toBe(42); // recovered before the outage
+        proxy.blackhole();
+        // Upstream down: the recovery read is bounded, the caller gets the original error.
+        const down = await settles(prices.price('A'));
+        expect(down.error).toBeInstanceOf(UpstreamDown);
+        // Upstream up: the synchronous write is bounded, the caller gets the value.
+        prices.up = true;
+        for (let i = 0; i < 3; i++) expect((await settles(prices.price(`B${i}`))).value?.value).toBe(42);
+        // After consecutive failures the store is skipped without waiting at all.
+        expect(metrics.storeSkips).toBeGreaterThan(0);
+        prices.up = false;
+        expect((await settles(prices.price('A'))).error).toBeInstanceOf(UpstreamDown);
+        // Hung connections are not destroyed by the library yet (core's pool): end them here so
+        // the DataSource can close.
+        proxy.cut();
+      },
+    );
+  }, 60_000);
+});

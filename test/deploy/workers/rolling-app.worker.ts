@@ -1,0 +1,230 @@
+/**
+ * One replica of an ordinary Holdfast app for the rolling-deploy test, built the way a user
+ * builds one: TypeORM through @nestjs/typeorm, `schema: 'create'` everywhere, and
+ * `enableShutdownHooks()`, so SIGTERM runs Nest's shutdown and nothing else.
+ * - Simba: `@OnMutexAcquired`/`@OnMutexReleased` write the grants (database clock, fencing token)
+ *   to the shared history; a `@LeaderOnly` `@Interval` job writes each run to the jobs file.
+ * - Inbox (its default cluster mode: competing where the database has SKIP LOCKED, the Simba
+ *   leader delivers on SQLite): an `@InboxHandler` writes each run to the history.
+ * - Failover: a `@Failover` method whose upstream fails when the caller asks it to.
+ * IPC in: {t:'accept', id}, {t:'failover', seq, key, fail}. IPC out: {t:'ready'},
+ * {t:'accept-done', id, error?}, {t:'failover-done', seq, fresh, error?},
+ * Its last shutdown hook appends {proc, signal, inboxRetries, runningAtShutdown} to `<jobsFile>.shutdown`.
+ * argv: <db> <tablePrefix> <historyFile> <jobsFile> <proc> <standbyPoll ms> [sqlite file]
+ */
+import 'reflect-metadata';
+import { appendFileSync } from 'node:fs';
+import { Injectable, Module, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Interval, ScheduleModule } from '@nestjs/schedule';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { testDataSourceOptions, type TestDatabase } from '@holdfast/core/testing';
+import { Failover, FailoverModule, Referential } from '@holdfast/failover';
+import { InboxHandler, InboxMetrics, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
+import {
+  LeaderOnly,
+  MutexContendRegistry,
+  OnMutexAcquired,
+  OnMutexReleased,
+  SimbaModule,
+  type MutexState,
+} from '@holdfast/simba';
+import { HistoryWriter } from '../../../tools/history/history';
+
+const [db, prefix, historyFile, jobsFile, proc, standbyPoll, sqliteFile] = process.argv.slice(2);
+const LEADER_MUTEX = 'deploy-leader';
+const send = (message: unknown) => process.connected && process.send?.(message);
+const history = new HistoryWriter(historyFile, proc);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+@Injectable()
+class LeaderJob {
+  private token?: number;
+
+  constructor(private readonly registry: MutexContendRegistry) {}
+
+  @OnMutexAcquired(LEADER_MUTEX)
+  acquired(state: MutexState): void {
+    const row = state.after;
+    this.token = row.fencingToken;
+    history.append({
+      kind: 'simba',
+      op: 'acquire',
+      mutex: LEADER_MUTEX,
+      token: row.fencingToken,
+      at: row.acquiredAt,
+      acquiredAt: row.acquiredAt,
+      ttlAt: row.ttlAt,
+      transitionAt: row.transitionAt,
+    });
+  }
+
+  @OnMutexReleased(LEADER_MUTEX)
+  released(): void {
+    // Runs after the process stepped down and before the row is released: the database clock
+    // now (estimated from the last reading) is a time at which it no longer believed it owned.
+    const service = this.registry.get(LEADER_MUTEX)!;
+    history.append({
+      kind: 'simba',
+      op: 'release',
+      mutex: LEADER_MUTEX,
+      token: this.token,
+      at: Math.round(service.afterOwner.estimatedDatabaseNow()),
+    });
+    this.token = undefined;
+  }
+
+  /** The leader's job: runs only on the owner; writes its fencing token and the database time. */
+  @Interval(100)
+  @LeaderOnly(LEADER_MUTEX)
+  tick(): void {
+    const service = this.registry.get(LEADER_MUTEX)!;
+    const token = service.fencingToken;
+    if (token === undefined) return;
+    const row = service.afterOwner;
+    const at = Math.round(row.estimatedDatabaseNow());
+    if (this.token !== undefined && token !== this.token) {
+      history.append({
+        kind: 'simba',
+        op: 'renew',
+        mutex: LEADER_MUTEX,
+        token,
+        at: row.acquiredAt,
+        acquiredAt: row.acquiredAt,
+        ttlAt: row.ttlAt,
+        transitionAt: row.transitionAt,
+      });
+      this.token = token;
+    }
+    appendFileSync(jobsFile, `${JSON.stringify({ proc, token, at })}\n`);
+  }
+}
+
+/** Handler runs in progress, and how many were when the shutdown began. */
+let running = 0;
+let runningAtShutdown: number | undefined;
+
+@Injectable()
+class ItemHandler implements OnModuleDestroy {
+  @InboxHandler({ namespace: 'deploy', name: 'item' })
+  async handle(message: InboxMessage): Promise<void> {
+    history.append({ kind: 'inbox', op: 'deliver', id: message.id, at: Date.now() });
+    running++;
+    try {
+      // A handler that takes a moment, so SIGTERM often finds one running.
+      await sleep(50 + Math.random() * 150);
+    } finally {
+      running--;
+    }
+  }
+
+  /** The first shutdown hook (before the inbox drains): how many handlers run right now. */
+  onModuleDestroy(): void {
+    runningAtShutdown = running;
+  }
+}
+
+class Quote extends Referential {
+  constructor(
+    readonly key: string,
+    readonly at: number,
+  ) {
+    super();
+  }
+}
+
+@Injectable()
+class QuoteClient {
+  /** Stored under the key alone: `fail` is the test's switch for the upstream, not part of the question. */
+  @Failover({
+    name: 'deploy-quote',
+    expiry: '1h',
+    type: Quote,
+    keyGenerator: { key: (args) => String(args[0]) },
+  })
+  async quote(key: string, fail: boolean): Promise<Quote> {
+    if (fail) throw new Error(`upstream down for ${key}`);
+    return new Quote(key, Date.now());
+  }
+}
+
+/** Read once the app is built (InboxMetrics is not exported to the app's module). */
+let inboxMetrics: InboxMetrics | undefined;
+
+@Injectable()
+class ShutdownReport implements OnApplicationShutdown {
+  onApplicationShutdown(signal?: string): void {
+    // A file, not IPC: Nest raises the signal again right after this hook, which may drop a message.
+    const line = { proc, signal, inboxRetries: inboxMetrics?.retriedStatements, runningAtShutdown };
+    appendFileSync(`${jobsFile}.shutdown`, `${JSON.stringify(line)}\n`);
+  }
+}
+
+async function main(): Promise<void> {
+  @Module({
+    imports: [
+      TypeOrmModule.forRoot({
+        ...testDataSourceOptions(db as TestDatabase, { poolSize: 6, sqliteFile: sqliteFile || undefined }),
+        // SQLite: a busy timeout below Simba's transition, as SimbaConnection asks at startup.
+        ...(db === 'sqlite' ? { timeout: 3_000 } : {}),
+      }),
+      ScheduleModule.forRoot(),
+      SimbaModule.forRoot({ tablePrefix: prefix, schema: 'create', standbyPoll: Number(standbyPoll) }),
+      InboxModule.forRoot({
+        tablePrefix: prefix,
+        schema: 'create',
+        pollInterval: '200ms',
+        batchSize: 10,
+      }),
+      FailoverModule.forRoot({ store: { type: 'sql', tablePrefix: prefix, schema: 'create' } }),
+    ],
+    providers: [LeaderJob, ItemHandler, QuoteClient, ShutdownReport],
+  })
+  class RollingAppModule {}
+
+  const app = await NestFactory.createApplicationContext(RollingAppModule, {
+    logger: ['error', 'warn', 'log'],
+    abortOnError: false,
+  });
+  inboxMetrics = app.get(InboxMetrics);
+  app.enableShutdownHooks();
+  const acceptor = app.get(MessageAcceptor);
+  const quotes = app.get(QuoteClient);
+
+  process.on('message', (m: { t: string; id?: string; seq?: number; key?: string; fail?: boolean }) => {
+    if (m.t === 'accept') {
+      acceptor.accept({ id: m.id, type: { namespace: 'deploy', name: 'item' }, payload: { id: m.id } }).then(
+        (result) => {
+          if (result.accepted) history.append({ kind: 'inbox', op: 'accept', id: m.id!, at: Date.now() });
+          send({ t: 'accept-done', id: m.id, accepted: result.accepted });
+        },
+        (error: Error) => send({ t: 'accept-done', id: m.id, error: `${error.name}: ${error.message}` }),
+      );
+    } else if (m.t === 'failover') {
+      quotes.quote(m.key!, !!m.fail).then(
+        (quote) => {
+          const fresh = quote.upToDate !== false;
+          const asOf = quote.asOf?.getTime();
+          history.append({
+            kind: 'failover',
+            op: 'answer',
+            name: 'deploy-quote',
+            key: m.key,
+            fresh,
+            at: Date.now(),
+            ...(fresh ? {} : { asOf, expiry: 3_600_000 }),
+          });
+          send({ t: 'failover-done', seq: m.seq, fresh });
+        },
+        (error: Error) => send({ t: 'failover-done', seq: m.seq, error: `${error.name}: ${error.message}` }),
+      );
+    }
+  });
+  send({ t: 'ready', pid: process.pid });
+}
+
+main().catch((error) => {
+  send({ t: 'failed', error: String((error as Error)?.stack ?? error) });
+  console.error(error);
+  process.exit(1);
+});

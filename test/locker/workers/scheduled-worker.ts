@@ -1,0 +1,74 @@
+/**
+ * One application instance running a per-second @Cron job under @ScheduledLock, for the
+ * multi-process suite. Config as JSON in HOLDFAST_SCHEDULED_WORKER; reports over IPC: ready,
+ * run (a job started: wall-clock and monotonic time), done.
+ */
+import { Injectable, Module, type DynamicModule } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Cron, ScheduleModule } from '@nestjs/schedule';
+import { monotonicMillis } from '@holdfast/core';
+import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
+import { ScheduledLock, ScheduledLockModule } from '@holdfast/locker';
+
+export interface ScheduledWorkerConfig {
+  name: string;
+  db: TestDatabase;
+  sqliteFile?: string;
+  prefix: string;
+  lockName: string;
+  lockAtMostFor: number;
+  lockAtLeastFor: number;
+  /** How long each run takes. */
+  jobMs: number;
+}
+
+export type ScheduledWorkerMessage =
+  | { type: 'ready'; name: string }
+  | { type: 'run'; name: string; wall: number; at: number }
+  | { type: 'done'; name: string; at: number };
+
+const config = JSON.parse(process.env.HOLDFAST_SCHEDULED_WORKER ?? '{}') as ScheduledWorkerConfig;
+const send = (m: ScheduledWorkerMessage) => process.send?.(m);
+
+@Injectable()
+class Jobs {
+  @Cron('* * * * * *')
+  @ScheduledLock({
+    name: config.lockName,
+    lockAtMostFor: config.lockAtMostFor,
+    lockAtLeastFor: config.lockAtLeastFor,
+  })
+  async everySecond(): Promise<void> {
+    send({ type: 'run', name: config.name, wall: Date.now(), at: monotonicMillis() });
+    await new Promise((r) => setTimeout(r, config.jobMs));
+    send({ type: 'done', name: config.name, at: monotonicMillis() });
+  }
+}
+
+@Module({})
+class WorkerModule {
+  static register(dataSource: unknown): DynamicModule {
+    return {
+      module: WorkerModule,
+      imports: [
+        ScheduleModule.forRoot(),
+        ScheduledLockModule.forRoot({
+          dataSource: dataSource as never,
+          tablePrefix: config.prefix,
+          schema: 'create',
+        }),
+      ],
+      providers: [Jobs],
+    };
+  }
+}
+
+async function main(): Promise<void> {
+  const dataSource = await createTestDataSource(config.db, { sqliteFile: config.sqliteFile, poolSize: 4 });
+  const logger = process.env.HOLDFAST_WORKER_LOG ? (['log', 'warn', 'error'] as const) : (['error'] as const);
+  await NestFactory.createApplicationContext(WorkerModule.register(dataSource), { logger: [...logger] });
+  send({ type: 'ready', name: config.name });
+}
+
+process.on('disconnect', () => process.exit(0));
+void main();
