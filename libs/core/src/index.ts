@@ -4,11 +4,13 @@ export type { ColumnType, SqlDialect, UpsertSpec } from './dialect/sql-dialect';
 export { sqlDialect, type SqlDialectOptions } from './dialect/dialects';
 export { utcDateTime } from './dialect/base.dialect';
 export { DatabaseResolver } from './database/database-resolver';
-export { SqlClient, toNumber, type SqlClientOptions } from './database/sql-client';
+export { SqlClient, toNumber, type SqlClientOptions, type TransactionOptions } from './database/sql-client';
 export {
   beginBoundedTransaction,
   endBoundedTransaction,
   DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+  ISOLATION_LEVELS,
+  type IsolationLevel,
 } from './database/transaction-bound';
 export {
   isAlreadyExistsError,

@@ -11,6 +11,9 @@ export class SlowSilentProxy {
   private server?: Server;
   private readonly sockets = new Set<Socket>();
   private silent = false;
+  /** When set: the first client chunk that contains it is forwarded, then nothing more. */
+  private lastWords?: Buffer;
+  private passedLastWords?: () => void;
   /** MySQL/MariaDB connection ids, from the servers' handshakes. */
   readonly connectionIds = new Set<number>();
   /** Local ports of the upstream sockets. */
@@ -46,7 +49,16 @@ export class SlowSilentProxy {
         }
         this.forward(chunk, client);
       });
-      client.on('data', (chunk) => this.forward(chunk, upstream));
+      client.on('data', (chunk) => {
+        if (this.lastWords && !this.silent && chunk.includes(this.lastWords)) {
+          // This statement reaches the server; its answer and everything after it do not.
+          this.silent = true;
+          this.passedLastWords?.();
+          setTimeout(() => upstream.destroyed || upstream.write(chunk), this.delayMs);
+          return;
+        }
+        this.forward(chunk, upstream);
+      });
       const close = () => {
         if (this.silent) return; // silent: nothing passes, not even a close
         client.destroy();
@@ -65,6 +77,16 @@ export class SlowSilentProxy {
     setTimeout(() => {
       if (!this.silent && !to.destroyed) to.write(chunk);
     }, this.delayMs);
+  }
+
+  /**
+   * Goes silent right after the first statement containing `marker` leaves for the server (e.g.
+   * a locking read, so that the server holds the worker's transaction open with its row locks).
+   * Resolves when that statement has been let through.
+   */
+  silenceAfter(marker: string): Promise<void> {
+    this.lastWords = Buffer.from(marker);
+    return new Promise<void>((resolve) => (this.passedLastWords = resolve));
   }
 
   /** From now on nothing passes, in either direction; the sockets stay open. */

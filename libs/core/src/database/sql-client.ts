@@ -2,12 +2,15 @@ import { Mutex } from 'async-mutex';
 import type { DataSource, QueryRunner } from 'typeorm';
 import { SqlDialect } from '../dialect/sql-dialect';
 import { parseDuration, type Duration } from '../time/duration';
+import { InvalidOptionsError } from '../errors/holdfast.error';
 import {
   beginBoundedTransaction,
   DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
   finishTransaction,
+  ISOLATION_LEVELS,
   needsSessionReset,
   resetBoundedSession,
+  type IsolationLevel,
 } from './transaction-bound';
 import { directChannel, type DriverChannel, type StatementResult } from './driver-channel';
 
@@ -47,6 +50,16 @@ export interface SqlClientOptions {
    * (SET LOCAL), MariaDB `idle_transaction_timeout`, MySQL `wait_timeout` (whole seconds, rounded up).
    */
   idleInTransactionTimeout?: Duration;
+}
+
+/** Options of one `SqlClient.transaction()`. */
+export interface TransactionOptions {
+  /**
+   * The transaction's isolation level: 'read committed', 'repeatable read' or 'serializable'
+   * (default: the session's, which is the server's). SQLite's transactions are always
+   * serializable, which satisfies any level asked for.
+   */
+  isolation?: IsolationLevel;
 }
 
 /**
@@ -108,8 +121,16 @@ export class SqlClient {
   /**
    * Runs `work` in one transaction on one connection; rolls back if it throws. The server ends
    * the transaction if this client sends nothing inside it for `idleInTransactionTimeout`.
+   * `options.isolation` sets its isolation level. Inside a transaction, `work` runs in the
+   * enclosing one (whose level it cannot change).
    */
-  async transaction<T>(work: (tx: SqlClient) => Promise<T>): Promise<T> {
+  async transaction<T>(work: (tx: SqlClient) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    const isolation = options.isolation;
+    if (isolation !== undefined && !(ISOLATION_LEVELS as readonly unknown[]).includes(isolation)) {
+      throw new InvalidOptionsError('SqlClient.transaction', [
+        `isolation must be one of ${ISOLATION_LEVELS.map((l) => `'${l}'`).join(', ')}, got ${JSON.stringify(isolation)}`,
+      ]);
+    }
     if (this.runner) return work(this);
     const dialect = this.dialect.name;
     const idle = this.idleInTransactionTimeout;
@@ -118,7 +139,7 @@ export class SqlClient {
       let releasing = false;
       try {
         await runner.connect();
-        await beginBoundedTransaction(runner, dialect, idle);
+        await beginBoundedTransaction(runner, dialect, idle, isolation);
         let result: T;
         try {
           result = await work(new SqlClient(this.dataSource, this.dialect, runner, this.options, true));

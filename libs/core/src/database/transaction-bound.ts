@@ -7,6 +7,10 @@ import type { Dialect } from '../dialect/dialect';
  */
 export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
 
+/** The isolation levels a transaction may ask for (the server's default when none is asked). */
+export const ISOLATION_LEVELS = ['read committed', 'repeatable read', 'serializable'] as const;
+export type IsolationLevel = (typeof ISOLATION_LEVELS)[number];
+
 /** The MySQL/MariaDB session variable that bounds an idle transaction, in whole seconds. */
 function mysqlVariable(dialect: Dialect): string {
   // MariaDB ends only idle *transactions*; MySQL has no such variable, so its bound is the
@@ -24,28 +28,40 @@ function mysqlVariable(dialect: Dialect): string {
  *   server's setting;
  * - MySQL: the session's `wait_timeout` the same way;
  * - SQLite: `BEGIN IMMEDIATE` (one process's file lock; no server to end anything).
+ *
+ * `isolation`, when given, is the transaction's isolation level (the session's otherwise):
+ * PostgreSQL `BEGIN ISOLATION LEVEL …` (same round trip); MySQL/MariaDB `SET TRANSACTION
+ * ISOLATION LEVEL …` right before `START TRANSACTION`, which applies to that one transaction
+ * only; SQLite ignores it, its transactions are always serializable (stronger than any level
+ * asked for).
  */
 export async function beginBoundedTransaction(
   runner: QueryRunner,
   dialect: Dialect,
   idleMs: number,
+  isolation?: IsolationLevel,
 ): Promise<void> {
   const ms = Math.max(0, Math.ceil(idleMs));
+  const level = isolation?.toUpperCase();
   switch (dialect) {
-    case 'postgres':
-      await runner.query(ms > 0 ? `BEGIN; SET LOCAL idle_in_transaction_session_timeout = ${ms}` : 'BEGIN');
+    case 'postgres': {
+      const begin = level ? `BEGIN ISOLATION LEVEL ${level}` : 'BEGIN';
+      await runner.query(ms > 0 ? `${begin}; SET LOCAL idle_in_transaction_session_timeout = ${ms}` : begin);
       return;
+    }
     case 'mysql':
     case 'mariadb':
       if (ms > 0)
         await runner.query(`SET SESSION ${mysqlVariable(dialect)} = ${Math.max(1, Math.ceil(ms / 1000))}`);
+      // Without SESSION or GLOBAL: the next transaction only, the session keeps its own level.
+      if (level) await runner.query(`SET TRANSACTION ISOLATION LEVEL ${level}`);
       await runner.query('START TRANSACTION');
       return;
     case 'sqlite':
       await runner.query('BEGIN IMMEDIATE');
       return;
     default:
-      await runner.startTransaction();
+      await runner.startTransaction(level as Parameters<QueryRunner['startTransaction']>[0]);
   }
 }
 

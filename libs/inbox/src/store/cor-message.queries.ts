@@ -73,7 +73,6 @@ export class CorMessageQueries {
     readonly sql: SqlClient,
     prefix: string,
     maxRetries = 5,
-    private readonly bounds: { idleInTransactionMs?: number } = { idleInTransactionMs: 30_000 },
   ) {
     this.table = tableName(prefix, COR_MESSAGE_TABLE.name);
     this.d = sql.dialect;
@@ -369,86 +368,61 @@ export class CorMessageQueries {
     leaseMs: number,
     hold?: (tx: SqlClient) => Promise<void>,
   ): Promise<{ rows: MessageRow[]; now: number }> {
-    return this.readCommitted(async (tx) => {
-      const taken: (RawRow & { db_now: unknown })[] = [];
-      let after: { inserted_ms: unknown; id: string } | undefined;
-      const order: string[] = [];
-      // A few rounds of candidates: enough to fill a batch past rows other nodes hold.
-      for (let round = 0; round < 4 && taken.length < limit; round++) {
-        const candidates = await this.candidates(tx, limit, now, after);
-        if (!candidates.length) break;
-        after = candidates[candidates.length - 1];
-        order.push(...candidates.map((c) => c.id));
-        for (let i = 0; i < candidates.length && taken.length < limit;) {
-          const keys = candidates.slice(i, i + (limit - taken.length)).map((c) => c.id);
-          i += keys.length;
-          const b = new Binder(this.d);
-          const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
-          const target = this.keyed(b, keys);
-          const due = this.statusCondition('due', () => this.now(b, now), b);
-          taken.push(
-            ...(await tx.query<RawRow & { db_now: unknown }>(
-              `SELECT ${dbNow}, ${this.columns(true)} FROM ${target.from} WHERE ${target.where}${due}` +
-                this.d.forUpdate(true),
-              b.params,
-            )),
-          );
+    // READ COMMITTED: at REPEATABLE READ InnoDB keeps the lock on every row a locking read looked
+    // at, also on those its WHERE then refused: a claim would hold rows another node had just
+    // leased, and that node's delete of them would wait for this claim to commit (measured: a
+    // healthy worker at 0.53x beside a slow one). At READ COMMITTED those locks go at once, so a
+    // claim holds exactly the rows it takes. Core's transaction: the server ends it if this
+    // client goes silent inside it for the client's idleInTransactionTimeout.
+    return this.sql.transaction(
+      async (tx) => {
+        const taken: (RawRow & { db_now: unknown })[] = [];
+        let after: { inserted_ms: unknown; id: string } | undefined;
+        const order: string[] = [];
+        // A few rounds of candidates: enough to fill a batch past rows other nodes hold.
+        for (let round = 0; round < 4 && taken.length < limit; round++) {
+          const candidates = await this.candidates(tx, limit, now, after);
+          if (!candidates.length) break;
+          after = candidates[candidates.length - 1];
+          order.push(...candidates.map((c) => c.id));
+          for (let i = 0; i < candidates.length && taken.length < limit;) {
+            const keys = candidates.slice(i, i + (limit - taken.length)).map((c) => c.id);
+            i += keys.length;
+            const b = new Binder(this.d);
+            const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
+            const target = this.keyed(b, keys);
+            const due = this.statusCondition('due', () => this.now(b, now), b);
+            taken.push(
+              ...(await tx.query<RawRow & { db_now: unknown }>(
+                `SELECT ${dbNow}, ${this.columns(true)} FROM ${target.from} WHERE ${target.where}${due}` +
+                  this.d.forUpdate(true),
+                b.params,
+              )),
+            );
+          }
+          if (candidates.length < limit) break;
         }
-        if (candidates.length < limit) break;
-      }
-      if (!taken.length) return { rows: [], now: now ?? NaN };
-      // Delivery order is the candidates' order, as the database sorted them.
-      const position = new Map(order.map((id, i) => [id, i]));
-      taken.sort((x, y) => position.get(x.id)! - position.get(y.id)!);
-      // (the join returns the rows in no particular order)
-      const u = new Binder(this.d);
-      const target = this.keyed(
-        u,
-        taken.map((r) => r.id),
-      );
-      const lease = this.nowPlus(u, now, leaseMs);
-      await tx.execute(
-        `UPDATE ${target.from} SET NEXT_RETRY = ${lease} WHERE ${target.where}1 = 1`,
-        u.params,
-      );
-      if (hold) await hold(tx);
-      const rows = taken.map((r) => this.read(r));
-      return { rows, now: this.t.toMillis(taken[0].db_now) };
-    });
-  }
-
-  /**
-   * A transaction at READ COMMITTED (MySQL/MariaDB claims). At REPEATABLE READ InnoDB keeps the
-   * lock on every row a locking read looked at, also on those its WHERE then refused: a claim
-   * would hold rows another node had just leased, and that node's delete of them would wait for
-   * this claim to commit (measured: a healthy worker at 0.53× beside a slow one). At READ
-   * COMMITTED those locks go at once, so a claim holds exactly the rows it takes.
-   */
-  private async readCommitted<T>(work: (tx: SqlClient) => Promise<T>): Promise<T> {
-    const runner = this.sql.dataSource.createQueryRunner();
-    // The server ends the transaction (and its connection) if this client goes silent in it.
-    const idleMs = this.bounds.idleInTransactionMs ?? 0;
-    const variable = this.d.name === 'mariadb' ? 'idle_transaction_timeout' : 'wait_timeout';
-    try {
-      await runner.connect();
-      if (idleMs > 0)
-        await runner.query(`SET SESSION ${variable} = ${Math.max(1, Math.ceil(idleMs / 1000))}`);
-      await runner.startTransaction('READ COMMITTED');
-      try {
-        const result = await work(new SqlClient(this.sql.dataSource, this.d, runner));
-        await runner.commitTransaction();
-        return result;
-      } catch (error) {
-        // The connection may be gone; the server rolls back an abandoned transaction itself.
-        if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
-        throw error;
-      } finally {
-        // The pooled connection gets the server's default back for whoever uses it next.
-        if (idleMs > 0) await runner.query(`SET SESSION ${variable} = DEFAULT`).catch(() => undefined);
-      }
-    } finally {
-      await runner.release();
-    }
+        if (!taken.length) return { rows: [], now: now ?? NaN };
+        // Delivery order is the candidates' order, as the database sorted them.
+        const position = new Map(order.map((id, i) => [id, i]));
+        taken.sort((x, y) => position.get(x.id)! - position.get(y.id)!);
+        // (the join returns the rows in no particular order)
+        const u = new Binder(this.d);
+        const target = this.keyed(
+          u,
+          taken.map((r) => r.id),
+        );
+        const lease = this.nowPlus(u, now, leaseMs);
+        await tx.execute(
+          `UPDATE ${target.from} SET NEXT_RETRY = ${lease} WHERE ${target.where}1 = 1`,
+          u.params,
+        );
+        if (hold) await hold(tx);
+        const rows = taken.map((r) => this.read(r));
+        return { rows, now: this.t.toMillis(taken[0].db_now) };
+      },
+      { isolation: 'read committed' },
+    );
   }
 
   /** Due keys in delivery order, after `after` when given: a plain read, no lock. */

@@ -48,27 +48,29 @@ export class InboxConnection implements OnModuleInit {
     );
   }
 
+  /**
+   * The inbox's client. Its transactions (claims) are bounded on the server: a claim never needs
+   * to sit idle for long, so the bound stays within the lease, and a silent node's batch goes to
+   * another within visibilityTimeout + the bound at the latest.
+   */
   get sql(): SqlClient {
     if (!this._sql) {
       const dataSource = resolveDataSource(this.moduleRef, this.options.dataSource, 'InboxModule');
-      this._sql = sqlClientFor(dataSource, this.resolver, this.options.dialect);
+      const idle = parseDuration(this.options.idleInTransactionTimeout, 'idleInTransactionTimeout');
+      const lease = parseDuration(this.options.visibilityTimeout, 'visibilityTimeout');
+      this._sql = sqlClientFor(dataSource, this.resolver, this.options.dialect, {
+        idleInTransactionTimeout: idle > 0 ? Math.min(idle, lease) : 0,
+      });
     }
     return this._sql;
   }
 
   get queries(): CorMessageQueries {
     if (!this._queries) {
-      const idle = parseDuration(this.options.idleInTransactionTimeout, 'idleInTransactionTimeout');
-      const lease = parseDuration(this.options.visibilityTimeout, 'visibilityTimeout');
-      // A claim never needs to sit idle for long; the bound stays within the lease, so a silent
-      // node's batch goes to another within visibilityTimeout + the bound at the latest.
       this._queries = new CorMessageQueries(
         this.sql,
         this.options.tablePrefix,
         this.options.retry.maxRetries,
-        {
-          idleInTransactionMs: idle > 0 ? Math.min(idle, lease) : 0,
-        },
       );
     }
     return this._queries;
