@@ -25,12 +25,13 @@ describeEachDatabase(
       const t = (name: string) => tableName(ctx.prefix, name);
       const sql = ctx.sql;
       now = await sql.nowMillis();
-      const mutex = (mutex: string, owner: string, version: number, ttl: number, transition: number) =>
+      // The fencing token is acquired_at (the grant's database time); version is Simba's lock.
+      const mutex = (mutex: string, owner: string, token: number, ttl: number, transition: number) =>
         insert(sql, t('simba_mutex'), {
           mutex,
           owner_id: owner,
-          version,
-          acquired_at: now - 1_000,
+          version: 1,
+          acquired_at: token,
           ttl_at: now + ttl,
           transition_at: now + transition,
         });

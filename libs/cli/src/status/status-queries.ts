@@ -85,17 +85,19 @@ export class StatusQueries {
 
   private async owners(table: string, now: number): Promise<MutexStatus[]> {
     const rows = await this.sql.query(
-      `SELECT mutex, owner_id, version, ttl_at, transition_at FROM ${table} ORDER BY mutex`,
+      `SELECT mutex, owner_id, acquired_at, ttl_at, transition_at FROM ${table} ORDER BY mutex`,
     );
     return rows.map((r) => {
       const ttlAt = toNumber(r.ttl_at);
       const transitionAt = toNumber(r.transition_at);
-      const owner = r.owner_id ? String(r.owner_id) : null;
+      // CHAR(32) (Simba's own DDL) pads with spaces on PostgreSQL.
+      const owner = r.owner_id ? String(r.owner_id).trimEnd() || null : null;
       const state = !owner ? 'free' : ttlAt > now ? 'owned' : transitionAt > now ? 'transition' : 'free';
       return {
         mutex: String(r.mutex),
         owner: state === 'free' ? null : owner,
-        fencingToken: toNumber(r.version),
+        // The fencing token is the grant's database time (simba's README, 'Fencing tokens').
+        fencingToken: toNumber(r.acquired_at),
         state,
         expiresInMs: state === 'owned' ? ttlAt - now : state === 'transition' ? transitionAt - now : null,
       };
