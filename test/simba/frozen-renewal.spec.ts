@@ -1,6 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS, sqlClientFor, type SqlClient } from '@holdfast/core';
+import { sqlClientFor, type SqlClient } from '@holdfast/core';
 import { createTestDataSource, testDatabases, uniqueTablePrefix } from '@holdfast/core/testing';
 import {
   defaultContenderId,
@@ -17,10 +17,12 @@ const TRANSITION_MS = 2_000;
 /**
  * The server's bound on the owner's silent transaction. PostgreSQL: Simba sets the transaction's
  * idle_in_transaction_session_timeout to its statementTimeout (transition / 3 by default), under
- * core's bound; MariaDB: core's bound on Simba's client (default 30 s).
+ * core's bound; MariaDB: the bound Simba gives its client, max(1 s, statementTimeout), in whole seconds.
  */
 const boundMs = (db: 'postgres' | 'mariadb') =>
-  db === 'postgres' ? Math.floor(TRANSITION_MS / 3) : DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS;
+  db === 'postgres'
+    ? Math.floor(TRANSITION_MS / 3)
+    : Math.ceil(Math.max(1_000, TRANSITION_MS / 3) / 1_000) * 1_000;
 
 const databases = testDatabases().filter((db): db is 'postgres' | 'mariadb' => db !== 'sqlite');
 

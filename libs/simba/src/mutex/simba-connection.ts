@@ -59,7 +59,13 @@ export class SimbaConnection implements OnModuleInit {
   get repository(): MutexRepository {
     if (!this._repository) {
       const dataSource = resolveDataSource(this.moduleRef, this.options.dataSource, 'SimbaModule');
-      const sql = sqlClientFor(dataSource, this.resolver, this.options.dialect);
+      // A tick's transaction sends its statements back to back: an owner frozen inside one (a
+      // stopped VM, a dead link) is ended by the server after about one statement timeout, so the
+      // mutex changes hands within ttl + transition + that, on MariaDB too (PostgreSQL also gets
+      // the statement timeout itself). MariaDB counts whole seconds.
+      const sql = sqlClientFor(dataSource, this.resolver, this.options.dialect, {
+        idleInTransactionTimeout: Math.max(1_000, this.options.statementTimeout),
+      });
       this._repository = new MutexRepository(
         sql,
         new MutexQueryResolver(sql.dialect, this.options.tablePrefix),
