@@ -68,8 +68,13 @@ echo "pgbouncer (transaction pooling) on 127.0.0.1:$port -> $target_host:$target
 
 cd "$repo"
 status=0
+# Left out here, run against the server directly in the main suite: the two frozen-client tests
+# find the frozen worker's server backend by the client ports of their own proxy in
+# pg_stat_activity, and behind a bouncer the server only sees the bouncer's ports. The bound they
+# check is a SET LOCAL inside each transaction, which reaches the server through the bouncer as is.
 HOLDFAST_TEST_PG_URL="postgres://postgres@127.0.0.1:$port/$database" HOLDFAST_TEST_DATABASES=postgres \
-  npx jest "$@" || status=$?
+  npx jest --testPathIgnorePatterns '/node_modules/' '/test/nest12/' 'test/inbox/silent-worker.spec.ts' 'test/simba/frozen-renewal.spec.ts' \
+  "$@" || status=$?
 
 # Proof that the suite went through the bouncer: its own count of transactions for the database.
 xacts="$(psql -h 127.0.0.1 -p "$port" -U postgres -d pgbouncer -tA -F ' ' -c 'SHOW STATS' |
