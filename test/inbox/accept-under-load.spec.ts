@@ -87,9 +87,3 @@ if (databases.length)
       240_000,
     );
   });
-
-// SQLite's single writer cannot deadlock: with only SQLite selected the suite has nothing to run.
-if (!databases.length)
-  describe.skip('inbox accept while delivering (needs postgres or mariadb in HOLDFAST_TEST_DATABASES)', () => {
-    it.todo('runs on postgres and mariadb');
-  });

@@ -99,9 +99,3 @@ for (const db of testDatabases().filter((d): d is Exclude<TestDatabase, 'sqlite'
     });
   });
 }
-
-// SQLite has no server connection to hang or starve: with only SQLite selected there is nothing to run.
-if (!testDatabases().some((d) => d !== 'sqlite'))
-  describe.skip('database locker lock connection (needs postgres or mariadb in HOLDFAST_TEST_DATABASES)', () => {
-    it.todo('runs on postgres and mariadb');
-  });
