@@ -20,6 +20,29 @@ const serverOnly = serversSelected
   ? []
   : ['/libs/locker/test/lock-connection.spec.ts', '/test/inbox/accept-under-load.spec.ts'];
 
+// The soaks and the long multi-process tests run under `npm run test:soak` (HOLDFAST_TEST_SOAK=1),
+// not in the default `npm test`; .ci/run runs both.
+const soakSuites = [
+  '/test/fault/',
+  '/test/partition/',
+  '/test/deploy/rolling-deploy.spec.ts',
+  '/test/simba/soak.spec.ts',
+  '/test/simba/scale.spec.ts',
+  '/test/simba/failover-tokens.spec.ts',
+  '/test/locker/scheduled-lock.spec.ts',
+  '/test/locker/locker-failover.spec.ts',
+  '/libs/simba/test/multi-contend.spec.ts',
+];
+const soak = process.env.HOLDFAST_TEST_SOAK === '1';
+// More path fragments to leave out, comma-separated (the PgBouncer step uses it).
+const excluded = (process.env.HOLDFAST_TEST_EXCLUDE ?? '')
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
+const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const ignored = ['/node_modules/', ...serverOnly, ...excluded].map(escape);
+const soakOnly = soak ? [`^(?!.*(${soakSuites.map(escape).join('|')}))`] : soakSuites.map(escape);
+
 function project(displayName, roots, extra = {}) {
   return {
     displayName,
@@ -29,7 +52,7 @@ function project(displayName, roots, extra = {}) {
     testMatch: ['**/*.spec.ts'],
     transform: { '^.+\\.ts$': ['@swc/jest', swcrc] },
     moduleNameMapper,
-    testPathIgnorePatterns: ['/node_modules/', ...serverOnly],
+    testPathIgnorePatterns: [...ignored, ...soakOnly],
     ...extra,
   };
 }
@@ -41,6 +64,6 @@ module.exports = {
       .filter((lib) => fs.existsSync(path.join(__dirname, 'libs', lib, 'src', 'index.ts')))
       .map((lib) => project(lib, [`libs/${lib}`])),
     project('demo', ['apps/demo']),
-    project('e2e', ['test'], { testPathIgnorePatterns: ['/node_modules/', '/test/nest12/', ...serverOnly] }),
+    project('e2e', ['test'], { testPathIgnorePatterns: [...ignored, '/test/nest12/', ...soakOnly] }),
   ],
 };
