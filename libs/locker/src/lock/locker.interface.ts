@@ -1,11 +1,22 @@
 import type { Logger } from '@nestjs/common';
-import type { SqlClient } from '@holdfast/core';
+import type { SchemaMode, SqlClient } from '@holdfast/core';
 import type { DataSource } from 'typeorm';
-import type { ResolvedLockerOptions } from '../options/locker.options';
+
+/** What a locker reads of its module's resolved options. */
+export interface LockerContextOptions {
+  readonly tablePrefix: string;
+  readonly schema: SchemaMode;
+  /** lease-database: the clock-difference warning threshold in ms (0 = no check). */
+  readonly maxAllowableDiffFromDBTime: number;
+  /** shared-file: staleness threshold in ms. */
+  readonly sharedFileStale: number;
+  /** The configured locker; `directory` is the shared-file locker's. */
+  readonly locker: { readonly type: string; readonly directory?: string };
+}
 
 /** What a locker learns about its module before first use. */
 export interface LockerContext {
-  readonly options: ResolvedLockerOptions;
+  readonly options: LockerContextOptions;
   readonly lockName: string;
   /** This instance's name (BROKER_NAME, the lock file's owner). */
   readonly holderId: string;

@@ -35,7 +35,7 @@ export class SharedFileLocker extends AbstractLocker {
   override async configure(context: LockerContext): Promise<void> {
     super.configure(context);
     const options = context.options;
-    const directory = resolve(options.locker.type === 'shared-file' ? options.locker.directory : '.');
+    const directory = resolve(options.locker.directory ?? '.');
     await fs.mkdir(directory, { recursive: true });
     this.lockPath = join(directory, `${context.lockName}.lock`);
     this.ownerPath = join(directory, `${context.lockName}.owner`);

@@ -3,7 +3,7 @@ import { monotonicMillis } from '@holdfast/core';
 import { MutexStatementTimeoutError } from '../errors';
 import { MutexOwner } from './mutex-owner';
 import { OutageLog } from './outage-log';
-import type { AcquireResult, BatchRequest, MutexRepository } from './mutex.repository';
+import type { AcquireResult, BatchRequest, BatchSource } from './mutex-batch';
 
 export type Attempt = 'acquire' | 'peek';
 
@@ -54,7 +54,7 @@ export class MutexContendLoop {
   ticks = 0;
 
   constructor(
-    private readonly repository: MutexRepository,
+    private readonly repository: BatchSource,
     holdDownMs = 5_000,
   ) {
     this.outage = new OutageLog(this.logger, `simba_mutex (${repository.queries.table})`, holdDownMs);

@@ -7,6 +7,7 @@ import {
 } from '@holdfast/core';
 
 import { ContenderIdTooLongError, MutexStatementTimeoutError } from '../errors';
+import type { AcquireResult, BatchRequest, BatchSource } from './mutex-batch';
 import { MutexContendLoop } from './mutex-contend.loop';
 import { MutexOwner } from './mutex-owner';
 import { MutexQueryResolver, type BoundSql } from './mutex-query.resolver';
@@ -24,22 +25,7 @@ interface MutexRowRecord {
   now_ms: unknown;
 }
 
-export interface AcquireResult {
-  /** The conditional UPDATE matched: the caller owns the mutex until `owner.transitionAt`. */
-  acquired: boolean;
-  owner: MutexOwner;
-}
-
-/** One contend service's attempt in a batch (see MutexContendLoop). */
-export interface BatchRequest {
-  mutex: string;
-  contenderId: string;
-  attempt: 'acquire' | 'peek';
-  /** The service believes it owns, or the row says so: renew rather than take. */
-  renew: boolean;
-  ttl: number;
-  transition: number;
-}
+export type { AcquireResult, BatchRequest } from './mutex-batch';
 
 /** Mutexes per statement in a batch: keeps every statement well under each driver's parameter limit. */
 const BATCH_CHUNK = 500;
@@ -55,7 +41,7 @@ function chunks<T>(items: readonly T[], size = BATCH_CHUNK): T[][] {
  * database has one (PostgreSQL, MariaDB) and always client-side, so a connection that hangs
  * (a network partition) cannot keep a caller waiting past the transition.
  */
-export class MutexRepository {
+export class MutexRepository implements BatchSource {
   private readonly ensured = new Set<string>();
   private _loop?: MutexContendLoop;
   /** The declared length of the live `owner_id` column, set by SimbaConnection at startup. */
