@@ -48,7 +48,9 @@ function project(displayName, roots, extra = {}) {
     displayName,
     rootDir: __dirname,
     roots: roots.map((r) => `<rootDir>/${r}`),
-    testEnvironment: 'node',
+    // Silent unless a test fails (HOLDFAST_TEST_VERBOSE=1 shows everything as it happens).
+    testEnvironment: '<rootDir>/tools/jest/quiet-environment.js',
+    setupFilesAfterEnv: ['<rootDir>/tools/jest/quiet-setup.js'],
     testMatch: ['**/*.spec.ts'],
     transform: { '^.+\\.ts$': ['@swc/jest', swcrc] },
     moduleNameMapper,

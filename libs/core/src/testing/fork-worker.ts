@@ -16,17 +16,56 @@ export function tsRegisterPath(): string {
   return own;
 }
 
+/** A test runner's sink for output (this repository's quiet Jest environment sets one). */
+interface TestLogSink {
+  push(line: string): void;
+}
+
+/**
+ * Sends a child's stdout and stderr, line by line, to the test runner's log sink when there is
+ * one (output then shows only when a test fails); otherwise the child writes to the terminal.
+ */
+export function captureOutput(child: ChildProcess, label = `pid ${child.pid}`): ChildProcess {
+  const sink = (globalThis as { __holdfastTestLog?: TestLogSink }).__holdfastTestLog;
+  const write = (line: string) => {
+    if (sink) sink.push(`[${label}] ${line}`);
+    else process.stdout.write(`${line}\n`);
+  };
+  for (const stream of [child.stdout, child.stderr]) {
+    if (!stream) continue;
+    let rest = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk: string) => {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop() ?? '';
+      for (const line of lines) write(line);
+    });
+    stream.on('end', () => {
+      if (rest) write(rest);
+    });
+  }
+  return child;
+}
+
+/** Whether forked workers' output should go to the test runner's log sink. */
+function quietTestRun(): boolean {
+  return Boolean((globalThis as { __holdfastTestLog?: TestLogSink }).__holdfastTestLog);
+}
+
 /**
  * Forks a TypeScript worker script as a real process with IPC. Use for multi-instance tests:
- * `child.kill('SIGKILL')` kills it without any cleanup, as a crash would.
+ * `child.kill('SIGKILL')` kills it without any cleanup, as a crash would. Under a test runner
+ * with a log sink, and unless `stdio` is given, the worker's output goes to that sink.
  */
 export function forkTs(script: string, args: string[] = [], options: ForkOptions = {}): ChildProcess {
   const execArgv = script.endsWith('.ts') ? ['-r', tsRegisterPath()] : [];
-  return fork(script, args, {
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  const quiet = options.stdio === undefined && quietTestRun();
+  const child = fork(script, args, {
+    stdio: quiet ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'inherit', 'inherit', 'ipc'],
     ...options,
     execArgv: [...execArgv, ...(options.execArgv ?? [])],
   });
+  return quiet ? captureOutput(child, `${script.split('/').pop()} pid ${child.pid}`) : child;
 }
 
 /** Resolves with the first IPC message matching `predicate` (rejects after `timeoutMs`). */

@@ -11,5 +11,5 @@ export {
   postgresBinDir,
   type PrivateServerOptions,
 } from './private-servers';
-export { forkTs, waitForMessage, waitForExit, tsRegisterPath } from './fork-worker';
+export { captureOutput, forkTs, waitForMessage, waitForExit, tsRegisterPath } from './fork-worker';
 export { describeEachDatabase, type TestDatabaseContext } from './describe-each-database';
