@@ -6,6 +6,7 @@
 import { monotonicMillis } from '@holdfast/core';
 import {
   forkTs,
+  waitUntil,
   tempSqliteFile,
   testDatabases,
   uniqueTablePrefix,
@@ -36,14 +37,6 @@ function spawn(config: ScheduledWorkerConfig): Worker {
   return worker;
 }
 
-async function waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
 const runs = (workers: Worker[]) =>
   workers
     .flatMap((w) => w.messages.filter((m) => m.type === 'run').map((m) => ({ ...m, name: w.name })))
@@ -68,11 +61,10 @@ for (const db of testDatabases()) {
 
     const start = async (base: Omit<ScheduledWorkerConfig, 'name'>) => {
       for (const name of ['a', 'b', 'c']) workers.push(spawn({ ...base, name }));
-      await waitFor(
-        () => workers.every((w) => w.messages.some((m) => m.type === 'ready')),
-        60_000,
-        'three ready workers',
-      );
+      await waitUntil(() => workers.every((w) => w.messages.some((m) => m.type === 'ready')), {
+        timeout: 60_000,
+        message: 'three ready workers',
+      });
     };
 
     it(`three instances, a per-second cron for ${RUN_SECONDS} s: every tick runs exactly once`, async () => {
@@ -119,14 +111,14 @@ for (const db of testDatabases()) {
         // Longer than lockAtMostFor: a live runner would overrun its lock too, so it is killed first.
         jobMs: 60_000,
       });
-      await waitFor(() => runs(workers).length > 0, 30_000, 'a first run');
+      await waitUntil(() => runs(workers).length > 0, { timeout: 30_000, message: 'a first run' });
       const [started] = runs(workers);
       await sleep(1_000);
       const runner = workers.find((w) => w.name === started.name)!;
       runner.child.kill('SIGKILL');
       await waitForExit(runner.child);
       const killedAt = monotonicMillis();
-      await waitFor(() => runs(workers).length > 1, 30_000, 'a run after the kill');
+      await waitUntil(() => runs(workers).length > 1, { timeout: 30_000, message: 'a run after the kill' });
       const next = runs(workers)[1];
       console.log(
         `[scheduled-lock] ${db}: killed ${killedAt - started.at} ms into the run; next run ${next.at - started.at} ms after the first started (lockAtMostFor ${lockAtMostFor} ms)`,

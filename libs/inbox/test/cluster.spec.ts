@@ -1,6 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { createTestDataSource, describeEachDatabase, TcpProxy } from '@holdfast/core/testing';
+import { createTestDataSource, describeEachDatabase, TcpProxy, waitUntil } from '@holdfast/core/testing';
 import {
   InboxClusterModeError,
   InboxHandler,
@@ -24,12 +24,6 @@ class Recorder {
   async handle(message: InboxMessage): Promise<void> {
     this.ids.add(message.id);
   }
-}
-
-async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (!condition() && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
-  return condition();
 }
 
 describeEachDatabase(
@@ -102,7 +96,7 @@ describeEachDatabase(
               .get(MessageAcceptor)
               .acceptAll(Array.from({ length: n }, (_, i) => ({ id: `${tag}${i}`, type: TYPE, payload: i })));
           await accept(5, 'before');
-          expect(await until(() => recorder.ids.size === 5, 10_000)).toBe(true);
+          await waitUntil(() => recorder.ids.size === 5, { timeout: 10_000, message: '5 deliveries' });
 
           proxy.cut();
           await accept(5, 'during');
@@ -110,7 +104,7 @@ describeEachDatabase(
           expect(recorder.ids.size).toBe(5);
 
           proxy.restore();
-          expect(await until(() => recorder.ids.size === 10, 20_000)).toBe(true);
+          await waitUntil(() => recorder.ids.size === 10, { timeout: 20_000, message: '10 deliveries' });
         } finally {
           await writer.close();
           await node.close().catch(() => undefined);
