@@ -62,6 +62,7 @@ export {
   IsTablePrefix,
   IsDataSourceOption,
 } from './options/validate-options';
+export { DatabaseOptionsDto } from './options/database-options.dto';
 export {
   holdfastMeter,
   type Meter,

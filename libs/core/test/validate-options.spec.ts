@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { IsIn, IsInt, IsOptional, Min } from 'class-validator';
 import {
+  DatabaseOptionsDto,
   InvalidOptionsError,
   IsDurationOption,
   IsTablePrefix,
@@ -68,5 +69,44 @@ describe('validateOptions', () => {
     expect(() => validateOptions(Options, 'nope', 'TestModule')).toThrow(
       /options must be an object, got "nope"/,
     );
+  });
+});
+
+describe('DatabaseOptionsDto (the tables options every lib extends)', () => {
+  class LibOptions extends DatabaseOptionsDto {
+    @IsOptional() @IsInt() batch?: number;
+  }
+  const problems = (raw: object) => {
+    try {
+      validateOptions(LibOptions, raw, 'LibModule');
+      return [];
+    } catch (error) {
+      expect(error).toBeInstanceOf(InvalidOptionsError);
+      return (error as InvalidOptionsError).message.split('\n').slice(1);
+    }
+  };
+
+  it('accepts absent and valid values', () => {
+    expect(problems({})).toEqual([]);
+    expect(
+      problems({ tablePrefix: 'app.hf_', dialect: 'mariadb', schema: 'check', dataSource: 'orders' }),
+    ).toEqual([]);
+  });
+
+  it.each([
+    [{ schema: 'drop' }, 'schema'],
+    [{ schema: null }, 'schema'],
+    [{ dialect: 'db2' }, 'dialect'],
+    [{ tablePrefix: 'bad prefix;' }, 'tablePrefix'],
+    [{ tablePrefix: null }, 'tablePrefix'],
+    [{ dataSource: 42 }, 'dataSource'],
+  ])('names the bad option in %j', (raw, option) => {
+    const found = problems(raw);
+    expect(found).toHaveLength(1);
+    expect(found[0]).toContain(`option '${option}'`);
+  });
+
+  it("keeps validating the lib's own fields", () => {
+    expect(problems({ batch: 'ten', schema: 'x' })).toHaveLength(2);
   });
 });

@@ -1,18 +1,15 @@
 import {
-  IsDataSourceOption,
+  DatabaseOptionsDto,
   IsDurationOption,
-  IsTablePrefix,
   parseDuration,
-  SCHEMA_MODES,
   validateOptions,
   type DataSourceOption,
   type Dialect,
   type Duration,
   type SchemaMode,
-  DIALECTS,
   InvalidOptionsError,
 } from '@holdfast/core';
-import { IsBoolean, IsIn, IsOptional, ValidateBy, type ValidationOptions } from 'class-validator';
+import { IsBoolean, IsOptional, ValidateBy, type ValidationOptions } from 'class-validator';
 
 export interface SimbaModuleOptions {
   /** The TypeORM DataSource, or the name of a @nestjs/typeorm one; default the default DataSource. */
@@ -60,16 +57,13 @@ function IsPositiveDuration(options?: ValidationOptions): PropertyDecorator {
 }
 
 /** The options as validated by class-validator; defaults are merged before validation. */
-export class SimbaOptionsSchema implements SimbaModuleOptions {
-  @IsOptional() @IsDataSourceOption() dataSource?: DataSourceOption;
-  @IsOptional() @IsTablePrefix() tablePrefix?: string;
+export class SimbaOptionsSchema extends DatabaseOptionsDto implements SimbaModuleOptions {
   @IsPositiveDuration() ttl!: Duration;
   @IsPositiveDuration() transition!: Duration;
   @IsDurationOption() initialDelay!: Duration;
   @IsPositiveDuration() standbyPoll!: Duration;
   @IsOptional() @IsPositiveDuration() statementTimeout?: Duration;
-  @IsIn(SCHEMA_MODES as unknown as string[]) schema!: SchemaMode;
-  @IsOptional() @IsIn(DIALECTS as unknown as string[]) dialect?: Dialect;
+  declare schema: SchemaMode;
   @IsBoolean() autoStart!: boolean;
 }
 

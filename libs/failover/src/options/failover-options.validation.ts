@@ -11,13 +11,10 @@ import {
   type ValidationOptions,
 } from 'class-validator';
 import {
-  DIALECTS,
+  DatabaseOptionsDto,
   InvalidOptionsError,
-  IsDataSourceOption,
   IsDurationOption,
-  IsTablePrefix,
   NestedOptions,
-  SCHEMA_MODES,
   isValidTablePrefix,
   parseDuration,
   validateOptions,
@@ -86,14 +83,10 @@ class EncryptionValidation {
   // `key` is checked in resolveFailoverOptions, so that no message ever prints it.
 }
 
-class SqlStoreValidation {
+class SqlStoreValidation extends DatabaseOptionsDto {
   @IsIn(['sql']) type!: string;
-  @IsOptional() @IsDataSourceOption() dataSource?: unknown;
-  @IsOptional() @IsTablePrefix() tablePrefix?: string;
   @IsOptional() @IsArray() @IsString({ each: true }) allowedPayloadClasses?: string[];
   @IsOptional() @IsBoolean() strictAllowlist?: boolean;
-  @IsOptional() @IsIn(DIALECTS as unknown as string[]) dialect?: string;
-  @IsOptional() @IsIn(SCHEMA_MODES as unknown as string[]) schema?: string;
   @IsOptional() @IsClassOrInstance() queryResolver?: unknown;
   @IsOptional() @IsClassOrInstance() payloadColumnResolver?: unknown;
   @IsOptional() @IsClassOrInstance() databaseResolver?: unknown;

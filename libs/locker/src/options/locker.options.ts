@@ -1,10 +1,7 @@
 import {
-  IsDataSourceOption,
+  DatabaseOptionsDto,
   IsDurationOption,
-  IsTablePrefix,
   NestedOptions,
-  DIALECTS,
-  SCHEMA_MODES,
   parseDuration,
   validateOptions,
   type DataSourceOption,
@@ -212,23 +209,7 @@ const LOCKER_SCHEMAS: Record<string, new () => object> = {
   custom: CustomLockerSchema,
 };
 
-class LockerModuleOptionsSchema {
-  @IsOptional()
-  @IsDataSourceOption()
-  dataSource?: unknown;
-
-  @IsOptional()
-  @IsTablePrefix()
-  tablePrefix?: string;
-
-  @IsOptional()
-  @IsIn(DIALECTS)
-  dialect?: string;
-
-  @IsOptional()
-  @IsIn(SCHEMA_MODES)
-  schema?: string;
-
+class LockerModuleOptionsSchema extends DatabaseOptionsDto {
   @IsDefined({
     message: "is required: { type: 'lease-database' | 'database' | 'shared-file' | 'custom', ... }",
   })

@@ -1,14 +1,10 @@
 import {
-  DIALECTS,
-  IsDataSourceOption,
-  IsTablePrefix,
-  SCHEMA_MODES,
+  DatabaseOptionsDto,
   validateOptions,
   type DataSourceOption,
   type Dialect,
   type SchemaMode,
 } from '@holdfast/core';
-import { IsIn, IsOptional } from 'class-validator';
 
 export interface ScheduledLockModuleOptions {
   /** The TypeORM DataSource, or the name of a @nestjs/typeorm one (default: the default one). */
@@ -26,23 +22,8 @@ export interface ResolvedScheduledLockModuleOptions {
   schema: SchemaMode;
 }
 
-class ScheduledLockModuleOptionsSchema {
-  @IsOptional()
-  @IsDataSourceOption()
-  dataSource?: unknown;
-
-  @IsOptional()
-  @IsTablePrefix()
-  tablePrefix?: string;
-
-  @IsOptional()
-  @IsIn(DIALECTS)
-  dialect?: string;
-
-  @IsOptional()
-  @IsIn(SCHEMA_MODES)
-  schema?: string;
-}
+/** Nothing beyond the tables' options. */
+class ScheduledLockModuleOptionsSchema extends DatabaseOptionsDto {}
 
 export function resolveScheduledLockModuleOptions(
   raw: ScheduledLockModuleOptions = {},
