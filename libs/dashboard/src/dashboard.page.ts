@@ -5,7 +5,7 @@
  * and ids are shown, never interpreted as HTML.
  */
 export function renderDashboardPage(title: string): string {
-  return PAGE.replace('__TITLE__', escapeHtml(title));
+  return PAGE.split('__TITLE__').join(escapeHtml(title));
 }
 
 function escapeHtml(text: string): string {
@@ -25,13 +25,14 @@ const PAGE = `<!doctype html>
   header { display: flex; align-items: baseline; gap: 16px; flex-wrap: wrap; padding: 14px 24px; background: #fff; border-bottom: 1px solid var(--line); }
   header h1 { margin: 0; font-size: 18px; }
   header .meta { color: var(--muted); font-size: 12px; }
-  main { display: grid; grid-template-columns: repeat(auto-fit, minmax(440px, 1fr)); gap: 16px; padding: 16px 24px; }
+  main { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 16px; padding: 16px 24px; }
+  #inbox, #failover { grid-column: 1 / -1; }
   section { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; min-width: 0; }
   section h2 { margin: 0 0 10px; font-size: 15px; display: flex; gap: 8px; align-items: center; }
   table { width: 100%; border-collapse: collapse; font-size: 13px; }
   th, td { text-align: left; padding: 5px 6px; border-bottom: 1px solid var(--line); vertical-align: top; }
   th { color: var(--muted); font-weight: 500; }
-  td.num { font-variant-numeric: tabular-nums; }
+  td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
   code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; word-break: break-all; }
   .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; background: var(--line); }
   .badge.ok { background: #dcfae6; color: var(--ok); } .badge.warn { background: #fef0c7; color: var(--warn); }
@@ -150,7 +151,7 @@ const PAGE = `<!doctype html>
       return h('tr', { 'data-message-id': m.id },
         h('td', null, h('code', { text: m.id })), h('td', { text: m.type }),
         h('td', { 'class': 'num', text: String(m.retries) }), h('td', { text: ago(m.inserted) }),
-        h('td', { 'class': 'error', text: m.error || '' }),
+        h('td', { 'class': 'error', title: m.error || null, text: (m.error || '').split('\\n')[0] }),
         actionButtons(state, m.id, actions));
     }), testid);
   }
@@ -175,7 +176,7 @@ const PAGE = `<!doctype html>
         h('td', { 'class': 'num', 'data-testid': 'live-entries', text: f.liveEntries === null ? '–' : String(f.liveEntries) }),
         h('td', { 'class': 'num', 'data-testid': 'stale-served', text: String(f.staleServed) }),
         h('td', { 'class': 'num', text: String(f.calls.success || 0) + ' ok / ' + String(f.calls.failed || 0) + ' failed' }),
-        h('td', null, f.lastError ? h('span', null, h('span', { 'class': 'error', text: f.lastError.message }), h('div', { 'class': 'muted', text: ago(f.lastError.at) })) : h('span', { 'class': 'muted', text: 'none' })));
+        h('td', { 'data-testid': 'last-error' }, f.lastError ? h('span', null, h('span', { 'class': 'error', text: f.lastError.message }), h('div', { 'class': 'muted', text: ago(f.lastError.at) })) : h('span', { 'class': 'muted', text: 'none' })));
     });
     return section('failover', 'Failover', h('span', { 'class': 'muted', text: s.store + (s.storeErrors ? ', ' + s.storeErrors + ' store errors' : '') + (s.pendingWrites ? ', ' + s.pendingWrites + ' writes pending' : '') }),
       rows.length ? table(['failover', 'live entries', 'stale served', 'calls', 'last upstream error'], rows, 'failovers') : h('p', { 'class': 'muted', text: 'No @Failover method.' }));
