@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { tempSqliteFile } from '@holdfast/core/testing';
 import { eventually, startDemo, type DemoProcess } from './demo-process';
@@ -7,10 +8,15 @@ import { eventually, startDemo, type DemoProcess } from './demo-process';
 /**
  * The dashboard in a real browser: Debian's Chromium (HOLDFAST_CHROMIUM overrides the path)
  * driven by playwright-core, on two demo processes sharing one SQLite file. Every wait is on the
- * page's content (locators poll until it shows), none is a fixed sleep. Screenshots go to docs/.
+ * page's content (locators poll until it shows), none is a fixed sleep.
  */
 const CHROMIUM = process.env.HOLDFAST_CHROMIUM ?? '/usr/bin/chromium';
-const DOCS = resolve(__dirname, '../../../docs');
+// The README's screenshots: HOLDFAST_DASHBOARD_SCREENSHOTS=docs writes them into docs/ (a plain
+// run keeps the work tree clean and writes them to a temporary directory).
+const SHOTS =
+  process.env.HOLDFAST_DASHBOARD_SCREENSHOTS === 'docs'
+    ? resolve(__dirname, '../../../docs')
+    : (process.env.HOLDFAST_DASHBOARD_SCREENSHOTS ?? join(tmpdir(), 'holdfast-dashboard-screenshots'));
 const WAIT = 60_000;
 
 describe('dashboard in Chromium, two demo instances on one SQLite file', () => {
@@ -35,7 +41,7 @@ describe('dashboard in Chromium, two demo instances on one SQLite file', () => {
     // Chromium refuses to start as root without --no-sandbox.
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-    mkdirSync(DOCS, { recursive: true });
+    mkdirSync(SHOTS, { recursive: true });
   }, 120_000);
 
   afterAll(async () => {
@@ -71,7 +77,9 @@ describe('dashboard in Chromium, two demo instances on one SQLite file', () => {
     const stale = await b.get('/countries/FR');
     expect(stale.body).toMatchObject({ code: 'FR', upToDate: false });
     await countryRow.locator('[data-testid=stale-served]', { hasText: /^1$/ }).waitFor({ timeout: WAIT });
-    await countryRow.locator('[data-testid=last-error]', { hasText: 'reference-data upstream is down' }).waitFor({ timeout: WAIT });
+    await countryRow
+      .locator('[data-testid=last-error]', { hasText: 'reference-data upstream is down' })
+      .waitFor({ timeout: WAIT });
     await b.post('/upstream/outage', { down: false });
 
     // A note that fails its first 3 attempts (the demo's maxRetries) is parked with its error.
@@ -82,7 +90,7 @@ describe('dashboard in Chromium, two demo instances on one SQLite file', () => {
     await parkedRow.waitFor({ timeout: WAIT });
     await parkedRow.locator('td.error', { hasText: 'fails attempt 3 of the 3' }).waitFor({ timeout: WAIT });
     await page.locator('#inbox [data-count="parked"] .n', { hasText: /^1$/ }).waitFor({ timeout: WAIT });
-    await page.screenshot({ path: resolve(DOCS, 'dashboard.png'), fullPage: true });
+    await page.screenshot({ path: resolve(SHOTS, 'dashboard.png'), fullPage: true });
 
     // retry: due again, the leader delivers it (its 4th attempt succeeds), the row goes away.
     await parkedRow.locator('button[data-action=retry]').click();
@@ -109,6 +117,6 @@ describe('dashboard in Chromium, two demo instances on one SQLite file', () => {
     const token = Number(await leaderRow().locator('[data-testid=fencing-token]').textContent());
     expect(token).toBeGreaterThan(aSimba.fencingToken);
     await page.locator('[data-testid=locker-role]', { hasText: 'master' }).waitFor({ timeout: WAIT });
-    await page.screenshot({ path: resolve(DOCS, 'dashboard-takeover.png'), fullPage: true });
+    await page.screenshot({ path: resolve(SHOTS, 'dashboard-takeover.png'), fullPage: true });
   }, 240_000);
 });
