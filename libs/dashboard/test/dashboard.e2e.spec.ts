@@ -206,3 +206,31 @@ describe('HoldfastDashboardModule with failover only (memory store)', () => {
     );
   });
 });
+
+class DashboardOptionsFactory {
+  create() {
+    return { title: 'From a class' };
+  }
+}
+
+describe('HoldfastDashboardModule.forRootAsync', () => {
+  it.each([
+    ['useFactory', { useFactory: () => ({ title: 'From a factory' }) }, 'From a factory'],
+    ['useClass', { useClass: DashboardOptionsFactory }, 'From a class'],
+  ])('%s: options from the provider, path and guard as extras', async (_, variant, title) => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [HoldfastDashboardModule.forRootAsync({ ...variant, path: '/async', guard: HeaderGuard })],
+    }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    try {
+      const page = await request(app.getHttpServer()).get('/async').expect(200);
+      expect(page.text).toContain(`<title>${title}</title>`);
+      const { body } = await request(app.getHttpServer()).get('/async/api/state').expect(200);
+      expect(body).toMatchObject({ title, actions: true });
+      expect(Object.keys(body)).not.toEqual(expect.arrayContaining(['inbox']));
+      await request(app.getHttpServer()).post('/async/api/inbox/retry').send({ id: 'x' }).expect(403);
+    } finally {
+      await app.close();
+    }
+  });
+});
