@@ -65,6 +65,9 @@ describe('dashboard in Chromium, two demo instances on one SQLite file', () => {
     await page
       .locator('[data-testid=locker-holder]', { hasText: aLocker.instanceId })
       .waitFor({ timeout: WAIT });
+    await page
+      .locator('#locker tr[data-lock="demo-master"]', { hasText: aLocker.instanceId })
+      .waitFor({ timeout: WAIT });
     for (const status of ['due', 'retrying', 'paused', 'parked', 'expired', 'total']) {
       await page.locator(`#inbox [data-count="${status}"] .n`).waitFor({ timeout: WAIT });
     }
@@ -117,6 +120,10 @@ describe('dashboard in Chromium, two demo instances on one SQLite file', () => {
     const token = Number(await leaderRow().locator('[data-testid=fencing-token]').textContent());
     expect(token).toBeGreaterThan(aSimba.fencingToken);
     await page.locator('[data-testid=locker-role]', { hasText: 'master' }).waitFor({ timeout: WAIT });
+    const bLocker = (await b.get('/locker')).body;
+    await page
+      .locator('#locker tr[data-lock="demo-master"]', { hasText: bLocker.instanceId })
+      .waitFor({ timeout: WAIT });
     await page.screenshot({ path: resolve(SHOTS, 'dashboard-takeover.png'), fullPage: true });
   }, 240_000);
 });

@@ -1,11 +1,11 @@
 import { Inject, Injectable, type Type } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { hostname } from 'node:os';
-import { StatusQueries } from '@holdfast/cli';
+import { StatusQueries, type LockStatus } from '@holdfast/cli';
 import { resolveDataSource, sqlClientFor, type SqlClient } from '@holdfast/core';
 import { FailoverMetrics, FailoverRegistry, FailoverWriter, getFailoverStoreToken } from '@holdfast/failover';
 import { InboxClock, MessageManagement, type MessageInfo } from '@holdfast/inbox';
-import { LockerService } from '@holdfast/locker';
+import { LOCKER_OPTIONS, LockerService, type ResolvedLockerOptions } from '@holdfast/locker';
 import { MutexContendRegistry, SIMBA_RESOLVED_OPTIONS, type ResolvedSimbaOptions } from '@holdfast/simba';
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
 import type { ResolvedDashboardOptions } from './dashboard.options';
@@ -30,7 +30,7 @@ type FailoverStoreLike = { description?: string; countLive?(name: string, now: D
  */
 @Injectable()
 export class DashboardStateService {
-  private simbaSql?: SqlClient;
+  private readonly sqlClients = new Map<unknown, SqlClient>();
 
   constructor(
     private readonly moduleRef: ModuleRef,
@@ -116,10 +116,8 @@ export class DashboardStateService {
   private async simba(): Promise<SimbaSection> {
     const registry = this.optional(MutexContendRegistry)!;
     const options = this.optional<ResolvedSimbaOptions>(SIMBA_RESOLVED_OPTIONS);
-    this.simbaSql ??= sqlClientFor(
-      resolveDataSource(this.moduleRef, options?.dataSource, 'HoldfastDashboard'),
-    );
-    const status = await new StatusQueries(this.simbaSql, options?.tablePrefix ?? '').read(['owners']);
+    const sql = this.sqlClient(options?.dataSource);
+    const status = await new StatusQueries(sql, options?.tablePrefix ?? '').read(['owners']);
     const local = new Map(registry.all().map((s) => [s.mutex, s]));
     const mutexes = (status.owners ?? []).map((row) => {
       const here = local.get(row.mutex);
@@ -147,8 +145,27 @@ export class DashboardStateService {
     return { databaseNow: status.databaseNow, mutexes };
   }
 
+  /** One SqlClient per DataSource option a module names (undefined: the default DataSource). */
+  private sqlClient(option: unknown): SqlClient {
+    let sql = this.sqlClients.get(option);
+    if (!sql) {
+      const dataSource = resolveDataSource(this.moduleRef, option as string | undefined, 'HoldfastDashboard');
+      sql = sqlClientFor(dataSource);
+      this.sqlClients.set(option, sql);
+    }
+    return sql;
+  }
+
   private async locker(): Promise<LockerSection> {
     const locker = this.optional(LockerService)!;
+    const options = this.optional<ResolvedLockerOptions>(LOCKER_OPTIONS);
+    // Every lock row of HOLDFAST_LOCK (the lockers with a table), as `holdfast status` reads them.
+    let locks: LockStatus[] | null = null;
+    if (options && (options.locker.type === 'lease-database' || options.locker.type === 'database')) {
+      locks = (
+        await new StatusQueries(this.sqlClient(options.dataSource), options.tablePrefix).read(['masters'])
+      ).masters;
+    }
     const holder = await locker.readHolder().catch(() => locker.holder);
     const lastError = locker.lastError;
     return {
@@ -158,6 +175,7 @@ export class DashboardStateService {
       state: locker.role,
       holder: holder ?? null,
       lastKeepAlive: locker.lastKeepAlive?.toISOString() ?? null,
+      locks,
       lastError:
         lastError === undefined || lastError === null
           ? null

@@ -56,6 +56,11 @@ export interface LockerSection {
   holder: string | null;
   lastKeepAlive: string | null;
   lastError: string | null;
+  /**
+   * Every row of HOLDFAST_LOCK (database lockers): its master and TIME − now on the database clock
+   * (> 0 a lease still running, ≤ 0 the age of the last keep-alive); null for a shared-file locker.
+   */
+  locks: Array<{ lock: string; master: string | null; timeFromNowMs: number | null }> | null;
 }
 
 export interface DashboardMessage {

@@ -104,8 +104,10 @@ const PAGE = `<!doctype html>
       h('thead', null, h('tr', null, headers.map(function (t) { return h('th', { text: t }); }))),
       h('tbody', null, rows));
   }
-  function section(id, title, badge, body) {
-    return h('section', { id: id, 'data-testid': id }, h('h2', null, title, badge), body);
+  function section(id, title, badge) {
+    var el = h('section', { id: id, 'data-testid': id }, h('h2', null, title, badge));
+    for (var i = 3; i < arguments.length; i++) if (arguments[i]) el.appendChild(arguments[i]);
+    return el;
   }
   function failed(id, title, s) {
     return s && s.error !== undefined ? section(id, title, h('span', { 'class': 'badge bad', text: 'error' }), h('p', { 'class': 'error', text: s.error })) : null;
@@ -134,7 +136,12 @@ const PAGE = `<!doctype html>
         h('dt', { text: 'this instance' }), h('dd', null, h('code', { text: s.instanceId }), ' ', h('span', { 'class': 'muted', text: '(' + s.state + ')' })),
         h('dt', { text: 'holder' }), h('dd', { 'data-testid': 'locker-holder' }, s.holder ? h('code', { text: s.holder }) : h('span', { 'class': 'muted', text: 'nobody' })),
         h('dt', { text: 'last keep-alive' }), h('dd', { text: master ? ago(s.lastKeepAlive) : '–' }),
-        s.lastError ? h('dt', { text: 'last error' }) : null, s.lastError ? h('dd', { 'class': 'error', text: s.lastError }) : null));
+        s.lastError ? h('dt', { text: 'last error' }) : null, s.lastError ? h('dd', { 'class': 'error', text: s.lastError }) : null),
+      s.locks && s.locks.length ? h('div', null, h('h3', { text: 'Locks in the table' }), table(['lock', 'master', 'lease'], s.locks.map(function (l) {
+        return h('tr', { 'data-lock': l.lock }, h('td', null, h('code', { text: l.lock })),
+          h('td', null, l.master ? h('code', { text: l.master }) : h('span', { 'class': 'muted', text: 'none' })),
+          h('td', { 'class': 'num', text: l.timeFromNowMs === null ? '–' : l.timeFromNowMs > 0 ? 'ends in ' + duration(l.timeFromNowMs) : 'kept alive ' + duration(-l.timeFromNowMs) + ' ago' }));
+      }), 'locks')) : null);
   }
 
   function actionButtons(state, id, actions) {

@@ -4,6 +4,7 @@ import request from 'supertest';
 import { describeEachDatabase, waitUntil, type TestDatabaseContext } from '@holdfast/core/testing';
 import { Failover, FailoverModule } from '@holdfast/failover';
 import { COR_MESSAGE_TABLE, InboxModule, MessageAcceptor, MessageManagement } from '@holdfast/inbox';
+import { HOLDFAST_LOCK_TABLE, LockerModule } from '@holdfast/locker';
 import { SIMBA_MUTEX_TABLE, SimbaModule } from '@holdfast/simba';
 import { HoldfastDashboardModule, type HoldfastDashboardExtras } from '../src';
 
@@ -23,6 +24,7 @@ const MAX_RETRIES = 2;
 async function inboxApp(
   ctx: TestDatabaseContext,
   extras: HoldfastDashboardExtras,
+  { locker = false } = {},
 ): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
     imports: [
@@ -36,6 +38,20 @@ async function inboxApp(
         cleanupInterval: '1h',
         retry: { maxRetries: MAX_RETRIES },
       }),
+      ...(locker
+        ? [
+            LockerModule.forRoot({
+              dataSource: ctx.dataSource,
+              tablePrefix: ctx.prefix,
+              schema: 'create',
+              locker: { type: 'lease-database' },
+              lockName: 'dash-lock',
+              lockAcquireSleepInterval: '3s',
+              lockKeepAlivePeriod: '1s',
+              startup: 'background',
+            }),
+          ]
+        : []),
       HoldfastDashboardModule.forRoot({ ...extras, pollInterval: '1s' }),
     ],
   }).compile();
@@ -55,7 +71,7 @@ describeEachDatabase(
     describe('without a guard (read-only), at the default path', () => {
       let app: INestApplication;
       beforeAll(async () => {
-        app = await inboxApp(ctx, {});
+        app = await inboxApp(ctx, {}, { locker: true });
       });
       afterAll(() => app?.close());
 
@@ -73,12 +89,27 @@ describeEachDatabase(
           Object.keys(body)
             .filter((k) => ['failover', 'simba', 'locker', 'inbox'].includes(k))
             .sort(),
-        ).toEqual(['inbox', 'simba']);
+        ).toEqual(['inbox', 'locker', 'simba']);
         expect(body.inbox.counts).toMatchObject({ parked: 1, total: 1 });
         expect(body.inbox.parked).toEqual([
           expect.objectContaining({ id: 'ro-1', type: 'dash/note', retries: 2 }),
         ]);
         expect(Array.isArray(body.simba.mutexes)).toBe(true);
+      });
+
+      it('shows the locker: master, holder and the lock rows of HOLDFAST_LOCK', async () => {
+        const state = await waitUntil(
+          async () => {
+            const res = await request(app.getHttpServer()).get('/holdfast/api/state').expect(200);
+            return res.body.locker?.role === 'master' ? res.body : undefined;
+          },
+          { timeout: 30_000, message: 'the locker to be master' },
+        );
+        expect(state.locker).toMatchObject({ lockName: 'dash-lock', holder: state.locker.instanceId });
+        expect(state.locker.lastKeepAlive).toEqual(expect.any(String));
+        expect(state.locker.locks).toEqual([
+          expect.objectContaining({ lock: 'dash-lock', master: state.locker.instanceId }),
+        ]);
       });
 
       it('answers every action 403 and leaves the message as it was', async () => {
@@ -141,7 +172,7 @@ describeEachDatabase(
       });
     });
   },
-  { tables: [COR_MESSAGE_TABLE.name, SIMBA_MUTEX_TABLE.name] },
+  { tables: [COR_MESSAGE_TABLE.name, SIMBA_MUTEX_TABLE.name, HOLDFAST_LOCK_TABLE.name] },
 );
 
 @Injectable()
