@@ -62,7 +62,7 @@ function project(displayName, roots, extra = {}) {
 module.exports = {
   testTimeout: 60_000,
   projects: [
-    ...['core', 'failover', 'simba', 'locker', 'inbox', 'cli']
+    ...['core', 'failover', 'simba', 'locker', 'inbox', 'cli', 'dashboard']
       .filter((lib) => fs.existsSync(path.join(__dirname, 'libs', lib, 'src', 'index.ts')))
       .map((lib) => project(lib, [`libs/${lib}`])),
     project('demo', ['apps/demo']),

@@ -19,7 +19,7 @@ step() { printf '\n--- package test: %s\n' "$*"; }
 step "pack every package into $work/tarballs"
 mkdir -p "$work/tarballs"
 cd "$repo"
-for lib in core simba failover locker inbox cli; do
+for lib in core simba failover locker inbox cli dashboard; do
   (cd "libs/$lib" && npm pack --silent --pack-destination "$work/tarballs" >/dev/null)
 done
 ls "$work/tarballs"
@@ -43,6 +43,7 @@ cat >"$app/package.json" <<JSON
   "dependencies": {
     "@holdfast/cli": "file:$(tarball cli)",
     "@holdfast/core": "file:$(tarball core)",
+    "@holdfast/dashboard": "file:$(tarball dashboard)",
     "@holdfast/failover": "file:$(tarball failover)",
     "@holdfast/inbox": "file:$(tarball inbox)",
     "@holdfast/locker": "file:$(tarball locker)",
@@ -88,7 +89,7 @@ check_install() {
     for (const peer of ['@nestjs/terminus', '@opentelemetry/api', 'nestjs-cls'].filter((p) => !asked.includes(p))) {
       if (fs.existsSync(path.join('node_modules', peer))) problems.push(peer + ' was installed though the app does not ask for it');
     }
-    for (const lib of ['core', 'simba', 'failover', 'locker', 'inbox', 'cli']) {
+    for (const lib of ['core', 'simba', 'failover', 'locker', 'inbox', 'cli', 'dashboard']) {
       const dir = path.join('node_modules/@holdfast', lib);
       if (!fs.existsSync(path.join(dir, 'LICENSE'))) problems.push('@holdfast/' + lib + ' has no LICENSE');
       const nested = path.join(dir, 'node_modules');

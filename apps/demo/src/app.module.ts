@@ -6,6 +6,8 @@ import { FailoverDemoModule } from './failover/failover-demo.module';
 import { SimbaDemoModule } from './simba/simba-demo.module';
 import { InboxDemoModule } from './inbox/inbox-demo.module';
 import { LockerDemoModule } from './locker/locker-demo.module';
+import { HoldfastDashboardModule } from '@holdfast/dashboard';
+import { DemoAdminGuard } from './dashboard/demo-admin.guard';
 import { StatusController } from './status/status.controller';
 
 @Module({
@@ -16,6 +18,13 @@ import { StatusController } from './status/status.controller';
     SimbaDemoModule,
     InboxDemoModule,
     LockerDemoModule,
+    // The dashboard at /, its JSON at /api/state; the demo's guard allows the inbox actions.
+    HoldfastDashboardModule.forRoot({
+      path: '/',
+      guard: DemoAdminGuard,
+      title: 'Holdfast demo',
+      pollInterval: '1s',
+    }),
   ],
   controllers: [StatusController],
 })

@@ -7,3 +7,4 @@ export type {
   InboxStatus,
   FailoverStatus,
 } from './status/status-queries';
+export { StatusQueries, STATUS_SECTIONS, type StatusSection } from './status/status-queries';

@@ -23,7 +23,7 @@ export { FailoverRegistry, type DiscoveredFailover } from './executor/failover.r
 export { RecoveredPayloadHandler, type RecoveryContext } from './executor/recovered-payload.handler';
 export { FailoverCleanupService } from './cleanup/failover-cleanup.service';
 export { FailoverHealthIndicator } from './health/failover.health';
-export { FailoverMetrics } from './health/failover.metrics';
+export { FailoverMetrics, type CallOutcome, type FailoverTally } from './health/failover.metrics';
 export {
   DefaultKeyGenerator,
   InjectiveKeyGenerator,

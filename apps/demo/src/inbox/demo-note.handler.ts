@@ -8,7 +8,17 @@ export interface DemoNote {
   body: unknown;
 }
 
-/** Handles demo notes; the first attempt of every third one fails, to show retries with backoff. */
+/** A note whose body is `{ "failAttempts": n }` fails its first n attempts (n ≥ maxRetries parks it). */
+function failAttempts(body: unknown): number {
+  const n = (body as { failAttempts?: unknown } | null)?.failAttempts;
+  return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : 0;
+}
+
+/**
+ * Handles demo notes; the first attempt of every third one fails, to show retries with backoff,
+ * and a note with `failAttempts` fails that many times (3, the demo's maxRetries, parks it: the
+ * dashboard's retry then delivers it).
+ */
 @Injectable()
 export class DemoNoteHandler {
   private readonly logger = new Logger(DemoNoteHandler.name);
@@ -18,7 +28,13 @@ export class DemoNoteHandler {
 
   @InboxHandler(DEMO_NOTE_TYPE)
   async handle(message: InboxMessage<DemoNote>): Promise<void> {
-    const { seq } = message.payload;
+    const { seq, body } = message.payload;
+    if (message.retries < failAttempts(body)) {
+      this.failedAttempts++;
+      throw new Error(
+        `demo: note #${seq} fails attempt ${message.retries + 1} of the ${failAttempts(body)} it was told to fail`,
+      );
+    }
     if (seq % 3 === 0 && message.retries === 0) {
       this.failedAttempts++;
       throw new Error(`demo: note #${seq} fails on its first attempt (every third note does)`);

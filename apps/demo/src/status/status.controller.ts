@@ -1,18 +1,8 @@
-import { Controller, Get, Header } from '@nestjs/common';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { Controller, Get } from '@nestjs/common';
 
-/** The status page: plain HTML that polls each module's JSON endpoint. */
+/** Which process answers: the dashboard at / shows the same pid; tests tell instances apart by it. */
 @Controller()
 export class StatusController {
-  private readonly page = readFileSync(join(__dirname, 'status.html'), 'utf8');
-
-  @Get()
-  @Header('Content-Type', 'text/html; charset=utf-8')
-  index(): string {
-    return this.page;
-  }
-
   @Get('instance')
   instance() {
     return {

@@ -50,6 +50,10 @@ export interface HoldfastStatus {
   failover: FailoverStatus[] | null;
 }
 
+/** The sections of a status, as `read(sections)` names them. */
+export const STATUS_SECTIONS = ['owners', 'masters', 'inbox', 'failover'] as const;
+export type StatusSection = (typeof STATUS_SECTIONS)[number];
+
 const nullable = (value: unknown): number | null =>
   value === null || value === undefined ? null : toNumber(value);
 
@@ -66,15 +70,25 @@ export class StatusQueries {
     this.schema = new SchemaManager(sql);
   }
 
-  async read(): Promise<HoldfastStatus> {
+  /**
+   * Every section, or only those in `sections` (the others come back null): a reader whose
+   * modules each have their own prefix or DataSource (the dashboard) reads one section per module.
+   */
+  async read(sections: readonly StatusSection[] = STATUS_SECTIONS): Promise<HoldfastStatus> {
     const now = await this.sql.nowMillis();
+    const wanted = <T>(section: StatusSection, read: () => Promise<T | null>) =>
+      sections.includes(section) ? read() : Promise.resolve(null);
     return {
       databaseNow: now,
       prefix: this.prefix,
-      owners: await this.ifTable(SIMBA_MUTEX_TABLE.name, (t) => this.owners(t, now)),
-      masters: await this.ifTable(HOLDFAST_LOCK_TABLE.name, (t) => this.masters(t, now)),
-      inbox: await this.ifTable(COR_MESSAGE_TABLE.name, () => this.inbox(now)),
-      failover: await this.ifTable(FAILOVER_STORE_TABLE.name, (t) => this.failover(t, now)),
+      owners: await wanted('owners', () => this.ifTable(SIMBA_MUTEX_TABLE.name, (t) => this.owners(t, now))),
+      masters: await wanted('masters', () =>
+        this.ifTable(HOLDFAST_LOCK_TABLE.name, (t) => this.masters(t, now)),
+      ),
+      inbox: await wanted('inbox', () => this.ifTable(COR_MESSAGE_TABLE.name, () => this.inbox(now))),
+      failover: await wanted('failover', () =>
+        this.ifTable(FAILOVER_STORE_TABLE.name, (t) => this.failover(t, now)),
+      ),
     };
   }
 

@@ -415,6 +415,7 @@ export class FailoverExecutor {
     rawKey: string,
     error: unknown,
   ): Promise<T | null> {
+    this.metrics.upstreamFailed(meta.name, error);
     // An open circuit never called the upstream: always answer from the store if we can.
     if (!isBrokenCircuitError(error) && meta.recoverOn && !this.safeRecoverOn(meta, error)) {
       this.metrics.call(meta.name, 'not-recoverable');

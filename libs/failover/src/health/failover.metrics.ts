@@ -3,6 +3,12 @@ import { holdfastMeter, type MetricCounter } from '@holdfast/core';
 
 export type CallOutcome = 'success' | 'recovered' | 'handler' | 'failed' | 'not-recoverable';
 
+/** One failover's calls by outcome in this process, and its upstream's last error. */
+export interface FailoverTally {
+  outcomes: Record<CallOutcome, number>;
+  lastError?: { message: string; at: Date };
+}
+
 /**
  * OpenTelemetry counters (a no-op without an SDK) plus in-process totals for health checks:
  * `holdfast.failover.calls{failover, outcome}`, `holdfast.failover.store.errors{operation}`,
@@ -97,12 +103,33 @@ export class FailoverMetrics {
   /** Attribute objects per (failover, outcome), built once: a call should not allocate one. */
   private readonly attributes = new Map<string, { failover: string; outcome: CallOutcome }>();
 
+  /** Per failover name: its call outcomes and the last upstream error it recovered from (or not). */
+  readonly byFailover = new Map<string, FailoverTally>();
+
   call(failover: string, outcome: CallOutcome): void {
     this.outcomes[outcome]++;
+    this.tally(failover).outcomes[outcome]++;
     const id = `${failover}\u0000${outcome}`;
     let attributes = this.attributes.get(id);
     if (!attributes) this.attributes.set(id, (attributes = { failover, outcome }));
     this.calls.add(1, attributes);
+  }
+
+  /** The upstream of `failover` failed with `error` (whatever recovery then did). */
+  upstreamFailed(failover: string, error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    this.tally(failover).lastError = { message, at: new Date() };
+  }
+
+  private tally(failover: string): FailoverTally {
+    let tally = this.byFailover.get(failover);
+    if (!tally) {
+      tally = {
+        outcomes: { success: 0, recovered: 0, handler: 0, failed: 0, 'not-recoverable': 0 },
+      };
+      this.byFailover.set(failover, tally);
+    }
+    return tally;
   }
 
   /** Store operations a call skipped because the store was unreachable (breaker open). */

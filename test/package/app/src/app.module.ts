@@ -3,6 +3,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { HoldfastDashboardModule } from '@holdfast/dashboard';
 import { Failover, FailoverModule, Referential } from '@holdfast/failover';
 import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
 import { LockerModule, OnLockAcquired } from '@holdfast/locker';
@@ -60,6 +61,7 @@ export class Events {
     SimbaModule.forRoot({ ttl: '10s', transition: '6s' }),
     LockerModule.forRoot({ locker: { type: 'lease-database' }, startup: 'background' }),
     InboxModule.forRoot({ pollInterval: '200ms' }),
+    HoldfastDashboardModule.forRoot({ path: '/holdfast' }),
   ],
   providers: [CountryService, Events],
 })

@@ -49,8 +49,26 @@ async function main(): Promise<void> {
   });
   await waitUntil('inbox delivery', () => events.delivered.includes('ping-1:1'));
 
+  // dashboard: its state shows the four modules; without a guard an action is refused.
+  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  const state = (await (await fetch(`${url}/holdfast/api/state`)).json()) as Record<string, unknown>;
+  const missing = ['failover', 'simba', 'locker', 'inbox'].filter(
+    (k) => !state[k] || 'error' in (state[k] as object),
+  );
+  if (missing.length)
+    throw new Error(`dashboard state lacks ${missing.join(', ')}: ${JSON.stringify(state)}`);
+  const refused = await fetch(`${url}/holdfast/api/inbox/retry`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ id: 'ping-1' }),
+  });
+  if (refused.status !== 403)
+    throw new Error(`a read-only dashboard answered ${refused.status} to an action`);
+
   await app.close();
-  console.log(`package app: failover, simba (token ${events.leaderToken}), locker and inbox all worked`);
+  console.log(
+    `package app: failover, simba (token ${events.leaderToken}), locker, inbox and dashboard all worked`,
+  );
 }
 
 main().then(

@@ -1,0 +1,80 @@
+/** What `GET <path>/api/state` answers. A section is absent when its module is not imported. */
+export interface DashboardState {
+  /** When this instance read the state (its own clock, ISO). */
+  readAt: string;
+  instance: { pid: number; hostname: string };
+  title: string;
+  pollIntervalMs: number;
+  /** true when forRoot was given a guard: the page offers the inbox actions. */
+  actions: boolean;
+  failover?: Section<FailoverSection>;
+  simba?: Section<SimbaSection>;
+  locker?: Section<LockerSection>;
+  inbox?: Section<InboxSection>;
+}
+
+/** A module's section, or the error that reading it met (the other sections still show). */
+export type Section<T> = T | { error: string };
+
+export interface FailoverSection {
+  store: string;
+  pendingWrites: number;
+  storeErrors: number;
+  failovers: Array<{
+    name: string;
+    declaredOn: string;
+    /** Stored entries not yet expired (null when the store cannot count them). */
+    liveEntries: number | null;
+    calls: Record<string, number>;
+    /** Answers served from the store while the upstream failed (this process). */
+    staleServed: number;
+    lastError: { message: string; at: string } | null;
+  }>;
+}
+
+export interface SimbaSection {
+  /** Database clock (epoch ms) the expiries are measured on; null if the table could not be read. */
+  databaseNow: number | null;
+  mutexes: Array<{
+    mutex: string;
+    owner: string | null;
+    /** This instance owns it. */
+    ownedHere: boolean;
+    /** This instance contends for it. */
+    contendedHere: boolean;
+    fencingToken: number | null;
+    state: 'owned' | 'transition' | 'free';
+    expiresInMs: number | null;
+  }>;
+}
+
+export interface LockerSection {
+  lockName: string;
+  instanceId: string;
+  role: 'master' | 'standby';
+  state: string;
+  holder: string | null;
+  lastKeepAlive: string | null;
+  lastError: string | null;
+  /**
+   * Every row of HOLDFAST_LOCK (database lockers): its master and TIME − now on the database clock
+   * (> 0 a lease still running, ≤ 0 the age of the last keep-alive); null for a shared-file locker.
+   */
+  locks: Array<{ lock: string; master: string | null; timeFromNowMs: number | null }> | null;
+}
+
+export interface DashboardMessage {
+  id: string;
+  type: string;
+  status: string;
+  retries: number;
+  inserted: string;
+  error: string | null;
+}
+
+export interface InboxSection {
+  counts: Record<string, number>;
+  oldestDue: (DashboardMessage & { ageMs: number }) | null;
+  parked: DashboardMessage[];
+  paused: DashboardMessage[];
+}

@@ -1,0 +1,60 @@
+import { ConfigurableModuleBuilder, type CanActivate, type Provider, type Type } from '@nestjs/common';
+import { createDashboardController } from './dashboard.controller';
+import { DASHBOARD_ACTION_GUARD } from './dashboard.constants';
+import type { HoldfastDashboardOptions } from './dashboard.options';
+import { InvalidDashboardGuardError, InvalidDashboardPathError } from './errors';
+
+/** forRoot extras: they shape the module itself, so they are known before any factory runs. */
+export interface HoldfastDashboardExtras {
+  /** Where the page is served (default '/holdfast'); its JSON is at `${path}/api/state`. */
+  path?: string;
+  /**
+   * Allows the inbox actions (POST) to whom it lets through: a CanActivate class (instantiated in
+   * the dashboard's module, so its dependencies must be global or exported to it) or instance.
+   * Without one the dashboard is read-only: every POST answers 403 and the page has no buttons.
+   */
+  guard?: Type<CanActivate> | CanActivate;
+  isGlobal?: boolean;
+}
+
+export const DEFAULT_DASHBOARD_PATH = '/holdfast';
+
+/** '/holdfast/' → 'holdfast', '/' → '' (the controller's path). */
+export function dashboardControllerPath(path: unknown): string {
+  if (typeof path !== 'string' || !/^\/[A-Za-z0-9\-._~/]*$/.test(path) || path.includes('//')) {
+    throw new InvalidDashboardPathError(path);
+  }
+  return path.replace(/^\/+|\/+$/g, '');
+}
+
+function guardProviders(guard: unknown): Provider[] {
+  if (guard === undefined) return [{ provide: DASHBOARD_ACTION_GUARD, useValue: null }];
+  if (typeof guard === 'function') {
+    const cls = guard as Type<CanActivate>;
+    return [cls, { provide: DASHBOARD_ACTION_GUARD, useExisting: cls }];
+  }
+  if (guard !== null && typeof (guard as CanActivate).canActivate === 'function') {
+    return [{ provide: DASHBOARD_ACTION_GUARD, useValue: guard }];
+  }
+  throw new InvalidDashboardGuardError(guard);
+}
+
+export const {
+  ConfigurableModuleClass: ConfigurableDashboardModule,
+  MODULE_OPTIONS_TOKEN: DASHBOARD_MODULE_OPTIONS,
+  OPTIONS_TYPE: DASHBOARD_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: DASHBOARD_ASYNC_OPTIONS_TYPE,
+} = new ConfigurableModuleBuilder<HoldfastDashboardOptions>({ moduleName: 'HoldfastDashboard' })
+  .setClassMethodName('forRoot')
+  .setExtras<HoldfastDashboardExtras>(
+    { isGlobal: false, path: DEFAULT_DASHBOARD_PATH, guard: undefined },
+    (definition, extras) => ({
+      ...definition,
+      global: extras.isGlobal,
+      controllers: [
+        createDashboardController(dashboardControllerPath(extras.path ?? DEFAULT_DASHBOARD_PATH)),
+      ],
+      providers: [...(definition.providers ?? []), ...guardProviders(extras.guard)],
+    }),
+  )
+  .build();

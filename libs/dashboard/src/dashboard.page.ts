@@ -1,0 +1,238 @@
+/**
+ * The dashboard page: one HTML document, its CSS and script inline, no build step and nothing
+ * fetched from elsewhere. The script polls `api/state` beside the page's own URL (so it works
+ * under any path or global prefix) and builds the DOM with textContent only: messages, errors
+ * and ids are shown, never interpreted as HTML.
+ */
+export function renderDashboardPage(title: string): string {
+  return PAGE.split('__TITLE__').join(escapeHtml(title));
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>__TITLE__</title>
+<style>
+  :root { --fg: #1d2430; --muted: #667085; --line: #e4e7ec; --bg: #f6f7f9; --ok: #157f3b; --warn: #b54708; --bad: #b42318; --accent: #2952cc; }
+  * { box-sizing: border-box; }
+  body { margin: 0; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
+  header { display: flex; align-items: baseline; gap: 16px; flex-wrap: wrap; padding: 14px 24px; background: #fff; border-bottom: 1px solid var(--line); }
+  header h1 { margin: 0; font-size: 18px; }
+  header .meta { color: var(--muted); font-size: 12px; }
+  main { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 16px; padding: 16px 24px; }
+  #inbox, #failover { grid-column: 1 / -1; }
+  section { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; min-width: 0; }
+  section h2 { margin: 0 0 10px; font-size: 15px; display: flex; gap: 8px; align-items: center; }
+  table { width: 100%; border-collapse: collapse; font-size: 13px; }
+  th, td { text-align: left; padding: 5px 6px; border-bottom: 1px solid var(--line); vertical-align: top; }
+  th { color: var(--muted); font-weight: 500; }
+  td.num { font-variant-numeric: tabular-nums; white-space: nowrap; }
+  code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; word-break: break-all; }
+  .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; background: var(--line); }
+  .badge.ok { background: #dcfae6; color: var(--ok); } .badge.warn { background: #fef0c7; color: var(--warn); }
+  .badge.bad { background: #fee4e2; color: var(--bad); } .badge.info { background: #e0eaff; color: var(--accent); }
+  .tiles { display: flex; gap: 8px; flex-wrap: wrap; margin-bottom: 10px; }
+  .tile { flex: 1 1 70px; border: 1px solid var(--line); border-radius: 6px; padding: 6px 8px; }
+  .tile .n { font-size: 20px; font-weight: 600; font-variant-numeric: tabular-nums; }
+  .tile .l { color: var(--muted); font-size: 12px; }
+  .tile.parked .n { color: var(--bad); } .tile.paused .n { color: var(--warn); }
+  dl { display: grid; grid-template-columns: max-content 1fr; gap: 4px 14px; margin: 0; }
+  dt { color: var(--muted); } dd { margin: 0; }
+  .error { color: var(--bad); white-space: pre-wrap; }
+  .muted { color: var(--muted); }
+  button { font: inherit; font-size: 12px; padding: 2px 8px; margin: 0 2px 2px 0; border: 1px solid var(--line); border-radius: 4px; background: #fff; cursor: pointer; }
+  button:hover { border-color: var(--accent); color: var(--accent); }
+  button.danger:hover { border-color: var(--bad); color: var(--bad); }
+  #banner { display: none; padding: 8px 24px; background: #fee4e2; color: var(--bad); }
+  #notice { min-height: 18px; padding: 0 24px; color: var(--muted); font-size: 12px; }
+  h3 { font-size: 13px; margin: 12px 0 4px; }
+</style>
+</head>
+<body>
+<header>
+  <h1>__TITLE__</h1>
+  <span class="meta" id="instance"></span>
+  <span class="meta" id="mode"></span>
+  <span class="meta" id="refreshed"></span>
+</header>
+<div id="banner" role="alert"></div>
+<div id="notice" aria-live="polite"></div>
+<main id="sections"><p class="muted">Loading…</p></main>
+<script>
+(function () {
+  'use strict';
+  var base = location.pathname.replace(/\\/+$/, '');
+  var pollMs = 3000;
+  var timer = null;
+
+  function h(tag, attrs) {
+    var el = document.createElement(tag);
+    if (attrs) for (var k in attrs) {
+      if (attrs[k] === undefined || attrs[k] === null) continue;
+      if (k === 'text') el.textContent = attrs[k];
+      else if (k === 'onclick') el.addEventListener('click', attrs[k]);
+      else el.setAttribute(k, attrs[k]);
+    }
+    for (var i = 2; i < arguments.length; i++) {
+      var c = arguments[i];
+      if (c === null || c === undefined || c === false) continue;
+      if (Array.isArray(c)) c.forEach(function (x) { if (x) el.appendChild(typeof x === 'string' ? document.createTextNode(x) : x); });
+      else el.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
+    }
+    return el;
+  }
+  function duration(ms) {
+    if (ms === null || ms === undefined) return '–';
+    var neg = ms < 0, s = Math.abs(ms) / 1000, out;
+    if (s < 60) out = s.toFixed(1) + ' s';
+    else if (s < 3600) out = Math.floor(s / 60) + ' min ' + Math.round(s % 60) + ' s';
+    else out = Math.floor(s / 3600) + ' h ' + Math.round((s % 3600) / 60) + ' min';
+    return (neg ? '−' : '') + out;
+  }
+  function ago(iso) {
+    if (!iso) return '–';
+    return duration(Date.now() - new Date(iso).getTime()) + ' ago';
+  }
+  function table(headers, rows, testid) {
+    return h('table', { 'data-testid': testid },
+      h('thead', null, h('tr', null, headers.map(function (t) { return h('th', { text: t }); }))),
+      h('tbody', null, rows));
+  }
+  function section(id, title, badge) {
+    var el = h('section', { id: id, 'data-testid': id }, h('h2', null, title, badge));
+    for (var i = 3; i < arguments.length; i++) if (arguments[i]) el.appendChild(arguments[i]);
+    return el;
+  }
+  function failed(id, title, s) {
+    return s && s.error !== undefined ? section(id, title, h('span', { 'class': 'badge bad', text: 'error' }), h('p', { 'class': 'error', text: s.error })) : null;
+  }
+
+  function simba(s) {
+    var rows = s.mutexes.map(function (m) {
+      return h('tr', { 'data-mutex': m.mutex },
+        h('td', null, h('code', { text: m.mutex })),
+        h('td', { 'data-testid': 'owner' }, m.owner ? h('code', { text: m.owner }) : h('span', { 'class': 'muted', text: 'none' }),
+          m.ownedHere ? h('span', null, ' ', h('span', { 'class': 'badge ok', 'data-testid': 'owned-here', text: 'this instance' })) : null),
+        h('td', null, h('span', { 'class': 'badge ' + (m.state === 'owned' ? 'ok' : m.state === 'transition' ? 'warn' : ''), text: m.state })),
+        h('td', { 'class': 'num mono', 'data-testid': 'fencing-token', text: m.fencingToken === null ? '–' : String(m.fencingToken) }),
+        h('td', { 'class': 'num', text: duration(m.expiresInMs) }));
+    });
+    return section('simba', 'Simba mutexes', null, rows.length
+      ? table(['mutex', 'owner', 'state', 'fencing token', 'expires in'], rows, 'simba-mutexes')
+      : h('p', { 'class': 'muted', text: 'No mutex in the table yet.' }));
+  }
+
+  function locker(s) {
+    var master = s.role === 'master';
+    return section('locker', 'Locker', h('span', { 'class': 'badge ' + (master ? 'ok' : 'info'), 'data-testid': 'locker-role', text: master ? 'master' : 'standby' }),
+      h('dl', null,
+        h('dt', { text: 'lock' }), h('dd', null, h('code', { text: s.lockName })),
+        h('dt', { text: 'this instance' }), h('dd', null, h('code', { text: s.instanceId }), ' ', h('span', { 'class': 'muted', text: '(' + s.state + ')' })),
+        h('dt', { text: 'holder' }), h('dd', { 'data-testid': 'locker-holder' }, s.holder ? h('code', { text: s.holder }) : h('span', { 'class': 'muted', text: 'nobody' })),
+        h('dt', { text: 'last keep-alive' }), h('dd', { text: master ? ago(s.lastKeepAlive) : '–' }),
+        s.lastError ? h('dt', { text: 'last error' }) : null, s.lastError ? h('dd', { 'class': 'error', text: s.lastError }) : null),
+      s.locks && s.locks.length ? h('div', null, h('h3', { text: 'Locks in the table' }), table(['lock', 'master', 'lease'], s.locks.map(function (l) {
+        return h('tr', { 'data-lock': l.lock }, h('td', null, h('code', { text: l.lock })),
+          h('td', null, l.master ? h('code', { text: l.master }) : h('span', { 'class': 'muted', text: 'none' })),
+          h('td', { 'class': 'num', text: l.timeFromNowMs === null ? '–' : l.timeFromNowMs > 0 ? 'ends in ' + duration(l.timeFromNowMs) : 'kept alive ' + duration(-l.timeFromNowMs) + ' ago' }));
+      }), 'locks')) : null);
+  }
+
+  function actionButtons(state, id, actions) {
+    if (!state.actions) return null;
+    return h('td', { 'class': 'actions' }, actions.map(function (a) {
+      return h('button', { type: 'button', 'data-action': a, 'class': a === 'delete' ? 'danger' : null, text: a, onclick: function () { act(a, id); } });
+    }));
+  }
+  function messages(state, list, testid, actions, empty) {
+    if (!list.length) return h('p', { 'class': 'muted', 'data-testid': testid, text: empty });
+    var headers = ['id', 'type', 'retries', 'inserted', 'error'];
+    if (state.actions) headers.push('');
+    return table(headers, list.map(function (m) {
+      return h('tr', { 'data-message-id': m.id },
+        h('td', null, h('code', { text: m.id })), h('td', { text: m.type }),
+        h('td', { 'class': 'num', text: String(m.retries) }), h('td', { text: ago(m.inserted) }),
+        h('td', { 'class': 'error', title: m.error || null, text: (m.error || '').split('\\n')[0] }),
+        actionButtons(state, m.id, actions));
+    }), testid);
+  }
+  function inbox(state, s) {
+    var order = ['due', 'retrying', 'paused', 'parked', 'expired', 'total'];
+    var tiles = h('div', { 'class': 'tiles' }, order.filter(function (k) { return k in s.counts; }).map(function (k) {
+      return h('div', { 'class': 'tile ' + k, 'data-count': k }, h('div', { 'class': 'n', text: String(s.counts[k]) }), h('div', { 'class': 'l', text: k }));
+    }));
+    var oldest = s.oldestDue
+      ? h('p', { 'data-testid': 'oldest-due' }, 'Oldest due: ', h('code', { text: s.oldestDue.id }), ' (' + s.oldestDue.type + '), waiting ' + duration(s.oldestDue.ageMs) + ' ',
+          state.actions ? h('button', { type: 'button', 'data-action': 'pause', text: 'pause', onclick: function () { act('pause', s.oldestDue.id); } }) : null)
+      : h('p', { 'class': 'muted', 'data-testid': 'oldest-due', text: 'Nothing due.' });
+    return section('inbox', 'Inbox', null, h('div', null, tiles, oldest,
+      h('h3', { text: 'Parked' }), messages(state, s.parked, 'parked', ['retry', 'pause', 'delete'], 'No parked message.'),
+      h('h3', { text: 'Paused' }), messages(state, s.paused, 'paused', ['resume', 'delete'], 'No paused message.')));
+  }
+
+  function failover(s) {
+    var rows = s.failovers.map(function (f) {
+      return h('tr', { 'data-failover': f.name },
+        h('td', null, h('code', { text: f.name }), h('div', { 'class': 'muted', text: f.declaredOn })),
+        h('td', { 'class': 'num', 'data-testid': 'live-entries', text: f.liveEntries === null ? '–' : String(f.liveEntries) }),
+        h('td', { 'class': 'num', 'data-testid': 'stale-served', text: String(f.staleServed) }),
+        h('td', { 'class': 'num', text: String(f.calls.success || 0) + ' ok / ' + String(f.calls.failed || 0) + ' failed' }),
+        h('td', { 'data-testid': 'last-error' }, f.lastError ? h('span', null, h('span', { 'class': 'error', text: f.lastError.message }), h('div', { 'class': 'muted', text: ago(f.lastError.at) })) : h('span', { 'class': 'muted', text: 'none' })));
+    });
+    return section('failover', 'Failover', h('span', { 'class': 'muted', text: s.store + (s.storeErrors ? ', ' + s.storeErrors + ' store errors' : '') + (s.pendingWrites ? ', ' + s.pendingWrites + ' writes pending' : '') }),
+      rows.length ? table(['failover', 'live entries', 'stale served', 'calls', 'last upstream error'], rows, 'failovers') : h('p', { 'class': 'muted', text: 'No @Failover method.' }));
+  }
+
+  function render(state) {
+    document.getElementById('instance').textContent = 'instance pid ' + state.instance.pid + ' on ' + state.instance.hostname;
+    document.getElementById('mode').textContent = state.actions ? 'admin actions enabled' : 'read-only';
+    document.getElementById('refreshed').textContent = 'read ' + new Date(state.readAt).toLocaleTimeString();
+    var parts = [];
+    if (state.simba) parts.push(failed('simba', 'Simba mutexes', state.simba) || simba(state.simba));
+    if (state.locker) parts.push(failed('locker', 'Locker', state.locker) || locker(state.locker));
+    if (state.inbox) parts.push(failed('inbox', 'Inbox', state.inbox) || inbox(state, state.inbox));
+    if (state.failover) parts.push(failed('failover', 'Failover', state.failover) || failover(state.failover));
+    if (!parts.length) parts.push(h('p', { 'class': 'muted', text: 'No Holdfast module is imported by this application.' }));
+    var main = document.getElementById('sections');
+    main.replaceChildren.apply(main, parts);
+  }
+
+  function banner(text) {
+    var b = document.getElementById('banner');
+    b.textContent = text || '';
+    b.style.display = text ? 'block' : 'none';
+  }
+
+  function refresh() {
+    clearTimeout(timer);
+    return fetch(base + '/api/state', { cache: 'no-store', headers: { accept: 'application/json' } })
+      .then(function (res) { if (!res.ok) throw new Error('state answered HTTP ' + res.status); return res.json(); })
+      .then(function (state) { banner(''); pollMs = state.pollIntervalMs || pollMs; render(state); })
+      .catch(function (e) { banner('Cannot read the state of this instance: ' + e.message); })
+      .then(function () { timer = setTimeout(refresh, pollMs); });
+  }
+
+  function act(action, id) {
+    if (action === 'delete' && !confirm('Delete message ' + id + '?')) return;
+    var notice = document.getElementById('notice');
+    fetch(base + '/api/inbox/' + action, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: id }) })
+      .then(function (res) { return res.json().catch(function () { return {}; }).then(function (body) { return { res: res, body: body }; }); })
+      .then(function (r) {
+        notice.textContent = r.res.ok ? action + ' ' + id + ': done' : action + ' ' + id + ' failed: ' + (r.body.message || ('HTTP ' + r.res.status));
+        return refresh();
+      })
+      .catch(function (e) { notice.textContent = action + ' ' + id + ' failed: ' + e.message; });
+  }
+
+  refresh();
+})();
+</script>
+</body>
+</html>
+`;

@@ -1,0 +1,33 @@
+import { HoldfastError } from '@holdfast/core';
+
+/** `path` is not a URL path the dashboard can be served at. */
+export class InvalidDashboardPathError extends HoldfastError {
+  constructor(readonly path: unknown) {
+    super(
+      `HoldfastDashboardModule: path ${JSON.stringify(path)} is not a URL path. Pass a string that ` +
+        `starts with '/' and holds only letters, digits and - _ . ~ / (for example '/holdfast', or '/' for the root).`,
+      'HOLDFAST_DASHBOARD_INVALID_PATH',
+    );
+  }
+}
+
+/** `guard` is neither a CanActivate class nor an object with a canActivate method. */
+export class InvalidDashboardGuardError extends HoldfastError {
+  constructor(readonly guard: unknown) {
+    super(
+      `HoldfastDashboardModule: guard must be a CanActivate class or an object with a canActivate(context) ` +
+        `method, got ${guard === null ? 'null' : typeof guard}. Leave it out for a read-only dashboard.`,
+      'HOLDFAST_DASHBOARD_INVALID_GUARD',
+    );
+  }
+}
+
+/** An inbox action the dashboard does not know, or a request without a message id. */
+export class InvalidDashboardActionError extends HoldfastError {
+  constructor(what: string, value: unknown, expected: string) {
+    super(
+      `Holdfast dashboard: ${what} ${JSON.stringify(value)} ${expected}.`,
+      'HOLDFAST_DASHBOARD_INVALID_ACTION',
+    );
+  }
+}

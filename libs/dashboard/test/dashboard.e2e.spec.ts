@@ -1,0 +1,267 @@
+import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import request from 'supertest';
+import { describeEachDatabase, waitUntil, type TestDatabaseContext } from '@holdfast/core/testing';
+import { Failover, FailoverModule } from '@holdfast/failover';
+import { COR_MESSAGE_TABLE, InboxModule, MessageAcceptor, MessageManagement } from '@holdfast/inbox';
+import { HOLDFAST_LOCK_TABLE, LockerModule } from '@holdfast/locker';
+import { SIMBA_MUTEX_TABLE, SimbaModule } from '@holdfast/simba';
+import { HoldfastDashboardModule, type HoldfastDashboardExtras } from '../src';
+
+/** Lets a request through when it carries `x-admin: yes`; counts what it was asked. */
+@Injectable()
+class HeaderGuard implements CanActivate {
+  static asked = 0;
+  canActivate(context: ExecutionContext): boolean {
+    HeaderGuard.asked++;
+    return context.switchToHttp().getRequest().headers['x-admin'] === 'yes';
+  }
+}
+
+const TYPE = { namespace: 'dash', name: 'note' };
+const MAX_RETRIES = 2;
+
+async function inboxApp(
+  ctx: TestDatabaseContext,
+  extras: HoldfastDashboardExtras,
+  { locker = false } = {},
+): Promise<INestApplication> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      SimbaModule.forRoot({ dataSource: ctx.dataSource, tablePrefix: ctx.prefix, schema: 'create' }),
+      InboxModule.forRoot({
+        dataSource: ctx.dataSource,
+        tablePrefix: ctx.prefix,
+        schema: 'create',
+        // The test acts on messages itself: the delivery loop stays idle.
+        pollInterval: '1h',
+        cleanupInterval: '1h',
+        retry: { maxRetries: MAX_RETRIES },
+      }),
+      ...(locker
+        ? [
+            LockerModule.forRoot({
+              dataSource: ctx.dataSource,
+              tablePrefix: ctx.prefix,
+              schema: 'create',
+              locker: { type: 'lease-database' },
+              lockName: 'dash-lock',
+              lockAcquireSleepInterval: '3s',
+              lockKeepAlivePeriod: '1s',
+              startup: 'background',
+            }),
+          ]
+        : []),
+      HoldfastDashboardModule.forRoot({ ...extras, pollInterval: '1s' }),
+    ],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger: false });
+  return app.init();
+}
+
+/** A stored message that exhausted its retries: parked, with an error. */
+async function parkedMessage(app: INestApplication, id: string): Promise<void> {
+  await app.get(MessageAcceptor).accept({ id, type: TYPE, payload: { n: 1 } });
+  await app.get(MessageManagement).setRetries(id, MAX_RETRIES);
+}
+
+describeEachDatabase(
+  'HoldfastDashboardModule over HTTP',
+  (ctx) => {
+    describe('without a guard (read-only), at the default path', () => {
+      let app: INestApplication;
+      beforeAll(async () => {
+        app = await inboxApp(ctx, {}, { locker: true });
+      });
+      afterAll(() => app?.close());
+
+      it('serves the page and the state of the modules imported, and only those', async () => {
+        const page = await request(app.getHttpServer()).get('/holdfast').expect(200);
+        expect(page.headers['content-type']).toContain('text/html');
+        expect(page.text).toContain('<title>Holdfast</title>');
+        expect(page.text).not.toMatch(/<script[^>]+src=|<link[^>]+href=/);
+
+        await parkedMessage(app, 'ro-1');
+        const { body } = await request(app.getHttpServer()).get('/holdfast/api/state').expect(200);
+        expect(body.actions).toBe(false);
+        expect(body.pollIntervalMs).toBe(1000);
+        expect(
+          Object.keys(body)
+            .filter((k) => ['failover', 'simba', 'locker', 'inbox'].includes(k))
+            .sort(),
+        ).toEqual(['inbox', 'locker', 'simba']);
+        expect(body.inbox.counts).toMatchObject({ parked: 1, total: 1 });
+        expect(body.inbox.parked).toEqual([
+          expect.objectContaining({ id: 'ro-1', type: 'dash/note', retries: 2 }),
+        ]);
+        expect(Array.isArray(body.simba.mutexes)).toBe(true);
+      });
+
+      it('shows the locker: master, holder and the lock rows of HOLDFAST_LOCK', async () => {
+        const state = await waitUntil(
+          async () => {
+            const res = await request(app.getHttpServer()).get('/holdfast/api/state').expect(200);
+            return res.body.locker?.role === 'master' ? res.body : undefined;
+          },
+          { timeout: 30_000, message: 'the locker to be master' },
+        );
+        expect(state.locker).toMatchObject({ lockName: 'dash-lock', holder: state.locker.instanceId });
+        expect(state.locker.lastKeepAlive).toEqual(expect.any(String));
+        expect(state.locker.locks).toEqual([
+          expect.objectContaining({ lock: 'dash-lock', master: state.locker.instanceId }),
+        ]);
+      });
+
+      it('answers every action 403 and leaves the message as it was', async () => {
+        for (const action of ['retry', 'pause', 'resume', 'delete']) {
+          await request(app.getHttpServer())
+            .post(`/holdfast/api/inbox/${action}`)
+            .set('x-admin', 'yes')
+            .send({ id: 'ro-1' })
+            .expect(403);
+        }
+        expect((await app.get(MessageManagement).get('ro-1'))?.status).toBe('parked');
+      });
+    });
+
+    describe('with a guard class, at /ops/dash', () => {
+      let app: INestApplication;
+      beforeAll(async () => {
+        app = await inboxApp(ctx, { path: '/ops/dash/', guard: HeaderGuard });
+      });
+      afterAll(() => app?.close());
+      const post = (action: string, id: unknown, admin = true) => {
+        const r = request(app.getHttpServer()).post(`/ops/dash/api/inbox/${action}`);
+        return (admin ? r.set('x-admin', 'yes') : r).send({ id });
+      };
+      const status = async (id: string) => (await app.get(MessageManagement).get(id))?.status;
+
+      it('is served at the path given and not at the default one', async () => {
+        await request(app.getHttpServer()).get('/holdfast').expect(404);
+        await request(app.getHttpServer()).get('/ops/dash').expect(200);
+        const { body } = await request(app.getHttpServer()).get('/ops/dash/api/state').expect(200);
+        expect(body.actions).toBe(true);
+      });
+
+      it('answers 403 when the guard refuses, and acts when it allows', async () => {
+        await parkedMessage(app, 'rw-1');
+        const asked = HeaderGuard.asked;
+        await post('retry', 'rw-1', false).expect(403);
+        expect(HeaderGuard.asked).toBe(asked + 1);
+        expect(await status('rw-1')).toBe('parked');
+
+        await post('retry', 'rw-1').expect(200, { id: 'rw-1', action: 'retry', done: true });
+        expect(await status('rw-1')).toBe('due');
+        // pause and resume a message that is due: it is due again after.
+        await app.get(MessageAcceptor).accept({ id: 'rw-3', type: TYPE, payload: { n: 3 } });
+        await post('pause', 'rw-3').expect(200);
+        expect(await status('rw-3')).toBe('paused');
+        const paused = (await request(app.getHttpServer()).get('/ops/dash/api/state')).body.inbox.paused;
+        expect(paused.map((m: { id: string }) => m.id)).toEqual(['rw-3']);
+        await post('resume', 'rw-3').expect(200, { id: 'rw-3', action: 'resume', done: true });
+        expect(await status('rw-3')).toBe('due');
+        await post('delete', 'rw-1').expect(200);
+        expect(await status('rw-1')).toBeUndefined();
+      });
+
+      it('refuses an unknown action or a missing id (400) and an unknown message (404)', async () => {
+        await post('explode', 'rw-2').expect(400);
+        await post('retry', '').expect(400);
+        await post('retry', 'no-such-message').expect(404);
+        await post('delete', 'no-such-message').expect(404);
+      });
+    });
+  },
+  { tables: [COR_MESSAGE_TABLE.name, SIMBA_MUTEX_TABLE.name, HOLDFAST_LOCK_TABLE.name] },
+);
+
+@Injectable()
+class Quotes {
+  down = false;
+  @Failover({ name: 'quote', expiry: '1h' })
+  async quote(symbol: string): Promise<{ symbol: string; price: number }> {
+    if (this.down) throw new Error('quotes upstream is down');
+    return { symbol, price: 42 };
+  }
+}
+
+describe('HoldfastDashboardModule with failover only (memory store)', () => {
+  let app: INestApplication;
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        FailoverModule.forRoot({ store: { type: 'memory' }, cleanup: { enabled: false } }),
+        HoldfastDashboardModule.forRoot({ guard: { canActivate: () => true } }),
+      ],
+      providers: [Quotes],
+    }).compile();
+    app = await moduleRef.createNestApplication({ logger: false }).init();
+  });
+  afterAll(() => app?.close());
+
+  it('shows each failover with its entries, stale answers and last error; no inbox, simba or locker', async () => {
+    const quotes = app.get(Quotes);
+    await quotes.quote('ACME');
+    quotes.down = true;
+    await quotes.quote('ACME');
+    // The store write is asynchronous: wait until the entry is in the store.
+    const body = await waitUntil(
+      async () => {
+        const res = await request(app.getHttpServer()).get('/holdfast/api/state').expect(200);
+        return res.body.failover.failovers[0]?.liveEntries === 1 ? res.body : undefined;
+      },
+      { message: 'the stored quote' },
+    );
+    expect(body.inbox).toBeUndefined();
+    expect(body.simba).toBeUndefined();
+    expect(body.locker).toBeUndefined();
+    expect(body.failover.failovers).toEqual([
+      expect.objectContaining({
+        name: 'quote',
+        declaredOn: 'Quotes.quote',
+        liveEntries: 1,
+        staleServed: 1,
+        lastError: expect.objectContaining({ message: 'quotes upstream is down' }),
+      }),
+    ]);
+    // A guard allows actions, but with no inbox there is nothing to act on.
+    await request(app.getHttpServer()).post('/holdfast/api/inbox/retry').send({ id: 'x' }).expect(404);
+  });
+
+  it('rejects a path that is not a URL path, and a guard that is not one', () => {
+    expect(() => HoldfastDashboardModule.forRoot({ path: 'holdfast' })).toThrow(
+      expect.objectContaining({ code: 'HOLDFAST_DASHBOARD_INVALID_PATH' }),
+    );
+    expect(() => HoldfastDashboardModule.forRoot({ guard: {} as CanActivate })).toThrow(
+      expect.objectContaining({ code: 'HOLDFAST_DASHBOARD_INVALID_GUARD' }),
+    );
+  });
+});
+
+class DashboardOptionsFactory {
+  create() {
+    return { title: 'From a class' };
+  }
+}
+
+describe('HoldfastDashboardModule.forRootAsync', () => {
+  it.each([
+    ['useFactory', { useFactory: () => ({ title: 'From a factory' }) }, 'From a factory'],
+    ['useClass', { useClass: DashboardOptionsFactory }, 'From a class'],
+  ])('%s: options from the provider, path and guard as extras', async (_, variant, title) => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [HoldfastDashboardModule.forRootAsync({ ...variant, path: '/async', guard: HeaderGuard })],
+    }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    try {
+      const page = await request(app.getHttpServer()).get('/async').expect(200);
+      expect(page.text).toContain(`<title>${title}</title>`);
+      const { body } = await request(app.getHttpServer()).get('/async/api/state').expect(200);
+      expect(body).toMatchObject({ title, actions: true });
+      expect(Object.keys(body)).not.toEqual(expect.arrayContaining(['inbox']));
+      await request(app.getHttpServer()).post('/async/api/inbox/retry').send({ id: 'x' }).expect(403);
+    } finally {
+      await app.close();
+    }
+  });
+});
