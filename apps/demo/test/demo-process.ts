@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
-import { tsRegisterPath } from '@holdfast/core/testing';
+import { tempSqliteFile, tsRegisterPath, type TestDatabase } from '@holdfast/core/testing';
+import { Client } from 'pg';
+import { createConnection } from 'mysql2/promise';
 
 const root = resolve(__dirname, '../../..');
 
@@ -22,13 +24,22 @@ export interface DemoProcess {
   stop(): Promise<void>;
 }
 
-/** Starts the demo exactly as `npm start` does, on its own port and the given SQLite file. */
-export async function startDemo(sqliteFile: string): Promise<DemoProcess> {
+/**
+ * Starts the demo exactly as `npm start` does, on its own port, on `target`: a SQLite file path or
+ * a DATABASE_URL (postgres://…, mysql://…).
+ */
+export async function startDemo(target: string): Promise<DemoProcess> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
+  const isUrl = target.includes('://');
   const child = spawn(process.execPath, ['-r', tsRegisterPath(), 'apps/demo/src/main.ts'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), DEMO_SQLITE_FILE: sqliteFile, DATABASE_URL: '' },
+    env: {
+      ...process.env,
+      PORT: String(port),
+      DEMO_SQLITE_FILE: isUrl ? undefined : target,
+      DATABASE_URL: isUrl ? target : '',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -84,4 +95,43 @@ export async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 250));
   }
+}
+
+/**
+ * A fresh, empty database for the demo on `db`: a SQLite file, or a database created on the test
+ * server (HOLDFAST_TEST_PG_URL / HOLDFAST_TEST_MARIADB_URL) and dropped by `drop()`. The demo
+ * runs its migrations into it, as on a new deployment.
+ */
+export async function demoDatabase(db: TestDatabase): Promise<{ target: string; drop(): Promise<void> }> {
+  const name = `holdfast_demo_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
+  if (db === 'sqlite') return { target: tempSqliteFile('demo'), drop: async () => undefined };
+  if (db === 'postgres') {
+    const server = new URL(process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+    const admin = async (sql: string) => {
+      const client = new Client({ connectionString: server.toString() });
+      await client.connect();
+      try {
+        await client.query(sql);
+      } finally {
+        await client.end();
+      }
+    };
+    await admin(`CREATE DATABASE ${name}`);
+    const target = new URL(server.toString());
+    target.pathname = `/${name}`;
+    return { target: target.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+  }
+  const server = new URL(process.env.HOLDFAST_TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306/test');
+  const admin = async (sql: string) => {
+    const connection = await createConnection(server.toString());
+    try {
+      await connection.query(sql);
+    } finally {
+      await connection.end();
+    }
+  };
+  await admin(`CREATE DATABASE ${name}`);
+  const target = new URL(server.toString());
+  target.pathname = `/${name}`;
+  return { target: target.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name}`) };
 }

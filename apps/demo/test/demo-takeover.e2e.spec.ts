@@ -1,20 +1,62 @@
-import { tempSqliteFile } from '@holdfast/core/testing';
-import { eventually, startDemo, type DemoProcess } from './demo-process';
+import { testDatabases } from '@holdfast/core/testing';
+import { demoDatabase, eventually, startDemo, type DemoProcess } from './demo-process';
 
-/** Two demo instances on one database: one leader and one master, and takeover after a crash. */
-describe('two demo instances on one SQLite file', () => {
+/**
+ * Two demo instances started as `npm start` does, on one fresh database of each kind selected by
+ * HOLDFAST_TEST_DATABASES: one leader and one master, messages delivered, a value stored by one
+ * instance served stale by the other while its upstream is down, and takeover after a crash.
+ */
+describe.each(testDatabases())('two demo instances on one %s database', (db) => {
   let a: DemoProcess;
   let b: DemoProcess;
+  let drop: () => Promise<void>;
 
   beforeAll(async () => {
-    const file = tempSqliteFile('demo-pair');
-    a = await startDemo(file);
-    b = await startDemo(file);
-  }, 90_000);
+    const database = await demoDatabase(db);
+    drop = database.drop;
+    a = await startDemo(database.target);
+    b = await startDemo(database.target);
+  }, 120_000);
 
   afterAll(async () => {
     await Promise.all([a?.stop(), b?.stop()]);
+    await drop?.();
   });
+
+  it('deliver every accepted message once the pair has a leader', async () => {
+    for (let i = 0; i < 4; i++) {
+      expect((await a.post('/inbox', { note: `a${i}` })).status).toBe(202);
+      expect((await b.post('/inbox', { note: `b${i}` })).status).toBe(202);
+    }
+    await eventually(
+      async () => {
+        const [ia, ib] = await Promise.all([a.get('/inbox'), b.get('/inbox')]);
+        const delivered = ia.body.handler.delivered + ib.body.handler.delivered;
+        return delivered >= 8 ? delivered : undefined;
+      },
+      60_000,
+      'delivery of 8 messages accepted by both instances',
+    );
+  }, 90_000);
+
+  it('serve, from the shared store, a value the other instance fetched while the upstream is down', async () => {
+    const fresh = await a.get('/countries/it');
+    expect(fresh.body).toMatchObject({ code: 'IT', upToDate: true });
+    expect((await b.post('/upstream/outage', { down: true })).status).toBeLessThan(300);
+    try {
+      const stale = await eventually(
+        async () => {
+          const answer = await b.get('/countries/it');
+          return answer.status === 200 && answer.body.upToDate === false ? answer.body : undefined;
+        },
+        20_000,
+        "instance b serving a's stored value stale",
+      );
+      expect(stale).toMatchObject({ code: 'IT', upToDate: false });
+    } finally {
+      await b.post('/upstream/outage', { down: false });
+    }
+  }, 60_000);
 
   it('elect one leader and one master; killing the leader moves both to the other', async () => {
     const roles = async () => {
@@ -59,6 +101,6 @@ describe('two demo instances on one SQLite file', () => {
         'a new master',
       );
     }
-    console.log(`[demo] leadership moved ${Date.now() - killedAt} ms after SIGKILL of the leader`);
+    console.log(`[demo ${db}] leadership moved ${Date.now() - killedAt} ms after SIGKILL of the leader`);
   }, 90_000);
 });
