@@ -1,4 +1,6 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { HoldfastTimers } from '@holdfast/core';
 import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
 import { FailoverMetrics } from '../health/failover.metrics';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
@@ -23,6 +25,8 @@ interface PendingWrite {
  * so a graceful stop loses nothing. With `async: false` each write is awaited by the caller
  * (its failure still stays out of the caller's way).
  */
+const FLUSH_TIMER = 'holdfast:failover:write-behind';
+
 @Injectable()
 export class FailoverWriter implements BeforeApplicationShutdown {
   private readonly logger = new Logger(FailoverWriter.name);
@@ -31,14 +35,18 @@ export class FailoverWriter implements BeforeApplicationShutdown {
   private readonly storeIds = new WeakMap<FailoverStore, number>();
   private readonly callerWrites = new Set<Promise<boolean>>();
   private nextStoreId = 0;
-  private timer?: NodeJS.Timeout;
+  /** The write-behind flush, `holdfast:failover:write-behind` in the app's SchedulerRegistry. */
+  private readonly timers: HoldfastTimers;
   private flushing?: Promise<void>;
   private closed = false;
 
   constructor(
     @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
     private readonly metrics: FailoverMetrics,
-  ) {}
+    @Optional() registry?: SchedulerRegistry,
+  ) {
+    this.timers = new HoldfastTimers(registry);
+  }
 
   store(
     store: FailoverStore,
@@ -82,8 +90,7 @@ export class FailoverWriter implements BeforeApplicationShutdown {
 
   async beforeApplicationShutdown(): Promise<void> {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+    this.timers.clearAll();
     await this.flush();
   }
 
@@ -131,12 +138,8 @@ export class FailoverWriter implements BeforeApplicationShutdown {
   }
 
   private schedule(delay: number): void {
-    if (this.timer || this.closed) return;
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.startFlush();
-    }, delay);
-    this.timer.unref();
+    if (this.timers.has(FLUSH_TIMER) || this.closed) return;
+    this.timers.set(FLUSH_TIMER, delay, () => this.startFlush());
   }
 
   private startFlush(): void {

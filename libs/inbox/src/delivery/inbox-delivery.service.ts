@@ -5,7 +5,8 @@ import {
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
-import { monotonicMillis, parseDuration } from '@holdfast/core';
+import { findSchedulerRegistry, HoldfastTimers, monotonicMillis, parseDuration } from '@holdfast/core';
+import { ModuleRef } from '@nestjs/core';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Mutex } from 'async-mutex';
 import { apiEncoding, decodePayload } from '../acceptor/message-codec';
@@ -66,8 +67,8 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private readonly unhandledMs: number;
   private readonly backoff: BackoffPolicy;
   private readonly warnedTypes = new Set<string>();
-  private pollTimer?: NodeJS.Timeout;
-  private cleanupTimer?: NodeJS.Timeout;
+  /** `holdfast:inbox:poll:<table>` and `holdfast:inbox:cleanup:<table>`, in the app's SchedulerRegistry. */
+  private timers = new HoldfastTimers();
   private running = false;
   private cycle?: Promise<unknown>;
 
@@ -77,6 +78,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     private readonly clock: InboxClock,
     private readonly metrics: InboxMetrics,
     @Inject(INBOX_OPTIONS) private readonly options: ResolvedInboxOptions,
+    private readonly moduleRef: ModuleRef,
   ) {
     this.pollMs = parseDuration(options.pollInterval, 'pollInterval');
     this.leaseMs = parseDuration(options.visibilityTimeout, 'visibilityTimeout');
@@ -95,6 +97,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   async onApplicationBootstrap(): Promise<void> {
     if (!this.options.deliver) return;
     await this.connection.leadership.start();
+    this.timers = new HoldfastTimers(findSchedulerRegistry(this.moduleRef));
     this.running = true;
     this.schedulePoll(this.pollMs);
     this.scheduleCleanup(this.cleanupMs);
@@ -107,8 +110,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
    */
   async beforeApplicationShutdown(): Promise<void> {
     this.running = false;
-    clearTimeout(this.pollTimer);
-    clearTimeout(this.cleanupTimer);
+    this.timers.clearAll();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), SHUTDOWN_WAIT_MS);
@@ -130,7 +132,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
 
   private schedulePoll(delay: number): void {
     if (!this.running) return;
-    this.pollTimer = setTimeout(() => {
+    this.timers.set(`holdfast:inbox:poll:${this.connection.queries.table}`, delay, () => {
       this.cycle = this.deliverDue().then(
         (report) => this.schedulePoll(report.claimed >= this.options.batchSize ? 0 : this.pollMs),
         (error) => {
@@ -138,20 +140,18 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
           this.schedulePoll(this.pollMs);
         },
       );
-    }, delay);
-    this.pollTimer.unref();
+    });
   }
 
   private scheduleCleanup(delay: number): void {
     if (!this.running) return;
-    this.cleanupTimer = setTimeout(() => {
+    this.timers.set(`holdfast:inbox:cleanup:${this.connection.queries.table}`, delay, () => {
       this.cleanupExpired()
         .catch((error) =>
           this.logger.error(`Cleanup of expired messages failed: ${(error as Error).message}`),
         )
         .finally(() => this.scheduleCleanup(this.cleanupMs));
-    }, delay);
-    this.cleanupTimer.unref();
+    });
   }
 
   /**

@@ -1,5 +1,4 @@
 import { Logger } from '@nestjs/common';
-import { sleep } from '@holdfast/core';
 import { LockHeldError } from '../errors';
 import type { Locker, LockerContext } from './locker.interface';
 
@@ -69,7 +68,11 @@ export abstract class AbstractLocker implements Locker {
           `Lock '${lockName}' is held by ${holder ?? 'another instance'}; waiting as standby, retrying every ${lockAcquireSleepInterval} ms`,
         );
       }
-      await sleep(Math.max(0, Math.min(lockAcquireSleepInterval, this.nextAttemptDelay())), signal);
+      await this.context.timers.sleep(
+        `holdfast:locker:acquire:${lockName}`,
+        Math.min(lockAcquireSleepInterval, this.nextAttemptDelay()),
+        signal,
+      );
     }
   }
 }

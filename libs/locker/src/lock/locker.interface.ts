@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { SchemaMode, SqlClient } from '@holdfast/core';
+import type { HoldfastTimers, SchemaMode, SqlClient } from '@holdfast/core';
 import type { DataSource } from 'typeorm';
 
 /** What a locker reads of its module's resolved options. */
@@ -26,6 +26,11 @@ export interface LockerContext {
   /** The module's DataSource and a SqlClient on it, resolved on first call. */
   database(): { dataSource: DataSource; sql: SqlClient };
   readonly logger: Logger;
+  /**
+   * The service's timers, in the app's SchedulerRegistry: name yours
+   * `holdfast:locker:<what>:<lock name>`.
+   */
+  readonly timers: HoldfastTimers;
 }
 
 /**

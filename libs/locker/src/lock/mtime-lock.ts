@@ -1,4 +1,4 @@
-import { monotonicMillis } from '@holdfast/core';
+import { HoldfastTimers, monotonicMillis } from '@holdfast/core';
 import { promises as fs, rmdirSync } from 'node:fs';
 import { v4 as uuidv4 } from 'uuid';
 
@@ -11,6 +11,9 @@ export interface MtimeLockOptions {
   update: number;
   /** Called once when the lock stops being ours (removed, replaced or touched by someone else). */
   onCompromised(error: Error): void;
+  /** Where the refresh timer is registered, and its name (default: own timers, the path). */
+  timers?: HoldfastTimers;
+  timerName?: string;
 }
 
 export type AcquireResult =
@@ -37,7 +40,8 @@ export class MtimeLock {
   /** Monotonic time at which the last successful refresh (or the acquire) was sent. */
   lastRefresh: number;
   compromised?: Error;
-  private timer?: NodeJS.Timeout;
+  private readonly timers: HoldfastTimers;
+  private readonly timerName: string;
   private released = false;
 
   private constructor(
@@ -48,6 +52,8 @@ export class MtimeLock {
     sent: number,
   ) {
     this.lastRefresh = sent;
+    this.timers = options.timers ?? new HoldfastTimers();
+    this.timerName = options.timerName ?? `holdfast:locker:file-refresh:${options.path}`;
   }
 
   /** One attempt: takes the lock if it is free or stale. */
@@ -142,8 +148,7 @@ export class MtimeLock {
   }
 
   private schedule(delay: number): void {
-    this.timer = setTimeout(() => void this.refresh(), delay);
-    this.timer.unref();
+    this.timers.set(this.timerName, delay, () => void this.refresh());
   }
 
   private async refresh(): Promise<void> {
@@ -193,7 +198,7 @@ export class MtimeLock {
   async release(): Promise<void> {
     const wasOurs = !this.released;
     this.released = true;
-    clearTimeout(this.timer);
+    this.timers.clear(this.timerName);
     held.delete(this);
     if (!wasOurs) return;
     const stat = await fs.stat(this.options.path).catch(() => undefined);

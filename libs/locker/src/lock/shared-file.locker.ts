@@ -66,6 +66,8 @@ export class SharedFileLocker extends AbstractLocker {
       path: this.lockPath,
       stale: this.stale,
       update: this.update,
+      timers: this.context.timers,
+      timerName: `holdfast:locker:file-refresh:${this.context.lockName}`,
       onCompromised: (error) => {
         const unnoticed = this.context.lockKeepAlivePeriod === 0;
         this.logger.error(

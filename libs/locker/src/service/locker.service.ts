@@ -13,6 +13,7 @@ import { SchedulerRegistry } from '@nestjs/schedule';
 import {
   DatabaseResolver,
   HoldfastError,
+  HoldfastTimers,
   monotonicMillis,
   resolveDataSource,
   sqlClientFor,
@@ -49,7 +50,8 @@ export class LockerService
   implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
 {
   private readonly logger = new Logger(LockerService.name);
-  private readonly registry: SchedulerRegistry;
+  /** keep-alive, watchdog and acquire timers, in the app's SchedulerRegistry (see README). */
+  private readonly timers: HoldfastTimers;
   private readonly metrics = new LockerMetrics();
   private locker?: Locker;
   private database?: { dataSource: DataSource; sql: SqlClient };
@@ -57,12 +59,12 @@ export class LockerService
   /** Bumped on every promotion and demotion, so callbacks of an earlier term do nothing. */
   private term = 0;
   private acquiring?: AbortController;
-  private watchdog?: NodeJS.Timeout;
   private firstStart = true;
   private _lastKeepAlive?: Date;
   private _holder?: string;
   private _lastError?: unknown;
   private readonly keepAliveName: string;
+  private readonly watchdogName: string;
 
   constructor(
     @Inject(LOCKER_OPTIONS) readonly options: ResolvedLockerOptions,
@@ -71,9 +73,10 @@ export class LockerService
     private readonly handlers: LockHandlersExplorer,
     @Optional() registry?: SchedulerRegistry,
   ) {
-    // Without ScheduleModule in the app, a private registry keeps the same bookkeeping.
-    this.registry = registry ?? new SchedulerRegistry();
-    this.keepAliveName = `holdfast-locker:${options.lockName}:${options.instanceId}:keep-alive`;
+    // Without ScheduleModule in the app, HoldfastTimers keeps the same bookkeeping itself.
+    this.timers = new HoldfastTimers(registry);
+    this.keepAliveName = `holdfast:locker:keep-alive:${options.lockName}`;
+    this.watchdogName = `holdfast:locker:watchdog:${options.lockName}`;
     this.metrics.observeRole(options.lockName, () => this.isMaster);
   }
 
@@ -252,9 +255,7 @@ export class LockerService
     const until = this.locker?.validUntil?.();
     const left = until === undefined || !Number.isFinite(until) ? Infinity : until - monotonicMillis();
     const delay = Math.max(50, Math.min(this.options.lockKeepAlivePeriod, left / 2));
-    const timer = setTimeout(() => void this.keepAlive(term), delay);
-    timer.unref();
-    this.registry.addTimeout(this.keepAliveName, timer);
+    this.timers.set(this.keepAliveName, delay, () => void this.keepAlive(term));
   }
 
   private async keepAlive(term: number): Promise<void> {
@@ -291,25 +292,21 @@ export class LockerService
    * the keep-alive call itself hangs (a silent network partition).
    */
   private armWatchdog(term: number): void {
-    clearTimeout(this.watchdog);
+    this.timers.clear(this.watchdogName);
     const deadline = this.locker?.validUntil?.();
     if (deadline === undefined || !Number.isFinite(deadline)) return;
-    this.watchdog = setTimeout(
-      () => {
-        if (term !== this.term) return;
-        if (monotonicMillis() >= (this.locker?.validUntil?.() ?? 0)) {
-          void this.demote(
-            term,
-            'keep-alive-failed',
-            new Error('the lock validity ran out without a successful keep-alive'),
-          );
-        } else {
-          this.armWatchdog(term);
-        }
-      },
-      Math.max(0, deadline - monotonicMillis()),
-    );
-    this.watchdog.unref();
+    this.timers.set(this.watchdogName, deadline - monotonicMillis(), () => {
+      if (term !== this.term) return;
+      if (monotonicMillis() >= (this.locker?.validUntil?.() ?? 0)) {
+        void this.demote(
+          term,
+          'keep-alive-failed',
+          new Error('the lock validity ran out without a successful keep-alive'),
+        );
+      } else {
+        this.armWatchdog(term);
+      }
+    });
   }
 
   private async demote(term: number, reason: LockLostReason, error?: unknown): Promise<void> {
@@ -333,14 +330,12 @@ export class LockerService
   }
 
   private deleteKeepAliveTimer(): void {
-    if (this.registry.doesExist('timeout', this.keepAliveName))
-      this.registry.deleteTimeout(this.keepAliveName);
+    this.timers.clear(this.keepAliveName);
   }
 
   private clearTimers(): void {
     this.deleteKeepAliveTimer();
-    clearTimeout(this.watchdog);
-    this.watchdog = undefined;
+    this.timers.clear(this.watchdogName);
   }
 
   private async createLocker(): Promise<Locker> {
@@ -389,6 +384,7 @@ export class LockerService
         return service.database;
       },
       logger: new Logger(`LockerModule:${options.lockName}`),
+      timers: this.timers,
     };
   }
 }

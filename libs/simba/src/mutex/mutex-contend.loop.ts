@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { monotonicMillis } from '@holdfast/core';
+import { monotonicMillis, HoldfastTimers } from '@holdfast/core';
 import { MutexStatementTimeoutError } from '../errors';
 import { MutexOwner } from './mutex-owner';
 import { OutageLog } from './outage-log';
@@ -42,21 +42,26 @@ export interface LoopRequest {
 export class MutexContendLoop {
   private readonly logger = new Logger('MutexContendLoop');
   private readonly pending = new Map<LoopRequest, true>();
-  private timer?: NodeJS.Timeout;
   private timerDueAt = Infinity;
+  /** Registered as `holdfast:simba:tick:<table>` (and the lost-mutex report beside it). */
+  private readonly tickName: string;
+  private readonly lostName: string;
   private running = false;
   private readonly outage: OutageLog;
   private lagWarned = false;
   private lagClearAt = 0;
   private readonly lost: string[] = [];
-  private lostTimer?: NodeJS.Timeout;
   /** Ticks run (for tests and the benchmark). */
   ticks = 0;
 
   constructor(
     private readonly repository: BatchSource,
     holdDownMs = 5_000,
+    /** The module's timers, in the application's SchedulerRegistry when it has ScheduleModule. */
+    readonly timers: HoldfastTimers = new HoldfastTimers(),
   ) {
+    this.tickName = `holdfast:simba:tick:${repository.queries.table}`;
+    this.lostName = `holdfast:simba:lost-report:${repository.queries.table}`;
     this.outage = new OutageLog(this.logger, `simba_mutex (${repository.queries.table})`, holdDownMs);
   }
 
@@ -76,34 +81,29 @@ export class MutexContendLoop {
    */
   reportLost(mutex: string, token: number): void {
     this.lost.push(`'${mutex}' (fencing token ${token})`);
-    if (this.lostTimer) return;
-    this.lostTimer = setTimeout(() => {
+    if (this.timers.has(this.lostName)) return;
+    this.timers.set(this.lostName, 50, () => {
       const lost = this.lost.splice(0);
-      this.lostTimer = undefined;
       const shown = lost.slice(0, 5).join(', ') + (lost.length > 5 ? `, and ${lost.length - 5} more` : '');
       this.logger.warn(
         lost.length === 1
           ? `Mutex ${shown}: renewal not confirmed before the local deadline; no longer owner.`
           : `${lost.length} mutexes no longer owned (renewal not confirmed before the local deadline): ${shown}.`,
       );
-    }, 50);
-    this.lostTimer.unref();
+    });
   }
 
   private arm(): void {
     if (this.running || this.pending.size === 0) return;
     let next = Infinity;
     for (const r of this.pending.keys()) next = Math.min(next, r.dueAt);
-    if (this.timer && next >= this.timerDueAt) return;
-    clearTimeout(this.timer);
+    if (this.timers.has(this.tickName) && next >= this.timerDueAt) return;
     this.timerDueAt = next;
     const armedAt = monotonicMillis();
-    this.timer = setTimeout(() => this.tick(next, armedAt), Math.max(0, next - armedAt));
-    this.timer.unref();
+    this.timers.set(this.tickName, next - armedAt, () => this.tick(next, armedAt));
   }
 
   private tick(plannedAt: number, armedAt: number): void {
-    this.timer = undefined;
     this.timerDueAt = Infinity;
     const now = monotonicMillis();
     // Everything due within a small window runs now: renewing or looking a little early costs

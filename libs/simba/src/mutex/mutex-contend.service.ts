@@ -43,7 +43,6 @@ export class MutexContendService {
   private readonly loop: MutexContendLoop;
   /** The attempt asked of the loop (pending or in flight). */
   private request?: LoopRequest;
-  private deadlineTimer?: NodeJS.Timeout;
   private inflight?: Promise<void>;
   private lastOwner: MutexOwner = MutexOwner.NONE;
   private ownedRow: MutexOwner = MutexOwner.NONE;
@@ -154,7 +153,7 @@ export class MutexContendService {
         );
       }
     } finally {
-      clearTimeout(this.deadlineTimer);
+      this.loop.timers.clear(this.deadlineName);
       this.untrack?.();
       this._status = ContendServiceStatus.INITIAL;
     }
@@ -269,22 +268,22 @@ export class MutexContendService {
   }
 
   private armDeadline(epoch: number): void {
-    clearTimeout(this.deadlineTimer);
-    this.deadlineTimer = setTimeout(
-      () => {
-        if (epoch !== this.epoch || this.ownedUntil === 0) return;
-        if (monotonicMillis() >= this.ownedUntil) this.stepDown(MutexOwner.NONE, 'deadline');
-        else this.armDeadline(epoch);
-      },
-      Math.max(0, this.ownedUntil - monotonicMillis()),
-    );
-    this.deadlineTimer.unref();
+    this.loop.timers.set(this.deadlineName, this.ownedUntil - monotonicMillis(), () => {
+      if (epoch !== this.epoch || this.ownedUntil === 0) return;
+      if (monotonicMillis() >= this.ownedUntil) this.stepDown(MutexOwner.NONE, 'deadline');
+      else this.armDeadline(epoch);
+    });
+  }
+
+  /** This owner's local deadline, `holdfast:simba:deadline:<mutex>:<contender id>`. */
+  private get deadlineName(): string {
+    return `holdfast:simba:deadline:${this.contender.mutex}:${this.contender.contenderId}`;
   }
 
   private stepDown(after: MutexOwner, reason: 'stopped' | 'deadline' | 'taken' | 'late renewal'): void {
     const before = this.ownedRow;
     this.ownedUntil = 0;
-    clearTimeout(this.deadlineTimer);
+    this.loop.timers.clear(this.deadlineName);
     if (reason === 'deadline' || reason === 'late renewal')
       this.loop.reportLost(this.mutex, before.fencingToken);
     this.metrics.released.add(1, { mutex: this.mutex, reason });

@@ -1,4 +1,5 @@
 import {
+  HoldfastTimers,
   monotonicMillis,
   sqlRetryCounter,
   toNumber,
@@ -51,11 +52,13 @@ export class MutexRepository implements BatchSource {
     readonly sql: SqlClient,
     readonly queries: MutexQueryResolver,
     readonly statementTimeoutMs: number,
+    /** The module's timers (the tick loop and the owners' deadlines). */
+    readonly timers: HoldfastTimers = new HoldfastTimers(),
   ) {}
 
   /** The loop that batches the attempts of every contend service on this repository. */
   get loop(): MutexContendLoop {
-    return (this._loop ??= new MutexContendLoop(this));
+    return (this._loop ??= new MutexContendLoop(this, undefined, this.timers));
   }
 
   /**

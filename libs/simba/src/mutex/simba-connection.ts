@@ -1,6 +1,13 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { DatabaseResolver, resolveDataSource, SchemaManager, sqlClientFor } from '@holdfast/core';
+import {
+  DatabaseResolver,
+  findSchedulerRegistry,
+  HoldfastTimers,
+  resolveDataSource,
+  SchemaManager,
+  sqlClientFor,
+} from '@holdfast/core';
 import { SIMBA_RESOLVED_OPTIONS } from '../simba.constants';
 import type { ResolvedSimbaOptions } from '../simba.options';
 import { SIMBA_MUTEX_TABLE } from '../table/simba-mutex.table';
@@ -70,6 +77,7 @@ export class SimbaConnection implements OnModuleInit {
         sql,
         new MutexQueryResolver(sql.dialect, this.options.tablePrefix),
         this.options.statementTimeout,
+        new HoldfastTimers(findSchedulerRegistry(this.moduleRef)),
       );
     }
     return this._repository;

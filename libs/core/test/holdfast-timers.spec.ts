@@ -1,0 +1,58 @@
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { HoldfastTimers } from '@holdfast/core';
+import { waitUntil } from '@holdfast/core/testing';
+
+describe('HoldfastTimers', () => {
+  it('registers a timer under its name, replaces one of the same name, and forgets it once fired', async () => {
+    const registry = new SchedulerRegistry();
+    const timers = new HoldfastTimers(registry);
+    const fired: string[] = [];
+    timers.set('holdfast:test:a', 10_000, () => fired.push('first'));
+    timers.set('holdfast:test:a', 5, () => fired.push('second'));
+    expect(registry.getTimeouts()).toEqual(['holdfast:test:a']);
+    await waitUntil(() => fired.length === 1);
+    expect(fired).toEqual(['second']);
+    expect(registry.getTimeouts()).toEqual([]);
+    expect(timers.has('holdfast:test:a')).toBe(false);
+  });
+
+  it('clears one or all, in the registry too', () => {
+    const registry = new SchedulerRegistry();
+    const timers = new HoldfastTimers(registry);
+    const never = () => {
+      throw new Error('must not fire');
+    };
+    timers.set('holdfast:test:a', 60_000, never);
+    timers.set('holdfast:test:b', 60_000, never);
+    timers.clear('holdfast:test:a');
+    expect(registry.getTimeouts()).toEqual(['holdfast:test:b']);
+    timers.clearAll();
+    expect(registry.getTimeouts()).toEqual([]);
+  });
+
+  it('sleeps as a registered timer and rejects with the reason when aborted', async () => {
+    const registry = new SchedulerRegistry();
+    const timers = new HoldfastTimers(registry);
+    await timers.sleep('holdfast:test:sleep', 5);
+    const controller = new AbortController();
+    const sleeping = timers.sleep('holdfast:test:sleep', 60_000, controller.signal);
+    expect(registry.getTimeouts()).toEqual(['holdfast:test:sleep']);
+    controller.abort(new Error('stopped'));
+    await expect(sleeping).rejects.toThrow('stopped');
+    expect(registry.getTimeouts()).toEqual([]);
+  });
+
+  it('keeps the same bookkeeping without a registry, and survives ScheduleModule clearing first', async () => {
+    const timers = new HoldfastTimers();
+    let fired = false;
+    timers.set('holdfast:test:a', 5, () => (fired = true));
+    expect(timers.has('holdfast:test:a')).toBe(true);
+    await waitUntil(() => fired);
+
+    const registry = new SchedulerRegistry();
+    const registered = new HoldfastTimers(registry);
+    registered.set('holdfast:test:b', 60_000, () => undefined);
+    registry.deleteTimeout('holdfast:test:b'); // what ScheduleModule does at app.close()
+    expect(() => registered.clearAll()).not.toThrow();
+  });
+});
