@@ -73,4 +73,11 @@ export {
   type MetricOptions,
   type ObservableMetric,
 } from './metrics/meter';
+export {
+  declareMetrics,
+  declaredMetrics,
+  type DeclaredMetric,
+  type MetricInstrument,
+  type MetricSpec,
+} from './metrics/declare-metrics';
 export { healthResult, probeHealth, type HealthResult, type HealthStatus } from './health/health-check';

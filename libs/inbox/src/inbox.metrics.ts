@@ -1,41 +1,75 @@
 import { Injectable } from '@nestjs/common';
-import {
-  holdfastMeter,
-  sqlRetryCounter,
-  withTransientRetry,
-  type TransientRetry,
-  type MetricCounter,
-  type MetricHistogram,
-} from '@holdfast/core';
+import { declareMetrics, sqlRetryCounter, withTransientRetry, type TransientRetry } from '@holdfast/core';
 
 /** OpenTelemetry instruments of the inbox (no-ops until the application registers an SDK). */
 @Injectable()
 export class InboxMetrics {
-  private readonly meter = holdfastMeter('inbox');
-  readonly accepted: MetricCounter = this.meter.createCounter('holdfast.inbox.accepted', {
-    description: 'Messages stored by MessageAcceptor',
+  private readonly instruments = declareMetrics('inbox', {
+    accepted: {
+      kind: 'counter',
+      name: 'accepted',
+      unit: '{message}',
+      description: 'Messages stored by MessageAcceptor',
+    },
+    duplicates: {
+      kind: 'counter',
+      name: 'duplicates',
+      unit: '{message}',
+      description: 'Accepted ids that already existed (nothing changed)',
+    },
+    delivered: {
+      kind: 'counter',
+      name: 'delivered',
+      unit: '{message}',
+      description: 'Messages a handler processed successfully',
+    },
+    failed: {
+      kind: 'counter',
+      name: 'failed',
+      unit: '{attempt}',
+      description: 'Failed delivery attempts',
+    },
+    parked: {
+      kind: 'counter',
+      name: 'parked',
+      unit: '{message}',
+      description: 'Messages parked after maxRetries',
+    },
+    unhandled: {
+      kind: 'counter',
+      name: 'unhandled',
+      unit: '{message}',
+      description: 'Claimed messages whose type has no @InboxHandler',
+      attributes: ['type'],
+    },
+    expired: {
+      kind: 'counter',
+      name: 'cleanup.rows',
+      unit: '{row}',
+      description: 'Expired messages deleted by the cleanup',
+    },
+    cleanupBatches: {
+      kind: 'counter',
+      name: 'cleanup.batches',
+      unit: '{statement}',
+      description: 'Bounded delete statements run by the expiry cleanup',
+    },
+    batchDuration: {
+      kind: 'histogram',
+      name: 'batch.duration',
+      unit: 'ms',
+      description: 'Time to deliver one claimed batch',
+    },
   });
-  readonly duplicates: MetricCounter = this.meter.createCounter('holdfast.inbox.duplicates', {
-    description: 'Accepted ids that already existed (nothing changed)',
-  });
-  readonly delivered: MetricCounter = this.meter.createCounter('holdfast.inbox.delivered', {
-    description: 'Messages a handler processed successfully',
-  });
-  readonly failed: MetricCounter = this.meter.createCounter('holdfast.inbox.failed', {
-    description: 'Failed delivery attempts',
-  });
-  readonly parked: MetricCounter = this.meter.createCounter('holdfast.inbox.parked', {
-    description: 'Messages parked after maxRetries',
-  });
-  readonly unhandled: MetricCounter = this.meter.createCounter('holdfast.inbox.unhandled', {
-    description: 'Claimed messages whose type has no @InboxHandler',
-  });
-  readonly expired: MetricCounter = this.meter.createCounter('holdfast.inbox.expired_deleted', {
-    description: 'Expired messages deleted by cleanup',
-  });
-  readonly cleanupBatches: MetricCounter = this.meter.createCounter('holdfast.inbox.cleanup.batches', {
-    description: 'Bounded delete statements run by the expiry cleanup',
-  });
+  readonly accepted = this.instruments.accepted;
+  readonly duplicates = this.instruments.duplicates;
+  readonly delivered = this.instruments.delivered;
+  readonly failed = this.instruments.failed;
+  readonly parked = this.instruments.parked;
+  readonly unhandled = this.instruments.unhandled;
+  readonly expired = this.instruments.expired;
+  readonly cleanupBatches = this.instruments.cleanupBatches;
+  readonly batchDuration = this.instruments.batchDuration;
   private readonly retryCounter = sqlRetryCounter('inbox');
   /** SQL work of this node retried after a deadlock, serialization failure or lock wait, so far. */
   retriedStatements = 0;
@@ -53,9 +87,4 @@ export class InboxMetrics {
     this.retriedStatements++;
     this.retryCounter(retry);
   };
-
-  readonly batchDuration: MetricHistogram = this.meter.createHistogram('holdfast.inbox.batch.duration', {
-    description: 'Time to deliver one claimed batch',
-    unit: 'ms',
-  });
 }

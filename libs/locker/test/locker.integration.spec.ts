@@ -91,14 +91,14 @@ describeEachDatabase(
           expect(master.locker.isMaster).toBe(true);
           expect(standby.locker.role).toBe('standby');
           expect(master.locker.lastKeepAlive!.getTime()).toBeGreaterThan(firstKeepAlive);
-          expect(master.moduleRef.get(LockerHealthIndicator).isHealthy()).toEqual({
+          expect(await master.moduleRef.get(LockerHealthIndicator).isHealthy()).toEqual({
             locker: expect.objectContaining({
               status: 'up',
               role: 'master',
               holder: master.locker.instanceId,
             }),
           });
-          expect(standby.moduleRef.get(LockerHealthIndicator).isHealthy()).toEqual({
+          expect(await standby.moduleRef.get(LockerHealthIndicator).isHealthy()).toEqual({
             locker: expect.objectContaining({ status: 'up', role: 'standby' }),
           });
         });

@@ -1,4 +1,5 @@
-import { holdfastMeter, type MetricAttributes } from '../metrics/meter';
+import { declareMetrics } from '../metrics/declare-metrics';
+import type { MetricAttributes } from '../metrics/meter';
 import { ExponentialBackoff, handleWhen, retry, type RetryPolicy } from 'cockatiel';
 import { isTransientConflictError, sqlErrorCode } from './sql-errors';
 
@@ -86,9 +87,15 @@ export async function withTransientRetry<T>(
  * (attributes `db.error.code` and, when given, `operation`). No-op without an SDK.
  */
 export function sqlRetryCounter(lib: string): (retry: TransientRetry) => void {
-  const counter = holdfastMeter(lib).createCounter(`holdfast.${lib}.sql.retries`, {
-    description:
-      'SQL statements or transactions retried after a deadlock, serialization failure or lock wait',
+  const { counter } = declareMetrics(lib, {
+    counter: {
+      kind: 'counter',
+      name: 'sql.retries',
+      unit: '{retry}',
+      description:
+        'SQL statements or transactions retried after a deadlock, serialization failure or lock wait',
+      attributes: ['db.error.code', 'operation'],
+    },
   });
   return (r) => {
     const attributes: MetricAttributes = { 'db.error.code': r.code };

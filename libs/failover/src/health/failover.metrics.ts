@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { holdfastMeter, type MetricCounter } from '@holdfast/core';
+import { declareMetrics } from '@holdfast/core';
 
 export type CallOutcome = 'success' | 'recovered' | 'handler' | 'failed' | 'not-recoverable';
 
@@ -16,64 +16,74 @@ export interface FailoverTally {
  */
 @Injectable()
 export class FailoverMetrics {
-  private readonly meter = holdfastMeter('failover');
-  private readonly calls: MetricCounter = this.meter.createCounter('holdfast.failover.calls', {
-    description: 'Calls through @Failover methods, by outcome',
-  });
-  private readonly storeErrorCounter: MetricCounter = this.meter.createCounter(
-    'holdfast.failover.store.errors',
-    {
-      description: 'Store operations that failed (never seen by callers)',
+  private readonly instruments = declareMetrics('failover', {
+    calls: {
+      kind: 'counter',
+      name: 'calls',
+      unit: '{call}',
+      description: 'Calls through @Failover methods, by outcome',
+      attributes: ['failover', 'outcome'],
     },
-  );
-  private readonly droppedCounter: MetricCounter = this.meter.createCounter(
-    'holdfast.failover.writes.dropped',
-    {
+    storeErrors: {
+      kind: 'counter',
+      name: 'store.errors',
+      unit: '{operation}',
+      description: 'Store operations that failed (never seen by callers)',
+      attributes: ['operation'],
+    },
+    storeSkipped: {
+      kind: 'counter',
+      name: 'store.skipped',
+      unit: '{operation}',
+      description: 'Store operations skipped while the store was unreachable',
+      attributes: ['operation'],
+    },
+    writesDropped: {
+      kind: 'counter',
+      name: 'writes.dropped',
+      unit: '{write}',
       description: 'Async writes dropped because too many were in flight',
     },
-  );
-
-  private readonly rowsCounter: MetricCounter = this.meter.createCounter('holdfast.failover.writes.rows', {
-    description: 'Rows sent to the store by the writer',
-  });
-
-  private readonly missingSliceCounter: MetricCounter = this.meter.createCounter(
-    'holdfast.failover.slices.missing',
-    {
+    writesRows: {
+      kind: 'counter',
+      name: 'writes.rows',
+      unit: '{row}',
+      description: 'Rows sent to the store by the writer',
+    },
+    slicesMissing: {
+      kind: 'counter',
+      name: 'slices.missing',
+      unit: '{slice}',
       description: 'Scatter slices the upstream did not return (not stored)',
+      attributes: ['failover'],
     },
-  );
-  private readonly refusedCounter: MetricCounter = this.meter.createCounter(
-    'holdfast.failover.payloads.refused',
-    {
+    payloadsRefused: {
+      kind: 'counter',
+      name: 'payloads.refused',
+      unit: '{value}',
       description: 'Values not stored because their class could not be rebuilt on recovery',
+      attributes: ['failover', 'payloadClass'],
     },
-  );
-
-  private readonly storeSkipCounter: MetricCounter = this.meter.createCounter(
-    'holdfast.failover.store.skipped',
-    {
-      description: 'Store operations skipped while the store was unreachable',
-    },
-  );
-  private readonly cleanupRowsCounter: MetricCounter = this.meter.createCounter(
-    'holdfast.failover.cleanup.rows',
-    {
+    cleanupRows: {
+      kind: 'counter',
+      name: 'cleanup.rows',
+      unit: '{row}',
       description: 'Expired entries removed by the cleanup',
     },
-  );
-  private readonly cleanupBatchCounter: MetricCounter = this.meter.createCounter(
-    'holdfast.failover.cleanup.batches',
-    {
+    cleanupBatches: {
+      kind: 'counter',
+      name: 'cleanup.batches',
+      unit: '{statement}',
       description: 'Cleanup DELETE statements (each at most cleanup.batchSize rows)',
     },
-  );
-  private readonly cleanupSkipCounter: MetricCounter = this.meter.createCounter(
-    'holdfast.failover.cleanup.skipped',
-    {
+    cleanupSkipped: {
+      kind: 'counter',
+      name: 'cleanup.skipped',
+      unit: '{tick}',
       description: 'Scheduled cleanups left to the instance holding the lease',
     },
-  );
+  });
+  private readonly calls = this.instruments.calls;
 
   /** Cleanup progress: rows removed, DELETE statements run, ticks skipped (another instance cleaned). */
   cleanupRows = 0;
@@ -137,34 +147,34 @@ export class FailoverMetrics {
 
   storeSkipped(operation: string): void {
     this.storeSkips++;
-    this.storeSkipCounter.add(1, { operation });
+    this.instruments.storeSkipped.add(1, { operation });
   }
 
   cleanupBatch(rows: number): void {
     this.cleanupRows += rows;
     this.cleanupBatches++;
-    this.cleanupRowsCounter.add(rows);
-    this.cleanupBatchCounter.add(1);
+    this.instruments.cleanupRows.add(rows);
+    this.instruments.cleanupBatches.add(1);
   }
 
   cleanupSkipped(): void {
     this.cleanupSkips++;
-    this.cleanupSkipCounter.add(1);
+    this.instruments.cleanupSkipped.add(1);
   }
 
   slicesMissing(failover: string, count: number): void {
     this.missingSlices += count;
-    this.missingSliceCounter.add(count, { failover });
+    this.instruments.slicesMissing.add(count, { failover });
   }
 
   payloadRefused(failover: string, payloadClass: string): void {
     this.refusedPayloads++;
-    this.refusedCounter.add(1, { failover, payloadClass });
+    this.instruments.payloadsRefused.add(1, { failover, payloadClass });
   }
 
   storeError(operation: string, count = 1): void {
     this.storeErrors += count;
-    this.storeErrorCounter.add(count, { operation });
+    this.instruments.storeErrors.add(count, { operation });
   }
 
   coalesced(): void {
@@ -174,11 +184,11 @@ export class FailoverMetrics {
   written(rows: number, calls: number): void {
     this.rowsWritten += rows;
     this.writeCalls += calls;
-    this.rowsCounter.add(rows);
+    this.instruments.writesRows.add(rows);
   }
 
   dropped(): void {
     this.droppedWrites++;
-    this.droppedCounter.add(1);
+    this.instruments.writesDropped.add(1);
   }
 }

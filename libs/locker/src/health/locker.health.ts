@@ -10,7 +10,10 @@ import { LockerService } from '../service/locker.service';
 export class LockerHealthIndicator {
   constructor(private readonly locker: LockerService) {}
 
-  isHealthy<const Key extends string = 'locker'>(key: Key = 'locker' as Key): HealthResult<Key> {
+  /** Async like the other libs' indicators, though it reads only in-process state. */
+  async isHealthy<const Key extends string = 'locker'>(
+    key: Key = 'locker' as Key,
+  ): Promise<HealthResult<Key>> {
     const error = this.locker.lastError;
     const data = {
       role: this.locker.role,

@@ -1,29 +1,51 @@
-import { holdfastMeter, type MetricCounter, type MetricHistogram } from '@holdfast/core';
+import { declareMetrics } from '@holdfast/core';
 
 /** OpenTelemetry instruments of one LockerModule (no-ops without an SDK). */
 export class LockerMetrics {
-  private readonly meter = holdfastMeter('locker');
-  readonly acquired: MetricCounter = this.meter.createCounter('holdfast.locker.acquired', {
-    description: 'Times this instance became master',
-  });
-  readonly lost: MetricCounter = this.meter.createCounter('holdfast.locker.lost', {
-    description: 'Times this instance stopped being master, by reason',
-  });
-  readonly keepAliveFailures: MetricCounter = this.meter.createCounter(
-    'holdfast.locker.keep_alive.failures',
-    {
-      description: 'Keep-alives that threw (store unreachable)',
+  private readonly instruments = declareMetrics('locker', {
+    acquired: {
+      kind: 'counter',
+      name: 'acquired',
+      unit: '{term}',
+      description: 'Times this instance became master',
+      attributes: ['lock'],
     },
-  );
-  readonly acquireWait: MetricHistogram = this.meter.createHistogram('holdfast.locker.acquire.wait', {
-    description: 'Time from starting to wait until becoming master',
-    unit: 'ms',
+    lost: {
+      kind: 'counter',
+      name: 'lost',
+      unit: '{term}',
+      description: 'Times this instance stopped being master, by reason',
+      attributes: ['lock', 'reason'],
+    },
+    keepAliveFailures: {
+      kind: 'counter',
+      name: 'keep_alive.failures',
+      unit: '{keep_alive}',
+      description: 'Keep-alives that threw (store unreachable)',
+      attributes: ['lock'],
+    },
+    acquireWait: {
+      kind: 'histogram',
+      name: 'acquire.wait',
+      unit: 'ms',
+      description: 'Time from starting to wait until becoming master',
+      attributes: ['lock'],
+    },
+    master: {
+      kind: 'gauge',
+      name: 'master',
+      unit: '1',
+      description: '1 while this instance is master, else 0',
+      attributes: ['lock'],
+    },
   });
+  readonly acquired = this.instruments.acquired;
+  readonly lost = this.instruments.lost;
+  readonly keepAliveFailures = this.instruments.keepAliveFailures;
+  readonly acquireWait = this.instruments.acquireWait;
 
   /** Reports 1 while master, 0 otherwise. */
   observeRole(lockName: string, isMaster: () => boolean): void {
-    this.meter
-      .createObservableGauge('holdfast.locker.master', { description: '1 while this instance is master' })
-      .addCallback((result) => result.observe(isMaster() ? 1 : 0, { lock: lockName }));
+    this.instruments.master.addCallback((result) => result.observe(isMaster() ? 1 : 0, { lock: lockName }));
   }
 }

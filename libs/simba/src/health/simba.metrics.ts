@@ -1,30 +1,49 @@
-import { holdfastMeter, type MetricCounter } from '@holdfast/core';
+import { declareMetrics } from '@holdfast/core';
 
-/** OpenTelemetry instruments of SimbaModule (no-ops unless the application registers an SDK). */
+/** SimbaModule's OpenTelemetry instruments (no-ops unless the application registers an SDK). */
 export class SimbaMetrics {
-  private readonly meter = holdfastMeter('simba');
-  readonly acquired: MetricCounter = this.meter.createCounter('holdfast.simba.acquired', {
-    description: 'Mutex acquisitions by this instance (not renewals)',
+  private readonly instruments = declareMetrics('simba', {
+    acquired: {
+      kind: 'counter',
+      name: 'acquired',
+      unit: '{acquisition}',
+      description: 'Mutex acquisitions by this instance (not renewals)',
+      attributes: ['mutex'],
+    },
+    released: {
+      kind: 'counter',
+      name: 'released',
+      unit: '{release}',
+      description: 'Mutex ownerships given up by this instance (stop, lost, local deadline)',
+      attributes: ['mutex', 'reason'],
+    },
+    failures: {
+      kind: 'counter',
+      name: 'attempt_failures',
+      unit: '{attempt}',
+      description: 'Acquire/renew/release calls that failed or timed out',
+      attributes: ['mutex', 'operation'],
+    },
+    owner: {
+      kind: 'gauge',
+      name: 'owner',
+      unit: '1',
+      description: '1 while this instance owns the mutex, else 0',
+      attributes: ['mutex'],
+    },
   });
-  readonly released: MetricCounter = this.meter.createCounter('holdfast.simba.released', {
-    description: 'Mutex ownerships given up by this instance (stop, lost, local deadline)',
-  });
-  readonly failures: MetricCounter = this.meter.createCounter('holdfast.simba.attempt_failures', {
-    description: 'Acquire/renew/release calls that failed or timed out',
-  });
+  readonly acquired = this.instruments.acquired;
+  readonly released = this.instruments.released;
+  readonly failures = this.instruments.failures;
   private readonly owned = new Map<string, () => boolean>();
 
   constructor() {
-    this.meter
-      .createObservableGauge('holdfast.simba.owner', {
-        description: '1 while this instance owns the mutex, else 0',
-      })
-      .addCallback((result) => {
-        for (const [key, isOwner] of this.owned) {
-          const [mutex] = key.split('\u0000');
-          result.observe(isOwner() ? 1 : 0, { mutex });
-        }
-      });
+    this.instruments.owner.addCallback((result) => {
+      for (const [key, isOwner] of this.owned) {
+        const [mutex] = key.split('\u0000');
+        result.observe(isOwner() ? 1 : 0, { mutex });
+      }
+    });
   }
 
   track(mutex: string, contenderId: string, isOwner: () => boolean): () => void {
