@@ -79,10 +79,8 @@ export class FailoverExecutor {
   }
 
   /** A caller's wait on the store: bounded, skipped while the store is unreachable; never throws. */
-  private async guarded<R>(operation: string, work: () => Promise<R>): Promise<R | undefined> {
-    try {
-      return await this.storeGuard.run(operation, work);
-    } catch (error) {
+  private guarded<R>(operation: string, work: () => Promise<R>): Promise<R | undefined> {
+    return this.storeGuard.run(operation, work).then(undefined, (error: unknown) => {
       if (isStoreSkipped(error)) {
         this.metrics.storeSkipped(operation);
         return undefined;
@@ -91,7 +89,7 @@ export class FailoverExecutor {
       if (!(error instanceof StoreTimeoutError)) throw error;
       this.metrics.storeError(`${operation}-timeout`);
       return undefined;
-    }
+    });
   }
 
   async execute<T>(
@@ -372,42 +370,48 @@ export class FailoverExecutor {
     return results;
   }
 
-  /** One stored entry (pending writes first), or undefined; expired entries are deleted. */
-  private async lookup<T>(
+  /**
+   * One stored entry (pending writes first), or undefined; expired entries are deleted. Written
+   * with `then` rather than `async` (like the store guard): it is the recovery path's every call.
+   */
+  private lookup<T>(
     meta: FailoverMetadata,
     store: FailoverStore,
     key: string,
     type?: PayloadType,
   ): Promise<FailoverEntry<T> | undefined> {
     const pending = this.writer.pendingEntry(store, meta.effectiveName, key);
-    let entry: FailoverEntry<T> | undefined;
-    if (pending === null) return undefined;
-    if (pending) {
-      entry = { ...(pending as FailoverEntry<T>) };
-    } else {
-      try {
-        entry = await this.guarded('find', () => store.find<T>(meta.effectiveName, key, type));
-        if (entry === undefined) return undefined;
-      } catch (storeError) {
+    if (pending === null) return Promise.resolve(undefined);
+    if (pending)
+      return Promise.resolve(this.unexpired(meta, store, key, { ...(pending as FailoverEntry<T>) }));
+    return this.guarded('find', () => store.find<T>(meta.effectiveName, key, type)).then(
+      (entry) => (entry === undefined ? undefined : this.unexpired(meta, store, key, entry)),
+      (storeError: unknown) => {
         this.metrics.storeError('find');
         this.logger.warn(
           `Failover '${meta.name}': recovery failed: ${(storeError as Error)?.message ?? storeError}`,
         );
         return undefined;
-      }
-    }
-    if (entry && this.now(store) > entry.expireOn.getTime()) {
-      const write = this.writer.delete(store, meta.name, meta.effectiveName, key);
-      if (write)
-        await this.guarded('delete', async () => {
-          if ((await write) === false) throw new StoreWriteFailed();
-        });
-      return undefined;
-    }
-    return entry;
+      },
+    );
   }
 
-  private async recover<T>(
+  /** The entry while it is live on the store's clock; an expired one is deleted (bounded wait). */
+  private unexpired<T>(
+    meta: FailoverMetadata,
+    store: FailoverStore,
+    key: string,
+    entry: FailoverEntry<T>,
+  ): FailoverEntry<T> | undefined | Promise<undefined> {
+    if (this.now(store) <= entry.expireOn.getTime()) return entry;
+    const write = this.writer.delete(store, meta.name, meta.effectiveName, key);
+    if (!write) return undefined;
+    return this.guarded('delete', async () => {
+      if ((await write) === false) throw new StoreWriteFailed();
+    }).then(() => undefined);
+  }
+
+  private recover<T>(
     meta: FailoverMetadata,
     runtime: Runtime,
     store: FailoverStore,
@@ -419,18 +423,29 @@ export class FailoverExecutor {
     // An open circuit never called the upstream: always answer from the store if we can.
     if (!isBrokenCircuitError(error) && meta.recoverOn && !this.safeRecoverOn(meta, error)) {
       this.metrics.call(meta.name, 'not-recoverable');
-      throw error;
+      return Promise.reject(error);
     }
     const key = this.key(meta, runtime, rawKey);
-    const recovered = runtime.splitter
-      ? await this.gather<T>(meta, runtime, store, args, error)
-      : await this.lookup<T>(meta, store, key, runtime.entryType).then(
+    const found = runtime.splitter
+      ? this.gather<T>(meta, runtime, store, args, error)
+      : this.lookup<T>(meta, store, key, runtime.entryType).then(
           (e) => e && markRecovered(e.payload, e.asOf, error),
         );
-    if (recovered !== undefined) {
+    return found.then((recovered) => {
+      if (recovered === undefined) return this.notRecovered<T>(meta, rawKey, key, args, error);
       this.metrics.call(meta.name, 'recovered');
       return recovered;
-    }
+    });
+  }
+
+  /** Nothing stored: the failover's handler, else null or the upstream's error. */
+  private async notRecovered<T>(
+    meta: FailoverMetadata,
+    rawKey: string,
+    key: string,
+    args: unknown[],
+    error: unknown,
+  ): Promise<T | null> {
     const handled = await this.fromHandler(meta, { rawKey, key, args, error });
     if (handled !== undefined) {
       this.metrics.call(meta.name, 'handler');
