@@ -19,6 +19,7 @@ import {
   Min,
   ValidateNested,
   ValidateBy,
+  IsBoolean,
 } from 'class-validator';
 import { defaultTtlToIso } from './acceptor/ttl';
 import type { InboxMessage } from './inbox-message';
@@ -62,6 +63,18 @@ export interface InboxModuleOptions {
   idleInTransactionTimeout?: Duration;
   /** How often expired messages are deleted (default '1m'). */
   cleanupInterval?: Duration;
+  /**
+   * At shutdown (`app.close()`, SIGTERM with enableShutdownHooks) the node stops claiming and
+   * starting messages, hands every claimed message it has not started back at once (due now, for
+   * another node's next poll), and lets running handlers finish for at most this long; then their
+   * `signal` aborts and their messages are handed back too. Default 10s.
+   */
+  shutdownGrace?: Duration;
+  /**
+   * An accept on this node starts its delivery run at once instead of at the next poll (default
+   * true). Other nodes find the message at their next poll.
+   */
+  wakeOnAccept?: boolean;
   /** Rows deleted per cleanup statement, each in its own short statement (default 5000). */
   cleanupChunkSize?: number;
   /** Rows per multi-row insert in acceptAll (default 500). */
@@ -129,6 +142,8 @@ export class ResolvedInboxOptions {
   @IsOptional() @IsDurationOption() visibilityTimeout: Duration = '5m';
   @IsOptional() @IsDurationOption() idleInTransactionTimeout: Duration = '30s';
   @IsOptional() @IsDurationOption() cleanupInterval: Duration = '1m';
+  @IsOptional() @IsDurationOption() shutdownGrace: Duration = '10s';
+  @IsOptional() @IsBoolean() wakeOnAccept = true;
   @IsOptional() @IsInt() @Min(1) @Max(100_000) cleanupChunkSize = 5000;
   @IsOptional() @IsInt() @Min(1) @Max(5_000) acceptChunkSize = 500;
   @IsOptional() @IsDurationOption() unhandledDelay: Duration = '1m';

@@ -19,6 +19,7 @@ export { MessageManagement, type ListOptions, type TypeCount } from './managemen
 export { InboxDelivery, type DeliveryReport } from './delivery/inbox-delivery.service';
 export { nextRetryDelay, type BackoffPolicy } from './delivery/backoff';
 export { InboxHandler, type InboxHandlerOptions } from './handler/inbox-handler.decorator';
+export type { InboxHandlerContext } from './handler/inbox-handler.registry';
 export { InboxHealthIndicator } from './health/inbox.health';
 export { InboxMetrics } from './inbox.metrics';
 export { InboxClock } from './inbox.clock';

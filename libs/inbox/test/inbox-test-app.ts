@@ -8,6 +8,7 @@ import {
   InboxModule,
   MessageAcceptor,
   MessageManagement,
+  type InboxHandlerContext,
   type InboxMessage,
   type InboxModuleOptions,
 } from '../src';
@@ -16,7 +17,8 @@ import {
 export class HandlerProbe {
   readonly calls: InboxMessage[] = [];
   /** Return an Error to throw for a message, or a promise to await. */
-  behaviour: (message: InboxMessage) => Error | Promise<void> | void = () => undefined;
+  behaviour: (message: InboxMessage, context: InboxHandlerContext) => Error | Promise<void> | void = () =>
+    undefined;
 }
 
 @Injectable()
@@ -24,9 +26,9 @@ export class TestHandlers {
   constructor(private readonly probe: HandlerProbe) {}
 
   @InboxHandler({ namespace: 'test', name: 'order-placed' })
-  async orderPlaced(message: InboxMessage): Promise<void> {
+  async orderPlaced(message: InboxMessage, context: InboxHandlerContext): Promise<void> {
     this.probe.calls.push(message);
-    const outcome = this.probe.behaviour(message);
+    const outcome = this.probe.behaviour(message, context);
     if (outcome instanceof Error) throw outcome;
     await outcome;
   }
@@ -63,6 +65,7 @@ export async function createInboxApp(
         // The tests drive delivery themselves; the loop only runs its first (empty) poll.
         pollInterval: '1h',
         cleanupInterval: '1h',
+        wakeOnAccept: false,
         ...options,
       }),
       ...(leader

@@ -1,7 +1,8 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { isDuplicateKeyError } from '@holdfast/core';
 import { v7 as uuidv7 } from 'uuid';
 import { InvalidMessageError } from '../errors';
+import { InboxDelivery } from '../delivery/inbox-delivery.service';
 import { InboxClock } from '../inbox.clock';
 import { INBOX_OPTIONS } from '../inbox.constants';
 import type { AcceptMessage, AcceptResult } from '../inbox-message';
@@ -39,6 +40,8 @@ export class MessageAcceptor {
     private readonly clock: InboxClock,
     private readonly metrics: InboxMetrics,
     @Inject(INBOX_OPTIONS) private readonly options: ResolvedInboxOptions,
+    /** This node's delivery loop, woken by an accept instead of waiting for its next poll. */
+    @Optional() private readonly delivery?: InboxDelivery,
   ) {
     if (options.defaultTtl !== undefined) this.defaultTtl = defaultTtlToIso(options.defaultTtl);
   }
@@ -96,7 +99,10 @@ export class MessageAcceptor {
   }
 
   private count(accepted: number, duplicates: number): void {
-    if (accepted) this.metrics.accepted.add(accepted);
+    if (accepted) {
+      this.metrics.accepted.add(accepted);
+      this.delivery?.wake();
+    }
     if (duplicates) this.metrics.duplicates.add(duplicates);
   }
 

@@ -39,9 +39,6 @@ interface Item {
   decodeError?: unknown;
 }
 
-/** How long shutdown waits for the batch in progress. */
-const SHUTDOWN_WAIT_MS = 10_000;
-
 const EMPTY: DeliveryReport = {
   claimed: 0,
   delivered: 0,
@@ -71,6 +68,15 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private timers = new HoldfastTimers();
   private running = false;
   private cycle?: Promise<unknown>;
+  private readonly graceMs: number;
+  /** No delivery run in progress (a wake-up can start one at once). */
+  private idle = true;
+  /** An accept asked for a run while one was in progress: the next starts right after it. */
+  private wakeRequested = false;
+  /** Claimed by this node and not finished (delivered, failed, released): handed back at shutdown. */
+  private readonly claimed = new Set<string>();
+  /** The running handlers' abort controllers. */
+  private readonly running_ = new Set<AbortController>();
 
   constructor(
     private readonly connection: InboxConnection,
@@ -84,6 +90,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     this.leaseMs = parseDuration(options.visibilityTimeout, 'visibilityTimeout');
     this.cleanupMs = parseDuration(options.cleanupInterval, 'cleanupInterval');
     this.unhandledMs = parseDuration(options.unhandledDelay, 'unhandledDelay');
+    this.graceMs = parseDuration(options.shutdownGrace, 'shutdownGrace');
     const r = options.retry;
     this.backoff = {
       maxRetries: r.maxRetries,
@@ -104,25 +111,53 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   /**
-   * Stops the timers and waits (at most SHUTDOWN_WAIT_MS) for the batch in progress to finish and
-   * delete what it delivered; what is still running after that is delivered again once its lease
-   * ends. Then leaves the leader mutex, before TypeORM closes the DataSource.
+   * Drains: no new claim and no new handler from now on; what this node claimed and has not
+   * started is handed back at once (due now, so another node takes it at its next poll); running
+   * handlers get `shutdownGrace` to finish, then their signal aborts and their messages are
+   * handed back too. Then it leaves the leader mutex, before TypeORM closes the DataSource.
    */
   async beforeApplicationShutdown(): Promise<void> {
     this.running = false;
     this.timers.clearAll();
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), SHUTDOWN_WAIT_MS);
+      timer = setTimeout(() => resolve('timeout'), this.graceMs);
     });
     const finished = Promise.all([this.cycle?.catch(() => undefined), this.gate.waitForUnlock()]);
     if ((await Promise.race([finished, timeout])) === 'timeout') {
+      const left = [...this.claimed];
+      for (const controller of this.running_) controller.abort(new InboxShutdownError(this.graceMs));
+      await this.handBack(left).catch((error) =>
+        this.logger.warn(`Could not hand back ${left.length} message(s): ${(error as Error).message}`),
+      );
       this.logger.warn(
-        `A delivery batch is still running after ${SHUTDOWN_WAIT_MS} ms; its messages are delivered again after their lease`,
+        `${left.length} message(s) still running after shutdownGrace (${this.graceMs} ms): their handlers were aborted ` +
+          `and the messages handed back to other nodes`,
       );
     }
     clearTimeout(timer);
     if (this.options.deliver) await this.connection.leadership.stop();
+  }
+
+  /**
+   * An accept on this node: starts a delivery run now instead of at the next poll (or right after
+   * the run in progress). Other nodes still find the message at their next poll.
+   */
+  wake(): void {
+    if (!this.running || !this.options.wakeOnAccept) return;
+    if (!this.idle) {
+      this.wakeRequested = true;
+      return;
+    }
+    this.schedulePoll(0);
+  }
+
+  /** Makes claimed messages due now again, for any node. */
+  private async handBack(ids: readonly string[]): Promise<void> {
+    if (!ids.length) return;
+    const now = await this.clock.bindable();
+    await this.metrics.retry('release', () => this.connection.queries.release(ids, 0, now));
+    for (const id of ids) this.claimed.delete(id);
   }
 
   /** True when this node delivers now (always in competing mode; the mutex owner in leader mode). */
@@ -133,9 +168,15 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private schedulePoll(delay: number): void {
     if (!this.running) return;
     this.timers.set(`holdfast:inbox:poll:${this.connection.queries.table}`, delay, () => {
+      this.idle = false;
+      this.wakeRequested = false;
       this.cycle = this.deliverDue().then(
-        (report) => this.schedulePoll(report.claimed >= this.options.batchSize ? 0 : this.pollMs),
+        (report) => {
+          this.idle = true;
+          this.schedulePoll(report.claimed >= this.options.batchSize || this.wakeRequested ? 0 : this.pollMs);
+        },
         (error) => {
+          this.idle = true;
           this.logger.error(`Delivery run failed: ${(error as Error).message}`, (error as Error).stack);
           this.schedulePoll(this.pollMs);
         },
@@ -199,7 +240,20 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     );
     const report: DeliveryReport = { ...EMPTY, claimed: rows.length };
     if (!rows.length) return report;
+    for (const row of rows) this.claimed.add(row.id);
+    try {
+      return await this.deliverClaimed(rows, now, started, report);
+    } finally {
+      for (const row of rows) this.claimed.delete(row.id);
+    }
+  }
 
+  private async deliverClaimed(
+    rows: MessageRow[],
+    now: number,
+    started: number,
+    report: DeliveryReport,
+  ): Promise<DeliveryReport> {
     const groups = new Map<string, Item[]>();
     for (const row of rows) {
       const item = this.toItem(row);
@@ -270,6 +324,12 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     report: DeliveryReport,
   ): Promise<void> {
     for (let i = 0; i < items.length; i++) {
+      if (!this.running) {
+        // Shutting down: what this group has not started goes back to the other nodes now.
+        report.skipped += items.length - i;
+        await this.handBack(items.slice(i).map((item) => item.row.id));
+        return;
+      }
       const { row, message, decodeError } = items[i];
       // The database time of the claim plus what has passed locally since: expiry is checked
       // right before each delivery, not only when the batch was selected.
@@ -294,18 +354,29 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
         report.skipped += items.length - i;
         return;
       }
+      const controller = new AbortController();
+      this.running_.add(controller);
       try {
         if (decodeError) throw decodeError;
-        await withTimeout(handler!.handle(message!), leaseLeft, row.id);
+        await withTimeout(
+          () => handler!.handle(message!, { signal: controller.signal }),
+          leaseLeft,
+          row.id,
+          controller,
+        );
+        if (controller.signal.aborted) throw controller.signal.reason;
         delivered.push(row.id);
         this.metrics.delivered.add(1);
       } catch (error) {
+        if (controller.signal.reason instanceof InboxShutdownError) return; // handed back
         const delay = await this.failed(row, error, report);
         if (this.options.batchMode === 'fail-first') {
           // Later messages of the group wait as long as the failed one, so they come after it.
           await this.skipRest(items.slice(i + 1), delay ?? 0, report);
           return;
         }
+      } finally {
+        this.running_.delete(controller);
       }
     }
   }
@@ -365,20 +436,42 @@ class VisibilityTimeoutError extends Error {
   }
 }
 
+/** The handler's signal reason when the node shut down before it finished. */
+class InboxShutdownError extends Error {
+  constructor(graceMs: number) {
+    super(`The inbox is shutting down and the handler did not finish within shutdownGrace (${graceMs} ms)`);
+    this.name = 'InboxShutdownError';
+  }
+}
+
 /**
- * Waits for the handler at most until the lease ends. A handler that takes longer counts as a
- * failed attempt (with backoff, then parking), so a stuck message cannot hold the loop.
+ * Waits for the handler at most until the lease ends, or until its signal aborts (shutdown). A
+ * handler that takes longer counts as a failed attempt (with backoff, then parking), so a stuck
+ * message cannot hold the loop; its signal aborts.
  */
-async function withTimeout(work: unknown, ms: number, id: string): Promise<void> {
+async function withTimeout(
+  work: () => unknown,
+  ms: number,
+  id: string,
+  controller: AbortController,
+): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new VisibilityTimeoutError(id, ms)), ms);
+  let onAbort: (() => void) | undefined;
+  const stop = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const error = new VisibilityTimeoutError(id, ms);
+      controller.abort(error);
+      reject(error);
+    }, ms);
     timer.unref();
+    onAbort = () => reject(controller.signal.reason);
+    controller.signal.addEventListener('abort', onAbort, { once: true });
   });
   try {
-    await Promise.race([Promise.resolve(work), timeout]);
+    await Promise.race([Promise.resolve().then(work), stop]);
   } finally {
     clearTimeout(timer);
+    controller.signal.removeEventListener('abort', onAbort!);
   }
 }
 

@@ -27,7 +27,11 @@ export class InboxHandlerExplorer implements OnModuleInit {
         const type = this.reflector.get<InboxHandlerOptions | undefined>(INBOX_HANDLER_METADATA, fn);
         if (!type) continue;
         const name = `${instance.constructor?.name ?? 'Provider'}.${method}`;
-        this.registry.register({ type, name, handle: (message) => fn.call(instance, message) });
+        this.registry.register({
+          type,
+          name,
+          handle: (message, context) => fn.call(instance, message, context),
+        });
         this.logger.log(
           `Inbox handler ${name} for ${[type.namespace, type.name, type.revision].filter(Boolean).join(':')}`,
         );

@@ -1,7 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import type { InboxMessage, MessageType } from '../inbox-message';
 
-export type HandlerFn = (message: InboxMessage) => unknown;
+/** What a handler gets beside the message. */
+export interface InboxHandlerContext {
+  /**
+   * Aborts when this delivery is given up: the visibility timeout passed, or the node is shutting
+   * down and its grace period is over (the message is then handed back to another node).
+   */
+  readonly signal: AbortSignal;
+}
+
+export type HandlerFn = (message: InboxMessage, context: InboxHandlerContext) => unknown;
 
 export interface RegisteredHandler {
   type: MessageType;

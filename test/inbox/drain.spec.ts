@@ -1,0 +1,99 @@
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { Test } from '@nestjs/testing';
+import { SchemaManager, sqlClientFor } from '@holdfast/core';
+import {
+  createTestDataSource,
+  forkTs,
+  tempSqliteFile,
+  testDatabases,
+  uniqueTablePrefix,
+  waitForExit,
+  waitUntil,
+} from '@holdfast/core/testing';
+import { COR_MESSAGE_TABLE, InboxModule, MessageAcceptor } from '@holdfast/inbox';
+
+const WORKER = join(__dirname, 'workers', 'drain-worker.ts');
+const MESSAGES = 40;
+
+/**
+ * Drain on SIGTERM across processes: node A claims every message (two groups delivered one after
+ * the other, 200 ms each); a SIGTERM lets its two running handlers finish, hands the rest back at
+ * once, and node B delivers them within a few polls, long before the 60 s visibility timeout.
+ * Every message is handled exactly once.
+ */
+describe('inbox drain on SIGTERM, two processes', () => {
+  it.each(testDatabases())(
+    '[%s] the second node takes the handed-back messages at once',
+    async (db) => {
+      const sqliteFile = db === 'sqlite' ? tempSqliteFile('inbox-drain') : undefined;
+      const dataSource = await createTestDataSource(db, { sqliteFile });
+      const prefix = uniqueTablePrefix(`drain_${db}`);
+      const children: ChildProcess[] = [];
+      const done = new Map<string, number[]>();
+      let startedByA = 0;
+      try {
+        await new SchemaManager(sqlClientFor(dataSource)).apply(COR_MESSAGE_TABLE, prefix, 'create');
+        const app = await Test.createTestingModule({
+          imports: [
+            InboxModule.forRoot({ dataSource, tablePrefix: prefix, schema: 'check', deliver: false }),
+          ],
+        })
+          .compile()
+          .then((m) => m.init());
+        const ids = (
+          await app.get(MessageAcceptor).acceptAll(
+            Array.from({ length: MESSAGES }, (_, i) => ({
+              type: { namespace: 'drain', name: 'item' },
+              payload: { g: i % 2 },
+            })),
+          )
+        ).map((r) => r.id);
+        await app.close();
+
+        const spawn = () => {
+          const child = forkTs(WORKER, [db, prefix, sqliteFile ?? '']);
+          children.push(child);
+          const messages: Array<{ t: string; id?: string }> = [];
+          child.on('message', (m: { t: string; id?: string; pid: number }) => {
+            messages.push(m);
+            if (m.t === 'start' && child === children[0]) startedByA++;
+            if (m.t === 'done' && m.id) done.set(m.id, [...(done.get(m.id) ?? []), m.pid]);
+          });
+          return { child, messages };
+        };
+        const a = spawn();
+        await waitUntil(() => done.size >= 2, { timeout: 30_000, message: 'node A delivering' });
+        const b = spawn();
+        await waitUntil(() => b.messages.some((m) => m.t === 'ready'), {
+          timeout: 30_000,
+          message: 'node B ready',
+        });
+        const startedBeforeTerm = startedByA;
+        a.child.kill('SIGTERM');
+        const code = await waitForExit(a.child, 30_000);
+        // Nest re-raises the signal once the app has closed: a clean exit ends by SIGTERM.
+        expect({ code, signal: a.child.signalCode }).toEqual(
+          code === 0 ? { code: 0, signal: null } : { code: null, signal: 'SIGTERM' },
+        );
+        // A started at most the handlers already running (one per group) after the SIGTERM.
+        expect(startedByA).toBeLessThanOrEqual(startedBeforeTerm + 2);
+        await waitUntil(() => done.size >= MESSAGES, {
+          timeout: 20_000,
+          message: `every message handled, by B long before the 60 s visibility timeout (${done.size} so far)`,
+        });
+        expect(new Set(done.keys())).toEqual(new Set(ids));
+        const twice = [...done].filter(([, pids]) => pids.length > 1);
+        expect(twice).toEqual([]);
+        const byB = [...done.values()].filter((pids) => pids[0] === b.child.pid).length;
+        expect(byB).toBeGreaterThan(0);
+        console.log(`[inbox drain ${db}] ${MESSAGES} messages: A ${MESSAGES - byB}, B ${byB}, none twice`);
+      } finally {
+        for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+        await Promise.all(children.map((c) => waitForExit(c, 10_000).catch(() => undefined)));
+        await dataSource.destroy();
+      }
+    },
+    120_000,
+  );
+});
