@@ -1,7 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { Test } from '@nestjs/testing';
-import { SchemaManager, sqlClientFor } from '@holdfast/core';
 import {
   createTestDataSource,
   forkTs,
@@ -11,7 +9,7 @@ import {
   waitForExit,
   waitUntil,
 } from '@holdfast/core/testing';
-import { COR_MESSAGE_TABLE, InboxModule, MessageAcceptor } from '@holdfast/inbox';
+import { seedInbox } from './support/seed-inbox';
 
 const WORKER = join(__dirname, 'workers', 'drain-worker.ts');
 const MESSAGES = 40;
@@ -33,23 +31,14 @@ describe('inbox drain on SIGTERM, two processes', () => {
       const done = new Map<string, number[]>();
       let startedByA = 0;
       try {
-        await new SchemaManager(sqlClientFor(dataSource)).apply(COR_MESSAGE_TABLE, prefix, 'create');
-        const app = await Test.createTestingModule({
-          imports: [
-            InboxModule.forRoot({ dataSource, tablePrefix: prefix, schema: 'check', deliver: false }),
-          ],
-        })
-          .compile()
-          .then((m) => m.init());
-        const ids = (
-          await app.get(MessageAcceptor).acceptAll(
-            Array.from({ length: MESSAGES }, (_, i) => ({
-              type: { namespace: 'drain', name: 'item' },
-              payload: { g: i % 2 },
-            })),
-          )
-        ).map((r) => r.id);
-        await app.close();
+        const ids = await seedInbox(
+          dataSource,
+          prefix,
+          Array.from({ length: MESSAGES }, (_, i) => ({
+            type: { namespace: 'drain', name: 'item' },
+            payload: { g: i % 2 },
+          })),
+        );
 
         const spawn = () => {
           const child = forkTs(WORKER, [db, prefix, sqliteFile ?? '']);

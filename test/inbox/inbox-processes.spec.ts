@@ -1,7 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { Test } from '@nestjs/testing';
-import { SchemaManager, sqlClientFor } from '@holdfast/core';
+import { sqlClientFor } from '@holdfast/core';
 import {
   createTestDataSource,
   forkTs,
@@ -12,7 +11,7 @@ import {
   waitForMessage,
   type TestDatabase,
 } from '@holdfast/core/testing';
-import { COR_MESSAGE_TABLE, InboxModule, MessageAcceptor } from '@holdfast/inbox';
+import { seedInbox } from './support/seed-inbox';
 
 const WORKER = join(__dirname, 'workers', 'inbox-worker.ts');
 const LEADER_MESSAGES = 2_000;
@@ -34,29 +33,15 @@ describe('inbox leader mode across processes', () => {
       const table = `${prefix}COR_MESSAGE`;
       const workers = new Set<ChildProcess>();
       try {
-        await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, prefix, 'create');
-        const app = await Test.createTestingModule({
-          imports: [
-            InboxModule.forRoot({
-              dataSource,
-              tablePrefix: prefix,
-              schema: 'check',
-              deliver: false,
-              cluster: 'leader',
-            }),
-          ],
-        })
-          .compile()
-          .then((m) => m.init());
-        const ids = (
-          await app.get(MessageAcceptor).acceptAll(
-            Array.from({ length: LEADER_MESSAGES }, (_, i) => ({
-              type: { namespace: 'crash', name: 'item' },
-              payload: { i },
-            })),
-          )
-        ).map((r) => r.id);
-        await app.close();
+        const ids = await seedInbox(
+          dataSource,
+          prefix,
+          Array.from({ length: LEADER_MESSAGES }, (_, i) => ({
+            type: { namespace: 'crash', name: 'item' },
+            payload: { i },
+          })),
+          'leader',
+        );
 
         const deliveredBy = new Map<string, number[]>();
         const killed = new Set<number>();
@@ -129,22 +114,14 @@ if (databases.length)
         const table = `${prefix}COR_MESSAGE`;
         const workers = new Set<ChildProcess>();
         try {
-          await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, prefix, 'create');
-          const moduleRef = await Test.createTestingModule({
-            imports: [
-              InboxModule.forRoot({ dataSource, tablePrefix: prefix, schema: 'check', deliver: false }),
-            ],
-          }).compile();
-          const app = await moduleRef.init();
-          const ids = (
-            await app.get(MessageAcceptor).acceptAll(
-              Array.from({ length: CRASH_MESSAGES }, (_, i) => ({
-                type: { namespace: 'crash', name: 'item' },
-                payload: { i },
-              })),
-            )
-          ).map((r) => r.id);
-          await app.close();
+          const ids = await seedInbox(
+            dataSource,
+            prefix,
+            Array.from({ length: CRASH_MESSAGES }, (_, i) => ({
+              type: { namespace: 'crash', name: 'item' },
+              payload: { i },
+            })),
+          );
           expect(new Set(ids).size).toBe(CRASH_MESSAGES);
 
           const seen = new Map<string, number>();

@@ -1,0 +1,29 @@
+import { Test } from '@nestjs/testing';
+import { SchemaManager, sqlClientFor } from '@holdfast/core';
+import { COR_MESSAGE_TABLE, InboxModule, MessageAcceptor, type AcceptMessage } from '@holdfast/inbox';
+import type { DataSource } from 'typeorm';
+
+/**
+ * Creates `<prefix>COR_MESSAGE` and accepts `messages` through a MessageAcceptor that does not
+ * deliver (the multi-process tests' workers do), in the given cluster mode; returns their ids.
+ */
+export async function seedInbox(
+  dataSource: DataSource,
+  prefix: string,
+  messages: AcceptMessage<unknown>[],
+  cluster?: 'leader' | 'competing',
+): Promise<string[]> {
+  await new SchemaManager(sqlClientFor(dataSource)).apply(COR_MESSAGE_TABLE, prefix, 'create');
+  const app = await Test.createTestingModule({
+    imports: [
+      InboxModule.forRoot({ dataSource, tablePrefix: prefix, schema: 'check', deliver: false, cluster }),
+    ],
+  })
+    .compile()
+    .then((m) => m.init());
+  try {
+    return (await app.get(MessageAcceptor).acceptAll(messages)).map((r) => r.id);
+  } finally {
+    await app.close();
+  }
+}
