@@ -17,7 +17,7 @@ function loadSimba(): Simba | undefined {
 }
 
 function inboxContender(simba: Simba, mutex: string) {
-  const logger = new Logger('InboxLeadership');
+  const logger = new Logger(SimbaLeadership.name);
   return new (class InboxContender extends simba.AbstractMutexContender {
     override onAcquired(_state: MutexState): void {
       logger.log(`This node now delivers the inbox (owner of mutex '${this.mutex}')`);

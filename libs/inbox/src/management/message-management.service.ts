@@ -91,14 +91,14 @@ export class MessageManagement {
   async pause(id: string): Promise<void> {
     this.assertId(id);
     if (!(await this.connection.queries.pause(id))) throw new MessageNotFoundError(id);
-    this.logger.log(`Paused message '${id}'`);
+    this.logger.debug(`Paused message '${id}'`);
   }
 
   /** Makes a paused message due now. Returns false (and changes nothing) if it was not paused. */
   async resume(id: string): Promise<boolean> {
     this.assertId(id);
     if (await this.connection.queries.resume(id)) {
-      this.logger.log(`Resumed message '${id}'`);
+      this.logger.debug(`Resumed message '${id}'`);
       return true;
     }
     if (!(await this.connection.queries.find(id))) throw new MessageNotFoundError(id);
@@ -111,7 +111,7 @@ export class MessageManagement {
     if (!(await this.connection.queries.retryNow(id, await this.clock.bindable()))) {
       throw new MessageNotFoundError(id);
     }
-    this.logger.log(`Message '${id}' is due now`);
+    this.logger.debug(`Message '${id}' is due now`);
   }
 
   /** Sets the failed-attempt count (e.g. 0 to give a parked message its full retries again). */
@@ -127,7 +127,7 @@ export class MessageManagement {
   async delete(id: string): Promise<boolean> {
     this.assertId(id);
     const deleted = (await this.connection.queries.delete(id)) > 0;
-    if (deleted) this.logger.log(`Deleted message '${id}'`);
+    if (deleted) this.logger.debug(`Deleted message '${id}'`);
     return deleted;
   }
 

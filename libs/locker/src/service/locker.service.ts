@@ -383,7 +383,7 @@ export class LockerService
         }
         return service.database;
       },
-      logger: new Logger(`LockerModule:${options.lockName}`),
+      logger: new Logger(LockerService.name),
       timers: this.timers,
     };
   }

@@ -40,7 +40,7 @@ export interface LoopRequest {
  * database answer.
  */
 export class MutexContendLoop {
-  private readonly logger = new Logger('MutexContendLoop');
+  private readonly logger = new Logger(MutexContendLoop.name);
   private readonly pending = new Map<LoopRequest, true>();
   private timerDueAt = Infinity;
   /** Registered as `holdfast:simba:tick:<table>` (and the lost-mutex report beside it). */
