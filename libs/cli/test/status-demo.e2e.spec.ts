@@ -46,9 +46,17 @@ describe('holdfast status against a running demo', () => {
       'the note to be delivered',
     );
 
-    const { code, stdout, stderr } = await cli(['status', '--json'], { DATABASE_URL: `sqlite:${file}` });
-    expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
-    const status = JSON.parse(stdout) as HoldfastStatus;
+    // The demo stores failover answers write-behind: read until that write has landed.
+    const status = await eventually(
+      async () => {
+        const { code, stdout, stderr } = await cli(['status', '--json'], { DATABASE_URL: `sqlite:${file}` });
+        expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
+        const read = JSON.parse(stdout) as HoldfastStatus;
+        return (read.failover?.reduce((n, f) => n + f.liveEntries, 0) ?? 0) >= 1 ? read : undefined;
+      },
+      30_000,
+      'the failover answer in the store',
+    );
 
     const leader = status.owners?.find((m) => m.mutex === simba.mutex);
     expect(leader).toMatchObject({ owner: simba.owner, state: 'owned' });
