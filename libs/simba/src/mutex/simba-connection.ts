@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import {
   DatabaseResolver,
@@ -19,7 +19,7 @@ import { MutexRepository } from './mutex.repository';
  * the SqlClient and query resolver, and creates or checks `simba_mutex` at startup.
  */
 @Injectable()
-export class SimbaConnection implements OnModuleInit {
+export class SimbaConnection implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(SimbaConnection.name);
   private _repository?: MutexRepository;
 
@@ -47,6 +47,11 @@ export class SimbaConnection implements OnModuleInit {
           ? `, owner_id up to ${repository.ownerIdColumnLength} characters`
           : ''),
     );
+  }
+
+  /** Last: the contenders have stopped; a tick or deadline still armed would find nothing to do. */
+  onApplicationShutdown(): void {
+    this._repository?.timers.clearAll();
   }
 
   /** SQLite waits for the write lock synchronously: warn when that wait can outlast the transition. */
