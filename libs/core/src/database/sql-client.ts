@@ -103,6 +103,17 @@ export class SqlClient {
       : Promise.resolve((result.records ?? []) as T[]);
   }
 
+  /**
+   * The rows at once, when the statement can run synchronously now: SQLite, outside a
+   * transaction, with no transaction holding the shared connection. Undefined otherwise (use
+   * `query`). Lets a hot read skip the promise hops a driver call needs on other databases.
+   */
+  querySync<T = Row>(sql: string, params: readonly unknown[] = []): T[] | undefined {
+    const channel = this.channel;
+    if (!channel?.runSync || !this.gate || this.gate.isLocked()) return undefined;
+    return (channel.runSync(sql, params).records ?? []) as T[];
+  }
+
   /** Runs a write statement and returns the number of rows it changed. */
   execute(sql: string, params: readonly unknown[] = []): Promise<number> {
     const result = this.run(sql, params);

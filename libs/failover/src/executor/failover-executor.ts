@@ -19,7 +19,7 @@ import type { Class, PayloadType } from '../payload/payload-type';
 import { PayloadCodec } from '../payload/payload-codec';
 import { markRecovered } from '../payload/referential';
 import type { PayloadSplitter } from '../scatter/payload-splitter';
-import type { FailoverEntry, FailoverStore } from '../store/failover-store';
+import { NOT_NOW, canFindNow, type FailoverEntry, type FailoverStore } from '../store/failover-store';
 import { StoreGuard, StoreTimeoutError, isStoreSkipped } from '../store/store-guard';
 import { FailoverStores } from '../tenant/failover-stores';
 import { FailoverRegistry } from './failover.registry';
@@ -387,10 +387,7 @@ export class FailoverExecutor {
     return this.guarded('find', () => store.find<T>(meta.effectiveName, key, type)).then(
       (entry) => (entry === undefined ? undefined : this.unexpired(meta, store, key, entry)),
       (storeError: unknown) => {
-        this.metrics.storeError('find');
-        this.logger.warn(
-          `Failover '${meta.name}': recovery failed: ${(storeError as Error)?.message ?? storeError}`,
-        );
+        this.recoveryFailed(meta, storeError);
         return undefined;
       },
     );
@@ -418,7 +415,7 @@ export class FailoverExecutor {
     args: unknown[],
     rawKey: string,
     error: unknown,
-  ): Promise<T | null> {
+  ): T | null | Promise<T | null> {
     this.metrics.upstreamFailed(meta.name, error);
     // An open circuit never called the upstream: always answer from the store if we can.
     if (!isBrokenCircuitError(error) && meta.recoverOn && !this.safeRecoverOn(meta, error)) {
@@ -426,16 +423,63 @@ export class FailoverExecutor {
       return Promise.reject(error);
     }
     const key = this.key(meta, runtime, rawKey);
-    const found = runtime.splitter
-      ? this.gather<T>(meta, runtime, store, args, error)
-      : this.lookup<T>(meta, store, key, runtime.entryType).then(
-          (e) => e && markRecovered(e.payload, e.asOf, error),
-        );
-    return found.then((recovered) => {
-      if (recovered === undefined) return this.notRecovered<T>(meta, rawKey, key, args, error);
-      this.metrics.call(meta.name, 'recovered');
-      return recovered;
-    });
+    if (runtime.splitter)
+      return this.gather<T>(meta, runtime, store, args, error).then((recovered) =>
+        this.answer(meta, rawKey, key, args, error, recovered),
+      );
+    const now = this.lookupNow<T>(meta, store, key, runtime.entryType);
+    if (now !== NOT_NOW && !(now instanceof Promise))
+      return this.answer(meta, rawKey, key, args, error, now && markRecovered(now.payload, now.asOf, error));
+    return (now === NOT_NOW ? this.lookup<T>(meta, store, key, runtime.entryType) : now).then((e) =>
+      this.answer(meta, rawKey, key, args, error, e && markRecovered(e.payload, e.asOf, error)),
+    );
+  }
+
+  /** The recovered value, or what the failover answers when nothing was stored. */
+  private answer<T>(
+    meta: FailoverMetadata,
+    rawKey: string,
+    key: string,
+    args: unknown[],
+    error: unknown,
+    recovered: T | undefined,
+  ): T | null | Promise<T | null> {
+    if (recovered === undefined) return this.notRecovered<T>(meta, rawKey, key, args, error);
+    this.metrics.call(meta.name, 'recovered');
+    return recovered;
+  }
+
+  /**
+   * `lookup` without a wait, when the store can read synchronously right now (SQLite with its
+   * connection free, the memory store) and no write of the key is pending: NOT_NOW otherwise.
+   * An expired entry is deleted as `lookup` does (a promise then, for the bounded delete).
+   */
+  private lookupNow<T>(
+    meta: FailoverMetadata,
+    store: FailoverStore,
+    key: string,
+    type?: PayloadType,
+  ): FailoverEntry<T> | undefined | Promise<undefined> | typeof NOT_NOW {
+    if (!canFindNow(store) || !this.storeGuard.closed) return NOT_NOW;
+    if (this.writer.pendingEntry(store, meta.effectiveName, key) !== undefined) return NOT_NOW;
+    let entry: FailoverEntry<T> | undefined | typeof NOT_NOW;
+    try {
+      entry = store.findNow<T>(meta.effectiveName, key, type);
+    } catch (storeError) {
+      this.storeGuard.failedNow(storeError);
+      this.recoveryFailed(meta, storeError);
+      return undefined;
+    }
+    if (entry !== NOT_NOW) this.storeGuard.succeededNow();
+    if (entry === NOT_NOW || entry === undefined) return entry;
+    return this.unexpired(meta, store, key, entry);
+  }
+
+  private recoveryFailed(meta: FailoverMetadata, storeError: unknown): void {
+    this.metrics.storeError('find');
+    this.logger.warn(
+      `Failover '${meta.name}': recovery failed: ${(storeError as Error)?.message ?? storeError}`,
+    );
   }
 
   /** Nothing stored: the failover's handler, else null or the upstream's error. */

@@ -5,8 +5,44 @@ export type CallOutcome = 'success' | 'recovered' | 'handler' | 'failed' | 'not-
 
 /** One failover's calls by outcome in this process, and its upstream's last error. */
 export interface FailoverTally {
-  outcomes: Record<CallOutcome, number>;
-  lastError?: { message: string; at: Date };
+  readonly outcomes: Record<CallOutcome, number>;
+  readonly lastError?: { message: string; at: Date };
+}
+
+/**
+ * A failover's tally. On the call path it only counts and keeps a reference to the last error:
+ * the message and time are built when someone reads them (health, dashboard).
+ */
+class Tally implements FailoverTally {
+  readonly outcomes: Record<CallOutcome, number> = {
+    success: 0,
+    recovered: 0,
+    handler: 0,
+    failed: 0,
+    'not-recoverable': 0,
+  };
+  /** Attribute objects per outcome, built once: a call should not allocate one. */
+  private readonly attributeSets: Partial<Record<CallOutcome, { failover: string; outcome: CallOutcome }>> =
+    {};
+  private error: unknown;
+  private errorAt = 0;
+
+  constructor(private readonly failover: string) {}
+
+  get lastError(): { message: string; at: Date } | undefined {
+    if (!this.errorAt) return undefined;
+    const error = this.error;
+    return { message: error instanceof Error ? error.message : String(error), at: new Date(this.errorAt) };
+  }
+
+  upstreamFailed(error: unknown): void {
+    this.error = error;
+    this.errorAt = Date.now();
+  }
+
+  attributes(outcome: CallOutcome): { failover: string; outcome: CallOutcome } {
+    return (this.attributeSets[outcome] ??= { failover: this.failover, outcome });
+  }
 }
 
 /**
@@ -110,35 +146,24 @@ export class FailoverMetrics {
     'not-recoverable': 0,
   };
 
-  /** Attribute objects per (failover, outcome), built once: a call should not allocate one. */
-  private readonly attributes = new Map<string, { failover: string; outcome: CallOutcome }>();
-
   /** Per failover name: its call outcomes and the last upstream error it recovered from (or not). */
   readonly byFailover = new Map<string, FailoverTally>();
 
   call(failover: string, outcome: CallOutcome): void {
     this.outcomes[outcome]++;
-    this.tally(failover).outcomes[outcome]++;
-    const id = `${failover}\u0000${outcome}`;
-    let attributes = this.attributes.get(id);
-    if (!attributes) this.attributes.set(id, (attributes = { failover, outcome }));
-    this.calls.add(1, attributes);
+    const tally = this.tally(failover);
+    tally.outcomes[outcome]++;
+    this.calls.add(1, tally.attributes(outcome));
   }
 
   /** The upstream of `failover` failed with `error` (whatever recovery then did). */
   upstreamFailed(failover: string, error: unknown): void {
-    const message = error instanceof Error ? error.message : String(error);
-    this.tally(failover).lastError = { message, at: new Date() };
+    this.tally(failover).upstreamFailed(error);
   }
 
-  private tally(failover: string): FailoverTally {
-    let tally = this.byFailover.get(failover);
-    if (!tally) {
-      tally = {
-        outcomes: { success: 0, recovered: 0, handler: 0, failed: 0, 'not-recoverable': 0 },
-      };
-      this.byFailover.set(failover, tally);
-    }
+  private tally(failover: string): Tally {
+    let tally = this.byFailover.get(failover) as Tally | undefined;
+    if (!tally) this.byFailover.set(failover, (tally = new Tally(failover)));
     return tally;
   }
 

@@ -3,6 +3,8 @@ import { FailoverConfigurationError } from '../errors';
 import { decoratedPayloadClasses, failoverPayloadName } from './failover-payload.decorator';
 import { BUILTIN_PAYLOAD_CLASSES, Class, PayloadType } from './payload-type';
 
+const BUILTIN_NAMES: ReadonlySet<string> = new Set(BUILTIN_PAYLOAD_CLASSES);
+
 /** A payload class for `FailoverModule.forRoot({ types })`: the class, or the class with a qualified name. */
 export type PayloadClassDeclaration = Class | { name: string; type: Class };
 
@@ -88,14 +90,12 @@ export class FailoverTypeRegistry {
 
   /** An allowed class, an array of one (`Name[]`), or (unless strict) a plain JSON shape. */
   isAllowed(payloadClass: string): boolean {
+    // The common case first: a plain JSON shape (checked on every recovery).
+    if (!this.strict && BUILTIN_NAMES.has(payloadClass)) return true;
     if (!this.allowedNames.has(payloadClass) && this.decoratedSeen < decoratedPayloadClasses().length)
       this.syncDecorated();
     const element = payloadClass.endsWith('[]') ? payloadClass.slice(0, -2) : payloadClass;
-    return (
-      this.allowedNames.has(payloadClass) ||
-      this.allowedNames.has(element) ||
-      (!this.strict && BUILTIN_PAYLOAD_CLASSES.includes(payloadClass))
-    );
+    return this.allowedNames.has(payloadClass) || this.allowedNames.has(element);
   }
 
   /** The class registered under `name` (without a trailing `[]`). */

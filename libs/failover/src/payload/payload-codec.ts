@@ -5,6 +5,8 @@ import { FailoverTypeRegistry } from './failover-type.registry';
 import { Class, PayloadType, builtinPayloadClass } from './payload-type';
 
 const DATE_TAG = '$date';
+/** How a tagged Date shows in stored JSON text. */
+const DATE_MARK = `"${DATE_TAG}"`;
 
 /** JSON with Dates kept as `{ "$date": ISO }` so they come back as Dates anywhere in the tree. */
 function replacer(this: Record<string, unknown>, key: string, value: unknown): unknown {
@@ -101,7 +103,7 @@ export class PayloadCodec {
     let plain: unknown;
     try {
       // The reviver visits every key: only pay for it when a Date was written.
-      plain = payload.includes(`"${DATE_TAG}"`) ? JSON.parse(payload, reviver) : JSON.parse(payload);
+      plain = payload.includes(DATE_MARK) ? JSON.parse(payload, reviver) : JSON.parse(payload);
     } catch (cause) {
       throw new MalformedPayloadError(failover, payloadClass, cause);
     }

@@ -21,25 +21,26 @@ export function isReferentialLike(value: unknown): value is Referential {
 
 /** Marks a recovered value (or each element of a recovered array) as stale. */
 export function markRecovered<T>(value: T, asOf: Date, cause: unknown): T {
-  const mark = (v: unknown) => {
-    if (!isReferentialLike(v)) return;
-    v.upToDate = false;
-    v.asOf = asOf;
-    const metadata: Record<string, unknown> = {
-      ...(v.metadata ?? {}),
-      causeType: cause instanceof Error ? cause.constructor.name || cause.name : typeof cause,
-      causeMessage: cause instanceof Error ? cause.message : String(cause),
-    };
-    // The error itself stays reachable for code but out of JSON responses (it may carry internals).
-    Object.defineProperty(metadata, 'cause', {
-      value: cause,
-      enumerable: false,
-      writable: true,
-      configurable: true,
-    });
-    v.metadata = metadata;
-  };
-  if (Array.isArray(value)) value.forEach(mark);
-  else mark(value);
+  if (Array.isArray(value)) for (const element of value) markStale(element, asOf, cause);
+  else markStale(value, asOf, cause);
   return value;
+}
+
+function markStale(value: unknown, asOf: Date, cause: unknown): void {
+  if (!isReferentialLike(value)) return;
+  value.upToDate = false;
+  value.asOf = asOf;
+  const metadata: Record<string, unknown> = {
+    ...(value.metadata ?? {}),
+    causeType: cause instanceof Error ? cause.constructor.name || cause.name : typeof cause,
+    causeMessage: cause instanceof Error ? cause.message : String(cause),
+  };
+  // The error itself stays reachable for code but out of JSON responses (it may carry internals).
+  Object.defineProperty(metadata, 'cause', {
+    value: cause,
+    enumerable: false,
+    writable: true,
+    configurable: true,
+  });
+  value.metadata = metadata;
 }

@@ -60,3 +60,18 @@ export interface FailoverStore {
   /** A name for logs and health output. */
   readonly description?: string;
 }
+
+/** `findNow`'s answer when the store cannot read synchronously at this moment. */
+export const NOT_NOW: unique symbol = Symbol('not-now');
+
+/**
+ * A store that can sometimes answer a read synchronously (SQLite with its connection free, the
+ * memory store). Internal: the executor's recovery path uses it to skip promise hops.
+ */
+export interface SynchronousFind {
+  findNow<T>(name: string, key: string, type?: PayloadType): FailoverEntry<T> | undefined | typeof NOT_NOW;
+}
+
+export function canFindNow(store: FailoverStore): store is FailoverStore & SynchronousFind {
+  return typeof (store as Partial<SynchronousFind>).findNow === 'function';
+}

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { CleanupBatchOptions, FailoverEntry, FailoverStore } from './failover-store';
+import type { CleanupBatchOptions, FailoverEntry, FailoverStore, SynchronousFind } from './failover-store';
 
 /** Shallow copy keeping the prototype, so marking a recovered value never touches the cache. */
 function copy<T>(value: T): T {
@@ -11,7 +11,7 @@ function copy<T>(value: T): T {
 }
 
 /** In-process, bounded (least recently used entries go first), not durable. The default store. */
-export class MemoryFailoverStore implements FailoverStore {
+export class MemoryFailoverStore implements FailoverStore, SynchronousFind {
   readonly description = 'memory';
   private readonly entries: LRUCache<string, FailoverEntry<unknown>>;
 
@@ -28,6 +28,11 @@ export class MemoryFailoverStore implements FailoverStore {
   }
 
   async find<T>(name: string, key: string): Promise<FailoverEntry<T> | undefined> {
+    return this.findNow<T>(name, key);
+  }
+
+  /** The same read, synchronously (the executor's recovery path skips a promise hop with it). */
+  findNow<T>(name: string, key: string): FailoverEntry<T> | undefined {
     const entry = this.entries.get(this.id(name, key)) as FailoverEntry<T> | undefined;
     return entry && { ...entry, payload: copy(entry.payload) };
   }

@@ -14,7 +14,14 @@ import {
 import { FailoverTypeRegistry } from '../payload/failover-type.registry';
 import { PayloadCodec } from '../payload/payload-codec';
 import type { PayloadType } from '../payload/payload-type';
-import type { CleanupBatchOptions, FailoverEntry, FailoverStore, StoreManyItem } from './failover-store';
+import {
+  NOT_NOW,
+  type CleanupBatchOptions,
+  type FailoverEntry,
+  type FailoverStore,
+  type StoreManyItem,
+  type SynchronousFind,
+} from './failover-store';
 import { DatabaseClock } from './database-clock';
 import { FAILOVER_STORE_TABLE } from './failover-store.table';
 import { FailoverQueryContext, FailoverStoreQueryResolver } from './failover-store-query.resolver';
@@ -60,7 +67,7 @@ interface Row {
  * on a duplicate key, with one bounded re-INSERT when that UPDATE finds no row (the row was
  * cleaned in between).
  */
-export class SqlFailoverStore implements FailoverStore {
+export class SqlFailoverStore implements FailoverStore, SynchronousFind {
   readonly description: string;
   private readonly logger = new Logger(SqlFailoverStore.name);
   private readonly queries: FailoverStoreQueryResolver;
@@ -289,9 +296,31 @@ export class SqlFailoverStore implements FailoverStore {
     const sample = !this.dialectUnknown && this.dbClock.wantsSample();
     const sent = sample ? DatabaseClock.monotonic() : 0;
     const [row] = await this.sql.query<Row>(sample ? this.q.findWithClock : this.q.find, [name, key]);
-    if (!row) return undefined;
-    if (sample && row.db_now !== undefined && row.db_now !== null)
+    if (row && sample) this.observeClock(row, sent);
+    return row && this.entryOf<T>(row, name, key, type);
+  }
+
+  /**
+   * The same read, answered synchronously when the database can (SQLite with its connection
+   * free): the recovery path then costs no promise hop beyond the upstream's own rejection.
+   * NOT_NOW when it cannot; the caller then uses `find`.
+   */
+  findNow<T>(name: string, key: string, type?: PayloadType): FailoverEntry<T> | undefined | typeof NOT_NOW {
+    const sample = !this.dialectUnknown && this.dbClock.wantsSample();
+    const sent = sample ? DatabaseClock.monotonic() : 0;
+    const rows = this.sql.querySync<Row>(sample ? this.q.findWithClock : this.q.find, [name, key]);
+    if (!rows) return NOT_NOW;
+    const row = rows[0];
+    if (row && sample) this.observeClock(row, sent);
+    return row && this.entryOf<T>(row, name, key, type);
+  }
+
+  private observeClock(row: Row, sent: number): void {
+    if (row.db_now !== undefined && row.db_now !== null)
       this.dbClock.observe(toNumber(row.db_now), sent, DatabaseClock.monotonic());
+  }
+
+  private entryOf<T>(row: Row, name: string, key: string, type?: PayloadType): FailoverEntry<T> {
     const d = this.sql.dialect;
     const json = this.payloadColumn.read(row.payload, name, row.payload_class);
     return {

@@ -55,6 +55,24 @@ export class StoreGuard {
     return this.state === 'open' && Date.now() - this.openedAt < this.halfOpenAfterMs;
   }
 
+  /** True while the store is in use as normal (no outage, no trial under way). */
+  get closed(): boolean {
+    return this.state === 'closed';
+  }
+
+  /**
+   * A synchronous store operation (it cannot wait on a pool or a network, so it needs no
+   * bound) answered: only the breaker's bookkeeping. Use it while `closed`.
+   */
+  succeededNow(): void {
+    if (this.consecutive) this.succeeded();
+  }
+
+  /** A synchronous store operation failed with `error`. */
+  failedNow(error: unknown): void {
+    this.record(error);
+  }
+
   /** Called once when the store starts being skipped, and once when it is back. */
   onChange(listener: (open: boolean) => void): void {
     this.listener = listener;
@@ -80,12 +98,16 @@ export class StoreGuard {
         return result;
       },
       (error: unknown) => {
-        // A row the codec cannot read says nothing about reachability.
-        if (error instanceof StoreTimeoutError || !(error instanceof FailoverError)) this.failed();
-        else this.succeeded();
+        this.record(error);
         throw error;
       },
     );
+  }
+
+  private record(error: unknown): void {
+    // A row the codec cannot read says nothing about reachability.
+    if (error instanceof StoreTimeoutError || !(error instanceof FailoverError)) this.failed();
+    else this.succeeded();
   }
 
   private succeeded(): void {
