@@ -43,6 +43,23 @@ export async function compare(
   return { baseline: median(b), candidate: median(c), ratio: median(ratios), ratios };
 }
 
+/**
+ * Runs every measurement once per round, in turn, `rounds` times: figures of one round were
+ * taken under the same load, so ratios are formed per round and their median reported.
+ */
+export async function rounds<K extends string>(
+  measures: Record<K, () => Promise<number>>,
+  count: number,
+): Promise<Record<K, number[]>> {
+  const out = Object.fromEntries(Object.keys(measures).map((k) => [k, [] as number[]])) as Record<
+    K,
+    number[]
+  >;
+  for (let r = 0; r < count; r++)
+    for (const k of Object.keys(measures) as K[]) out[k].push(await measures[k]());
+  return out;
+}
+
 export function printTable(title: string, header: string[], rows: (string | number)[][]): void {
   const cells = [header, ...rows.map((r) => r.map((v) => (typeof v === 'number' ? fmt(v) : v)))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => String(r[i]).length)));
