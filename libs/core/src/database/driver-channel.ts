@@ -34,10 +34,11 @@ export function directChannel(dataSource: DataSource): DriverChannel | undefined
   if (type === 'postgres' && typeof driver.master?.query === 'function' && !driver.slaves?.length) {
     const pool = driver.master;
     return {
-      async run(sql, params) {
-        const result = await pool.query(sql, params);
-        return { records: result.rows, affected: result.rowCount ?? 0 };
-      },
+      run: (sql, params) =>
+        pool.query(sql, params).then((result: { rows: unknown[]; rowCount: number | null }) => ({
+          records: result.rows,
+          affected: result.rowCount ?? 0,
+        })),
     };
   }
   if (

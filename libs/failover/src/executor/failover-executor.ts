@@ -430,8 +430,58 @@ export class FailoverExecutor {
     const now = this.lookupNow<T>(meta, store, key, runtime.entryType);
     if (now !== NOT_NOW && !(now instanceof Promise))
       return this.answer(meta, rawKey, key, args, error, now && markRecovered(now.payload, now.asOf, error));
+    if (
+      now === NOT_NOW &&
+      this.storeGuard.closed &&
+      this.writer.pendingEntry(store, meta.effectiveName, key) === undefined
+    )
+      return this.recoverFromRead(meta, store, rawKey, key, args, error, runtime.entryType);
     return (now === NOT_NOW ? this.lookup<T>(meta, store, key, runtime.entryType) : now).then((e) =>
       this.answer(meta, rawKey, key, args, error, e && markRecovered(e.payload, e.asOf, error)),
+    );
+  }
+
+  /**
+   * The common asynchronous recovery (a server database, the store answering, nothing pending):
+   * `lookup`, the store guard and the answer settled in one continuation of the bounded read,
+   * since every promise hop shows on a read that takes tens of microseconds.
+   */
+  private recoverFromRead<T>(
+    meta: FailoverMetadata,
+    store: FailoverStore,
+    rawKey: string,
+    key: string,
+    args: unknown[],
+    error: unknown,
+    type?: PayloadType,
+  ): Promise<T | null> {
+    let read: Promise<FailoverEntry<T> | undefined>;
+    try {
+      read = store.find<T>(meta.effectiveName, key, type);
+    } catch (storeError) {
+      read = Promise.reject(storeError);
+    }
+    return this.storeGuard.bounded('find', read).then(
+      (entry) => {
+        this.storeGuard.succeededNow();
+        const live = entry && this.unexpired(meta, store, key, entry);
+        if (live instanceof Promise)
+          return live.then(() => this.answer<T>(meta, rawKey, key, args, error, undefined));
+        return this.answer(
+          meta,
+          rawKey,
+          key,
+          args,
+          error,
+          live && markRecovered(live.payload, live.asOf, error),
+        );
+      },
+      (storeError: unknown) => {
+        this.storeGuard.failedNow(storeError);
+        if (storeError instanceof StoreTimeoutError) this.metrics.storeError('find-timeout');
+        else this.recoveryFailed(meta, storeError);
+        return this.answer<T>(meta, rawKey, key, args, error, undefined);
+      },
     );
   }
 

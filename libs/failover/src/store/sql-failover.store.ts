@@ -291,13 +291,16 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind {
     return retried(() => this.sql.execute(this.q.update, params));
   }
 
-  async find<T>(name: string, key: string, type?: PayloadType): Promise<FailoverEntry<T> | undefined> {
+  /** Written with `then` rather than `async`: it is the recovery path's read. */
+  find<T>(name: string, key: string, type?: PayloadType): Promise<FailoverEntry<T> | undefined> {
     // At most one read a second also reads the database clock (and corrects DatabaseClock).
     const sample = !this.dialectUnknown && this.dbClock.wantsSample();
     const sent = sample ? DatabaseClock.monotonic() : 0;
-    const [row] = await this.sql.query<Row>(sample ? this.q.findWithClock : this.q.find, [name, key]);
-    if (row && sample) this.observeClock(row, sent);
-    return row && this.entryOf<T>(row, name, key, type);
+    return this.sql.query<Row>(sample ? this.q.findWithClock : this.q.find, [name, key]).then((rows) => {
+      const row = rows[0];
+      if (row && sample) this.observeClock(row, sent);
+      return row && this.entryOf<T>(row, name, key, type);
+    });
   }
 
   /**

@@ -128,7 +128,8 @@ export class StoreGuard {
     }
   }
 
-  private bounded<T>(operation: string, work: Promise<T>): Promise<T> {
+  /** `work`, or a StoreTimeoutError once `timeoutMs` has passed (no breaker bookkeeping). */
+  bounded<T>(operation: string, work: Promise<T>): Promise<T> {
     if (!(this.timeoutMs > 0) || !Number.isFinite(this.timeoutMs)) return work;
     return new Promise<T>((resolve, reject) => {
       const entry: Pending = { deadline: performance.now() + this.timeoutMs, reject, operation };
