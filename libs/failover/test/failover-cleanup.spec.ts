@@ -97,6 +97,22 @@ describeEachDatabase(
       }
     });
 
+    it("without batchSize, deletes the database's default per statement (1,000 on MariaDB, 5,000 elsewhere)", async () => {
+      const app = await startFailoverApp(
+        ctx,
+        { async: false, cleanup: { enabled: false } },
+        { providers: [Quotes] },
+      );
+      try {
+        await expired(app, 'old', 2_500);
+        const batches = spyBatches(app);
+        expect(await app.get(FailoverCleanupService).cleanup()).toBe(2_500);
+        expect(batches).toEqual(ctx.db === 'mariadb' ? [1_000, 1_000, 500, 0] : [2_500, 0]);
+      } finally {
+        await app.close();
+      }
+    });
+
     it('a call re-storing an expired key during a large cleanup is done while batches remain, and its row survives', async () => {
       const app = await startFailoverApp(
         ctx,

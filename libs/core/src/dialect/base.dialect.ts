@@ -6,6 +6,7 @@ export abstract class BaseDialect implements SqlDialect {
   abstract readonly name: Dialect;
   abstract readonly nowMillis: string;
   abstract readonly supportsSkipLocked: boolean;
+  readonly cleanupBatchRows: number = 5_000;
 
   placeholder(_index: number): string {
     return '?';

@@ -36,6 +36,11 @@ export interface SqlDialect {
   readonly nowMillis: string;
   /** A single-statement insert-or-update of `rows` rows on the key columns. */
   upsert(spec: UpsertSpec): string;
+  /**
+   * Rows one DELETE of a bounded cleanup removes by default: small enough that the statement,
+   * and so a concurrent writer's wait behind its locks, stays short on this database.
+   */
+  readonly cleanupBatchRows: number;
   /** True when the dialect has `SELECT ... FOR UPDATE SKIP LOCKED`. */
   readonly supportsSkipLocked: boolean;
   /** The row-locking suffix for a SELECT, or '' where the dialect locks otherwise (SQLite). */

@@ -108,7 +108,7 @@ export interface FailoverModuleOptions {
   /**
    * Expired-entry cleanup, scheduled through @nestjs/schedule (import ScheduleModule.forRoot()).
    * Default enabled, hourly ('0 0 * * * *'), on one instance per tick, deleting at most
-   * `batchSize` rows (default 5,000) per statement, each statement its own short transaction,
+   * `batchSize` rows per statement (default 1,000 on MySQL/MariaDB, 5,000 elsewhere), each statement its own short transaction,
    * with `pause` (default 0: one turn of the event loop) between statements.
    */
   cleanup?: { enabled?: boolean; cron?: string; batchSize?: number; pause?: Duration };
@@ -135,7 +135,8 @@ export interface ResolvedFailoverModuleOptions {
   multiTenant?: MultiTenantOptions;
   exceptionPolicy: 'rethrow' | 'never-throw';
   keys: 'java' | 'injective';
-  cleanup: { enabled: boolean; cron: string; batchSize: number; pause: number };
+  /** `batchSize` undefined: the store's default for its database. */
+  cleanup: { enabled: boolean; cron: string; batchSize?: number; pause: number };
   recoveredPayloadHandler?: Class<RecoveredPayloadHandler>;
   types: PayloadClassDeclaration[];
   storeTimeout: number;

@@ -176,7 +176,6 @@ class FailoverModuleOptionsValidation {
 }
 
 export const DEFAULT_CLEANUP_CRON = '0 0 * * * *';
-export const DEFAULT_CLEANUP_BATCH = 5_000;
 export const DEFAULT_STORE_TIMEOUT = '500ms';
 
 /** Validates the options (naming each bad one) and fills the defaults. */
@@ -243,7 +242,7 @@ export function resolveFailoverOptions(options: FailoverModuleOptions = {}): Res
     cleanup: {
       enabled: options.cleanup?.enabled ?? true,
       cron: options.cleanup?.cron ?? DEFAULT_CLEANUP_CRON,
-      batchSize: options.cleanup?.batchSize ?? DEFAULT_CLEANUP_BATCH,
+      batchSize: options.cleanup?.batchSize,
       pause: parseDuration(options.cleanup?.pause ?? 0, 'cleanup.pause'),
     },
     recoveredPayloadHandler: options.recoveredPayloadHandler,

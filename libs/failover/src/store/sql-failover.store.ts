@@ -51,7 +51,6 @@ export interface SqlFailoverStoreConfig {
 /** The cleanup lease row's FAILOVER_NAME (reserved) and FAILOVER_KEY. */
 export const CLEANUP_LEASE_NAME = '$holdfast-cleanup';
 const CLEANUP_LEASE_KEY = 'lease';
-const DEFAULT_CLEANUP_BATCH = 5_000;
 
 interface Row {
   db_now?: unknown;
@@ -375,7 +374,7 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind {
       options.onBatch?.(removed);
       return removed;
     }
-    const batchSize = options.batchSize ?? DEFAULT_CLEANUP_BATCH;
+    const batchSize = options.batchSize ?? this.sql.dialect.cleanupBatchRows;
     let statement = this.cleanBatches.get(batchSize);
     if (!statement) {
       statement = this.queries.cleanBatch(
