@@ -92,6 +92,39 @@ describe('dialect SQL', () => {
       expect(sqlDialect(d).idleTransactionTimeouts(1500)).toEqual([]);
   });
 
+  it('selects a row without a table, FROM DUAL on Oracle', () => {
+    for (const d of ['postgres', 'mysql', 'mariadb', 'sqlite', 'mssql'] as const)
+      expect(sqlDialect(d).selectRow('1 AS a, 2 AS b')).toBe('SELECT 1 AS a, 2 AS b');
+    expect(sqlDialect('oracle').selectRow('1 AS a, 2 AS b')).toBe('SELECT 1 AS a, 2 AS b FROM DUAL');
+  });
+
+  it('bounds one statement server-side on MariaDB only, in seconds to the ms', () => {
+    expect(sqlDialect('mariadb').withStatementTimeout('SELECT 1', 1_500)).toBe(
+      'SET STATEMENT max_statement_time = 1.500 FOR SELECT 1',
+    );
+    expect(sqlDialect('mariadb').withStatementTimeout('SELECT 1', 0.4)).toBe(
+      'SET STATEMENT max_statement_time = 0.001 FOR SELECT 1',
+    );
+    for (const d of ['postgres', 'mysql', 'sqlite', 'mssql', 'oracle'] as const)
+      expect(sqlDialect(d).withStatementTimeout('SELECT 1', 1_500)).toBe('SELECT 1');
+  });
+
+  it("bounds a transaction's statements and idle time on PostgreSQL only, with bound values", () => {
+    expect(sqlDialect('postgres').transactionStatementTimeout(500.7)).toEqual({
+      sql: "SELECT set_config('statement_timeout', $1, true) AS a, set_config('idle_in_transaction_session_timeout', $2, true) AS b",
+      params: ['500ms', '500ms'],
+    });
+    expect(sqlDialect('postgres').transactionStatementTimeout(0)?.params).toEqual(['1ms', '1ms']);
+    for (const d of ['mysql', 'mariadb', 'sqlite', 'mssql', 'oracle'] as const)
+      expect(sqlDialect(d).transactionStatementTimeout(500)).toBeUndefined();
+  });
+
+  it('reads the busy timeout on SQLite only', () => {
+    expect(sqlDialect('sqlite').busyTimeoutQuery()).toBe('PRAGMA busy_timeout');
+    for (const d of ['postgres', 'mysql', 'mariadb', 'mssql', 'oracle'] as const)
+      expect(sqlDialect(d).busyTimeoutQuery()).toBeUndefined();
+  });
+
   it('offers an array row source on PostgreSQL only', () => {
     const columns = [
       { name: 'id', type: { kind: 'varchar', length: 64 } as const, placeholder: '$1' },

@@ -54,6 +54,22 @@ export abstract class BaseDialect implements SqlDialect {
     return [];
   }
 
+  selectRow(list: string): string {
+    return `SELECT ${list}`;
+  }
+
+  withStatementTimeout(sql: string, _ms: number): string {
+    return sql;
+  }
+
+  transactionStatementTimeout(_ms: number): { sql: string; params: unknown[] } | undefined {
+    return undefined;
+  }
+
+  busyTimeoutQuery(): string | undefined {
+    return undefined;
+  }
+
   abstract columnType(type: ColumnType): string;
 
   timestampParam(date: Date): unknown {

@@ -44,6 +44,13 @@ export class MysqlDialect extends BaseDialect {
       : [`SET SESSION wait_timeout = ${seconds}`];
   }
 
+  /** MariaDB only: MySQL's `max_execution_time` hint bounds SELECTs alone. */
+  override withStatementTimeout(sql: string, ms: number): string {
+    if (this.name !== 'mariadb') return sql;
+    const seconds = (Math.max(1, Math.trunc(ms)) / 1000).toFixed(3);
+    return `SET STATEMENT max_statement_time = ${seconds} FOR ${sql}`;
+  }
+
   columnType(type: ColumnType): string {
     switch (type.kind) {
       case 'varchar':

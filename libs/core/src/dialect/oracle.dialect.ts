@@ -31,6 +31,10 @@ export class OracleDialect extends BaseDialect {
     );
   }
 
+  override selectRow(list: string): string {
+    return `SELECT ${list} FROM DUAL`;
+  }
+
   override limit(select: string, count: number): string {
     return `${select} FETCH FIRST ${Math.trunc(count)} ROWS ONLY`;
   }

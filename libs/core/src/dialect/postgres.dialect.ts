@@ -26,6 +26,16 @@ export class PostgresDialect extends BaseDialect {
     return [`SELECT set_config('idle_in_transaction_session_timeout', '${ms}', true) AS t`];
   }
 
+  override transactionStatementTimeout(ms: number): { sql: string; params: unknown[] } {
+    const value = `${Math.max(1, Math.trunc(ms))}ms`;
+    return {
+      sql:
+        `SELECT set_config('statement_timeout', ${this.placeholder(1)}, true) AS a, ` +
+        `set_config('idle_in_transaction_session_timeout', ${this.placeholder(2)}, true) AS b`,
+      params: [value, value],
+    };
+  }
+
   arraySource(columns: ReadonlyArray<{ name: string; type: ColumnType; placeholder: string }>): string {
     const arrays = columns.map(
       (c) => `CAST(${c.placeholder} AS ${this.columnType(c.type).replace(/\(\d+\)/, '')}[])`,

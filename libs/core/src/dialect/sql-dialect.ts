@@ -69,6 +69,21 @@ export interface SqlDialect {
    * pool with them set). Empty where the dialect has no such setting.
    */
   idleTransactionTimeouts(idleMillis: number): string[];
+  /** `SELECT <list>` of expressions without a table (Oracle's reads `FROM DUAL`). */
+  selectRow(list: string): string;
+  /**
+   * `sql` bounded to `ms` server-side where the dialect has a per-statement form (MariaDB's
+   * `SET STATEMENT max_statement_time = <s> FOR ...`); `sql` itself elsewhere.
+   */
+  withStatementTimeout(sql: string, ms: number): string;
+  /**
+   * A statement run first in a transaction that bounds every later statement of it, and the time
+   * it may stay idle, to `ms`, where the database has a transaction-scoped setting (PostgreSQL);
+   * undefined elsewhere.
+   */
+  transactionStatementTimeout(ms: number): { sql: string; params: unknown[] } | undefined;
+  /** The query that reads the connection's busy timeout in ms (SQLite's write-lock wait); undefined elsewhere. */
+  busyTimeoutQuery(): string | undefined;
   /** DDL type for a logical column type. */
   columnType(type: ColumnType): string;
   /** Converts a timestamp to the bound parameter form the driver stores exactly (ms). */

@@ -26,6 +26,10 @@ export class SqliteDialect extends BaseDialect {
     return `DELETE FROM ${t} WHERE rowid IN (SELECT rowid FROM ${t} WHERE ${where} LIMIT ${this.deleteBound(spec)})`;
   }
 
+  override busyTimeoutQuery(): string {
+    return 'PRAGMA busy_timeout';
+  }
+
   columnType(type: ColumnType): string {
     switch (type.kind) {
       case 'varchar':
