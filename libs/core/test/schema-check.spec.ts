@@ -72,7 +72,7 @@ describeEachDatabase(
     const refusal = async (name: string, mode: 'create' | 'check' = 'check') => {
       const error = await apply(name, mode).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(SchemaMismatchError);
-      expect((error as SchemaMismatchError).code).toBe('HOLDFAST_SCHEMA_MISMATCH');
+      expect((error as SchemaMismatchError).code).toBe('HOLDFAST_CORE_SCHEMA_MISMATCH');
       return (error as SchemaMismatchError).message;
     };
     const fromDdl = () =>

@@ -60,7 +60,7 @@ describeEachDatabase(
           .catch((e: unknown) => e);
         if (blocked !== ctx.dataSource) await blocked.destroy();
         expect(error).toBeInstanceOf(SchemaLockTimeoutError);
-        expect((error as SchemaLockTimeoutError).code).toBe('HOLDFAST_SCHEMA_LOCK_TIMEOUT');
+        expect((error as SchemaLockTimeoutError).code).toBe('HOLDFAST_CORE_SCHEMA_LOCK_TIMEOUT');
         expect((error as Error).message).toContain(
           `Timed out after 1000 ms waiting for the schema lock of ${table}`,
         );

@@ -9,7 +9,7 @@ export class LockHeldError extends HoldfastError {
     super(
       `Lock '${lockName}' is held by ${holder ? `'${holder}'` : 'another instance'} and failIfLocked is true: ` +
         `this instance will not wait as a standby. Set failIfLocked: false to wait for the lock instead.`,
-      'HOLDFAST_LOCK_HELD',
+      'HOLDFAST_LOCKER_LOCK_HELD',
     );
   }
 }
@@ -36,7 +36,7 @@ export class LockTimingError extends HoldfastError {
             `would expire between two keep-alives and a standby could take over while this instance still acts ` +
             `as master. Lower lockKeepAlivePeriod (a third of lockAcquireSleepInterval is a good value) or raise ` +
             `lockAcquireSleepInterval.`,
-      'HOLDFAST_LOCK_TIMING',
+      'HOLDFAST_LOCKER_LOCK_TIMING',
     );
   }
 }
@@ -54,7 +54,7 @@ export class InvalidLockerError extends HoldfastError {
     super(
       `The custom locker ${String((value as { name?: string })?.name ?? value)} does not implement Locker: ` +
         `it needs start(signal), stop() and keepAlive() methods. Extend AbstractLocker to get the acquire loop.`,
-      'HOLDFAST_INVALID_LOCKER',
+      'HOLDFAST_LOCKER_INVALID_LOCKER',
     );
   }
 }
@@ -62,6 +62,6 @@ export class InvalidLockerError extends HoldfastError {
 /** @ScheduledLock() options that cannot work, or a decorated method used outside Nest. */
 export class ScheduledLockConfigurationError extends HoldfastError {
   constructor(message: string) {
-    super(message, 'HOLDFAST_SCHEDULED_LOCK_CONFIGURATION');
+    super(message, 'HOLDFAST_LOCKER_SCHEDULED_LOCK_CONFIGURATION');
   }
 }

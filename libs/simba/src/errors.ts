@@ -7,7 +7,7 @@ export class InvalidMutexNameError extends HoldfastError {
     super(
       `Invalid mutex name ${JSON.stringify(value)}: use a non-empty string of at most ` +
         `${MUTEX_NAME_MAX_LENGTH} characters (it is the primary key of simba_mutex).`,
-      'SIMBA_INVALID_MUTEX',
+      'HOLDFAST_SIMBA_INVALID_MUTEX',
     );
   }
 }
@@ -19,7 +19,7 @@ export class InvalidContenderIdError extends HoldfastError {
       `Invalid contender id ${JSON.stringify(value)}: use a non-empty string of at most ` +
         `${OWNER_ID_MAX_LENGTH} characters, without a trailing space, unique per contender ` +
         `(it is stored in simba_mutex.owner_id).`,
-      'SIMBA_INVALID_CONTENDER_ID',
+      'HOLDFAST_SIMBA_INVALID_CONTENDER_ID',
     );
   }
 }
@@ -36,7 +36,7 @@ export class ContenderIdTooLongError extends HoldfastError {
       `Contender id '${contenderId}' (mutex '${mutex}') is ${contenderId.length} characters long, but ` +
         `${table}.owner_id holds at most ${columnLength}: use a contender id of at most ${columnLength} ` +
         `characters (the generated default has 32), or widen the column.`,
-      'SIMBA_CONTENDER_ID_TOO_LONG',
+      'HOLDFAST_SIMBA_CONTENDER_ID_TOO_LONG',
     );
   }
 }
@@ -53,7 +53,7 @@ export class MutexServiceStatusError extends HoldfastError {
       `Cannot ${action}() the contend service of mutex '${mutex}' while it is ${status}; ` +
         `${action}() needs status ${expected}.` +
         (action === 'start' ? ' Wait for stop() to finish before starting again.' : ''),
-      'SIMBA_INVALID_STATUS',
+      'HOLDFAST_SIMBA_INVALID_STATUS',
     );
   }
 }
@@ -67,7 +67,7 @@ export class MutexAcquireTimeoutError extends HoldfastError {
     super(
       `Timed out after ${timeoutMs} ms waiting to acquire mutex '${mutex}'; another instance still owns it. ` +
         `Pass a longer timeout or check which instance holds it (simba_mutex.owner_id).`,
-      'SIMBA_ACQUIRE_TIMEOUT',
+      'HOLDFAST_SIMBA_ACQUIRE_TIMEOUT',
     );
   }
 }
@@ -78,7 +78,7 @@ export class MutexLockerStateError extends HoldfastError {
     readonly mutex: string,
     detail: string,
   ) {
-    super(`Mutex locker for '${mutex}': ${detail}`, 'SIMBA_LOCKER_STATE');
+    super(`Mutex locker for '${mutex}': ${detail}`, 'HOLDFAST_SIMBA_LOCKER_STATE');
   }
 }
 
@@ -88,7 +88,7 @@ export class MutexLostError extends HoldfastError {
     super(
       `Ownership of mutex '${mutex}' was lost (renewal not confirmed before the local deadline, or released); ` +
         `stop work that needs exclusive access.`,
-      'SIMBA_MUTEX_LOST',
+      'HOLDFAST_SIMBA_MUTEX_LOST',
     );
   }
 }
@@ -108,7 +108,7 @@ export class MutexStatementTimeoutError extends HoldfastError {
             `(pool exhausted?); treated as failed.`
         : `${operation} of mutex '${mutex}' got no answer from the database within ${timeoutMs} ms ` +
             `(statement timeout, shorter than the transition); treated as failed.`,
-      'SIMBA_STATEMENT_TIMEOUT',
+      'HOLDFAST_SIMBA_STATEMENT_TIMEOUT',
     );
   }
 }
@@ -122,7 +122,7 @@ export class LeaderOnlyNotWiredError extends HoldfastError {
     super(
       `@LeaderOnly('${mutex}') on ${method}: the MutexContendRegistry was not injected. ` +
         `Import SimbaModule.forRoot(...) and let Nest create this provider.`,
-      'SIMBA_LEADER_ONLY_NOT_WIRED',
+      'HOLDFAST_SIMBA_LEADER_ONLY_NOT_WIRED',
     );
   }
 }

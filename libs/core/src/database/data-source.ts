@@ -30,7 +30,7 @@ export function resolveDataSource(
     throw new HoldfastError(
       `${module}: no TypeORM DataSource ${option ? `named '${option}'` : '(default)'} is registered. ` +
         `Import TypeOrmModule.forRoot(...) in the application, or pass a DataSource as the 'dataSource' option.`,
-      'HOLDFAST_NO_DATASOURCE',
+      'HOLDFAST_CORE_NO_DATASOURCE',
       { cause },
     );
   }

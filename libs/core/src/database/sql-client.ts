@@ -124,8 +124,9 @@ export class SqlClient {
 
   /** The database clock in epoch milliseconds. */
   async nowMillis(): Promise<number> {
-    const from = this.dialect.name === 'oracle' ? ' FROM DUAL' : '';
-    const [row] = await this.query<{ now: unknown }>(`SELECT ${this.dialect.nowMillis} AS now${from}`);
+    const [row] = await this.query<{ now: unknown }>(
+      this.dialect.selectRow(`${this.dialect.nowMillis} AS now`),
+    );
     return toNumber(row.now);
   }
 

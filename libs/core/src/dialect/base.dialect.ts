@@ -1,4 +1,4 @@
-import { ColumnType, SqlDialect, UpsertSpec } from './sql-dialect';
+import { ColumnType, DeleteLimitedSpec, SqlDialect, UpsertSpec } from './sql-dialect';
 import { Dialect } from './dialect';
 
 /** Shared pieces; each concrete dialect overrides what differs. */
@@ -42,6 +42,33 @@ export abstract class BaseDialect implements SqlDialect {
 
   limit(select: string, count: number): string {
     return `${select} LIMIT ${Math.trunc(count)}`;
+  }
+
+  abstract deleteLimited(spec: DeleteLimitedSpec): string;
+
+  /** The row bound of `deleteLimited`: a whole number, at least 1. */
+  protected deleteBound(spec: DeleteLimitedSpec): number {
+    return Math.max(1, Math.trunc(spec.limit));
+  }
+
+  idleTransactionTimeouts(_idleMillis: number): string[] {
+    return [];
+  }
+
+  selectRow(list: string): string {
+    return `SELECT ${list}`;
+  }
+
+  withStatementTimeout(sql: string, _ms: number): string {
+    return sql;
+  }
+
+  transactionStatementTimeout(_ms: number): { sql: string; params: unknown[] } | undefined {
+    return undefined;
+  }
+
+  busyTimeoutQuery(): string | undefined {
+    return undefined;
   }
 
   abstract columnType(type: ColumnType): string;

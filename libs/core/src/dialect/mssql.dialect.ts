@@ -1,5 +1,5 @@
 import { BaseDialect } from './base.dialect';
-import { ColumnType, UpsertSpec } from './sql-dialect';
+import { ColumnType, DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
 
 /** SQL Server: generated and unit-tested, not executed here. TypeORM binds @0, @1, ... */
 export class MssqlDialect extends BaseDialect {
@@ -30,6 +30,10 @@ export class MssqlDialect extends BaseDialect {
 
   override limit(select: string, count: number): string {
     return select.replace(/^SELECT\s/i, `SELECT TOP (${Math.trunc(count)}) `);
+  }
+
+  deleteLimited(spec: DeleteLimitedSpec): string {
+    return `DELETE TOP (${this.deleteBound(spec)}) FROM ${spec.table} WHERE ${spec.where}`;
   }
 
   columnType(type: ColumnType): string {

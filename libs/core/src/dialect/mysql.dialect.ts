@@ -1,5 +1,5 @@
 import { BaseDialect, utcDateTime } from './base.dialect';
-import { ColumnType, UpsertSpec } from './sql-dialect';
+import { ColumnType, DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
 
 /**
  * MySQL 8 and MariaDB 10.6+. DATETIME(3) holds UTC; values are bound as UTC strings so the
@@ -30,6 +30,31 @@ export class MysqlDialect extends BaseDialect {
       `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) VALUES ${this.valueRows(spec.columns.length, spec.rows ?? 1)} ` +
       `ON DUPLICATE KEY UPDATE ${onDuplicate.join(', ')}`
     );
+  }
+
+  deleteLimited(spec: DeleteLimitedSpec): string {
+    const order = spec.orderBy ? ` ORDER BY ${spec.orderBy}` : '';
+    return `DELETE FROM ${spec.table} WHERE ${spec.where}${order} LIMIT ${this.deleteBound(spec)}`;
+  }
+
+  /**
+   * Whole seconds, session scope. MariaDB ends an idle transaction itself
+   * (`idle_transaction_timeout`); MySQL has no such variable, so its bound is the connection's
+   * idle timeout (`wait_timeout`), which MariaDB gets too.
+   */
+  override idleTransactionTimeouts(idleMillis: number): string[] {
+    const ms = Math.max(1, Math.ceil(idleMillis));
+    const seconds = Math.max(1, Math.ceil(ms / 1000));
+    return this.name === 'mariadb'
+      ? [`SET SESSION idle_transaction_timeout = ${seconds}`, `SET SESSION wait_timeout = ${seconds}`]
+      : [`SET SESSION wait_timeout = ${seconds}`];
+  }
+
+  /** MariaDB only: MySQL's `max_execution_time` hint bounds SELECTs alone. */
+  override withStatementTimeout(sql: string, ms: number): string {
+    if (this.name !== 'mariadb') return sql;
+    const seconds = (Math.max(1, Math.trunc(ms)) / 1000).toFixed(3);
+    return `SET STATEMENT max_statement_time = ${seconds} FOR ${sql}`;
   }
 
   columnType(type: ColumnType): string {

@@ -1,5 +1,5 @@
 import { BaseDialect } from './base.dialect';
-import { ColumnType, UpsertSpec } from './sql-dialect';
+import { ColumnType, DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
 
 /** Oracle: generated and unit-tested, not executed here. TypeORM binds :1, :2, ... */
 export class OracleDialect extends BaseDialect {
@@ -31,8 +31,16 @@ export class OracleDialect extends BaseDialect {
     );
   }
 
+  override selectRow(list: string): string {
+    return `SELECT ${list} FROM DUAL`;
+  }
+
   override limit(select: string, count: number): string {
     return `${select} FETCH FIRST ${Math.trunc(count)} ROWS ONLY`;
+  }
+
+  deleteLimited(spec: DeleteLimitedSpec): string {
+    return `DELETE FROM ${spec.table} WHERE ${spec.where} AND ROWNUM <= ${this.deleteBound(spec)}`;
   }
 
   columnType(type: ColumnType): string {

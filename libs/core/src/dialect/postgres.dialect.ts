@@ -1,5 +1,5 @@
 import { BaseDialect } from './base.dialect';
-import { ColumnType, UpsertSpec } from './sql-dialect';
+import { ColumnType, DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
 
 export class PostgresDialect extends BaseDialect {
   readonly name = 'postgres' as const;
@@ -13,6 +13,27 @@ export class PostgresDialect extends BaseDialect {
 
   upsert(spec: UpsertSpec): string {
     return this.onConflictUpsert(spec, 'EXCLUDED');
+  }
+
+  /** No DELETE ... LIMIT: the rows are picked by `ctid` in a bounded subquery, then re-checked. */
+  deleteLimited(spec: DeleteLimitedSpec): string {
+    const { table: t, where } = spec;
+    return `DELETE FROM ${t} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t} WHERE ${where} LIMIT ${this.deleteBound(spec)})) AND ${where}`;
+  }
+
+  override idleTransactionTimeouts(idleMillis: number): string[] {
+    const ms = Math.max(1, Math.ceil(idleMillis));
+    return [`SELECT set_config('idle_in_transaction_session_timeout', '${ms}', true) AS t`];
+  }
+
+  override transactionStatementTimeout(ms: number): { sql: string; params: unknown[] } {
+    const value = `${Math.max(1, Math.trunc(ms))}ms`;
+    return {
+      sql:
+        `SELECT set_config('statement_timeout', ${this.placeholder(1)}, true) AS a, ` +
+        `set_config('idle_in_transaction_session_timeout', ${this.placeholder(2)}, true) AS b`,
+      params: [value, value],
+    };
   }
 
   arraySource(columns: ReadonlyArray<{ name: string; type: ColumnType; placeholder: string }>): string {

@@ -22,6 +22,18 @@ export interface UpsertSpec {
   rows?: number;
 }
 
+/** One bounded DELETE: see `SqlDialect.deleteLimited`. */
+export interface DeleteLimitedSpec {
+  /** Fully prefixed table name (already validated). */
+  table: string;
+  /** The rows' condition, spliced as is and joined with AND: parenthesize a condition with OR. */
+  where: string;
+  /** MySQL/MariaDB delete in this order (an indexed column keeps a batch to the rows it deletes). */
+  orderBy?: string;
+  /** At most this many rows (truncated; at least 1). */
+  limit: number;
+}
+
 /**
  * Everything that differs between databases, in one place. Modules build their SQL from these
  * pieces and never branch on the dialect themselves.
@@ -47,6 +59,36 @@ export interface SqlDialect {
   forUpdate(skipLocked?: boolean): string;
   /** `SELECT ...` with a row limit: returns the query text with the limit applied. */
   limit(select: string, count: number): string;
+  /**
+   * One `DELETE` of at most `spec.limit` rows matching `spec.where`, bounded the dialect's way
+   * (PostgreSQL by `ctid`, SQLite by `rowid`, MySQL/MariaDB `LIMIT`, SQL Server `TOP`, Oracle
+   * `ROWNUM`). PostgreSQL's statement has `where` twice; its `$n` placeholders name the same
+   * parameters, so every dialect binds them once.
+   */
+  deleteLimited(spec: DeleteLimitedSpec): string;
+  /**
+   * Statements that make the server end the session's open transaction (and free its row locks)
+   * once its client has been silent inside it for `idleMillis`, run inside that transaction.
+   * PostgreSQL: transaction-local (`set_config(..., true)`), so it works behind PgBouncer.
+   * MySQL/MariaDB: whole seconds, session scope (the caller must not return the connection to a
+   * pool with them set). Empty where the dialect has no such setting.
+   */
+  idleTransactionTimeouts(idleMillis: number): string[];
+  /** `SELECT <list>` of expressions without a table (Oracle's reads `FROM DUAL`). */
+  selectRow(list: string): string;
+  /**
+   * `sql` bounded to `ms` server-side where the dialect has a per-statement form (MariaDB's
+   * `SET STATEMENT max_statement_time = <s> FOR ...`); `sql` itself elsewhere.
+   */
+  withStatementTimeout(sql: string, ms: number): string;
+  /**
+   * A statement run first in a transaction that bounds every later statement of it, and the time
+   * it may stay idle, to `ms`, where the database has a transaction-scoped setting (PostgreSQL);
+   * undefined elsewhere.
+   */
+  transactionStatementTimeout(ms: number): { sql: string; params: unknown[] } | undefined;
+  /** The query that reads the connection's busy timeout in ms (SQLite's write-lock wait); undefined elsewhere. */
+  busyTimeoutQuery(): string | undefined;
   /** DDL type for a logical column type. */
   columnType(type: ColumnType): string;
   /** Converts a timestamp to the bound parameter form the driver stores exactly (ms). */

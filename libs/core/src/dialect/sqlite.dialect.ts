@@ -1,5 +1,5 @@
 import { BaseDialect } from './base.dialect';
-import { ColumnType, UpsertSpec } from './sql-dialect';
+import { ColumnType, DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
 
 /**
  * SQLite (better-sqlite3). CURRENT_TIMESTAMP has second precision only, so the clock is
@@ -18,6 +18,16 @@ export class SqliteDialect extends BaseDialect {
   /** SQLite locks the whole database for writers; a row lock clause does not exist. */
   override forUpdate(): string {
     return '';
+  }
+
+  /** DELETE ... LIMIT needs a compile-time option; the rows are picked by `rowid` instead. */
+  deleteLimited(spec: DeleteLimitedSpec): string {
+    const { table: t, where } = spec;
+    return `DELETE FROM ${t} WHERE rowid IN (SELECT rowid FROM ${t} WHERE ${where} LIMIT ${this.deleteBound(spec)})`;
+  }
+
+  override busyTimeoutQuery(): string {
+    return 'PRAGMA busy_timeout';
   }
 
   columnType(type: ColumnType): string {

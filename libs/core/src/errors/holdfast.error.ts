@@ -19,7 +19,7 @@ export class InvalidOptionsError extends HoldfastError {
     readonly module: string,
     readonly problems: string[],
   ) {
-    super(`Invalid ${module} options:\n  - ${problems.join('\n  - ')}`, 'HOLDFAST_INVALID_OPTIONS');
+    super(`Invalid ${module} options:\n  - ${problems.join('\n  - ')}`, 'HOLDFAST_CORE_INVALID_OPTIONS');
   }
 }
 
@@ -29,7 +29,7 @@ export class InvalidTablePrefixError extends HoldfastError {
     super(
       `Invalid table prefix ${JSON.stringify(value)}: it must match ([A-Za-z0-9_]+\\.)*[A-Za-z0-9_]* ` +
         `(letters, digits and underscores, optionally schema-qualified like 'SCHEMA.MYAPP_').`,
-      'HOLDFAST_INVALID_TABLE_PREFIX',
+      'HOLDFAST_CORE_INVALID_TABLE_PREFIX',
     );
   }
 }
@@ -43,7 +43,7 @@ export class InvalidDurationError extends HoldfastError {
     super(
       `Invalid duration for '${option}': ${JSON.stringify(value)}. ` +
         `Use milliseconds (a non-negative number) or a string such as '500ms', '10s', '5m', '1h'.`,
-      'HOLDFAST_INVALID_DURATION',
+      'HOLDFAST_CORE_INVALID_DURATION',
     );
   }
 }
@@ -58,7 +58,7 @@ export class UnsupportedDialectError extends HoldfastError {
       `Unsupported database dialect ${JSON.stringify(value)}${detail ? `: ${detail}` : ''}. ` +
         `Supported: postgres, mysql, mariadb, sqlite (executed), mssql, oracle (SQL generation only). ` +
         `Set the 'dialect' option to override detection.`,
-      'HOLDFAST_UNSUPPORTED_DIALECT',
+      'HOLDFAST_CORE_UNSUPPORTED_DIALECT',
     );
   }
 }
@@ -72,7 +72,7 @@ export class SchemaMissingError extends HoldfastError {
     super(
       `Table ${table} does not exist. Create it with schema: 'create' in the module options, ` +
         `with \`holdfast migrate\` (@holdfast/cli), or by running:\n${ddl}`,
-      'HOLDFAST_SCHEMA_MISSING',
+      'HOLDFAST_CORE_SCHEMA_MISSING',
     );
   }
 }
@@ -95,7 +95,7 @@ export class SchemaMismatchError extends HoldfastError {
       found === undefined
         ? `Table ${table} has no column ${column} (accepted types: ${accepted.join(', ')}). ${fix}`
         : `Table ${table}, column ${column}: found type ${found}, accepted: ${accepted.join(', ')}. ${fix}`,
-      'HOLDFAST_SCHEMA_MISMATCH',
+      'HOLDFAST_CORE_SCHEMA_MISMATCH',
     );
   }
 }
@@ -111,7 +111,7 @@ export class SchemaLockTimeoutError extends HoldfastError {
     super(
       `Timed out after ${waitedMs} ms waiting for the schema lock of ${table}: another instance is ` +
         `creating or checking it and has not finished. ${detail}`,
-      'HOLDFAST_SCHEMA_LOCK_TIMEOUT',
+      'HOLDFAST_CORE_SCHEMA_LOCK_TIMEOUT',
       { cause },
     );
   }

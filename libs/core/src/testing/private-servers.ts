@@ -42,7 +42,7 @@ function account(user: string): Account {
     .split('\n')
     .find((l) => l.startsWith(`${user}:`));
   if (!line)
-    throw new HoldfastError(`Private database server: no system user '${user}'`, 'HOLDFAST_TEST_CONFIG');
+    throw new HoldfastError(`Private database server: no system user '${user}'`, 'HOLDFAST_CORE_TEST_CONFIG');
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };
 }
@@ -267,7 +267,7 @@ export abstract class PrivateServer {
     if (await portOpen(this.port)) {
       throw new HoldfastError(
         `Private database server: port ${this.port} is already in use; pick another port`,
-        'HOLDFAST_TEST_CONFIG',
+        'HOLDFAST_CORE_TEST_CONFIG',
       );
     }
   }
@@ -285,7 +285,7 @@ export function postgresBinDir(env: NodeJS.ProcessEnv = process.env): string {
   if (!versions.length) {
     throw new HoldfastError(
       `PostgreSQL server binaries not found under ${root}; set HOLDFAST_PG_BIN`,
-      'HOLDFAST_TEST_CONFIG',
+      'HOLDFAST_CORE_TEST_CONFIG',
     );
   }
   return join(root, versions[0], 'bin');

@@ -73,25 +73,12 @@ export class FailoverStoreQueryResolver {
    * for this batch, never for the whole cleanup). Parameter: the cutoff.
    */
   cleanBatch(ctx: FailoverQueryContext, limit: number): string {
-    const n = Math.max(1, Math.trunc(limit));
-    const p1 = ctx.dialect.placeholder(1);
-    const t = ctx.table;
-    // TODO(core): a dialect `deleteLimited` piece would move these branches into core.
-    switch (ctx.dialect.name) {
-      case 'postgres':
-        return `DELETE FROM ${t} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t} WHERE EXPIRE_ON < ${p1} LIMIT ${n})) AND EXPIRE_ON < ${p1}`;
-      case 'mysql':
-      case 'mariadb':
-        return `DELETE FROM ${t} WHERE EXPIRE_ON < ${p1} ORDER BY EXPIRE_ON LIMIT ${n}`;
-      case 'sqlite':
-        return `DELETE FROM ${t} WHERE rowid IN (SELECT rowid FROM ${t} WHERE EXPIRE_ON < ${p1} LIMIT ${n})`;
-      case 'mssql':
-        return `DELETE TOP (${n}) FROM ${t} WHERE EXPIRE_ON < ${p1}`;
-      case 'oracle':
-        return `DELETE FROM ${t} WHERE EXPIRE_ON < ${p1} AND ROWNUM <= ${n}`;
-      default:
-        return this.cleanByExpiry(ctx);
-    }
+    return ctx.dialect.deleteLimited({
+      table: ctx.table,
+      where: `EXPIRE_ON < ${ctx.dialect.placeholder(1)}`,
+      orderBy: 'EXPIRE_ON',
+      limit,
+    });
   }
 
   /**

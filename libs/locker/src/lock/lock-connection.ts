@@ -10,7 +10,7 @@ export class LockStatementTimeoutError extends HoldfastError {
   ) {
     super(
       `${what} took longer than ${timeoutMs} ms; the lock connection was destroyed and the next attempt opens a new one`,
-      'HOLDFAST_LOCK_STATEMENT_TIMEOUT',
+      'HOLDFAST_LOCKER_STATEMENT_TIMEOUT',
     );
   }
 }

@@ -97,23 +97,12 @@ export class LockQueryResolver {
   /**
    * Statements that make the server end the lock's transaction (and free the row) once its
    * client has been silent inside it for `idleMillis`: a vanished master (partition, hung host)
-   * cannot keep the lock for hours. PostgreSQL: transaction-local, so it works behind PgBouncer;
-   * MySQL/MariaDB have only whole seconds and session scope, which is why the lock connection is
-   * destroyed, never returned to the pool. Empty where the dialect has no such setting.
-   * (Belongs with core's dialect pieces; kept here while core is being changed.)
+   * cannot keep the lock for hours. The dialect's `idleTransactionTimeouts`: PostgreSQL's is
+   * transaction-local, so it works behind PgBouncer; MySQL/MariaDB have only whole seconds and
+   * session scope, which is why the lock connection is destroyed, never returned to the pool.
+   * Empty where the dialect has no such setting.
    */
   holdTimeouts(idleMillis: number): string[] {
-    const ms = Math.max(1, Math.ceil(idleMillis));
-    const seconds = Math.max(1, Math.ceil(ms / 1000));
-    switch (this.dialect.name) {
-      case 'postgres':
-        return [`SELECT set_config('idle_in_transaction_session_timeout', '${ms}', true) AS t`];
-      case 'mariadb':
-        return [`SET SESSION idle_transaction_timeout = ${seconds}`, `SET SESSION wait_timeout = ${seconds}`];
-      case 'mysql':
-        return [`SET SESSION wait_timeout = ${seconds}`];
-      default:
-        return [];
-    }
+    return this.dialect.idleTransactionTimeouts(idleMillis);
   }
 }

@@ -6,7 +6,7 @@ export class InvalidFencingTokenError extends HoldfastError {
     super(
       `Invalid fencing token ${JSON.stringify(value) ?? String(value)}: pass the owner's token as a safe ` +
         `non-negative integer (MutexState.fencingToken, or what SimbaLocker.acquire returned).`,
-      'SIMBA_INVALID_FENCING_TOKEN',
+      'HOLDFAST_SIMBA_INVALID_FENCING_TOKEN',
     );
   }
 }
@@ -21,7 +21,7 @@ export class FenceColumnNotFoundError extends HoldfastError {
       `Entity ${entity} has no column '${property}' to keep its fencing token in: add ` +
         `\`@FenceColumn() ${property}?: number | null;\` (a nullable BIGINT), or pass ` +
         `fenced(repository, { fenceProperty: '<your column>' }).`,
-      'SIMBA_FENCE_COLUMN_NOT_FOUND',
+      'HOLDFAST_SIMBA_FENCE_COLUMN_NOT_FOUND',
     );
   }
 }
@@ -40,7 +40,7 @@ export class StaleFencingTokenError extends HoldfastError {
       `Write to ${table} refused: fencing token ${token} is older than the fence stored on ${refused} ` +
         `row(s), so a newer owner has written since. This instance no longer owns the mutex; stop ` +
         `writing and wait to be elected again.`,
-      'SIMBA_STALE_FENCING_TOKEN',
+      'HOLDFAST_SIMBA_STALE_FENCING_TOKEN',
     );
   }
 }

@@ -45,8 +45,9 @@ export class MutexQueryResolver {
           params: [...mutexes],
         };
       default: {
-        const dual = this.dialect.name === 'oracle' ? ' FROM DUAL' : '';
-        const rows = mutexes.map((_, i) => `SELECT ${this.p(i + 1)} AS mutex${dual}`).join(' UNION ALL ');
+        const rows = mutexes
+          .map((_, i) => this.dialect.selectRow(`${this.p(i + 1)} AS mutex`))
+          .join(' UNION ALL ');
         return {
           sql:
             `${insert} SELECT ${free('v.mutex')} FROM (${rows}) v ` +
@@ -168,8 +169,7 @@ export class MutexQueryResolver {
 
   /** The database clock alone (health check). */
   now(): BoundSql {
-    const from = this.dialect.name === 'oracle' ? ' FROM DUAL' : '';
-    return { sql: `SELECT ${this.dialect.nowMillis} AS now_ms${from}`, params: [] };
+    return { sql: this.dialect.selectRow(`${this.dialect.nowMillis} AS now_ms`), params: [] };
   }
 
   /**
@@ -178,14 +178,7 @@ export class MutexQueryResolver {
    * transaction left idle (a client that hung mid-way) so its row lock cannot block standbys.
    */
   transactionTimeout(ms: number): BoundSql | undefined {
-    if (this.dialect.name !== 'postgres') return undefined;
-    const value = `${Math.max(1, Math.trunc(ms))}ms`;
-    return {
-      sql:
-        `SELECT set_config('statement_timeout', ${this.p(1)}, true) AS a, ` +
-        `set_config('idle_in_transaction_session_timeout', ${this.p(2)}, true) AS b`,
-      params: [value, value],
-    };
+    return this.dialect.transactionStatementTimeout(ms);
   }
 
   /**
@@ -194,13 +187,13 @@ export class MutexQueryResolver {
    * the client-side timeout (and SQLite on the DataSource's busy timeout).
    */
   timed(bound: BoundSql, ms: number): BoundSql {
-    if (this.dialect.name !== 'mariadb') return bound;
-    const seconds = (Math.max(1, Math.trunc(ms)) / 1000).toFixed(3);
-    return { sql: `SET STATEMENT max_statement_time = ${seconds} FOR ${bound.sql}`, params: bound.params };
+    const sql = this.dialect.withStatementTimeout(bound.sql, ms);
+    return sql === bound.sql ? bound : { sql, params: bound.params };
   }
 
   /** SQLite: reads the connection's busy timeout (how long a statement waits for the write lock). */
   busyTimeout(): BoundSql | undefined {
-    return this.dialect.name === 'sqlite' ? { sql: 'PRAGMA busy_timeout', params: [] } : undefined;
+    const sql = this.dialect.busyTimeoutQuery();
+    return sql === undefined ? undefined : { sql, params: [] };
   }
 }
