@@ -9,18 +9,16 @@ export interface FailoverTally {
   readonly lastError?: { message: string; at: Date };
 }
 
+function noOutcomes(): Record<CallOutcome, number> {
+  return { success: 0, recovered: 0, handler: 0, failed: 0, 'not-recoverable': 0 };
+}
+
 /**
  * A failover's tally. On the call path it only counts and keeps a reference to the last error:
  * the message and time are built when someone reads them (health, dashboard).
  */
 class Tally implements FailoverTally {
-  readonly outcomes: Record<CallOutcome, number> = {
-    success: 0,
-    recovered: 0,
-    handler: 0,
-    failed: 0,
-    'not-recoverable': 0,
-  };
+  readonly outcomes: Record<CallOutcome, number> = noOutcomes();
   /** Attribute objects per outcome, built once: a call should not allocate one. */
   private readonly attributeSets: Partial<Record<CallOutcome, { failover: string; outcome: CallOutcome }>> =
     {};
@@ -138,13 +136,7 @@ export class FailoverMetrics {
   /** Rows sent to the store, and the statements (or store calls) that carried them. */
   rowsWritten = 0;
   writeCalls = 0;
-  readonly outcomes: Record<CallOutcome, number> = {
-    success: 0,
-    recovered: 0,
-    handler: 0,
-    failed: 0,
-    'not-recoverable': 0,
-  };
+  readonly outcomes: Record<CallOutcome, number> = noOutcomes();
 
   /** Per failover name: its call outcomes and the last upstream error it recovered from (or not). */
   readonly byFailover = new Map<string, FailoverTally>();
