@@ -30,6 +30,7 @@ export { resolveDataSource, driverTimezone, type DataSourceOption } from './data
 export { isValidTablePrefix, validateTablePrefix, tableName } from './naming/table-prefix';
 export { parseDuration, isDuration, type Duration } from './time/duration';
 export { monotonicMillis, sleep } from './time/monotonic';
+export { withTimeout, type WithTimeoutOptions } from './time/with-timeout';
 export { HoldfastTimers, findSchedulerRegistry, type TimeoutRegistry } from './time/holdfast-timers';
 export type { TableSpec, ColumnSpec, IndexSpec } from './schema/table-spec';
 export {

@@ -7,7 +7,7 @@ import {
   isBrokenCircuitError,
   type CircuitBreakerPolicy,
 } from 'cockatiel';
-import { HoldfastError, parseDuration } from '@holdfast/core';
+import { HoldfastError, parseDuration, withTimeout } from '@holdfast/core';
 import type { FailoverMetadata } from '../decorator/failover-options';
 import { PayloadSplitterError, UnknownPayloadClassError } from '../errors';
 import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
@@ -28,7 +28,7 @@ import { RecoveredPayloadHandler } from './recovered-payload.handler';
 
 /** A write the writer already reported: counted by the store breaker, not seen by the caller. */
 class StoreWriteFailed extends Error {}
-const TIMED_OUT = Symbol('timed-out');
+const TIMED_OUT: unique symbol = Symbol('timed-out');
 
 /** Per-failover pieces built on first use. */
 interface Runtime {
@@ -353,14 +353,7 @@ export class FailoverExecutor {
   ): Promise<Array<R | typeof TIMED_OUT>> {
     const { parallel, timeout } = this.options.scatter;
     const bounded = async (op: () => Promise<R> | R, index: number) => {
-      let timer: NodeJS.Timeout | undefined;
-      const result = await Promise.race([
-        Promise.resolve().then(op),
-        new Promise<typeof TIMED_OUT>((resolve) => {
-          timer = setTimeout(() => resolve(TIMED_OUT), timeout);
-          timer.unref();
-        }),
-      ]).finally(() => clearTimeout(timer));
+      const result = await withTimeout<R, typeof TIMED_OUT>(op, timeout, () => TIMED_OUT);
       if (result === TIMED_OUT) onTimeout(index);
       return result;
     };

@@ -5,7 +5,13 @@ import {
   Logger,
   OnApplicationBootstrap,
 } from '@nestjs/common';
-import { findSchedulerRegistry, HoldfastTimers, monotonicMillis, parseDuration } from '@holdfast/core';
+import {
+  findSchedulerRegistry,
+  HoldfastTimers,
+  monotonicMillis,
+  parseDuration,
+  withTimeout,
+} from '@holdfast/core';
 import { ModuleRef } from '@nestjs/core';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Mutex } from 'async-mutex';
@@ -119,12 +125,8 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   async beforeApplicationShutdown(): Promise<void> {
     this.running = false;
     this.timers.clearAll();
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), this.graceMs);
-    });
     const finished = Promise.all([this.cycle?.catch(() => undefined), this.gate.waitForUnlock()]);
-    if ((await Promise.race([finished, timeout])) === 'timeout') {
+    if ((await withTimeout(finished, this.graceMs, () => 'timeout' as const)) === 'timeout') {
       const left = [...this.claimed];
       for (const controller of this.running_) controller.abort(new InboxShutdownError(this.graceMs));
       await this.handBack(left).catch((error) =>
@@ -135,7 +137,6 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
           `and the messages handed back to other nodes`,
       );
     }
-    clearTimeout(timer);
     if (this.options.deliver) await this.connection.leadership.stop();
   }
 
@@ -358,7 +359,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       this.running_.add(controller);
       try {
         if (decodeError) throw decodeError;
-        await withTimeout(
+        await withinLease(
           () => handler!.handle(message!, { signal: controller.signal }),
           leaseLeft,
           row.id,
@@ -449,30 +450,22 @@ class InboxShutdownError extends Error {
  * handler that takes longer counts as a failed attempt (with backoff, then parking), so a stuck
  * message cannot hold the loop; its signal aborts.
  */
-async function withTimeout(
+async function withinLease(
   work: () => unknown,
   ms: number,
   id: string,
   controller: AbortController,
 ): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  let onAbort: (() => void) | undefined;
-  const stop = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+  await withTimeout(
+    work,
+    ms,
+    () => {
       const error = new VisibilityTimeoutError(id, ms);
       controller.abort(error);
-      reject(error);
-    }, ms);
-    timer.unref();
-    onAbort = () => reject(controller.signal.reason);
-    controller.signal.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    await Promise.race([Promise.resolve().then(work), stop]);
-  } finally {
-    clearTimeout(timer);
-    controller.signal.removeEventListener('abort', onAbort!);
-  }
+      throw error;
+    },
+    { signal: controller.signal },
+  );
 }
 
 function firstLine(text: string): string {

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { HoldfastError, SqlClient, type SqlDialect } from '@holdfast/core';
+import { HoldfastError, SqlClient, withTimeout, type SqlDialect } from '@holdfast/core';
 import type { DataSource, QueryRunner } from 'typeorm';
 
 /** A lock statement or a wait for a pooled connection took longer than its bound. */
@@ -125,12 +125,9 @@ export class LockConnection {
   }
 
   private bounded<T>(promise: Promise<T>, what: string): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new LockStatementTimeoutError(what, this.timeoutMs)), this.timeoutMs);
-      timer.unref();
+    return withTimeout(promise, this.timeoutMs, () => {
+      throw new LockStatementTimeoutError(what, this.timeoutMs);
     });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
   }
 }
 

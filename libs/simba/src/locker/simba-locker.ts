@@ -1,5 +1,5 @@
 import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
-import { parseDuration, type Duration } from '@holdfast/core';
+import { parseDuration, withTimeout, type Duration } from '@holdfast/core';
 import { MutexAcquireTimeoutError, MutexLockerStateError, MutexLostError } from '../errors';
 import { AbstractMutexContender, assertMutexName } from '../mutex/mutex-contender';
 import { ContendServiceStatus, type MutexContendService } from '../mutex/mutex-contend.service';
@@ -64,13 +64,13 @@ export class MutexLocker {
     const timeoutMs = timeout === undefined ? undefined : parseDuration(timeout, 'timeout');
     this.controller = new AbortController();
     const controller = this.controller;
-    let timer: NodeJS.Timeout | undefined;
-    const acquired = new Promise<MutexState>((resolve, reject) => {
-      this.contender.acquired = resolve;
-      if (timeoutMs !== undefined) {
-        timer = setTimeout(() => reject(new MutexAcquireTimeoutError(this.mutex, timeoutMs)), timeoutMs);
-      }
-    });
+    const granted = new Promise<MutexState>((resolve) => (this.contender.acquired = resolve));
+    const acquired =
+      timeoutMs === undefined
+        ? granted
+        : withTimeout(granted, timeoutMs, () => {
+            throw new MutexAcquireTimeoutError(this.mutex, timeoutMs);
+          });
     this.contender.released = () => {
       if (!controller.signal.aborted) controller.abort(new MutexLostError(this.mutex));
     };
@@ -84,7 +84,6 @@ export class MutexLocker {
       await this.service.stop();
       throw error;
     } finally {
-      clearTimeout(timer);
       this.contender.acquired = undefined;
     }
   }

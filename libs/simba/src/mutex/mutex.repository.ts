@@ -3,6 +3,7 @@ import {
   monotonicMillis,
   sqlRetryCounter,
   toNumber,
+  withTimeout,
   withTransientRetry,
   type SqlClient,
 } from '@holdfast/core';
@@ -269,22 +270,8 @@ export class MutexRepository implements BatchSource {
     timeoutMs = this.statementTimeoutMs,
     waitingFor: () => 'connection' | 'answer' = () => 'answer',
   ): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new MutexStatementTimeoutError(mutex, operation, timeoutMs, waitingFor())),
-        timeoutMs,
-      );
-      timer.unref?.();
-      work().then(
-        (value) => {
-          clearTimeout(timer);
-          resolve(value);
-        },
-        (error) => {
-          clearTimeout(timer);
-          reject(error);
-        },
-      );
+    return withTimeout(work, timeoutMs, () => {
+      throw new MutexStatementTimeoutError(mutex, operation, timeoutMs, waitingFor());
     });
   }
 }
