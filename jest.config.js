@@ -18,7 +18,12 @@ const serversSelected = (process.env.HOLDFAST_TEST_DATABASES ?? 'sqlite')
   .some((d) => d.trim() && d.trim() !== 'sqlite');
 const serverOnly = serversSelected
   ? []
-  : ['/libs/locker/test/lock-connection.spec.ts', '/test/inbox/accept-under-load.spec.ts'];
+  : [
+      '/libs/locker/test/lock-connection.spec.ts',
+      '/test/inbox/accept-under-load.spec.ts',
+      '/test/inbox/silent-worker.spec.ts',
+      '/test/simba/frozen-renewal.spec.ts',
+    ];
 
 // The soaks and the long multi-process tests run under `npm run test:soak` (HOLDFAST_TEST_SOAK=1),
 // not in the default `npm test`; .ci/run runs both.
