@@ -7,8 +7,9 @@
  * - Inbox (its default cluster mode: competing where the database has SKIP LOCKED, the Simba
  *   leader delivers on SQLite): an `@InboxHandler` writes each run to the history.
  * - Failover: a `@Failover` method whose upstream fails when the caller asks it to.
- * IPC in: {t:'accept', id}, {t:'failover', seq, key, fail}. IPC out: {t:'ready'},
- * {t:'accept-done', id, error?}, {t:'failover-done', seq, fresh, error?},
+ * IPC in: {t:'accept', id}, {t:'failover', seq, key, fail}, {t:'clock'}. IPC out: {t:'ready'},
+ * {t:'accept-done', id, error?}, {t:'failover-done', seq, fresh, error?}, {t:'clock', wall, real}
+ * (its Date.now() and the time the history uses),
  * Its last shutdown hook appends {proc, signal, inboxRetries, runningAtShutdown} to `<jobsFile>.shutdown`.
  * argv: <db> <tablePrefix> <historyFile> <jobsFile> <proc> <standbyPoll ms> [sqlite file]
  */
@@ -36,6 +37,12 @@ const LEADER_MUTEX = 'deploy-leader';
 const send = (message: unknown) => process.connected && process.send?.(message);
 const history = new HistoryWriter(historyFile, proc);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * The history's times for inbox and failover events: the wall clock as it was at startup, moved on
+ * by the monotonic clock, so a wall-clock jump of this process (the clock-jump test) does not
+ * move them.
+ */
+const realNow = () => Math.round(performance.timeOrigin + performance.now());
 
 @Injectable()
 class LeaderJob {
@@ -108,7 +115,7 @@ let runningAtShutdown: number | undefined;
 class ItemHandler implements OnModuleDestroy {
   @InboxHandler({ namespace: 'deploy', name: 'item' })
   async handle(message: InboxMessage): Promise<void> {
-    history.append({ kind: 'inbox', op: 'deliver', id: message.id, at: Date.now() });
+    history.append({ kind: 'inbox', op: 'deliver', id: message.id, at: realNow() });
     running++;
     try {
       // A handler that takes a moment, so SIGTERM often finds one running.
@@ -195,11 +202,13 @@ async function main(): Promise<void> {
     if (m.t === 'accept') {
       acceptor.accept({ id: m.id, type: { namespace: 'deploy', name: 'item' }, payload: { id: m.id } }).then(
         (result) => {
-          if (result.accepted) history.append({ kind: 'inbox', op: 'accept', id: m.id!, at: Date.now() });
+          if (result.accepted) history.append({ kind: 'inbox', op: 'accept', id: m.id!, at: realNow() });
           send({ t: 'accept-done', id: m.id, accepted: result.accepted });
         },
         (error: Error) => send({ t: 'accept-done', id: m.id, error: `${error.name}: ${error.message}` }),
       );
+    } else if (m.t === 'clock') {
+      send({ t: 'clock', wall: Date.now(), real: realNow() });
     } else if (m.t === 'failover') {
       quotes.quote(m.key!, !!m.fail).then(
         (quote) => {
@@ -211,7 +220,7 @@ async function main(): Promise<void> {
             name: 'deploy-quote',
             key: m.key,
             fresh,
-            at: Date.now(),
+            at: realNow(),
             ...(fresh ? {} : { asOf, expiry: 3_600_000 }),
           });
           send({ t: 'failover-done', seq: m.seq, fresh });

@@ -1,0 +1,254 @@
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { forkTs, waitForMessage, type TestDatabase } from '@holdfast/core/testing';
+import { readHistory, type SimbaGrant, type SimbaRelease } from '../../../tools/history/history';
+
+const WORKER = join(__dirname, '..', 'workers', 'rolling-app.worker.ts');
+const BOOT_BOUND = 120_000;
+/** About how often the load calls accept and the failover method (each on a random replica in service). */
+const ACCEPT_EVERY_MS = 25;
+const FAILOVER_EVERY_MS = 50;
+const KEYS = ['a', 'b', 'c', 'd', 'e'];
+/** Nest's ConsoleLogger line at ERROR level: `[Nest] <pid>  - <date>   ERROR [Context] ...`. */
+const NEST_ERROR_LINE = /^\[Nest\]\s+\d+\s+-\s.*?\bERROR\b/;
+
+export const LEADER_MUTEX = 'deploy-leader';
+
+export interface Replica {
+  name: string;
+  child: ChildProcess;
+  /** Lines of stdout and stderr. */
+  output: string[];
+  /** Calls sent and not answered yet. */
+  pending: number;
+  inService: boolean;
+}
+
+/** One run of the leader's job: the process, its fencing token and the database time. */
+export interface Job {
+  proc: string;
+  token: number;
+  at: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Replicas of an ordinary Holdfast app (test/deploy/workers/rolling-app.worker.ts: a Simba leader
+ * job, an inbox handler, a failover method) on one database, and the load a user's traffic puts
+ * on them: accepts with unique ids, and failover calls whose upstream fails every other time for a
+ * key that had a fresh answer a while ago. Every replica writes to one shared history.
+ */
+export class AppReplicas {
+  readonly replicas: Replica[] = [];
+  readonly failures: string[] = [];
+  readonly historyFile: string;
+  readonly jobsFile: string;
+  readonly shutdownFile: string;
+  accepts = 0;
+  failoverCalls = 0;
+  staleAnswers = 0;
+  private started = 0;
+  private loading = false;
+  private loops: Promise<void>[] = [];
+  /** When each key first had a fresh answer (the store holds a value from then on). */
+  private readonly lastFresh = new Map<string, number>();
+  private readonly keyOf = new Map<number, string>();
+
+  constructor(
+    private readonly db: TestDatabase,
+    private readonly prefix: string,
+    dir: string,
+    private readonly standbyPoll: number,
+    private readonly sqliteFile = '',
+  ) {
+    this.historyFile = join(dir, 'history.jsonl');
+    this.jobsFile = join(dir, 'jobs.jsonl');
+    this.shutdownFile = `${this.jobsFile}.shutdown`;
+    writeFileSync(this.historyFile, '');
+    writeFileSync(this.jobsFile, '');
+  }
+
+  /** Forks one more replica (`env` is added to the test's own environment). */
+  start(env: NodeJS.ProcessEnv = {}): Replica {
+    const name = `r${++this.started}`;
+    const child = forkTs(
+      WORKER,
+      [
+        this.db,
+        this.prefix,
+        this.historyFile,
+        this.jobsFile,
+        name,
+        String(this.standbyPoll),
+        this.sqliteFile,
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, NO_COLOR: '1', ...env } },
+    );
+    const replica: Replica = { name, child, output: [], pending: 0, inService: false };
+    for (const stream of [child.stdout!, child.stderr!]) {
+      let rest = '';
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => {
+        const lines = (rest + chunk).split('\n');
+        rest = lines.pop()!;
+        for (const line of lines) replica.output.push(line);
+      });
+      stream.on('end', () => rest && replica.output.push(rest));
+    }
+    child.on('message', (m: { t: string; id?: string; seq?: number; fresh?: boolean; error?: string }) =>
+      this.answered(replica, m),
+    );
+    this.replicas.push(replica);
+    return replica;
+  }
+
+  /** Waits until the replica has booted, then puts it in service. */
+  async ready(replica: Replica): Promise<void> {
+    const m = await waitForMessage<{ t: string; error?: string }>(
+      replica.child,
+      (x) => x.t === 'ready' || x.t === 'failed',
+      BOOT_BOUND,
+    );
+    if (m.t !== 'ready') throw new Error(`${replica.name} failed to boot: ${m.error}`);
+    replica.inService = true;
+  }
+
+  /** Starts the load; `stopLoad()` ends it. */
+  startLoad(): void {
+    this.loading = true;
+    let nextId = 0;
+    let nextSeq = 0;
+    const accept = async () => {
+      while (this.loading) {
+        const r = this.pick();
+        if (r) {
+          r.pending++;
+          r.child.send({ t: 'accept', id: `m-${++nextId}` });
+        }
+        await sleep(ACCEPT_EVERY_MS);
+      }
+    };
+    const failover = async () => {
+      while (this.loading) {
+        const r = this.pick();
+        if (r) {
+          const seq = ++nextSeq;
+          const key = KEYS[seq % KEYS.length];
+          const fresh = this.lastFresh.get(key);
+          const fail = seq % 2 === 0 && fresh !== undefined && Date.now() - fresh > 1_000;
+          this.keyOf.set(seq, key);
+          r.pending++;
+          r.child.send({ t: 'failover', seq, key, fail });
+        }
+        await sleep(FAILOVER_EVERY_MS);
+      }
+    };
+    this.loops = [accept(), failover()];
+  }
+
+  async stopLoad(): Promise<void> {
+    this.loading = false;
+    await Promise.all(this.loops);
+  }
+
+  /** A live replica in service, at random. */
+  pick(): Replica | undefined {
+    const live = this.replicas.filter((r) => r.inService && r.child.connected);
+    return live[Math.floor(Math.random() * live.length)];
+  }
+
+  /** How far the replica's wall clock (Date.now()) is from the real time, in ms. */
+  async clockOffset(replica: Replica): Promise<number> {
+    const reply = waitForMessage<{ t: string; wall: number; real: number }>(
+      replica.child,
+      (m) => m.t === 'clock',
+      10_000,
+    );
+    replica.child.send({ t: 'clock' });
+    const { wall, real } = await reply;
+    return wall - real;
+  }
+
+  /** Replicas whose process has not ended. */
+  alive(): Replica[] {
+    return this.replicas.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
+  }
+
+  jobs(): Job[] {
+    return existsSync(this.jobsFile)
+      ? readFileSync(this.jobsFile, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Job)
+      : [];
+  }
+
+  grants(): ((SimbaGrant | SimbaRelease) & { line: number })[] {
+    return readHistory(this.historyFile).entries.filter(
+      (e): e is (SimbaGrant | SimbaRelease) & { line: number } => e.kind === 'simba',
+    );
+  }
+
+  /** The process that holds the mutex by the history (its last acquire not followed by its release). */
+  leader(): string | undefined {
+    let owner: string | undefined;
+    for (const e of this.grants().sort((a, b) => a.line - b.line)) {
+      if (e.op === 'acquire') owner = e.proc;
+      else if (e.op === 'release' && e.proc === owner) owner = undefined;
+    }
+    return owner;
+  }
+
+  /** What each replica's last shutdown hook wrote: the signal, its inbox SQL retries, handlers running. */
+  shutdowns(): Map<string, { signal?: string; inboxRetries: number; runningAtShutdown?: number }> {
+    return new Map(
+      (existsSync(this.shutdownFile)
+        ? readFileSync(this.shutdownFile, 'utf8').split('\n').filter(Boolean)
+        : []
+      ).map((l) => {
+        const { proc, ...rest } = JSON.parse(l) as {
+          proc: string;
+          signal?: string;
+          inboxRetries: number;
+          runningAtShutdown?: number;
+        };
+        return [proc, rest];
+      }),
+    );
+  }
+
+  /** Every replica's output lines, prefixed with its name. */
+  output(): string[] {
+    return this.replicas.flatMap((r) => r.output.map((line) => `${r.name}: ${line}`));
+  }
+
+  /** The Nest ERROR lines in every replica's output. */
+  errorLines(): string[] {
+    return this.output().filter((l) => NEST_ERROR_LINE.test(l.slice(l.indexOf(': ') + 2)));
+  }
+
+  warnLines(): string[] {
+    return this.output().filter((l) => /\bWARN\b/.test(l));
+  }
+
+  private answered(
+    replica: Replica,
+    m: { t: string; id?: string; seq?: number; fresh?: boolean; error?: string },
+  ): void {
+    if (m.t === 'accept-done' || m.t === 'failover-done') replica.pending--;
+    if (m.t === 'accept-done') {
+      if (m.error) this.failures.push(`${replica.name} accept ${m.id}: ${m.error}`);
+      else this.accepts++;
+    } else if (m.t === 'failover-done') {
+      if (m.error) this.failures.push(`${replica.name} failover call ${m.seq}: ${m.error}`);
+      else {
+        this.failoverCalls++;
+        const key = this.keyOf.get(m.seq!)!;
+        if (!m.fresh) this.staleAnswers++;
+        else if (!this.lastFresh.has(key)) this.lastFresh.set(key, Date.now());
+      }
+    }
+  }
+}
