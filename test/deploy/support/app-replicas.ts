@@ -1,4 +1,4 @@
-import type { ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { forkTs, waitForMessage, type TestDatabase } from '@holdfast/core/testing';
@@ -70,22 +70,26 @@ export class AppReplicas {
     writeFileSync(this.jobsFile, '');
   }
 
-  /** Forks one more replica (`env` is added to the test's own environment). */
-  start(env: NodeJS.ProcessEnv = {}): Replica {
+  /**
+   * Forks one more replica (`env` is added to the test's own environment). `launch` replaces how
+   * node is started (a network namespace's `ip netns exec`; its execArgv loads the TypeScript hook).
+   */
+  start(env: NodeJS.ProcessEnv = {}, launch?: { execPath: string; execArgv: string[] }): Replica {
     const name = `r${++this.started}`;
-    const child = forkTs(
-      WORKER,
-      [
-        this.db,
-        this.prefix,
-        this.historyFile,
-        this.jobsFile,
-        name,
-        String(this.standbyPoll),
-        this.sqliteFile,
-      ],
-      { stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, NO_COLOR: '1', ...env } },
-    );
+    const args = [
+      this.db,
+      this.prefix,
+      this.historyFile,
+      this.jobsFile,
+      name,
+      String(this.standbyPoll),
+      this.sqliteFile,
+    ];
+    const options = {
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'] as ('ignore' | 'pipe' | 'ipc')[],
+      env: { ...process.env, NO_COLOR: '1', ...env },
+    };
+    const child = launch ? fork(WORKER, args, { ...options, ...launch }) : forkTs(WORKER, args, options);
     const replica: Replica = { name, child, output: [], pending: 0, inService: false };
     for (const stream of [child.stdout!, child.stderr!]) {
       let rest = '';

@@ -26,7 +26,8 @@ export class TcpProxy {
     private readonly targetHost = '127.0.0.1',
   ) {}
 
-  async start(listenPort = 0): Promise<number> {
+  /** Listens on `listenHost` (default the loopback; a veth address for a network namespace). */
+  async start(listenPort = 0, listenHost = '127.0.0.1'): Promise<number> {
     this.server = createServer((client) => {
       if (!this.open) {
         client.destroy();
@@ -45,7 +46,7 @@ export class TcpProxy {
       client.on('error', close).on('close', close);
       upstream.on('error', close).on('close', close);
     });
-    await new Promise<void>((resolve) => this.server!.listen(listenPort, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.server!.listen(listenPort, listenHost, resolve));
     this.port = (this.server!.address() as { port: number }).port;
     return this.port;
   }

@@ -1,0 +1,221 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sqlClientFor, tableName } from '@holdfast/core';
+import {
+  createTestDataSource,
+  TcpProxy,
+  testDatabases,
+  tsRegisterPath,
+  uniqueTablePrefix,
+  waitForExit,
+  waitUntil,
+  type TestDatabase,
+} from '@holdfast/core/testing';
+import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
+import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
+import { checkHistory, formatReport, simbaTerms } from '../../tools/history/check';
+import { readHistory } from '../../tools/history/history';
+import { AppReplicas, LEADER_MUTEX, type Replica } from '../deploy/support/app-replicas';
+import { NetworkNamespace } from './support/network-namespace';
+
+const REPLICAS = 3;
+const STANDBY_POLL = 500;
+/** Simba's defaults in the app: ttl 10 s + transition 6 s; a long partition outlasts both. */
+const LONG_PARTITION_MS = 20_000;
+const SHORT_PARTITION_MS = 8_000;
+const SETTLE_MS = 5_000;
+const EXIT_BOUND = 30_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The test database's URL with the host and port a namespace reaches it by. */
+function urlThrough(db: TestDatabase, host: string, port: number): NodeJS.ProcessEnv {
+  const key = db === 'postgres' ? 'HOLDFAST_TEST_PG_URL' : 'HOLDFAST_TEST_MARIADB_URL';
+  const url = new URL(
+    process.env[key] ??
+      (db === 'postgres' ? 'postgres://postgres@127.0.0.1:5432/test' : 'mysql://root@127.0.0.1:3306/test'),
+  );
+  url.hostname = host;
+  url.port = String(port);
+  return { [key]: url.toString() };
+}
+
+/**
+ * Partitions between application processes and the database, made in the network: each replica
+ * of the ordinary app (Simba leader job, inbox handler, failover method) runs in a network
+ * namespace of its own and reaches the server through a veth pair; a partition takes the pair
+ * down, so packets are dropped without a reset. Under the rolling-deploy test's load (calls go to
+ * replicas in service; a partitioned one is taken out of service first, as a failing readiness
+ * probe would): the leader is cut off for longer than ttl + transition, then healed; a standby is
+ * cut off and healed; the new leader is cut off for less than ttl + transition and healed. The
+ * shared history must hold: never two leaders on the database clock, fencing tokens that only
+ * grow, no leader job outside its term, no accepted message lost, no stale answer past its expiry,
+ * and leadership must move away from a leader cut off for good.
+ */
+const servers = testDatabases().filter((db): db is 'postgres' | 'mariadb' => db !== 'sqlite');
+
+describe('network partitions between app processes and the database', () => {
+  it('can make a network namespace here (root and ip netns, as on the CI machine)', () => {
+    const ns = NetworkNamespace.create(`p${process.pid % 100000}x`, 16_000 + (process.pid % 300));
+    ns.destroy();
+  });
+
+  if (!servers.length) return;
+
+  it.each(servers)(
+    `[%s] ${REPLICAS} replicas in their own namespaces: the leader, a standby, the new leader cut off and healed`,
+    async (db) => {
+      const dir = mkdtempSync(join(tmpdir(), 'partition-'));
+      const prefix = uniqueTablePrefix(`part_${db}`);
+      const apps = new AppReplicas(db, prefix, dir, STANDBY_POLL);
+      const dataSource = await createTestDataSource(db);
+      const sql = sqlClientFor(dataSource);
+      const serverPort = Number(
+        new URL(
+          (db === 'postgres' ? process.env.HOLDFAST_TEST_PG_URL : process.env.HOLDFAST_TEST_MARIADB_URL) ??
+            (db === 'postgres' ? 'postgres://x@127.0.0.1:5432/x' : 'mysql://x@127.0.0.1:3306/x'),
+        ).port,
+      );
+      const namespaces: NetworkNamespace[] = [];
+      const proxies: TcpProxy[] = [];
+      const byReplica = new Map<Replica, NetworkNamespace>();
+      const events: string[] = [];
+      const t0 = Date.now();
+      const note = (text: string) => events.push(`${((Date.now() - t0) / 1000).toFixed(1)} s ${text}`);
+      try {
+        for (let i = 0; i < REPLICAS; i++) {
+          const ns = NetworkNamespace.create(
+            `${db[0]}${process.pid % 100000}${i}`,
+            (process.pid % 1000) * 8 + (db === 'postgres' ? 0 : 4) + i,
+          );
+          namespaces.push(ns);
+          const proxy = new TcpProxy(serverPort);
+          proxies.push(proxy);
+          const port = await proxy.start(0, ns.hostIp);
+          const replica = apps.start(urlThrough(db, ns.hostIp, port), ns.forkOptions(tsRegisterPath()));
+          byReplica.set(replica, ns);
+        }
+        await Promise.all(apps.replicas.map((r) => apps.ready(r)));
+        apps.startLoad();
+        await waitUntil(() => apps.jobs().length > 0 && apps.leader() !== undefined, {
+          timeout: 60_000,
+          message: 'a leader job to run',
+        });
+        await sleep(SETTLE_MS);
+
+        const replicaNamed = (name?: string) => apps.replicas.find((r) => r.name === name)!;
+        const cutOff = async (replica: Replica, ms: number, what: string) => {
+          replica.inService = false;
+          await waitUntil(() => replica.pending === 0, {
+            timeout: 30_000,
+            message: `${replica.name}'s calls to end`,
+          });
+          byReplica.get(replica)!.partition();
+          note(`${what} ${replica.name} cut off`);
+          await sleep(ms);
+          byReplica.get(replica)!.heal();
+          note(`${replica.name} healed`);
+          replica.inService = true;
+        };
+
+        // 1. The leader, for longer than ttl + transition: another replica must lead.
+        const first = replicaNamed(apps.leader());
+        const cut = cutOff(first, LONG_PARTITION_MS, 'the leader');
+        await waitUntil(() => apps.leader() !== undefined && apps.leader() !== first.name, {
+          timeout: LONG_PARTITION_MS + 30_000,
+          message: `another replica to lead after ${first.name} was cut off`,
+        });
+        note(`${apps.leader()} leads`);
+        await cut;
+        await sleep(SETTLE_MS);
+
+        // 2. A standby.
+        const standby = apps.replicas.find((r) => r.name !== apps.leader())!;
+        await cutOff(standby, SHORT_PARTITION_MS, 'a standby');
+        await sleep(SETTLE_MS);
+
+        // 3. The new leader, for less than ttl + transition.
+        await cutOff(replicaNamed(apps.leader()), SHORT_PARTITION_MS, 'the leader');
+        await waitUntil(() => apps.leader() !== undefined, {
+          timeout: 60_000,
+          message: 'a leader after the last heal',
+        });
+        note(`${apps.leader()} leads`);
+        const jobsBefore = apps.jobs().length;
+        await sleep(SETTLE_MS);
+        const jobsAfterHeal = apps.jobs().length - jobsBefore;
+
+        await apps.stopLoad();
+        await waitUntil(() => apps.replicas.every((r) => r.pending === 0), {
+          timeout: 60_000,
+          message: 'every call to be answered',
+        });
+        const table = tableName(prefix, COR_MESSAGE_TABLE.name);
+        const left = async () =>
+          Number((await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`))[0].c);
+        await waitUntil(async () => (await left()) === 0, {
+          timeout: 60_000,
+          message: 'the inbox to be empty',
+        }).catch(() => undefined);
+        const remaining = await left();
+        for (const r of apps.alive()) r.child.kill('SIGTERM');
+        await Promise.all(apps.replicas.map((r) => waitForExit(r.child, EXIT_BOUND)));
+
+        const history = readHistory(apps.historyFile);
+        const report = checkHistory(history);
+        const { terms } = simbaTerms(history.entries, LEADER_MUTEX);
+        // The leader's job ran only inside its process's terms (token and database time), with
+        // 250 ms of clock-estimate tolerance.
+        const strayJobs = apps
+          .jobs()
+          .filter(
+            (job) =>
+              !terms.some(
+                (t) =>
+                  t.proc === job.proc &&
+                  t.tokens.some((token) => Number(token) === job.token) &&
+                  job.at >= t.start - 250 &&
+                  job.at <= t.end + 250,
+              ),
+          );
+        const errorLines = apps.errorLines();
+        const warnLines = apps.warnLines();
+        console.log(
+          [
+            `[partition ${db}] ${REPLICAS} replicas, each in its own network namespace; ttl 10 s, transition 6 s, standbyPoll ${STANDBY_POLL} ms`,
+            ...events,
+            `leader terms: ${terms.map((t) => `${t.proc} (${t.tokens.length} token(s))`).join(' → ')}; leader job runs ${apps.jobs().length}, ${strayJobs.length} outside their terms, ${jobsAfterHeal} in the ${SETTLE_MS} ms after the last heal`,
+            `inbox: ${report.stats.inbox.accepted} accepted, ${report.stats.inbox.delivered} delivered, ${report.stats.inbox.lost} lost, ` +
+              `${report.stats.inbox.duplicates} handled twice, ${remaining} left in the table`,
+            `calls: ${apps.accepts} accepts and ${apps.failoverCalls} failover calls answered (${apps.staleAnswers} from the store), ${apps.failures.length} failed`,
+            `log lines: ${errorLines.length} ERROR, ${warnLines.length} WARN`,
+            ...errorLines.slice(0, 10),
+            ...warnLines.slice(0, 20),
+          ].join('\n'),
+        );
+
+        if (!report.ok) throw new Error(formatReport(history, report));
+        expect(strayJobs).toEqual([]);
+        expect(new Set(terms.map((t) => t.proc)).size).toBeGreaterThan(1);
+        expect(jobsAfterHeal).toBeGreaterThan(0);
+        expect(apps.failures).toEqual([]);
+        expect(report.stats.inbox.accepted).toBe(apps.accepts);
+        expect(report.stats.inbox.lost).toBe(0);
+      } finally {
+        await apps.stopLoad();
+        for (const ns of namespaces) if (ns.isPartitioned) ns.heal();
+        for (const r of apps.alive()) r.child.kill('SIGTERM');
+        await Promise.all(apps.replicas.map((r) => waitForExit(r.child, EXIT_BOUND)));
+        for (const proxy of proxies) await proxy.stop().catch(() => undefined);
+        for (const ns of namespaces) ns.destroy();
+        for (const spec of [SIMBA_MUTEX_TABLE, COR_MESSAGE_TABLE, FAILOVER_STORE_TABLE]) {
+          await sql.execute(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`).catch(() => undefined);
+        }
+        await dataSource.destroy();
+      }
+    },
+    600_000,
+  );
+});
