@@ -169,6 +169,10 @@ export async function main(args: string[]): Promise<void> {
     seconds: numberArg(args, '--seconds', 2),
     batchSize: numberArg(args, '--batch', 5_000),
   });
+  printScaleFailover(rows);
+}
+
+export function printScaleFailover(rows: FailoverScaleRow[]): void {
   const first = new Map<string, FailoverScaleRow>();
   for (const r of rows) if (!first.has(r.database)) first.set(r.database, r);
   printTable(
