@@ -15,11 +15,13 @@
  * `node bench/support/scale-chart.mjs docs/scale.json docs/scale.svg`).
  *
  * `--quick` takes a tenth of each size (and shorter measurements) so the whole run takes minutes;
- * `--sizes <bench>=<list>` replaces one bench's sizes (repeat it for the others).
+ * `--sizes <bench>=<list>` replaces one bench's sizes (repeat it for the others); `--only <parts>`
+ * runs some parts and keeps the other parts' figures already in `<out>.json` (each part records
+ * its own command and time).
  * The parts run one after another, never at the same time.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { printScaleFailover, scaleFailover, type FailoverScaleRow } from './scale-failover.bench';
@@ -48,6 +50,8 @@ export interface ScaleFigures {
   command: string;
   args: string[];
   sizes: Partial<Record<Part, number[]>>;
+  /** When and how each part was measured. */
+  runs: Partial<Record<Part, { at: string; command: string }>>;
   failover?: FailoverScaleRow[];
   inbox?: ScaleInboxRow[];
   simba?: SimbaScaleRow[];
@@ -81,21 +85,31 @@ export async function main(args: string[]): Promise<void> {
   const only = (listArg(args, '--only') ?? PARTS) as Part[];
   const databases = benchDatabases(args);
   const out = resolve(args.includes('--out') ? args[args.indexOf('--out') + 1] : join('docs', 'scale'));
+  const command = [
+    'npm run bench -- scale',
+    ...args.filter((a, i) => a !== '--out' && args[i - 1] !== '--out'),
+  ].join(' ');
+  const previous: Partial<ScaleFigures> =
+    only.length < PARTS.length && existsSync(`${out}.json`)
+      ? JSON.parse(readFileSync(`${out}.json`, 'utf8'))
+      : {};
   const figures: ScaleFigures = {
     generatedAt: new Date().toISOString(),
     machine: `${cpus().length} × ${cpus()[0]?.model.trim() ?? 'cpu'}, Node ${process.version}`,
-    command: [
-      'npm run bench -- scale',
-      ...args.filter((a, i) => a !== '--out' && args[i - 1] !== '--out'),
-    ].join(' '),
+    command,
     args,
-    sizes: {},
+    sizes: { ...previous.sizes },
+    runs: { ...previous.runs },
+    ...(previous.failover && { failover: previous.failover }),
+    ...(previous.inbox && { inbox: previous.inbox }),
+    ...(previous.simba && { simba: previous.simba }),
   };
   const log = (text: string) => process.stderr.write(`[scale] ${new Date().toISOString()} ${text}\n`);
 
   if (only.includes('failover')) {
     log(`failover at ${sizes.failover.join(', ')} rows`);
     figures.sizes.failover = sizes.failover;
+    figures.runs.failover = { at: new Date().toISOString(), command };
     figures.failover = await scaleFailover({ databases, sizes: sizes.failover, seconds: quick ? 1 : 2 });
     printScaleFailover(figures.failover);
   }
@@ -103,6 +117,7 @@ export async function main(args: string[]): Promise<void> {
     const deliver = quick ? 5_000 : 50_000;
     log(`inbox with ${sizes.inbox.join(', ')} waiting, ${deliver} delivered`);
     figures.sizes.inbox = sizes.inbox;
+    figures.runs.inbox = { at: new Date().toISOString(), command };
     figures.inbox = await runScaleInbox({
       databases,
       waiting: sizes.inbox,
@@ -114,6 +129,7 @@ export async function main(args: string[]): Promise<void> {
   if (only.includes('simba')) {
     log(`simba at ${sizes.simba.join(', ')} mutexes per instance`);
     figures.sizes.simba = sizes.simba;
+    figures.runs.simba = { at: new Date().toISOString(), command };
     figures.simba = await scaleSimba([
       '--db',
       databases.join(','),

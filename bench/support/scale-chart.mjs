@@ -49,11 +49,17 @@ const order = [
   'Simba takeover after SIGKILL, ms',
 ];
 const panels = order.filter((panel) => points.some((p) => p.panel === panel));
+/** The command(s) that measured what is drawn (parts may come from separate runs). */
+const commands =
+  [...new Set(Object.values(figures.runs ?? {}).map((run) => run.command))].join('; ') ||
+  figures.command ||
+  'npm run bench -- scale';
+
 const spec = {
   $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
   title: {
     text: 'Holdfast at scale: how each cost grows with the work',
-    subtitle: `${figures.command ?? 'npm run bench -- scale'} · ${figures.machine ?? ''} · ${figures.generatedAt ?? ''}`,
+    subtitle: `${commands} · ${figures.machine ?? ''} · ${figures.generatedAt ?? ''}`,
   },
   data: { values: points },
   columns: 3,
