@@ -14,7 +14,8 @@
  * with Vega-Lite into `<out>.svg` (bench/support/scale-chart.mjs; redraw from the JSON with
  * `node bench/support/scale-chart.mjs docs/scale.json docs/scale.svg`).
  *
- * `--quick` takes a tenth of each size (and shorter measurements) so the whole run takes minutes;
+ * `--quick` takes a tenth of the failover and inbox sizes, Simba up to 500 mutexes, and shorter
+ * measurements, so the whole run takes minutes;
  * `--sizes <bench>=<list>` replaces one bench's sizes (repeat it for the others); `--only <parts>`
  * runs some parts and keeps the other parts' figures already in `<out>.json` (each part records
  * its own command and time).
