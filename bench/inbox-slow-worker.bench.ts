@@ -10,7 +10,13 @@ import { Injectable, Module, type INestApplicationContext } from '@nestjs/common
 import { NestFactory } from '@nestjs/core';
 import { SchemaManager, sqlClientFor, type SqlClient } from '@holdfast/core';
 import { createTestDataSource, uniqueTablePrefix } from '@holdfast/core/testing';
-import { COR_MESSAGE_TABLE, InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
+import {
+  COR_MESSAGE_TABLE,
+  INBOX_LEASE_TABLE,
+  InboxHandler,
+  InboxModule,
+  type InboxMessage,
+} from '@holdfast/inbox';
 import type { DataSource } from 'typeorm';
 import { fillBacklog } from '../libs/inbox/test/backlog';
 import { SlowSilentProxy } from '../test/inbox/support/slow-silent-proxy';
@@ -71,6 +77,7 @@ async function run(db: Server, messages: number, delayMs: number, withSlow: bool
   const apps: INestApplicationContext[] = [];
   try {
     await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, prefix, 'create');
+    await new SchemaManager(sql).apply(INBOX_LEASE_TABLE, prefix, 'create');
     await fillBacklog(sql, table, messages);
     const a = { n: 0 };
     const b = { n: 0 };
@@ -95,6 +102,7 @@ async function run(db: Server, messages: number, delayMs: number, withSlow: bool
     await proxy.stop();
     await slowSource?.destroy().catch(() => undefined);
     await sql.execute(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+    await sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
     await direct.destroy();
   }
 }

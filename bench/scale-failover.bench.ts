@@ -1,6 +1,6 @@
 /**
  * npm run bench -- scale-failover [--db sqlite,postgres,mariadb] [--sizes 10000,100000,1000000]
- *                                 [--seconds 2] [--batch 5000]
+ *                                 [--seconds 2] [--batch <rows per DELETE, default the dialect's>]
  *
  * How the failover store's costs grow with its table: at each size, the upsert and point-read
  * rates through SqlFailoverStore (concurrency 10, keys spread over the whole table), then the
@@ -33,6 +33,8 @@ export interface FailoverScaleRow {
   cleanedRows: number;
   cleanupMs: number;
   cleanupStatements: number;
+  /** Rows per cleanup DELETE (the dialect's default unless --batch). */
+  batchSize: number;
   /** Concurrent re-stores of expiring keys during the cleanup: how many, and the worst wait. */
   restores: number;
   failedRestores: number;
@@ -52,7 +54,8 @@ export async function scaleFailover(
   const databases = options.databases ?? ['sqlite', 'postgres', 'mariadb'];
   const sizes = options.sizes ?? [10_000, 100_000, 1_000_000];
   const ms = (options.seconds ?? 2) * 1000;
-  const batchSize = options.batchSize ?? 5_000;
+  // Default: the dialect's own (cleanupBatchRows: 1,000 on MariaDB, 5,000 elsewhere), as the module uses.
+  const batchSize = options.batchSize;
   const results: FailoverScaleRow[] = [];
   for (const database of databases) {
     for (const size of sizes) {
@@ -146,6 +149,7 @@ export async function scaleFailover(
           cleanedRows,
           cleanupMs,
           cleanupStatements: statements,
+          batchSize: batchSize ?? sql.dialect.cleanupBatchRows,
           restores: waits.length,
           failedRestores,
           restoreMaxMs: waits.length ? Math.max(...waits) : 0,
@@ -167,8 +171,12 @@ export async function main(args: string[]): Promise<void> {
     databases: benchDatabases(args),
     sizes,
     seconds: numberArg(args, '--seconds', 2),
-    batchSize: numberArg(args, '--batch', 5_000),
+    batchSize: args.includes('--batch') ? numberArg(args, '--batch', 5_000) : undefined,
   });
+  printScaleFailover(rows);
+}
+
+export function printScaleFailover(rows: FailoverScaleRow[]): void {
   const first = new Map<string, FailoverScaleRow>();
   for (const r of rows) if (!first.has(r.database)) first.set(r.database, r);
   printTable(
@@ -183,6 +191,7 @@ export async function main(args: string[]): Promise<void> {
       'cleanup ms',
       'rows cleaned',
       'statements',
+      'rows/statement',
       're-stores during cleanup',
       'failed',
       'worst re-store wait ms',
@@ -199,6 +208,7 @@ export async function main(args: string[]): Promise<void> {
         r.cleanupMs,
         r.cleanedRows,
         r.cleanupStatements,
+        r.batchSize,
         r.restores,
         r.failedRestores,
         r.restoreMaxMs,

@@ -16,7 +16,13 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { SchemaManager, sqlClientFor, type SqlClient } from '@holdfast/core';
 import { createTestDataSource, uniqueTablePrefix, type TestDatabase } from '@holdfast/core/testing';
-import { COR_MESSAGE_TABLE, CorMessageQueries, InboxModule, MessageAcceptor } from '@holdfast/inbox';
+import {
+  COR_MESSAGE_TABLE,
+  INBOX_LEASE_TABLE,
+  CorMessageQueries,
+  InboxModule,
+  MessageAcceptor,
+} from '@holdfast/inbox';
 import { fillBacklog } from '../libs/inbox/test/backlog';
 import { benchDatabases, opsPerSecond, printTable } from './support/bench-kit';
 
@@ -83,6 +89,7 @@ export async function runScaleInbox(options: ScaleInboxOptions = {}): Promise<Sc
       const warm = uniqueTablePrefix(`scale_inbox_warm_${db}`);
       try {
         await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, warm, 'create');
+        await new SchemaManager(sql).apply(INBOX_LEASE_TABLE, warm, 'create');
         await fillBacklog(sql, `${warm}COR_MESSAGE`, 3_000);
         const warmQueries = new CorMessageQueries(sql, warm);
         await warmQueries.detectLayout();
@@ -90,12 +97,14 @@ export async function runScaleInbox(options: ScaleInboxOptions = {}): Promise<Sc
         await deliverRate(warmQueries, 3_000);
       } finally {
         await sql.execute(`DROP TABLE IF EXISTS ${warm}COR_MESSAGE`).catch(() => undefined);
+        await sql.execute(`DROP TABLE IF EXISTS ${warm}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
       }
       for (const waiting of waitingList) {
         const prefix = uniqueTablePrefix(`scale_inbox_${db}`);
         const table = `${prefix}COR_MESSAGE`;
         try {
           await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, prefix, 'create');
+          await new SchemaManager(sql).apply(INBOX_LEASE_TABLE, prefix, 'create');
           // The oldest `deliver` are delivered; `waiting` more wait behind them.
           await fillBacklog(sql, table, waiting + deliver);
           const queries = new CorMessageQueries(sql, prefix);
@@ -108,6 +117,7 @@ export async function runScaleInbox(options: ScaleInboxOptions = {}): Promise<Sc
           );
         } finally {
           await sql.execute(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+          await sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
         }
       }
     } finally {

@@ -1,11 +1,11 @@
 /**
  * npm run bench -- scale-simba [--db sqlite,postgres,mariadb] [--mutexes 10,100,1000,5000]
- *   [--ttl 2000] [--transition 1000] [--measure 10000]
+ *   [--ttl 2000] [--transition 1000] [--measure 10000] [--mariadb-port 33411]
  *
  * How Simba's cost grows with the number of mutexes: two processes contend for the same M
  * mutexes; per database and M it prints the statements per second the server counted in the
  * steady state (PostgreSQL: pg_stat_database transactions of the test database; MariaDB:
- * `Questions` of a private server on port 33411, since the shared server counts everyone's),
+ * `Questions` of a private server on port 33411 (or `--mariadb-port`), since the shared server counts everyone's),
  * per mutex per second (goal at 1,000: at most 0.25), the CPU of each process (% of one core,
  * goal < 10), the time until every mutex is owned (goal: ttl + transition) and the takeover
  * after a SIGKILL of the process that owns most (goal: ttl + transition + 1 s).
@@ -36,9 +36,10 @@ export async function scaleSimba(args: string[]): Promise<SimbaScaleRow[]> {
   const ttl = numberArg(args, '--ttl', 2_000);
   const transition = numberArg(args, '--transition', 1_000);
   const measureMs = numberArg(args, '--measure', 10_000);
+  const mariadbPort = numberArg(args, '--mariadb-port', MARIADB_PORT);
   const rows: SimbaScaleRow[] = [];
   for (const db of benchDatabases(args)) {
-    const maria = db === 'mariadb' ? new PrivateMariaDb(MARIADB_PORT) : undefined;
+    const maria = db === 'mariadb' ? new PrivateMariaDb(mariadbPort) : undefined;
     await maria?.start();
     try {
       for (const mutexes of sizes) {
@@ -76,7 +77,10 @@ export async function scaleSimba(args: string[]): Promise<SimbaScaleRow[]> {
 }
 
 export async function main(args: string[]): Promise<void> {
-  const rows = await scaleSimba(args);
+  printScaleSimba(await scaleSimba(args));
+}
+
+export function printScaleSimba(rows: SimbaScaleRow[]): void {
   const n = (v: number | undefined, digits?: number) =>
     v === undefined ? 'n/a' : digits === undefined ? v : v.toFixed(digits);
   printTable(

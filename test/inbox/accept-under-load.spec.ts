@@ -10,7 +10,7 @@ import {
   waitForMessage,
   type TestDatabase,
 } from '@holdfast/core/testing';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
+import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox';
 
 const WORKER = join(__dirname, 'workers', 'accept-deliver-worker.ts');
 const PROCESSES = 3;
@@ -36,6 +36,7 @@ if (databases.length)
         const workers: ChildProcess[] = [];
         try {
           await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, prefix, 'create');
+          await new SchemaManager(sql).apply(INBOX_LEASE_TABLE, prefix, 'create');
           const handled = new Map<string, number[]>();
           const results: { accepted: number; failures: string[] }[] = [];
           for (let i = 0; i < PROCESSES; i++) {
@@ -81,6 +82,7 @@ if (databases.length)
         } finally {
           await Promise.all(workers.map((c) => waitForExit(c, 15_000)));
           await sql.execute(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+          await sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
           await dataSource.destroy();
         }
       },

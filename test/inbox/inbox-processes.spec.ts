@@ -86,6 +86,7 @@ describe('inbox leader mode across processes', () => {
         for (const child of [...workers]) child.send?.({ t: 'stop' });
         await Promise.all([...workers].map((c) => waitForExit(c, 10_000)));
         await sql.execute(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+        await sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
         await sql.execute(`DROP TABLE IF EXISTS ${prefix}simba_mutex`).catch(() => undefined);
         await dataSource.destroy();
       }
@@ -182,6 +183,7 @@ if (databases.length)
           for (const child of [...workers]) child.send?.({ t: 'stop' });
           await Promise.all([...workers].map((c) => waitForExit(c, 10_000)));
           await sql.execute(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+          await sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
           await dataSource.destroy();
         }
       },

@@ -2,7 +2,13 @@ import { Injectable, Module, type INestApplicationContext } from '@nestjs/common
 import { NestFactory } from '@nestjs/core';
 import { SchemaManager, sqlClientFor, type SqlClient } from '@holdfast/core';
 import { createTestDataSource, testDatabases, uniqueTablePrefix } from '@holdfast/core/testing';
-import { COR_MESSAGE_TABLE, InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
+import {
+  COR_MESSAGE_TABLE,
+  INBOX_LEASE_TABLE,
+  InboxHandler,
+  InboxModule,
+  type InboxMessage,
+} from '@holdfast/inbox';
 import type { DataSource } from 'typeorm';
 import { fillBacklog } from '../../libs/inbox/test/backlog';
 import { SlowSilentProxy } from './support/slow-silent-proxy';
@@ -111,6 +117,7 @@ describe('inbox with a slow, then silent worker', () => {
       let slowSource: DataSource | undefined;
       try {
         await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, prefix, 'create');
+        await new SchemaManager(sql).apply(INBOX_LEASE_TABLE, prefix, 'create');
         await fillBacklog(sql, table, MESSAGES);
         await proxy.start();
         slowSource = await createTestDataSource(db, { port: proxy.port, poolSize: 4 });
@@ -178,6 +185,7 @@ describe('inbox with a slow, then silent worker', () => {
         await b?.close();
         await slowSource?.destroy().catch(() => undefined);
         await sql.execute(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+        await sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
         await direct.destroy();
       }
     },

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { sleep } from '@holdfast/core';
+import { SchemaManager, sleep, sqlClientFor } from '@holdfast/core';
 import {
   createTestDataSource,
   describeEachDatabase,
@@ -27,6 +27,7 @@ import {
 } from '@holdfast/core/testing';
 import { DefaultKeyGenerator, Failover, FailoverModule } from '@holdfast/failover';
 import {
+  INBOX_LEASE_TABLE,
   InboxHandler,
   InboxModule,
   MessageAcceptor,
@@ -422,6 +423,8 @@ for (const db of SERVERS) {
     beforeAll(async () => {
       dataSource = await createTestDataSource(db, { poolSize: 4 });
       await dataSource.query(corMessageDdl(db, table));
+      // Holdfast's own table beside the seed's (competing nodes take turns at the cleanup there).
+      await new SchemaManager(sqlClientFor(dataSource)).apply(INBOX_LEASE_TABLE, prefix, 'create');
     }, 60_000);
 
     afterEach(async () => {
@@ -430,6 +433,7 @@ for (const db of SERVERS) {
 
     afterAll(async () => {
       await dataSource?.query(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+      await dataSource?.query(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
       await dataSource?.destroy();
     });
 

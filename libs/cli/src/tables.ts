@@ -2,7 +2,7 @@ import type { TableSpec } from '@holdfast/core';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
+import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox';
 
 /**
  * Every table Holdfast owns, in creation order. `holdfast ddl --dialect <d>` prints them and
@@ -13,4 +13,5 @@ export const HOLDFAST_TABLES: readonly TableSpec[] = [
   SIMBA_MUTEX_TABLE,
   HOLDFAST_LOCK_TABLE,
   COR_MESSAGE_TABLE,
+  INBOX_LEASE_TABLE,
 ];

@@ -54,6 +54,12 @@ export class InboxMetrics {
       unit: '{statement}',
       description: 'Bounded delete statements run by the expiry cleanup',
     },
+    cleanupSkipped: {
+      kind: 'counter',
+      name: 'cleanup.skipped',
+      unit: '{tick}',
+      description: 'Scheduled cleanup ticks left to the node that claimed the tick (or the leader)',
+    },
     batchDuration: {
       kind: 'histogram',
       name: 'batch.duration',
@@ -71,6 +77,9 @@ export class InboxMetrics {
   readonly cleanupBatches = this.instruments.cleanupBatches;
   readonly batchDuration = this.instruments.batchDuration;
   private readonly retryCounter = sqlRetryCounter('inbox');
+  /** Scheduled cleanup ticks of this node: cleaned (it claimed the tick) and skipped (another node did). */
+  cleanupTicks = 0;
+  cleanupSkips = 0;
   /** SQL work of this node retried after a deadlock, serialization failure or lock wait, so far. */
   retriedStatements = 0;
 
@@ -81,6 +90,15 @@ export class InboxMetrics {
    */
   retry<T>(operation: string, work: () => Promise<T>): Promise<T> {
     return withTransientRetry(work, { operation, onRetry: this.onRetry });
+  }
+
+  cleanupTickRun(): void {
+    this.cleanupTicks++;
+  }
+
+  cleanupTickSkipped(): void {
+    this.cleanupSkips++;
+    this.instruments.cleanupSkipped.add(1);
   }
 
   private readonly onRetry = (retry: TransientRetry): void => {

@@ -24,6 +24,7 @@ export { InboxHealthIndicator } from './health/inbox.health';
 export { InboxMetrics } from './inbox.metrics';
 export { InboxClock } from './inbox.clock';
 export { COR_MESSAGE_TABLE, COR_MESSAGE_ORDER_INDEX, MAX_ID_LENGTH } from './store/cor-message.table';
+export { INBOX_LEASE_TABLE } from './store/inbox-lease.table';
 export { FAR_FUTURE } from './store/cor-message.time';
 export { CorMessageQueries } from './store/cor-message.queries';
 export { corMessageConversionSql, hasEpochMillisLayout } from './store/cor-message.conversion';

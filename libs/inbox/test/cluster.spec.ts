@@ -205,5 +205,5 @@ describeEachDatabase(
       }
     });
   },
-  { tables: ['COR_MESSAGE', 'SIMBA_MUTEX'] },
+  { tables: ['COR_MESSAGE', 'SIMBA_MUTEX', 'HOLDFAST_INBOX_LEASE'] },
 );

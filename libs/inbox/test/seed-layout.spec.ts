@@ -1,8 +1,8 @@
 import { DataSource } from 'typeorm';
-import { tableDdl, type TableSpec } from '@holdfast/core';
+import { SchemaManager, tableDdl, type TableSpec } from '@holdfast/core';
 import { describeEachDatabase } from '@holdfast/core/testing';
 import { ConvertCorMessageTimes1764000000405 } from '../../cli/src/migrations/1764000000405-convert-cor-message-times';
-import { FAR_FUTURE, PauseUnsupportedError } from '../src';
+import { FAR_FUTURE, INBOX_LEASE_TABLE, PauseUnsupportedError } from '../src';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';
 import { seedCorMessageDdl } from './seed-ddl';
 
@@ -222,6 +222,8 @@ describeEachDatabase(
       } finally {
         await runner.release();
       }
+      // What the next migration (1764000000406) adds: the competing nodes' cleanup tick.
+      await new SchemaManager(ctx.sql).apply(INBOX_LEASE_TABLE, prefix, 'create');
       const clock = new TestClock(t0 + 1000);
       try {
         inbox = await createInboxApp(
@@ -252,8 +254,9 @@ describeEachDatabase(
         await inbox?.close();
         inbox = undefined;
         await ctx.sql.execute(`DROP TABLE IF EXISTS ${old}`);
+        await ctx.sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`);
       }
     });
   },
-  { tables: ['COR_MESSAGE', 'SIMBA_MUTEX'] },
+  { tables: ['COR_MESSAGE', 'SIMBA_MUTEX', 'HOLDFAST_INBOX_LEASE'] },
 );

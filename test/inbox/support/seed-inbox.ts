@@ -1,6 +1,12 @@
 import { Test } from '@nestjs/testing';
 import { SchemaManager, sqlClientFor } from '@holdfast/core';
-import { COR_MESSAGE_TABLE, InboxModule, MessageAcceptor, type AcceptMessage } from '@holdfast/inbox';
+import {
+  COR_MESSAGE_TABLE,
+  INBOX_LEASE_TABLE,
+  InboxModule,
+  MessageAcceptor,
+  type AcceptMessage,
+} from '@holdfast/inbox';
 import type { DataSource } from 'typeorm';
 
 /**
@@ -14,6 +20,7 @@ export async function seedInbox(
   cluster?: 'leader' | 'competing',
 ): Promise<string[]> {
   await new SchemaManager(sqlClientFor(dataSource)).apply(COR_MESSAGE_TABLE, prefix, 'create');
+  await new SchemaManager(sqlClientFor(dataSource)).apply(INBOX_LEASE_TABLE, prefix, 'create');
   const app = await Test.createTestingModule({
     imports: [
       InboxModule.forRoot({ dataSource, tablePrefix: prefix, schema: 'check', deliver: false, cluster }),

@@ -4,6 +4,7 @@ import { CreateSimbaMutex1764000000002 } from './1764000000002-create-simba-mute
 import { CreateHoldfastLock1764000000003 } from './1764000000003-create-holdfast-lock';
 import { CreateCorMessage1764000000004 } from './1764000000004-create-cor-message';
 import { ConvertCorMessageTimes1764000000405 } from './1764000000405-convert-cor-message-times';
+import { CreateInboxLease1764000000406 } from './1764000000406-create-inbox-lease';
 
 /** All Holdfast migrations, in order: pass to TypeORM's `migrations` option. */
 export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -12,4 +13,5 @@ export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [
   CreateHoldfastLock1764000000003,
   CreateCorMessage1764000000004,
   ConvertCorMessageTimes1764000000405,
+  CreateInboxLease1764000000406,
 ];

@@ -25,6 +25,7 @@ import { ResolvedInboxOptions } from '../inbox.options';
 import type { MessageRow } from '../store/cor-message.queries';
 import { InboxConnection } from '../store/inbox-connection';
 import { nextRetryDelay, type BackoffPolicy } from './backoff';
+import { CleanupTicks } from './cleanup-ticks';
 
 /** What one delivery run did. */
 export interface DeliveryReport {
@@ -83,6 +84,8 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private readonly claimed = new Set<string>();
   /** The running handlers' abort controllers. */
   private readonly running_ = new Set<AbortController>();
+  /** Who cleans at a scheduled tick (created with the first one). */
+  private cleanupTicks?: CleanupTicks;
 
   constructor(
     private readonly connection: InboxConnection,
@@ -185,14 +188,31 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     });
   }
 
+  /**
+   * One cleanup per tick for the whole cluster: the node that claims the tick (competing mode,
+   * see CleanupTicks) or the leader cleans, the others count a skipped tick. The next tick is
+   * timed to the database clock's next tick boundary.
+   */
   private scheduleCleanup(delay: number): void {
     if (!this.running) return;
+    this.cleanupTicks ??= new CleanupTicks(
+      this.connection,
+      this.clock,
+      this.metrics,
+      this.options,
+      this.cleanupMs,
+    );
+    const ticks = this.cleanupTicks;
     this.timers.set(`holdfast:inbox:cleanup:${this.connection.queries.table}`, delay, () => {
-      this.cleanupExpired()
+      ticks
+        .claim()
+        .then((mine) => (mine ? this.cleanupExpired() : 0))
         .catch((error) =>
           this.logger.error(`Cleanup of expired messages failed: ${(error as Error).message}`),
         )
-        .finally(() => this.scheduleCleanup(this.cleanupMs));
+        .then(() => ticks.untilNextTick())
+        .catch(() => this.cleanupMs)
+        .then((next) => this.scheduleCleanup(next));
     });
   }
 
@@ -201,7 +221,8 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
    * most `cleanupChunkSize` expired ids through the EXPIRATION index and deletes them in one
    * short autocommit statement, so nobody waits for more than one batch; the event loop gets a
    * turn between batches. Rows and batches go to the metrics. Returns how many were deleted.
-   * Runs on the delivering node(s) only when scheduled.
+   * Runs now on this node when called (on a delivering node); the schedule calls it on one node
+   * per tick for the whole cluster.
    */
   async cleanupExpired(): Promise<number> {
     if (!this.connection.leadership.isLeader()) return 0;

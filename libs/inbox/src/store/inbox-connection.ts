@@ -15,6 +15,7 @@ import { INBOX_OPTIONS } from '../inbox.constants';
 import { ResolvedInboxOptions } from '../inbox.options';
 import { CorMessageQueries } from './cor-message.queries';
 import { COR_MESSAGE_TABLE } from './cor-message.table';
+import { INBOX_LEASE_TABLE } from './inbox-lease.table';
 
 /**
  * The inbox's way to its database, resolved lazily: the application's DataSource may be created
@@ -42,6 +43,14 @@ export class InboxConnection implements OnModuleInit {
         this.logger.warn(`Could not read the layout of ${this.queries.table}: ${error.message}`),
       );
     const leadership = this.leadership;
+    // Competing nodes take turns at the expiry cleanup through a row of their own table.
+    if (this.options.deliver && leadership.mode === 'competing') {
+      await new SchemaManager(this.sql).apply(
+        INBOX_LEASE_TABLE,
+        this.options.tablePrefix,
+        this.options.schema,
+      );
+    }
     this.logger.log(
       `Inbox on ${this.sql.dialect.name} (${this.queries.table}), cluster mode '${leadership.mode}'` +
         (this.options.deliver ? '' : ', accept only'),

@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { isDuplicateKeyError, tableName } from '@holdfast/core';
+import type { InboxClock } from '../inbox.clock';
+import type { InboxMetrics } from '../inbox.metrics';
+import type { ResolvedInboxOptions } from '../inbox.options';
+import { Binder } from '../store/binder';
+import type { InboxConnection } from '../store/inbox-connection';
+import { INBOX_LEASE_TABLE } from '../store/inbox-lease.table';
+
+/**
+ * Who runs the expiry cleanup at a scheduled tick: one node per tick for the whole cluster.
+ *
+ * Ticks are numbered by the database clock: tick = floor(database now in ms / cleanupInterval).
+ * In competing mode a node claims a tick by moving the `TICK` of its row in
+ * `<prefix>HOLDFAST_INBOX_LEASE` forward (`UPDATE … SET TICK = t WHERE TICK < t`, one row
+ * locked for one statement); the first node to do so in a tick cleans, every other node's
+ * attempt in that tick updates nothing and skips. No lease has to expire: when the node that
+ * cleaned dies, the next tick is claimed by whichever node gets there first. Nodes time their
+ * ticks to the database clock's tick boundaries, so the cluster cleans once per interval.
+ *
+ * In leader mode the leader cleans (as the delivery does); no table is used.
+ */
+export class CleanupTicks {
+  readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly table: string;
+  private readonly leaseName: string;
+
+  constructor(
+    private readonly connection: InboxConnection,
+    private readonly clock: InboxClock,
+    private readonly metrics: InboxMetrics,
+    private readonly options: ResolvedInboxOptions,
+    private readonly intervalMs: number,
+  ) {
+    this.table = tableName(options.tablePrefix, INBOX_LEASE_TABLE.name);
+    this.leaseName = `cleanup:${connection.queries.table}`.slice(0, 128);
+  }
+
+  /** true: this node cleans at this tick; false: another node does (counted as skipped). */
+  async claim(): Promise<boolean> {
+    const leadership = this.connection.leadership;
+    const mine = leadership.mode === 'competing' ? await this.claimTick() : leadership.isLeader();
+    if (mine) this.metrics.cleanupTickRun();
+    else this.metrics.cleanupTickSkipped();
+    return mine;
+  }
+
+  /** Milliseconds from now (database clock) to just after the next tick boundary. */
+  async untilNextTick(): Promise<number> {
+    const now = await this.clock.now();
+    if (!Number.isFinite(now)) return this.intervalMs;
+    // A little past the boundary, so a node whose estimate runs early still lands in the new tick.
+    return this.intervalMs - (now % this.intervalMs) + Math.min(50, Math.floor(this.intervalMs / 20));
+  }
+
+  private async claimTick(): Promise<boolean> {
+    const d = this.connection.sql.dialect;
+    const now = await this.clock.bindable();
+    const tick = (b: Binder): string =>
+      now === undefined
+        ? `FLOOR(${d.nowMillis} / ${b.bind(this.intervalMs)})`
+        : b.bind(Math.floor(now / this.intervalMs));
+    const update = new Binder(d);
+    const set = tick(update);
+    const holder = update.bind(this.holder);
+    const name = update.bind(this.leaseName);
+    const claimed = await this.metrics.retry('cleanup-lease', () =>
+      this.connection.sql.execute(
+        `UPDATE ${this.table} SET TICK = ${set}, HOLDER = ${holder} WHERE LEASE_NAME = ${name} AND TICK < ${tick(update)}`,
+        update.params,
+      ),
+    );
+    if (claimed > 0) return true;
+    // No row yet (first tick of this inbox), or this tick is taken already.
+    const insert = new Binder(d);
+    try {
+      await this.connection.sql.execute(
+        `INSERT INTO ${this.table} (LEASE_NAME, TICK, HOLDER) VALUES (${insert.bind(this.leaseName)}, ${tick(insert)}, ${insert.bind(this.holder)})`,
+        insert.params,
+      );
+      return true;
+    } catch (error) {
+      if (isDuplicateKeyError(error)) return false;
+      throw error;
+    }
+  }
+}

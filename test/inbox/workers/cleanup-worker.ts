@@ -1,0 +1,88 @@
+/**
+ * One inbox node for the once-per-cluster cleanup test: cleans expired messages every second and
+ * reports to the parent over IPC each cleanup pass that deleted rows (from its own log line) and,
+ * every 250 ms, its tick counters (InboxMetrics.cleanupTicks / cleanupSkips).
+ * argv: <db> <tablePrefix> <competing|leader> [sqlite file]
+ */
+import 'reflect-metadata';
+import { Injectable, Module, type LoggerService } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
+import { InboxHandler, InboxMetrics, InboxModule, type InboxMessage } from '@holdfast/inbox';
+import { SimbaModule } from '@holdfast/simba';
+
+const [db, prefix, mode, sqliteFile] = process.argv.slice(2);
+const send = (message: unknown) => process.send?.(message);
+
+@Injectable()
+class Handler {
+  @InboxHandler({ namespace: 'cleanup', name: 'item' })
+  async handle(_message: InboxMessage): Promise<void> {}
+}
+
+/** Forwards the cleanup's "Deleted N expired message(s)" lines; errors go to stderr. */
+class ReportingLogger implements LoggerService {
+  log(message: unknown): void {
+    const deleted = /^Deleted (\d+) expired message/.exec(String(message));
+    if (deleted) send({ t: 'cleaned', pid: process.pid, rows: Number(deleted[1]) });
+  }
+  error(message: unknown): void {
+    console.error(message);
+  }
+  warn(): void {}
+}
+
+async function main(): Promise<void> {
+  const dataSource = await createTestDataSource(db as TestDatabase, {
+    poolSize: 4,
+    sqliteFile: sqliteFile || undefined,
+  });
+  @Module({
+    imports: [
+      InboxModule.forRoot({
+        dataSource,
+        tablePrefix: prefix,
+        schema: 'check',
+        pollInterval: '200ms',
+        cleanupInterval: '1s',
+        cleanupChunkSize: 50,
+        cluster: mode as 'competing' | 'leader',
+      }),
+      ...(mode === 'leader'
+        ? [
+            SimbaModule.forRoot({
+              dataSource,
+              tablePrefix: prefix,
+              schema: 'create',
+              ttl: '3s',
+              transition: '2s',
+              standbyPoll: '200ms',
+            }),
+          ]
+        : []),
+    ],
+    providers: [Handler],
+  })
+  class WorkerModule {}
+  const app = await NestFactory.createApplicationContext(WorkerModule, { logger: new ReportingLogger() });
+  const metrics = app.get(InboxMetrics);
+  const report = setInterval(
+    () => send({ t: 'ticks', pid: process.pid, ran: metrics.cleanupTicks, skipped: metrics.cleanupSkips }),
+    250,
+  );
+  process.on('message', (m: { t?: string }) => {
+    if (m?.t === 'stop') {
+      clearInterval(report);
+      void app
+        .close()
+        .then(() => dataSource.destroy())
+        .finally(() => process.exit(0));
+    }
+  });
+  send({ t: 'ready', pid: process.pid });
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
