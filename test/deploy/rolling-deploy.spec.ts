@@ -10,7 +10,7 @@ import {
   waitUntil,
 } from '@holdfast/core/testing';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
+import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
 import { checkHistory, formatReport, simbaTerms } from '../../tools/history/check';
 import { readHistory } from '../../tools/history/history';
@@ -192,7 +192,7 @@ describe('deploy: a rolling deploy is a non-event', () => {
         for (const r of replicas)
           if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGTERM');
         await Promise.all(replicas.map((r) => waitForExit(r.child, EXIT_BOUND)));
-        for (const spec of [SIMBA_MUTEX_TABLE, COR_MESSAGE_TABLE, FAILOVER_STORE_TABLE]) {
+        for (const spec of [SIMBA_MUTEX_TABLE, COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, FAILOVER_STORE_TABLE]) {
           await sql.execute(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`).catch(() => undefined);
         }
         await dataSource.destroy();

@@ -10,7 +10,7 @@ import {
   waitUntil,
 } from '@holdfast/core/testing';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
+import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
 import { checkHistory, formatReport } from '../../tools/history/check';
 import { readHistory } from '../../tools/history/history';
@@ -164,7 +164,7 @@ describe('a wall-clock jump of an application process', () => {
         await apps.stopLoad();
         for (const r of apps.alive()) r.child.kill('SIGTERM');
         await Promise.all(apps.replicas.map((r) => waitForExit(r.child, EXIT_BOUND)));
-        for (const spec of [SIMBA_MUTEX_TABLE, COR_MESSAGE_TABLE, FAILOVER_STORE_TABLE]) {
+        for (const spec of [SIMBA_MUTEX_TABLE, COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, FAILOVER_STORE_TABLE]) {
           await sql.execute(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`).catch(() => undefined);
         }
         await dataSource.destroy();

@@ -13,7 +13,7 @@ import {
   type TestDatabase,
 } from '@holdfast/core/testing';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
+import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
 import { checkHistory, formatReport, simbaTerms } from '../../tools/history/check';
 import { readHistory } from '../../tools/history/history';
@@ -210,7 +210,7 @@ describe('network partitions between app processes and the database', () => {
         await Promise.all(apps.replicas.map((r) => waitForExit(r.child, EXIT_BOUND)));
         for (const proxy of proxies) await proxy.stop().catch(() => undefined);
         for (const ns of namespaces) ns.destroy();
-        for (const spec of [SIMBA_MUTEX_TABLE, COR_MESSAGE_TABLE, FAILOVER_STORE_TABLE]) {
+        for (const spec of [SIMBA_MUTEX_TABLE, COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, FAILOVER_STORE_TABLE]) {
           await sql.execute(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`).catch(() => undefined);
         }
         await dataSource.destroy();
