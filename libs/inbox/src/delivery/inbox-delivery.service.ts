@@ -106,11 +106,13 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private readonly inHand = new Map<string, AbortController>();
   /** Delivered, waiting for the next delete. */
   private completions: string[] = [];
+  private flushed?: { promise: Promise<void>; resolve: () => void };
   private flushTimer?: NodeJS.Timeout;
   private readonly flushMs: number;
   private readonly handlerMs: number;
   /** Handler concurrency on this node, and per handler with its own limit. */
   private readonly slots: Semaphore;
+  private readonly concurrency: number;
   private readonly handlerSlots = new Map<RegisteredHandler, Semaphore>();
   /** The running handlers' abort controllers. */
   private readonly running_ = new Set<AbortController>();
@@ -134,7 +136,8 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       options.handlerTimeout === undefined
         ? this.leaseMs
         : parseDuration(options.handlerTimeout, 'handlerTimeout');
-    this.slots = new Semaphore(options.concurrency ?? options.batchSize);
+    this.concurrency = options.concurrency ?? options.batchSize;
+    this.slots = new Semaphore(this.concurrency);
     const r = options.retry;
     this.backoff = {
       maxRetries: r.maxRetries,
@@ -273,14 +276,22 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
 
   // ---- completions ---------------------------------------------------------------------------
 
-  /** A delivered message: deleted with the next flush (size or interval, whichever first). */
-  private complete(id: string): void {
+  /**
+   * A delivered message: deleted with the next flush, after `completionFlushInterval` or as soon
+   * as `completionBatchSize` are waiting, or as soon as every handler slot of the node waits for
+   * its delete. Resolves when that flush is done.
+   */
+  private complete(id: string): Promise<void> {
     this.completions.push(id);
-    if (this.completions.length >= this.options.completionBatchSize) void this.flush();
-    else if (!this.flushTimer) {
+    this.flushed ??= deferred();
+    const done = this.flushed.promise;
+    if (this.completions.length >= Math.min(this.options.completionBatchSize, this.concurrency)) {
+      void this.flush();
+    } else if (!this.flushTimer) {
       this.flushTimer = setTimeout(() => void this.flush(), this.flushMs);
       this.flushTimer.unref?.();
     }
+    return done;
   }
 
   /**
@@ -291,6 +302,8 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
     const ids = this.completions.splice(0);
+    const flushed = this.flushed;
+    this.flushed = undefined;
     if (!ids.length) return this.leaseGate.waitForUnlock();
     return this.leaseGate.runExclusive(async () => {
       const leases: Lease[] = [];
@@ -307,12 +320,18 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
         );
       } finally {
         for (const id of ids) this.claimed.delete(id);
+        flushed?.resolve();
       }
     });
   }
 
-  /** Waits for a slot of the handler (its own limit first), then one of the node. */
-  private async acquireSlots(handler: RegisteredHandler): Promise<() => void> {
+  /**
+   * Waits for a slot of the handler (its own limit first), then one of the node. The handler's
+   * slot is given back when the call ends; the node's when its message is deleted, so that the
+   * messages in this node's hands (running, or delivered and not yet deleted: what a crash
+   * delivers again) never outnumber `concurrency`.
+   */
+  private async acquireSlots(handler: RegisteredHandler): Promise<{ handler: () => void; node: () => void }> {
     let own: Semaphore | undefined;
     if (handler.concurrency !== undefined) {
       own = this.handlerSlots.get(handler);
@@ -320,10 +339,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     }
     const [, releaseOwn] = own ? await own.acquire() : [0, () => undefined];
     const [, release] = await this.slots.acquire();
-    return () => {
-      release();
-      releaseOwn();
-    };
+    return { handler: releaseOwn, node: release };
   }
 
   /** True when this node delivers now (always in competing mode; the mutex owner in leader mode). */
@@ -489,11 +505,14 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   ): Promise<void> {
     for (let i = 0; i < items.length; i++) {
       const handler = items[i].message ? this.registry.find(items[i].message!.type) : undefined;
-      const release = handler && !items[i].decodeError ? await this.acquireSlots(handler) : undefined;
+      const slots = handler && !items[i].decodeError ? await this.acquireSlots(handler) : undefined;
+      const hold: { untilDeleted?: Promise<void> } = {};
       try {
-        if (!(await this.deliverItem(items, i, handler, claimedAt, started, report))) return;
+        if (!(await this.deliverItem(items, i, handler, claimedAt, started, report, hold))) return;
       } finally {
-        release?.();
+        slots?.handler();
+        if (hold.untilDeleted) void hold.untilDeleted.finally(slots?.node);
+        else slots?.node();
       }
     }
   }
@@ -506,6 +525,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     claimedAt: number,
     started: number,
     report: DeliveryReport,
+    hold: { untilDeleted?: Promise<void> },
   ): Promise<boolean> {
     if (!this.running) {
       // Shutting down: what this group has not started goes back to the other nodes now.
@@ -550,7 +570,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       );
       if (controller.signal.aborted) throw controller.signal.reason;
       report.delivered++;
-      this.complete(row.id);
+      hold.untilDeleted = this.complete(row.id);
       this.metrics.delivered.add(1);
     } catch (error) {
       const reason: unknown = controller.signal.reason;
@@ -681,6 +701,12 @@ class InboxShutdownError extends Error {
     super(`The inbox is shutting down and the handler did not finish within shutdownGrace (${graceMs} ms)`);
     this.name = 'InboxShutdownError';
   }
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
 }
 
 function firstLine(text: string): string {
