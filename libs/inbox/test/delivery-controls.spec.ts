@@ -171,6 +171,40 @@ describeEachDatabase(
       }
     });
 
+    it("aborts the handler's signal when a heartbeat finds its row changed, and records nothing", async () => {
+      const node = await createInboxApp(ctx, { visibilityTimeout: '900ms', handlerTimeout: 0 });
+      let reason: unknown;
+      node.probe.behaviour = (_m, { signal }: InboxHandlerContext) =>
+        new Promise<void>((resolve) =>
+          signal.addEventListener('abort', () => {
+            reason = signal.reason;
+            resolve();
+          }),
+        );
+      try {
+        const { id } = await node.acceptor.accept({
+          type: { namespace: 'test', name: 'order-placed' },
+          payload: {},
+        });
+        const run = node.delivery.deliverDue();
+        await waitUntil(() => node.probe.calls.length === 1, {
+          timeout: 15_000,
+          message: 'the handler running',
+        });
+        // An admin makes it due again while it runs: the row is no longer this node's claim.
+        await node.management.retryNow(id);
+        const report = await run;
+        expect(reason).toBeInstanceOf(InboxClaimLostError);
+        expect((reason as Error).message).toContain('changed');
+        expect(report).toMatchObject({ claimed: 1, delivered: 0, failed: 0 });
+        // Not deleted, no attempt counted: it is due for whoever claims it next.
+        expect(await node.management.get(id)).toMatchObject({ retries: 0 });
+        await node.management.delete(id);
+      } finally {
+        await node.close();
+      }
+    });
+
     if (ctx.db !== 'sqlite') {
       it("aborts the handler's signal when the node is cut off from the database, and records nothing", async () => {
         const proxy = new TcpProxy(ctx.db === 'postgres' ? 5432 : 3306);
