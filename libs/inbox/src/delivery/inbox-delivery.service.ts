@@ -530,7 +530,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     if (!this.running) {
       // Shutting down: what this group has not started goes back to the other nodes now.
       report.skipped += items.length - i;
-      await this.handBack(items.slice(i).map((item) => item.row.id));
+      await this.handBack(this.stillClaimed(items.slice(i)));
       return false;
     }
     const { row, message, decodeError } = items[i];
@@ -632,11 +632,17 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     );
   }
 
+  /** The ids among these whose claim this node still holds (a lost one is not ours to release). */
+  private stillClaimed(items: readonly Item[]): string[] {
+    return items.map((item) => item.row.id).filter((id) => this.claimed.has(id));
+  }
+
   private async skipRest(rest: Item[], delayMs: number, report: DeliveryReport): Promise<void> {
     if (!rest.length) return;
     report.skipped += rest.length;
     const now = await this.clock.bindable();
-    const ids = rest.map((r) => r.row.id);
+    const ids = this.stillClaimed(rest);
+    if (!ids.length) return;
     for (const id of ids) this.claimed.delete(id);
     await this.metrics.retry('release', () => this.connection.queries.release(ids, delayMs, now));
   }
