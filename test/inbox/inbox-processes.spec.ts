@@ -99,6 +99,8 @@ const CRASH_MESSAGES = Number(process.env.HOLDFAST_INBOX_CRASH_MESSAGES ?? 10_00
 const WORKERS = 3;
 const KILLS = 5;
 const VISIBILITY_MS = 3_000;
+/** Handlers at once per worker (batches of 100): what a kill may cost at most, plus a few deletes in flight. */
+const CONCURRENCY = 10;
 
 // Competing delivery needs SKIP LOCKED: PostgreSQL and MariaDB.
 const databases = testDatabases().filter((db): db is Exclude<TestDatabase, 'sqlite'> => db !== 'sqlite');
@@ -132,7 +134,14 @@ if (databases.length)
           let kills = 0;
           let nextKillAt = Math.floor(CRASH_MESSAGES / (KILLS + 2));
           const spawn = (): ChildProcess => {
-            const child = forkTs(WORKER, [db, prefix, String(VISIBILITY_MS)]);
+            const child = forkTs(WORKER, [
+              db,
+              prefix,
+              String(VISIBILITY_MS),
+              'competing',
+              '',
+              String(CONCURRENCY),
+            ]);
             workers.add(child);
             child.on('exit', () => workers.delete(child));
             child.on('message', (m: { t: string; id?: string; pid?: number }) => {
@@ -164,10 +173,20 @@ if (databases.length)
             await new Promise((r) => setTimeout(r, 250));
           }
           const duplicates = [...seen.values()].reduce((sum, n) => sum + n - 1, 0);
+          // Each redelivery is charged to the killed worker that had the message in hand before it
+          // (every deliverer but the last one; a worker that redelivered it is not charged).
+          const perKill = new Map([...killedPids].map((pid) => [pid, 0]));
+          for (const pids of deliveredBy.values()) {
+            for (const pid of new Set(pids.slice(0, -1))) {
+              if (perKill.has(pid)) perKill.set(pid, perKill.get(pid)! + 1);
+            }
+          }
           // Reported on purpose: at-least-once delivery redelivers what a killed worker had in hand.
           console.log(
-            `[inbox crash ${db}] ${CRASH_MESSAGES} messages, ${WORKERS} workers, ${kills} SIGKILLs: ` +
-              `${seen.size} distinct ids delivered, ${duplicates} duplicate deliveries, ${remaining} rows left`,
+            `[inbox crash ${db}] ${CRASH_MESSAGES} messages, ${WORKERS} workers (concurrency ${CONCURRENCY}), ${kills} SIGKILLs: ` +
+              `${seen.size} distinct ids delivered, ${duplicates} duplicate deliveries ` +
+              `(per kill: ${[...perKill.values()].join(', ')}; max ${Math.max(0, ...perKill.values())}), ` +
+              `${remaining} rows left`,
           );
           expect(kills).toBe(KILLS);
           expect(remaining).toBe(0);
@@ -179,6 +198,9 @@ if (databases.length)
             ([, pids]) => pids.length > 1 && !pids.some((pid) => killedPids.has(pid)),
           );
           expect(unexplained).toEqual([]);
+          // A worker holds at most `concurrency` messages that are not deleted yet (running, or
+          // delivered and waiting for their delete): a kill redelivers no more than that.
+          expect(Math.max(0, ...perKill.values())).toBeLessThanOrEqual(CONCURRENCY);
         } finally {
           for (const child of [...workers]) child.send?.({ t: 'stop' });
           await Promise.all([...workers].map((c) => waitForExit(c, 10_000)));

@@ -106,3 +106,32 @@ function show(value: unknown): string {
     return String(value);
   }
 }
+
+/** An `@InboxHandler(...)` was given an option it cannot use (thrown where the decorator is applied). */
+export class InvalidInboxHandlerError extends HoldfastError {
+  constructor(
+    readonly option: string,
+    readonly value: unknown,
+    expected: string,
+  ) {
+    super(`@InboxHandler: '${option}' = ${show(value)}: ${expected}.`, 'HOLDFAST_INBOX_INVALID_HANDLER');
+  }
+}
+
+/**
+ * A handler's `signal` reason when this node no longer holds the message's claim: the row was
+ * taken by another node or changed by an admin, or the heartbeats failed until the lease ended
+ * (the node lost the database). The handler's outcome is not recorded.
+ */
+export class InboxClaimLostError extends HoldfastError {
+  constructor(
+    readonly id: string,
+    detail: string,
+  ) {
+    super(
+      `Inbox message '${id}': this node lost its claim (${detail}); its outcome is not recorded here.`,
+      'HOLDFAST_INBOX_CLAIM_LOST',
+    );
+    this.name = 'InboxClaimLostError';
+  }
+}

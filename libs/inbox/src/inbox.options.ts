@@ -52,8 +52,38 @@ export interface InboxModuleOptions {
   defaultTtl?: Duration;
   /** Default 'competing' on postgres and mariadb/mysql, 'leader' on SQLite (its only mode). */
   cluster?: ClusterMode;
-  /** A delivery that takes longer lets the message become due again (default '5m'). */
+  /**
+   * How long a claim lasts without news from its node (default '5m'). While handlers run, the
+   * node renews the claims of every message it holds (running, waiting for its turn, or
+   * delivered and not yet deleted) in one UPDATE per heartbeat, every third of this time: a
+   * message is only taken by another node when its node died or lost the database for this
+   * long. A node that cannot renew a claim before it ends (cut off from the database, or the row
+   * was taken meanwhile) aborts the handler's `signal` with an `InboxClaimLostError` and does not
+   * record its outcome.
+   */
   visibilityTimeout?: Duration;
+  /**
+   * How long one handler call may run before it counts as a failed attempt (its `signal` aborts,
+   * the message is retried with backoff, then parked). Default: the `visibilityTimeout` (the
+   * error is then a `VisibilityTimeoutError`); a longer time lets slow handlers run on while
+   * heartbeats keep their claim; 0 turns the limit off (a handler that never settles then holds
+   * its message and its concurrency slot until the node stops).
+   */
+  handlerTimeout?: Duration;
+  /**
+   * How many handlers run at once on this node, across all groups and types (default: the
+   * `batchSize`, so a whole batch of independent messages runs at once). A message waits for a
+   * free slot while heartbeats keep its claim. A per-type limit is `@InboxHandler({ …, concurrency })`.
+   */
+  concurrency?: number;
+  /**
+   * Delivered messages are deleted in batches: when this many have finished (default 100), or
+   * `completionFlushInterval` after the first of them, whichever comes first — not at the end
+   * of the claimed batch. After a crash only these and the running ones are delivered again.
+   */
+  completionBatchSize?: number;
+  /** The longest a delivered message waits for its delete (default '10ms'); see completionBatchSize. */
+  completionFlushInterval?: Duration;
   /**
    * How long the server lets a transaction of the inbox sit idle (its client silent: a frozen
    * process, a lost network) before it ends it and frees its rows (default '30s', and never
@@ -140,6 +170,10 @@ export class ResolvedInboxOptions {
   defaultTtl?: Duration;
   @IsOptional() @IsIn(['leader', 'competing']) cluster?: ClusterMode;
   @IsOptional() @IsDurationOption() visibilityTimeout: Duration = '5m';
+  @IsOptional() @IsDurationOption() handlerTimeout?: Duration;
+  @IsOptional() @IsInt() @Min(1) @Max(10_000) concurrency?: number;
+  @IsOptional() @IsInt() @Min(1) @Max(10_000) completionBatchSize = 100;
+  @IsOptional() @IsDurationOption() completionFlushInterval: Duration = '10ms';
   @IsOptional() @IsDurationOption() idleInTransactionTimeout: Duration = '30s';
   @IsOptional() @IsDurationOption() cleanupInterval: Duration = '1m';
   @IsOptional() @IsDurationOption() shutdownGrace: Duration = '10s';

@@ -2,7 +2,7 @@
  * One inbox node for the multi-process test: delivers messages of type bench:item and reports
  * every id it handles to the parent over IPC before the batch is committed (so a SIGKILL right
  * after a report lands in the middle of a batch).
- * argv: <db> <tablePrefix> <visibilityTimeout ms> [competing|leader] [sqlite file]
+ * argv: <db> <tablePrefix> <visibilityTimeout ms> [competing|leader] [sqlite file] [concurrency]
  */
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
@@ -11,7 +11,7 @@ import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing'
 import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
 import { SimbaModule } from '@holdfast/simba';
 
-const [db, prefix, visibility, mode = 'competing', sqliteFile] = process.argv.slice(2);
+const [db, prefix, visibility, mode = 'competing', sqliteFile, concurrency] = process.argv.slice(2);
 const send = (message: unknown) => process.send?.(message);
 
 @Injectable()
@@ -25,7 +25,10 @@ class Handler {
 }
 
 async function main(): Promise<void> {
-  const dataSource = await createTestDataSource(db as TestDatabase, { poolSize: 4, sqliteFile });
+  const dataSource = await createTestDataSource(db as TestDatabase, {
+    poolSize: 4,
+    sqliteFile: sqliteFile || undefined,
+  });
   @Module({
     imports: [
       InboxModule.forRoot({
@@ -34,6 +37,7 @@ async function main(): Promise<void> {
         schema: 'check',
         pollInterval: '100ms',
         batchSize: 100,
+        ...(concurrency ? { concurrency: Number(concurrency) } : {}),
         visibilityTimeout: Number(visibility),
         cluster: mode as 'competing' | 'leader',
       }),

@@ -14,15 +14,16 @@ import {
 } from '@holdfast/core';
 import { ModuleRef } from '@nestjs/core';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { Mutex } from 'async-mutex';
+import { Mutex, Semaphore } from 'async-mutex';
 import { apiEncoding, decodePayload } from '../acceptor/message-codec';
-import { InboxHandlerRegistry } from '../handler/inbox-handler.registry';
+import { InboxClaimLostError } from '../errors';
+import { InboxHandlerRegistry, type RegisteredHandler } from '../handler/inbox-handler.registry';
 import { InboxClock } from '../inbox.clock';
 import { INBOX_OPTIONS } from '../inbox.constants';
 import type { InboxMessage, PayloadEncoding } from '../inbox-message';
 import { InboxMetrics } from '../inbox.metrics';
 import { ResolvedInboxOptions } from '../inbox.options';
-import type { MessageRow } from '../store/cor-message.queries';
+import type { Lease, MessageRow } from '../store/cor-message.queries';
 import { InboxConnection } from '../store/inbox-connection';
 import { nextRetryDelay, type BackoffPolicy } from './backoff';
 import { CleanupTicks } from './cleanup-ticks';
@@ -57,9 +58,19 @@ const EMPTY: DeliveryReport = {
 };
 
 /**
- * The delivery loop: claims a batch of due messages, delivers them group by group, deletes what
- * succeeded, schedules retries with backoff for what failed, parks what failed too often.
- * Another batch follows at once while batches come back full; otherwise it waits `pollInterval`.
+ * The delivery loop: claims a batch of due messages, delivers them group by group (at most
+ * `concurrency` handlers at once, and a handler's own `concurrency`), deletes what succeeded in
+ * small batches as it goes, schedules retries with backoff for what failed, parks what failed too
+ * often. Another batch follows at once while batches come back full; otherwise it waits
+ * `pollInterval`.
+ *
+ * Claims and heartbeats: a claim is NEXT_RETRY = the end of the lease (the seed has no owner
+ * column). The node keeps the lease end it wrote for each message it holds; a heartbeat every
+ * third of `visibilityTimeout` moves all of them to a new end in one UPDATE, only where NEXT_RETRY
+ * still holds the value this node wrote, and the delete of a delivered message has the same
+ * condition. A row that no longer holds it (taken by another node after the lease ran out, or
+ * changed by an admin), or a lease that ends while the heartbeats fail, is a lost claim: the
+ * handler's signal aborts and its outcome is not recorded.
  */
 @Injectable()
 export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -80,8 +91,30 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private idle = true;
   /** An accept asked for a run while one was in progress: the next starts right after it. */
   private wakeRequested = false;
-  /** Claimed by this node and not finished (delivered, failed, released): handed back at shutdown. */
-  private readonly claimed = new Set<string>();
+  /**
+   * Claimed by this node and not finished (delivered and deleted, failed, released), with the
+   * lease end it last wrote into NEXT_RETRY: what the heartbeats renew and shutdown hands back.
+   */
+  private readonly claimed = new Map<string, number>();
+  /** Heartbeats and completion deletes, one at a time (both read and move the lease ends). */
+  private readonly leaseGate = new Mutex();
+  private readonly beatMs: number;
+  private heartbeat?: NodeJS.Timeout;
+  private beating = false;
+  /** The database clock at the last claim, and the local monotonic time then. */
+  private dbClock = { at: NaN, mono: 0 };
+  /** Running handlers by message id (to abort one whose claim is lost). */
+  private readonly inHand = new Map<string, AbortController>();
+  /** Delivered, waiting for the next delete. */
+  private completions: string[] = [];
+  private flushed?: { promise: Promise<void>; resolve: () => void };
+  private flushTimer?: NodeJS.Timeout;
+  private readonly flushMs: number;
+  private readonly handlerMs: number;
+  /** Handler concurrency on this node, and per handler with its own limit. */
+  private readonly slots: Semaphore;
+  private readonly concurrency: number;
+  private readonly handlerSlots = new Map<RegisteredHandler, Semaphore>();
   /** The running handlers' abort controllers. */
   private readonly running_ = new Set<AbortController>();
   /** Who cleans at a scheduled tick (created with the first one). */
@@ -100,6 +133,14 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     this.cleanupMs = parseDuration(options.cleanupInterval, 'cleanupInterval');
     this.unhandledMs = parseDuration(options.unhandledDelay, 'unhandledDelay');
     this.graceMs = parseDuration(options.shutdownGrace, 'shutdownGrace');
+    this.beatMs = Math.max(1, Math.floor(this.leaseMs / 3));
+    this.flushMs = parseDuration(options.completionFlushInterval, 'completionFlushInterval');
+    this.handlerMs =
+      options.handlerTimeout === undefined
+        ? this.leaseMs
+        : parseDuration(options.handlerTimeout, 'handlerTimeout');
+    this.concurrency = options.concurrency ?? options.batchSize;
+    this.slots = new Semaphore(this.concurrency);
     const r = options.retry;
     this.backoff = {
       maxRetries: r.maxRetries,
@@ -130,7 +171,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     this.timers.clearAll();
     const finished = Promise.all([this.cycle?.catch(() => undefined), this.gate.waitForUnlock()]);
     if ((await withTimeout(finished, this.graceMs, () => 'timeout' as const)) === 'timeout') {
-      const left = [...this.claimed];
+      const left = [...this.claimed.keys()];
       for (const controller of this.running_) controller.abort(new InboxShutdownError(this.graceMs));
       await this.handBack(left).catch((error) =>
         this.logger.warn(`Could not hand back ${left.length} message(s): ${(error as Error).message}`),
@@ -140,6 +181,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
           `and the messages handed back to other nodes`,
       );
     }
+    this.stopHeartbeat();
     if (this.options.deliver) await this.connection.leadership.stop();
   }
 
@@ -162,6 +204,145 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     const now = await this.clock.bindable();
     await this.metrics.retry('release', () => this.connection.queries.release(ids, 0, now));
     for (const id of ids) this.claimed.delete(id);
+  }
+
+  // ---- heartbeats ----------------------------------------------------------------------------
+
+  private startHeartbeat(): void {
+    if (this.heartbeat) return;
+    this.heartbeat = setInterval(() => void this.beat(), this.beatMs);
+    this.heartbeat.unref?.();
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = undefined;
+  }
+
+  /** The clock the leases are in: the injected clock, or the database clock as last seen plus what passed here. */
+  private async leaseNow(): Promise<number> {
+    const bound = await this.clock.bindable();
+    if (bound !== undefined) return bound;
+    return this.dbClock.at + (monotonicMillis() - this.dbClock.mono);
+  }
+
+  /**
+   * One heartbeat: every lease this node holds moves to now + visibilityTimeout in one UPDATE
+   * (bounded by the heartbeat interval). A row that is not ours any more is a lost claim; when
+   * the heartbeat fails, every lease that has ended meanwhile is lost too.
+   */
+  private async beat(): Promise<void> {
+    if (this.beating) {
+      // The previous heartbeat still waits for the database: only look at what has run out.
+      await this.loseEnded('the heartbeats got no answer from the database');
+      return;
+    }
+    this.beating = true;
+    try {
+      await this.leaseGate.runExclusive(async () => {
+        const leases: Lease[] = [...this.claimed].map(([id, until]) => ({ id, until }));
+        if (!leases.length) return;
+        const until = (await this.leaseNow()) + this.leaseMs;
+        const owned = await withTimeout(
+          this.connection.queries.extendLeases(leases, until),
+          this.beatMs,
+          () => {
+            throw new Error(`no answer within ${this.beatMs} ms`);
+          },
+        );
+        for (const { id } of leases) {
+          if (!this.claimed.has(id)) continue; // finished meanwhile (failed, released)
+          if (owned.has(id)) this.claimed.set(id, until);
+          else this.loseClaim(id, 'its row was taken by another node or changed meanwhile');
+        }
+      });
+    } catch (error) {
+      this.logger.warn(`Inbox heartbeat failed: ${(error as Error).message}`);
+      await this.loseEnded(`the heartbeats failed until its lease ended: ${(error as Error).message}`);
+    } finally {
+      this.beating = false;
+    }
+  }
+
+  private async loseEnded(detail: string): Promise<void> {
+    const now = await this.leaseNow();
+    for (const [id, until] of this.claimed) if (until <= now) this.loseClaim(id, detail);
+  }
+
+  private loseClaim(id: string, detail: string): void {
+    this.claimed.delete(id);
+    const error = new InboxClaimLostError(id, detail);
+    const controller = this.inHand.get(id);
+    if (controller && !controller.signal.aborted) controller.abort(error);
+    this.logger.warn(error.message);
+  }
+
+  // ---- completions ---------------------------------------------------------------------------
+
+  /**
+   * A delivered message: deleted with the next flush, after `completionFlushInterval` or as soon
+   * as `completionBatchSize` are waiting, or as soon as every handler slot of the node waits for
+   * its delete. Resolves when that flush is done.
+   */
+  private complete(id: string): Promise<void> {
+    this.completions.push(id);
+    this.flushed ??= deferred();
+    const done = this.flushed.promise;
+    if (this.completions.length >= Math.min(this.options.completionBatchSize, this.concurrency)) {
+      void this.flush();
+    } else if (!this.flushTimer) {
+      this.flushTimer = setTimeout(() => void this.flush(), this.flushMs);
+      this.flushTimer.unref?.();
+    }
+    return done;
+  }
+
+  /**
+   * Deletes the delivered messages waiting, where this node still holds their claim (a message
+   * whose claim was lost is left to the node that has it). Resolves when every flush so far is done.
+   */
+  private flush(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const ids = this.completions.splice(0);
+    const flushed = this.flushed;
+    this.flushed = undefined;
+    if (!ids.length) return this.leaseGate.waitForUnlock();
+    return this.leaseGate.runExclusive(async () => {
+      const leases: Lease[] = [];
+      for (const id of ids) {
+        const until = this.claimed.get(id);
+        if (until !== undefined) leases.push({ id, until });
+      }
+      try {
+        await this.metrics.retry('delete', () => this.connection.queries.deleteOwned(leases));
+      } catch (error) {
+        // They come back after their lease, to this node or another.
+        this.logger.error(
+          `Could not delete ${leases.length} delivered message(s): ${(error as Error).message}`,
+        );
+      } finally {
+        for (const id of ids) this.claimed.delete(id);
+        flushed?.resolve();
+      }
+    });
+  }
+
+  /**
+   * Waits for a slot of the handler (its own limit first), then one of the node. The handler's
+   * slot is given back when the call ends; the node's when its message is deleted, so that the
+   * messages in this node's hands (running, or delivered and not yet deleted: what a crash
+   * delivers again) never outnumber `concurrency`.
+   */
+  private async acquireSlots(handler: RegisteredHandler): Promise<{ handler: () => void; node: () => void }> {
+    let own: Semaphore | undefined;
+    if (handler.concurrency !== undefined) {
+      own = this.handlerSlots.get(handler);
+      if (!own) this.handlerSlots.set(handler, (own = new Semaphore(handler.concurrency)));
+    }
+    const [, releaseOwn] = own ? await own.acquire() : [0, () => undefined];
+    const [, release] = await this.slots.acquire();
+    return { handler: releaseOwn, node: release };
   }
 
   /** True when this node delivers now (always in competing mode; the mutex owner in leader mode). */
@@ -262,11 +443,14 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     );
     const report: DeliveryReport = { ...EMPTY, claimed: rows.length };
     if (!rows.length) return report;
-    for (const row of rows) this.claimed.add(row.id);
+    if (Number.isFinite(now)) this.dbClock = { at: now, mono: started };
+    for (const row of rows) this.claimed.set(row.id, row.nextRetry ?? now + this.leaseMs);
+    this.startHeartbeat();
     try {
       return await this.deliverClaimed(rows, now, started, report);
     } finally {
       for (const row of rows) this.claimed.delete(row.id);
+      if (!this.claimed.size) this.stopHeartbeat();
     }
   }
 
@@ -294,15 +478,12 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       else groups.set(key, [item]);
     }
 
-    const delivered: string[] = [];
     const outcomes = await Promise.allSettled(
-      [...groups.values()].map((items) => this.deliverGroup(items, now, started, delivered, report)),
+      [...groups.values()].map((items) => this.deliverGroup(items, now, started, report)),
     );
-    // Delete what was delivered even if recording a failure of another group hit a database
-    // error (that group's messages come back after their lease).
-    if (delivered.length) {
-      await this.metrics.retry('delete', () => this.connection.queries.deleteDelivered(delivered));
-    }
+    // The last deletes of this batch (the others went while it ran), even if recording a failure
+    // of another group hit a database error (that group's messages come back after their lease).
+    await this.flush();
     for (const outcome of outcomes) {
       if (outcome.status === 'rejected') {
         this.logger.error(
@@ -310,7 +491,6 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
         );
       }
     }
-    report.delivered = delivered.length;
     this.metrics.batchDuration.record(monotonicMillis() - started);
     return report;
   }
@@ -342,72 +522,149 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     items: Item[],
     claimedAt: number,
     started: number,
-    delivered: string[],
     report: DeliveryReport,
   ): Promise<void> {
     for (let i = 0; i < items.length; i++) {
-      if (!this.running) {
-        // Shutting down: what this group has not started goes back to the other nodes now.
-        report.skipped += items.length - i;
-        await this.handBack(items.slice(i).map((item) => item.row.id));
-        return;
-      }
-      const { row, message, decodeError } = items[i];
-      // The database time of the claim plus what has passed locally since: expiry is checked
-      // right before each delivery, not only when the batch was selected.
-      const now = claimedAt + (monotonicMillis() - started);
-      if (row.expiration !== null && row.expiration <= now) {
-        report.expired++;
-        continue;
-      }
-      const handler = message ? this.registry.find(message.type) : undefined;
-      if (message && !handler) {
-        report.unhandled++;
-        await this.unhandled(row);
-        if (this.options.batchMode === 'fail-first') {
-          await this.skipRest(items.slice(i + 1), this.unhandledMs, report);
-          return;
-        }
-        continue;
-      }
-      const leaseLeft = this.leaseMs - (monotonicMillis() - started);
-      if (leaseLeft <= 0) {
-        // The lease is over: another node may be delivering it already. Leave it.
-        report.skipped += items.length - i;
-        return;
-      }
-      const controller = new AbortController();
-      this.running_.add(controller);
+      const handler = items[i].message ? this.registry.find(items[i].message!.type) : undefined;
+      const slots = handler && !items[i].decodeError ? await this.acquireSlots(handler) : undefined;
+      const hold: { untilDeleted?: Promise<void> } = {};
       try {
-        if (decodeError) throw decodeError;
-        await withinLease(
-          () => handler!.handle(message!, { signal: controller.signal }),
-          leaseLeft,
-          row.id,
-          controller,
-        );
-        if (controller.signal.aborted) throw controller.signal.reason;
-        delivered.push(row.id);
-        this.metrics.delivered.add(1);
-      } catch (error) {
-        if (controller.signal.reason instanceof InboxShutdownError) return; // handed back
-        const delay = await this.failed(row, error, report);
-        if (this.options.batchMode === 'fail-first') {
-          // Later messages of the group wait as long as the failed one, so they come after it.
-          await this.skipRest(items.slice(i + 1), delay ?? 0, report);
-          return;
-        }
+        if (!(await this.deliverItem(items, i, handler, claimedAt, started, report, hold))) return;
       } finally {
-        this.running_.delete(controller);
+        slots?.handler();
+        if (hold.untilDeleted) void hold.untilDeleted.finally(slots?.node);
+        else slots?.node();
       }
     }
+  }
+
+  /** Delivers the i-th message of a group; false when the rest of the group must not follow now. */
+  private async deliverItem(
+    items: Item[],
+    i: number,
+    handler: RegisteredHandler | undefined,
+    claimedAt: number,
+    started: number,
+    report: DeliveryReport,
+    hold: { untilDeleted?: Promise<void> },
+  ): Promise<boolean> {
+    if (!this.running) {
+      // Shutting down: what this group has not started goes back to the other nodes now.
+      report.skipped += items.length - i;
+      await this.handBack(this.stillClaimed(items.slice(i)));
+      return false;
+    }
+    const { row, message, decodeError } = items[i];
+    // The database time of the claim plus what has passed locally since: expiry is checked
+    // right before each delivery, not only when the batch was selected.
+    const now = claimedAt + (monotonicMillis() - started);
+    if (row.expiration !== null && row.expiration <= now) {
+      report.expired++;
+      this.claimed.delete(row.id); // left for the cleanup
+      return true;
+    }
+    if (message && !handler) {
+      report.unhandled++;
+      this.claimed.delete(row.id);
+      await this.unhandled(row);
+      if (this.options.batchMode === 'fail-first') {
+        await this.skipRest(items.slice(i + 1), this.unhandledMs, report);
+        return false;
+      }
+      return true;
+    }
+    if (!this.claimed.has(row.id)) {
+      // The claim is lost (the heartbeats could not keep it): another node may be delivering
+      // it already, and the rest of its group after it. Leave them.
+      report.skipped += items.length - i;
+      return false;
+    }
+    const controller = new AbortController();
+    this.running_.add(controller);
+    this.inHand.set(row.id, controller);
+    try {
+      if (decodeError) throw decodeError;
+      await this.withinLimit(
+        () => handler!.handle(message!, { signal: controller.signal }),
+        row.id,
+        controller,
+      );
+      if (controller.signal.aborted) throw controller.signal.reason;
+      report.delivered++;
+      hold.untilDeleted = this.complete(row.id);
+      this.metrics.delivered.add(1);
+    } catch (error) {
+      const reason: unknown = controller.signal.reason;
+      if (reason instanceof InboxShutdownError) return false; // handed back
+      if (reason instanceof InboxClaimLostError) {
+        // Not ours any more: no failure recorded, and the rest of the group is not started
+        // ahead of it (left to the node that has it, or to their own lease).
+        report.skipped += items.length - i - 1;
+        return false;
+      }
+      this.claimed.delete(row.id);
+      const delay = await this.failed(row, error, report);
+      if (this.options.batchMode === 'fail-first') {
+        // Later messages of the group wait as long as the failed one, so they come after it.
+        await this.skipRest(items.slice(i + 1), delay ?? 0, report);
+        return false;
+      }
+    } finally {
+      this.running_.delete(controller);
+      this.inHand.delete(row.id);
+    }
+    return true;
+  }
+
+  /**
+   * Waits for the handler at most `handlerTimeout` (default the visibility timeout; 0: no limit),
+   * or until its signal aborts (claim lost, shutdown). A handler that takes longer counts as a
+   * failed attempt (with backoff, then parking), so a stuck message cannot hold the loop; its
+   * signal aborts.
+   */
+  private async withinLimit(work: () => unknown, id: string, controller: AbortController): Promise<void> {
+    const ms = this.handlerMs;
+    if (ms <= 0) {
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => reject(controller.signal.reason);
+        controller.signal.addEventListener('abort', onAbort, { once: true });
+        Promise.resolve()
+          .then(work)
+          .then(
+            () => resolve(),
+            (error: unknown) => reject(error),
+          )
+          .finally(() => controller.signal.removeEventListener('abort', onAbort));
+      });
+      return;
+    }
+    await withTimeout(
+      work,
+      ms,
+      () => {
+        const error =
+          this.options.handlerTimeout === undefined
+            ? new VisibilityTimeoutError(id, ms)
+            : new HandlerTimeoutError(id, ms);
+        controller.abort(error);
+        throw error;
+      },
+      { signal: controller.signal },
+    );
+  }
+
+  /** The ids among these whose claim this node still holds (a lost one is not ours to release). */
+  private stillClaimed(items: readonly Item[]): string[] {
+    return items.map((item) => item.row.id).filter((id) => this.claimed.has(id));
   }
 
   private async skipRest(rest: Item[], delayMs: number, report: DeliveryReport): Promise<void> {
     if (!rest.length) return;
     report.skipped += rest.length;
     const now = await this.clock.bindable();
-    const ids = rest.map((r) => r.row.id);
+    const ids = this.stillClaimed(rest);
+    if (!ids.length) return;
+    for (const id of ids) this.claimed.delete(id);
     await this.metrics.retry('release', () => this.connection.queries.release(ids, delayMs, now));
   }
 
@@ -452,9 +709,16 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
 class VisibilityTimeoutError extends Error {
   constructor(id: string, ms: number) {
     super(
-      `Handler for message '${id}' did not finish within the visibility timeout (${ms} ms left of the lease)`,
+      `Handler for message '${id}' did not finish within the visibility timeout (${ms} ms; set handlerTimeout to allow longer)`,
     );
     this.name = 'VisibilityTimeoutError';
+  }
+}
+
+class HandlerTimeoutError extends Error {
+  constructor(id: string, ms: number) {
+    super(`Handler for message '${id}' did not finish within handlerTimeout (${ms} ms)`);
+    this.name = 'HandlerTimeoutError';
   }
 }
 
@@ -466,27 +730,10 @@ class InboxShutdownError extends Error {
   }
 }
 
-/**
- * Waits for the handler at most until the lease ends, or until its signal aborts (shutdown). A
- * handler that takes longer counts as a failed attempt (with backoff, then parking), so a stuck
- * message cannot hold the loop; its signal aborts.
- */
-async function withinLease(
-  work: () => unknown,
-  ms: number,
-  id: string,
-  controller: AbortController,
-): Promise<void> {
-  await withTimeout(
-    work,
-    ms,
-    () => {
-      const error = new VisibilityTimeoutError(id, ms);
-      controller.abort(error);
-      throw error;
-    },
-    { signal: controller.signal },
-  );
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
 }
 
 function firstLine(text: string): string {

@@ -24,12 +24,14 @@ export class InboxHandlerExplorer implements OnModuleInit {
       const prototype = Object.getPrototypeOf(instance);
       for (const method of this.scanner.getAllMethodNames(prototype)) {
         const fn = instance[method];
-        const type = this.reflector.get<InboxHandlerOptions | undefined>(INBOX_HANDLER_METADATA, fn);
-        if (!type) continue;
+        const options = this.reflector.get<InboxHandlerOptions | undefined>(INBOX_HANDLER_METADATA, fn);
+        if (!options) continue;
+        const { concurrency, ...type } = options;
         const name = `${instance.constructor?.name ?? 'Provider'}.${method}`;
         this.registry.register({
           type,
           name,
+          ...(concurrency !== undefined ? { concurrency } : {}),
           handle: (message, context) => fn.call(instance, message, context),
         });
         this.logger.log(

@@ -4,8 +4,10 @@ import type { InboxMessage, MessageType } from '../inbox-message';
 /** What a handler gets beside the message. */
 export interface InboxHandlerContext {
   /**
-   * Aborts when this delivery is given up: the visibility timeout passed, or the node is shutting
-   * down and its grace period is over (the message is then handed back to another node).
+   * Aborts when this delivery is given up, with the reason: the handler ran past its time limit
+   * (`VisibilityTimeoutError` or `HandlerTimeoutError`), the node lost its claim
+   * (`InboxClaimLostError`), or the node is shutting down and its grace period is over (the
+   * message is then handed back to another node).
    */
   readonly signal: AbortSignal;
 }
@@ -16,6 +18,8 @@ export interface RegisteredHandler {
   type: MessageType;
   /** `Class.method`, for logs. */
   name: string;
+  /** At most this many calls at once on this node (`@InboxHandler({ concurrency })`). */
+  concurrency?: number;
   handle: HandlerFn;
 }
 

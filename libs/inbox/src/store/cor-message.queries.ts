@@ -51,6 +51,12 @@ interface RawRow {
   error: string | null;
 }
 
+/** A claim this node holds: the row and the lease end it wrote into NEXT_RETRY (epoch ms). */
+export interface Lease {
+  id: string;
+  until: number;
+}
+
 /** `now` is either a bound value (an injected clock) or undefined: the database clock inline. */
 export type Now = number | undefined;
 
@@ -412,14 +418,17 @@ export class CorMessageQueries {
           u,
           taken.map((r) => r.id),
         );
-        const lease = this.nowPlus(u, now, leaseMs);
+        // The lease end as a bound value (the database clock read above, plus the lease), so the
+        // node knows exactly what it wrote: that value is its claim (see extendLeases).
+        const dbNow = this.t.toMillis(taken[0].db_now);
+        const until = (now ?? dbNow) + leaseMs;
         await tx.execute(
-          `UPDATE ${target.from} SET NEXT_RETRY = ${lease} WHERE ${target.where}1 = 1`,
+          `UPDATE ${target.from} SET NEXT_RETRY = ${this.t.at(u, until)} WHERE ${target.where}1 = 1`,
           u.params,
         );
         if (hold) await hold(tx);
-        const rows = taken.map((r) => this.read(r));
-        return { rows, now: this.t.toMillis(taken[0].db_now) };
+        const rows = taken.map((r) => ({ ...this.read(r), nextRetry: until }));
+        return { rows, now: dbNow };
       },
       { isolation: 'read committed' },
     );
@@ -457,6 +466,71 @@ export class CorMessageQueries {
   private orderIndexHint(): string {
     if ((this.d.name !== 'mysql' && this.d.name !== 'mariadb') || !this.hasOrderIndex) return '';
     return `FORCE INDEX (${this.orderIndex}) `;
+  }
+
+  /**
+   * Rows still claimed by this node: NEXT_RETRY is still the lease end this node wrote (cut to
+   * the millisecond), within the same millisecond. Nothing else writes that value: another node
+   * claims a row only after its lease has ended and writes its own later lease end; a failure,
+   * a release, a pause or an admin's retry write other times. The statement's target already
+   * holds these ids only; with one lease end (the usual case) this is a plain range on
+   * NEXT_RETRY (an `OR` of id lists made PostgreSQL's delete of a batch markedly slower), else
+   * `(…) OR (…)`, one term per lease end.
+   */
+  private owned(b: Binder, leases: readonly Lease[]): string {
+    const byEnd = new Map<number, string[]>();
+    for (const { id, until } of leases) byEnd.set(until, [...(byEnd.get(until) ?? []), id]);
+    const range = (until: number) =>
+      `NEXT_RETRY >= ${this.t.at(b, until)} AND NEXT_RETRY < ${this.t.at(b, until + 1)}`;
+    if (byEnd.size === 1) return `(${range([...byEnd.keys()][0])})`;
+    const terms = [...byEnd].map(([until, ids]) => `(ID IN (${b.list(ids)}) AND ${range(until)})`);
+    return `(${terms.join(' OR ')})`;
+  }
+
+  /**
+   * A heartbeat: moves the lease end of every row still claimed by this node to `until` (epoch
+   * ms), in one statement, and returns the ids that are still this node's (those it extended).
+   */
+  async extendLeases(leases: readonly Lease[], until: number): Promise<Set<string>> {
+    if (!leases.length) return new Set();
+    const ids = leases.map((l) => l.id);
+    // Bound in the order the placeholders appear: the keys of the join first on MySQL/MariaDB,
+    // after the SET elsewhere (ID IN …).
+    const b = new Binder(this.d);
+    const joined = this.d.name === 'mysql' || this.d.name === 'mariadb';
+    const early = joined ? this.keyed(b, ids) : undefined;
+    const set = this.t.at(b, until);
+    const { from, where } = early ?? this.keyed(b, ids);
+    const changed = await this.sql.execute(
+      `UPDATE ${from} SET NEXT_RETRY = ${set} WHERE ${where}${this.owned(b, leases)}`,
+      b.params,
+    );
+    if (changed >= leases.length) return new Set(ids);
+    // Some were not ours any more (or a driver counts unchanged rows apart): ask which are.
+    const r = new Binder(this.d);
+    const target = this.keyed(r, ids);
+    const rows = await this.sql.query<{ id: string }>(
+      `SELECT ID AS id FROM ${target.from} WHERE ${target.where}${this.owned(
+        r,
+        ids.map((id) => ({ id, until })),
+      )}`,
+      r.params,
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
+  /** Delivered: the rows this node still holds are gone (a claim lost meanwhile is left alone). */
+  async deleteOwned(leases: readonly Lease[]): Promise<number> {
+    if (!leases.length) return 0;
+    const b = new Binder(this.d);
+    const target = this.keyed(
+      b,
+      leases.map((l) => l.id),
+    );
+    return this.sql.execute(
+      `DELETE ${target.deleteFrom} WHERE ${target.where}${this.owned(b, leases)}`,
+      b.params,
+    );
   }
 
   /** Delivered: the rows are gone. */
