@@ -81,4 +81,11 @@ export {
   type MetricInstrument,
   type MetricSpec,
 } from './metrics/declare-metrics';
+export {
+  discoverMethods,
+  discoverHandlers,
+  NonStaticHandlerError,
+  type DiscoveredMethod,
+  type DiscoveredHandler,
+} from './discovery/discover-methods';
 export { healthResult, probeHealth, type HealthResult, type HealthStatus } from './health/health-check';
