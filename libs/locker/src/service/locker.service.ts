@@ -10,26 +10,16 @@ import {
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import {
-  DatabaseResolver,
-  HoldfastError,
-  HoldfastTimers,
-  monotonicMillis,
-  resolveDataSource,
-  sqlClientFor,
-  type SqlClient,
-} from '@holdfast/core';
-import type { DataSource } from 'typeorm';
+import { DatabaseResolver, HoldfastError, monotonicMillis } from '@holdfast/core';
 import type { LockLostReason } from '../decorators/on-lock.decorators';
-import { InvalidLockerError } from '../errors';
-import { DatabaseLocker } from '../lock/database.locker';
-import { LeaseDatabaseLocker } from '../lock/lease-database.locker';
-import type { Locker, LockerContext } from '../lock/locker.interface';
-import { SharedFileLocker } from '../lock/shared-file.locker';
+import type { Locker } from '../lock/locker.interface';
 import { LOCKER_OPTIONS } from '../locker.constants';
 import { LockerMetrics } from '../metrics/locker.metrics';
 import type { ResolvedLockerOptions } from '../options/locker.options';
 import { LockHandlersExplorer } from './lock-handlers.explorer';
+import { createLocker, lockerContext } from './locker-factory';
+import { LockerTimers } from './locker-timers';
+import { whileListeningForShutdown } from './shutdown-signals';
 
 /** idle: not started; standby: waiting for the lock; master: holds it; stopped: shut down. */
 export type LockerRole = 'idle' | 'standby' | 'master' | 'stopped';
@@ -50,11 +40,10 @@ export class LockerService
   implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown
 {
   private readonly logger = new Logger(LockerService.name);
-  /** keep-alive, watchdog and acquire timers, in the app's SchedulerRegistry (see README). */
-  private readonly timers: HoldfastTimers;
+  /** keep-alive and watchdog timers, in the app's SchedulerRegistry (see README). */
+  private readonly timers: LockerTimers;
   private readonly metrics = new LockerMetrics();
   private locker?: Locker;
-  private database?: { dataSource: DataSource; sql: SqlClient };
   private _role: LockerRole = 'idle';
   /** Bumped on every promotion and demotion, so callbacks of an earlier term do nothing. */
   private term = 0;
@@ -63,8 +52,6 @@ export class LockerService
   private _lastKeepAlive?: Date;
   private _holder?: string;
   private _lastError?: unknown;
-  private readonly keepAliveName: string;
-  private readonly watchdogName: string;
 
   constructor(
     @Inject(LOCKER_OPTIONS) readonly options: ResolvedLockerOptions,
@@ -73,10 +60,7 @@ export class LockerService
     private readonly handlers: LockHandlersExplorer,
     @Optional() registry?: SchedulerRegistry,
   ) {
-    // Without ScheduleModule in the app, HoldfastTimers keeps the same bookkeeping itself.
-    this.timers = new HoldfastTimers(registry);
-    this.keepAliveName = `holdfast:locker:keep-alive:${options.lockName}`;
-    this.watchdogName = `holdfast:locker:watchdog:${options.lockName}`;
+    this.timers = new LockerTimers(options.lockName, registry);
     this.metrics.observeRole(options.lockName, () => this.isMaster);
   }
 
@@ -122,11 +106,20 @@ export class LockerService
 
   async onModuleInit(): Promise<void> {
     if (!this.options.useLock) return;
-    this.locker = await this.createLocker();
-    await this.locker.configure?.(this.context());
+    this.locker = await createLocker(this.options, this.moduleRef);
+    await this.locker.configure?.(
+      lockerContext({
+        options: this.options,
+        moduleRef: this.moduleRef,
+        resolver: this.resolver,
+        timers: this.timers.timers,
+        firstStart: () => this.firstStart,
+        loggerName: LockerService.name,
+      }),
+    );
     this.locker.onSuspectedLoss?.(() => {
       if (!this.isMaster || this.options.lockKeepAlivePeriod === 0) return;
-      this.deleteKeepAliveTimer();
+      this.timers.clearKeepAlive();
       void this.keepAlive(this.term);
     });
   }
@@ -155,35 +148,15 @@ export class LockerService
     }
     this._role = 'standby';
     const waiting = this.acquire();
-    if (this.options.startup === 'block') await this.whileListeningForShutdown(waiting);
+    // A standby blocked in bootstrap must still shut down on a signal (bootstrap then completes
+    // as a stopped standby and shutdown proceeds).
+    if (this.options.startup === 'block')
+      await whileListeningForShutdown(waiting, () => this.stop(), this.logger, `lock '${this.lockName}'`);
     else if (this.firstStart && this.options.failIfLocked) await waiting;
     else
       waiting.catch((error) =>
         this.logger.error(`Waiting for lock '${this.lockName}' failed: ${String(error)}`),
       );
-  }
-
-  /**
-   * A standby blocked in bootstrap must still shut down on a signal: Nest's shutdown hooks wait
-   * for bootstrap to finish first, so a signal stops the waiting (bootstrap then completes as a
-   * stopped standby and shutdown proceeds). When nothing else handles the signal, it is raised
-   * again so the default (exit) still happens.
-   */
-  private async whileListeningForShutdown(waiting: Promise<void>): Promise<void> {
-    const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGHUP'];
-    const onSignal = (signal: NodeJS.Signals) => {
-      signals.forEach((s) => process.removeListener(s, onSignal));
-      this.logger.log(`${signal} while waiting for lock '${this.lockName}': no longer waiting`);
-      void this.stop().then(() => {
-        if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-      });
-    };
-    signals.forEach((s) => process.once(s, onSignal));
-    try {
-      await waiting;
-    } finally {
-      signals.forEach((s) => process.removeListener(s, onSignal));
-    }
   }
 
   /** Releases the lock (running @OnLockLost first if master) and stops waiting for it. */
@@ -193,7 +166,7 @@ export class LockerService
     this.term++;
     this._role = 'stopped';
     this.acquiring?.abort(new LockerStoppedError());
-    this.clearTimers();
+    this.timers.clear();
     if (wasMaster) {
       this.metrics.lost.add(1, { lock: this.lockName, reason: 'stopped' });
       await this.handlers.run('lost', this.lockName, { lockName: this.lockName, reason: 'stopped' });
@@ -248,14 +221,14 @@ export class LockerService
   }
 
   private scheduleKeepAlive(term: number): void {
-    this.deleteKeepAliveTimer();
+    this.timers.clearKeepAlive();
     // Every lockKeepAlivePeriod, but never later than halfway to the end of the lock's certain
     // validity, so a locker whose validity window is short (e.g. a small shared-file `stale`)
     // is renewed before the watchdog would demote it.
     const until = this.locker?.validUntil?.();
     const left = until === undefined || !Number.isFinite(until) ? Infinity : until - monotonicMillis();
     const delay = Math.max(50, Math.min(this.options.lockKeepAlivePeriod, left / 2));
-    this.timers.set(this.keepAliveName, delay, () => void this.keepAlive(term));
+    this.timers.setKeepAlive(delay, () => void this.keepAlive(term));
   }
 
   private async keepAlive(term: number): Promise<void> {
@@ -292,10 +265,10 @@ export class LockerService
    * the keep-alive call itself hangs (a silent network partition).
    */
   private armWatchdog(term: number): void {
-    this.timers.clear(this.watchdogName);
+    this.timers.clearWatchdog();
     const deadline = this.locker?.validUntil?.();
     if (deadline === undefined || !Number.isFinite(deadline)) return;
-    this.timers.set(this.watchdogName, deadline - monotonicMillis(), () => {
+    this.timers.setWatchdog(deadline - monotonicMillis(), () => {
       if (term !== this.term) return;
       if (monotonicMillis() >= (this.locker?.validUntil?.() ?? 0)) {
         void this.demote(
@@ -315,7 +288,7 @@ export class LockerService
     this._role = 'standby';
     // From here on, the acquire attempts report the store's health (AbstractLocker.lastError).
     this._lastError = undefined;
-    this.clearTimers();
+    this.timers.clear();
     this.metrics.lost.add(1, { lock: this.lockName, reason });
     this.logger.warn(
       `Lost lock '${this.lockName}' (${reason}${error ? `: ${String(error)}` : ''}); demoting to standby`,
@@ -327,64 +300,5 @@ export class LockerService
         this.logger.error(`Waiting for lock '${this.lockName}' failed: ${String(e)}`),
       );
     }
-  }
-
-  private deleteKeepAliveTimer(): void {
-    this.timers.clear(this.keepAliveName);
-  }
-
-  private clearTimers(): void {
-    this.deleteKeepAliveTimer();
-    this.timers.clear(this.watchdogName);
-  }
-
-  private async createLocker(): Promise<Locker> {
-    const kind = this.options.locker;
-    switch (kind.type) {
-      case 'lease-database':
-        return new LeaseDatabaseLocker();
-      case 'database':
-        return new DatabaseLocker();
-      case 'shared-file':
-        return new SharedFileLocker();
-      case 'custom': {
-        const locker = await this.moduleRef.create(kind.useClass);
-        const candidate = locker as Partial<Locker>;
-        if (
-          typeof candidate.start !== 'function' ||
-          typeof candidate.stop !== 'function' ||
-          typeof candidate.keepAlive !== 'function'
-        ) {
-          throw new InvalidLockerError(kind.useClass);
-        }
-        return locker;
-      }
-    }
-  }
-
-  private context(): LockerContext {
-    // eslint-disable-next-line @typescript-eslint/no-this-alias
-    const service = this;
-    const options = this.options;
-    return {
-      options,
-      lockName: options.lockName,
-      holderId: options.instanceId,
-      lockAcquireSleepInterval: options.lockAcquireSleepInterval,
-      lockKeepAlivePeriod: options.lockKeepAlivePeriod,
-      // failIfLocked governs the first start only; after a demotion the instance waits as standby.
-      get failIfLocked() {
-        return service.firstStart && options.failIfLocked;
-      },
-      database: () => {
-        if (!service.database) {
-          const dataSource = resolveDataSource(service.moduleRef, options.dataSource, 'LockerModule');
-          service.database = { dataSource, sql: sqlClientFor(dataSource, service.resolver, options.dialect) };
-        }
-        return service.database;
-      },
-      logger: new Logger(LockerService.name),
-      timers: this.timers,
-    };
   }
 }
