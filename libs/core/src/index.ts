@@ -1,6 +1,12 @@
 export * from './errors/holdfast.error';
 export * from './dialect/dialect';
-export type { ColumnType, DeleteLimitedSpec, SqlDialect, UpsertSpec } from './dialect/sql-dialect';
+export type {
+  ColumnType,
+  DeleteLimitedSpec,
+  InsertMissingSpec,
+  SqlDialect,
+  UpsertSpec,
+} from './dialect/sql-dialect';
 export { sqlDialect, type SqlDialectOptions } from './dialect/dialects';
 export { utcDateTime } from './dialect/base.dialect';
 export { DatabaseResolver } from './database/database-resolver';
