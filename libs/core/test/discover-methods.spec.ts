@@ -54,15 +54,12 @@ describe('discoverMethods / discoverHandlers: the one discovery rule', () => {
     { provide: 'NUMBER_VALUE', useValue: 42 },
     { provide: 'UNDEFINED_FACTORY', useFactory: () => undefined },
   ];
+  /** The singleton twice: as itself and through an alias. */
+  const aliased = [SingletonHolder, { provide: 'ALIAS', useExisting: SingletonHolder }];
 
   it('finds decorated methods on providers and controllers, each instance once, callable on it', async () => {
     const { app, discovery, scanner } = await discoveryOf(
-      [
-        SingletonHolder,
-        { provide: 'ALIAS', useExisting: SingletonHolder },
-        TransientUndecorated,
-        ...withoutInstance,
-      ],
+      [...aliased, TransientUndecorated, ...withoutInstance],
       [DecoratedController],
     );
     const found = discoverHandlers<string>(discovery, scanner, KEY, '@Handles()');
@@ -98,12 +95,7 @@ describe('discoverMethods / discoverHandlers: the one discovery rule', () => {
 
   it('collects metadata on classes of any scope for decorators that wrap the method itself', async () => {
     const { app, discovery, scanner } = await discoveryOf(
-      [
-        SingletonHolder,
-        { provide: 'ALIAS', useExisting: SingletonHolder },
-        RequestScopedHolder,
-        ...withoutInstance,
-      ],
+      [...aliased, RequestScopedHolder, ...withoutInstance],
       [DecoratedController],
     );
     const found = discoverMethods<string>(discovery, scanner, KEY);

@@ -15,29 +15,27 @@ import type { Locker, LockerContext } from '../lock/locker.interface';
 import { SharedFileLocker } from '../lock/shared-file.locker';
 import type { ResolvedLockerOptions } from '../options/locker.options';
 
+/** The built-in lockers by type. */
+const BUILT_IN = {
+  'lease-database': LeaseDatabaseLocker,
+  database: DatabaseLocker,
+  'shared-file': SharedFileLocker,
+} as const;
+
 /** The configured locker: a built-in one, or the app's `useClass` created in the module and checked. */
 export async function createLocker(options: ResolvedLockerOptions, moduleRef: ModuleRef): Promise<Locker> {
   const kind = options.locker;
-  switch (kind.type) {
-    case 'lease-database':
-      return new LeaseDatabaseLocker();
-    case 'database':
-      return new DatabaseLocker();
-    case 'shared-file':
-      return new SharedFileLocker();
-    case 'custom': {
-      const locker = await moduleRef.create(kind.useClass);
-      const candidate = locker as Partial<Locker>;
-      if (
-        typeof candidate.start !== 'function' ||
-        typeof candidate.stop !== 'function' ||
-        typeof candidate.keepAlive !== 'function'
-      ) {
-        throw new InvalidLockerError(kind.useClass);
-      }
-      return locker;
-    }
+  if (kind.type !== 'custom') return new BUILT_IN[kind.type]();
+  const locker = await moduleRef.create(kind.useClass);
+  const candidate = locker as Partial<Locker>;
+  if (
+    typeof candidate.start !== 'function' ||
+    typeof candidate.stop !== 'function' ||
+    typeof candidate.keepAlive !== 'function'
+  ) {
+    throw new InvalidLockerError(kind.useClass);
   }
+  return locker;
 }
 
 /** What {@link lockerContext} needs from the service. */
