@@ -1,6 +1,12 @@
 export * from './errors/holdfast.error';
 export * from './dialect/dialect';
-export type { ColumnType, DeleteLimitedSpec, SqlDialect, UpsertSpec } from './dialect/sql-dialect';
+export type {
+  ColumnType,
+  DeleteLimitedSpec,
+  InsertMissingSpec,
+  SqlDialect,
+  UpsertSpec,
+} from './dialect/sql-dialect';
 export { sqlDialect, type SqlDialectOptions } from './dialect/dialects';
 export { utcDateTime } from './dialect/base.dialect';
 export { DatabaseResolver } from './database/database-resolver';
@@ -81,4 +87,11 @@ export {
   type MetricInstrument,
   type MetricSpec,
 } from './metrics/declare-metrics';
+export {
+  discoverMethods,
+  discoverHandlers,
+  NonStaticHandlerError,
+  type DiscoveredMethod,
+  type DiscoveredHandler,
+} from './discovery/discover-methods';
 export { healthResult, probeHealth, type HealthResult, type HealthStatus } from './health/health-check';

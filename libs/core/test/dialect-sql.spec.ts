@@ -162,4 +162,47 @@ describe('dialect SQL', () => {
     expect(ddlScript('mariadb', [table])).toContain('AT DATETIME(3) NOT NULL');
     expect(ddlScript('sqlite', [table])).toContain('BODY BLOB');
   });
+
+  it('inserts only missing rows, each dialect its own way', () => {
+    const spec = {
+      table: 'P_M',
+      columns: ['K', 'N', 'S'],
+      key: 'K',
+      rows: 2,
+      row: (k: string) => `${k}, 0, ''`,
+    };
+    expect(sqlDialect('postgres').insertMissing(spec)).toBe(
+      "INSERT INTO P_M (K, N, S) VALUES ($1, 0, ''), ($2, 0, '') ON CONFLICT (K) DO NOTHING",
+    );
+    expect(sqlDialect('sqlite').insertMissing(spec)).toBe(
+      "INSERT INTO P_M (K, N, S) VALUES (?, 0, ''), (?, 0, '') ON CONFLICT (K) DO NOTHING",
+    );
+    for (const d of ['mysql', 'mariadb'] as const) {
+      expect(sqlDialect(d).insertMissing(spec)).toBe(
+        "INSERT INTO P_M (K, N, S) VALUES (?, 0, ''), (?, 0, '') ON DUPLICATE KEY UPDATE K = K",
+      );
+    }
+    expect(sqlDialect('mssql').insertMissing(spec)).toBe(
+      "INSERT INTO P_M (K, N, S) SELECT v.K, 0, '' FROM (SELECT @0 AS K UNION ALL SELECT @1 AS K) v " +
+        'WHERE NOT EXISTS (SELECT 1 FROM P_M t WHERE t.K = v.K)',
+    );
+    expect(sqlDialect('oracle').insertMissing({ ...spec, rows: 1 })).toBe(
+      "INSERT INTO P_M (K, N, S) SELECT v.K, 0, '' FROM (SELECT :1 AS K FROM DUAL) v " +
+        'WHERE NOT EXISTS (SELECT 1 FROM P_M t WHERE t.K = v.K)',
+    );
+  });
+
+  it('renders a value that never goes back below previous + 1', () => {
+    expect(sqlDialect('sqlite').atLeastAfter('NOW', 'PREV')).toBe('MAX(NOW, PREV + 1)');
+    expect(sqlDialect('mssql').atLeastAfter('NOW', 'PREV')).toBe(
+      'CASE WHEN NOW > PREV THEN NOW ELSE PREV + 1 END',
+    );
+    for (const d of ['postgres', 'mysql', 'mariadb', 'oracle'] as const) {
+      expect(sqlDialect(d).atLeastAfter('NOW', 'PREV')).toBe('GREATEST(NOW, PREV + 1)');
+    }
+  });
+
+  it('says SQLite alone is one connection to a file', () => {
+    expect(DIALECTS.filter((d) => sqlDialect(d).singleConnection)).toEqual(['sqlite']);
+  });
 });

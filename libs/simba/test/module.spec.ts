@@ -1,7 +1,7 @@
-import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
+import { Controller, Injectable, Module, Scope, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { SchemaMissingError } from '@holdfast/core';
+import { NonStaticHandlerError, SchemaMissingError } from '@holdfast/core';
 import { testDataSourceOptions } from '@holdfast/core/testing';
 import {
   MutexContendRegistry,
@@ -23,6 +23,21 @@ class Handlers {
   onAcquired(): void {
     this.acquired++;
   }
+}
+
+@Controller('module-spec')
+class HandlingController {
+  acquired = 0;
+  @OnMutexAcquired('module-spec-controller')
+  onAcquired(): void {
+    this.acquired++;
+  }
+}
+
+@Injectable({ scope: Scope.REQUEST })
+class RequestScopedHandlers {
+  @OnMutexAcquired('module-spec-request')
+  onAcquired(): void {}
 }
 
 describeEachSimbaTable('SimbaModule', (ctx) => {
@@ -109,5 +124,23 @@ describeEachSimbaTable('SimbaModule', (ctx) => {
     ]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(SchemaMissingError);
     expect((error as Error).message).toContain(`CREATE TABLE ${ctx.prefix}none_simba_mutex`);
+  });
+
+  it('discovers handlers on controllers too, by the core discovery rule', async () => {
+    const app = await Test.createTestingModule({
+      imports: [SimbaModule.forRoot(base())],
+      controllers: [HandlingController],
+    }).compile();
+    await app.init();
+    opened.push(app);
+    await waitUntil(() => app.get(HandlingController).acquired === 1, 5_000, 'the controller handler runs');
+    expect(app.get(MutexContendRegistry).isOwner('module-spec-controller')).toBe(true);
+  });
+
+  it('refuses a handler on a request-scoped provider at startup', async () => {
+    const error = await open([SimbaModule.forRoot(base())], [RequestScopedHandlers]).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(NonStaticHandlerError);
+    expect(error).toMatchObject({ code: 'HOLDFAST_CORE_NON_STATIC_HANDLER' });
+    expect((error as Error).message).toContain('@OnMutexAcquired() on RequestScopedHandlers.onAcquired');
   });
 });

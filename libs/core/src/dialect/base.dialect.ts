@@ -1,4 +1,4 @@
-import { ColumnType, DeleteLimitedSpec, SqlDialect, UpsertSpec } from './sql-dialect';
+import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, SqlDialect, UpsertSpec } from './sql-dialect';
 import { Dialect } from './dialect';
 
 /** Shared pieces; each concrete dialect overrides what differs. */
@@ -7,6 +7,7 @@ export abstract class BaseDialect implements SqlDialect {
   abstract readonly nowMillis: string;
   abstract readonly supportsSkipLocked: boolean;
   readonly cleanupBatchRows: number = 5_000;
+  readonly singleConnection: boolean = false;
 
   placeholder(_index: number): string {
     return '?';
@@ -34,6 +35,29 @@ export abstract class BaseDialect implements SqlDialect {
       `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) VALUES ${this.valueRows(spec.columns.length, spec.rows ?? 1)} ` +
       `ON CONFLICT (${spec.keys.join(', ')}) DO ${updates.length ? `UPDATE SET ${updates.join(', ')}` : 'NOTHING'}`
     );
+  }
+
+  /** `INSERT ... SELECT` of table-less rows (`selectRow`) whose key is not in the table yet. */
+  insertMissing(spec: InsertMissingSpec): string {
+    const rows = Array.from({ length: spec.rows }, (_, i) =>
+      this.selectRow(`${this.placeholder(i + 1)} AS ${spec.key}`),
+    ).join(' UNION ALL ');
+    return (
+      `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) SELECT ${spec.row(`v.${spec.key}`)} FROM (${rows}) v ` +
+      `WHERE NOT EXISTS (SELECT 1 FROM ${spec.table} t WHERE t.${spec.key} = v.${spec.key})`
+    );
+  }
+
+  /** `INSERT ... VALUES ...` of `spec.rows` rows, each keyed by its own placeholder. */
+  protected insertValues(spec: InsertMissingSpec): string {
+    const values = Array.from({ length: spec.rows }, (_, i) => `(${spec.row(this.placeholder(i + 1))})`).join(
+      ', ',
+    );
+    return `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) VALUES ${values}`;
+  }
+
+  atLeastAfter(value: string, previous: string): string {
+    return `GREATEST(${value}, ${previous} + 1)`;
   }
 
   forUpdate(skipLocked = false): string {

@@ -23,6 +23,11 @@ export class MssqlDialect extends BaseDialect {
     );
   }
 
+  /** SQL Server has no GREATEST before 2022. */
+  override atLeastAfter(value: string, previous: string): string {
+    return `CASE WHEN ${value} > ${previous} THEN ${value} ELSE ${previous} + 1 END`;
+  }
+
   /** SQL Server locks with table hints (WITH (UPDLOCK, READPAST)), placed by the caller. */
   override forUpdate(): string {
     return '';

@@ -1,5 +1,5 @@
 import { BaseDialect, utcDateTime } from './base.dialect';
-import { ColumnType, DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
+import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, UpsertSpec } from './sql-dialect';
 
 /**
  * MySQL 8 and MariaDB 10.6+. DATETIME(3) holds UTC; values are bound as UTC strings so the
@@ -30,6 +30,10 @@ export class MysqlDialect extends BaseDialect {
       `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) VALUES ${this.valueRows(spec.columns.length, spec.rows ?? 1)} ` +
       `ON DUPLICATE KEY UPDATE ${onDuplicate.join(', ')}`
     );
+  }
+
+  override insertMissing(spec: InsertMissingSpec): string {
+    return `${this.insertValues(spec)} ON DUPLICATE KEY UPDATE ${spec.key} = ${spec.key}`;
   }
 
   deleteLimited(spec: DeleteLimitedSpec): string {

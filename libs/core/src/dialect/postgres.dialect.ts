@@ -1,5 +1,5 @@
 import { BaseDialect } from './base.dialect';
-import { ColumnType, DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
+import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, UpsertSpec } from './sql-dialect';
 
 export class PostgresDialect extends BaseDialect {
   readonly name = 'postgres' as const;
@@ -13,6 +13,10 @@ export class PostgresDialect extends BaseDialect {
 
   upsert(spec: UpsertSpec): string {
     return this.onConflictUpsert(spec, 'EXCLUDED');
+  }
+
+  override insertMissing(spec: InsertMissingSpec): string {
+    return `${this.insertValues(spec)} ON CONFLICT (${spec.key}) DO NOTHING`;
   }
 
   /** No DELETE ... LIMIT: the rows are picked by `ctid` in a bounded subquery, then re-checked. */

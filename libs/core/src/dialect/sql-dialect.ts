@@ -34,6 +34,20 @@ export interface DeleteLimitedSpec {
   limit: number;
 }
 
+/** Rows inserted unless their key exists: see `SqlDialect.insertMissing`. */
+export interface InsertMissingSpec {
+  /** Fully prefixed table name (already validated). */
+  table: string;
+  /** Every column written, in the order of `row`'s values. */
+  columns: readonly string[];
+  /** The one key column; a row whose key already exists is left alone. */
+  key: string;
+  /** Number of rows; the key of row `i` (0-based) is bound at placeholder `i + 1`. */
+  rows: number;
+  /** The values of one row, comma-separated, given the SQL expression of its key. */
+  row(key: string): string;
+}
+
 /**
  * Everything that differs between databases, in one place. Modules build their SQL from these
  * pieces and never branch on the dialect themselves.
@@ -53,6 +67,19 @@ export interface SqlDialect {
    * and so a concurrent writer's wait behind its locks, stays short on this database.
    */
   readonly cleanupBatchRows: number;
+  /**
+   * True where the database is an embedded file behind one connection (SQLite): there is no pool
+   * to wait for and no row lock; a writer takes the whole database's write lock.
+   */
+  readonly singleConnection: boolean;
+  /**
+   * One statement that inserts the rows whose key is missing and leaves existing ones alone
+   * (`ON CONFLICT DO NOTHING`, MySQL/MariaDB `ON DUPLICATE KEY UPDATE key = key`, elsewhere an
+   * `INSERT ... SELECT ... WHERE NOT EXISTS` over table-less rows).
+   */
+  insertMissing(spec: InsertMissingSpec): string;
+  /** `value`, or `previous + 1` when `value` is not greater than `previous` (a counter that never goes back). */
+  atLeastAfter(value: string, previous: string): string;
   /** True when the dialect has `SELECT ... FOR UPDATE SKIP LOCKED`. */
   readonly supportsSkipLocked: boolean;
   /** The row-locking suffix for a SELECT, or '' where the dialect locks otherwise (SQLite). */

@@ -1,5 +1,5 @@
 import { BaseDialect } from './base.dialect';
-import { ColumnType, DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
+import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, UpsertSpec } from './sql-dialect';
 
 /**
  * SQLite (better-sqlite3). CURRENT_TIMESTAMP has second precision only, so the clock is
@@ -13,6 +13,18 @@ export class SqliteDialect extends BaseDialect {
 
   upsert(spec: UpsertSpec): string {
     return this.onConflictUpsert(spec, 'excluded');
+  }
+
+  /** SQLite is one file behind one connection. */
+  override readonly singleConnection = true;
+
+  override insertMissing(spec: InsertMissingSpec): string {
+    return `${this.insertValues(spec)} ON CONFLICT (${spec.key}) DO NOTHING`;
+  }
+
+  /** SQLite's two-argument MAX is its GREATEST. */
+  override atLeastAfter(value: string, previous: string): string {
+    return `MAX(${value}, ${previous} + 1)`;
   }
 
   /** SQLite locks the whole database for writers; a row lock clause does not exist. */

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
+import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
+import { discoverMethods } from '@holdfast/core';
 import type { FailoverMetadata } from '../decorator/failover-options';
 import { FailoverConfigurationError } from '../errors';
 import { FAILOVER_METADATA, FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from '../failover.constants';
@@ -25,7 +26,6 @@ export class FailoverExplorer implements OnModuleInit {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
-    private readonly reflector: Reflector,
     private readonly registry: FailoverRegistry,
     private readonly types: FailoverTypeRegistry,
     @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
@@ -37,19 +37,15 @@ export class FailoverExplorer implements OnModuleInit {
     const sql = this.options.store.type === 'sql' ? (this.options.store as SqlStoreOptions) : undefined;
     this.types.configure(sql?.allowedPayloadClasses, sql?.strictAllowlist);
     for (const type of this.options.types) this.types.register(type, 'FailoverModule types');
-    const seen = new Set<object>();
     const found: Array<{ metadata: FailoverMetadata; host?: ModuleRef }> = [];
-    for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
-      const proto = wrapper.instance ? Object.getPrototypeOf(wrapper.instance) : wrapper.metatype?.prototype;
-      if (!proto || seen.has(proto)) continue;
-      seen.add(proto);
-      for (const method of this.scanner.getAllMethodNames(proto)) {
-        const metadata = this.reflector.get<FailoverMetadata | undefined>(FAILOVER_METADATA, proto[method]);
-        if (!metadata) continue;
-        this.register(metadata, `${proto.constructor.name}.${method}`);
-        const host = wrapper.host?.getProviderByKey<ModuleRef>(ModuleRef)?.instance;
-        found.push({ metadata, host: host ?? undefined });
-      }
+    for (const { metadata, declaredOn, wrapper } of discoverMethods<FailoverMetadata>(
+      this.discovery,
+      this.scanner,
+      FAILOVER_METADATA,
+    )) {
+      this.register(metadata, declaredOn);
+      const host = wrapper.host?.getProviderByKey<ModuleRef>(ModuleRef)?.instance;
+      found.push({ metadata, host: host ?? undefined });
     }
     // Key generators and splitters are built in the module that declares the failover.
     for (const { metadata, host } of found) await this.executor.prepare(metadata, host);

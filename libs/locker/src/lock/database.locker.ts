@@ -47,7 +47,7 @@ export class DatabaseLocker extends AbstractLocker {
     const { dataSource, sql } = context.database();
     const { tablePrefix, schema } = context.options;
     // The one place the database locker differs by database: SQLite locks files, not rows.
-    if (sql.dialect.name === 'sqlite') {
+    if (sql.dialect.singleConnection) {
       this.hold = new SqliteWriteLock(
         dataSource,
         sql.dialect,

@@ -48,7 +48,7 @@ export class LeaseDatabaseLocker extends AbstractLocker {
     super.configure(context);
     const { sql, dataSource } = context.database();
     this.sql = sql;
-    if (sql.dialect.name !== 'sqlite') {
+    if (!sql.dialect.singleConnection) {
       warnIfPoolTooSmall(dataSource, context.lockName, this.logger);
       this.connection = new LockConnection(
         dataSource,

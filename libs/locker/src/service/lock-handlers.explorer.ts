@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { discoverHandlers } from '@holdfast/core';
 import type { LockHandlerOptions } from '../decorators/on-lock.decorators';
 import { LOCK_ACQUIRED_HANDLER, LOCK_LOST_HANDLER } from '../locker.constants';
 
@@ -19,33 +20,21 @@ export class LockHandlersExplorer implements OnModuleInit {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
-    private readonly reflector: Reflector,
   ) {}
 
   onModuleInit(): void {
     this.acquired = [];
     this.lost = [];
-    const wrappers = [...this.discovery.getProviders(), ...this.discovery.getControllers()];
-    for (const wrapper of wrappers) {
-      const instance = wrapper.instance as Record<string, unknown> | undefined;
-      if (!instance || typeof instance !== 'object' || !wrapper.isDependencyTreeStatic()) continue;
-      const prototype = Object.getPrototypeOf(instance);
-      if (!prototype) continue;
-      for (const method of this.scanner.getAllMethodNames(prototype)) {
-        const fn = instance[method];
-        if (typeof fn !== 'function') continue;
-        const name = `${instance.constructor?.name ?? 'provider'}.${method}`;
-        const make = (options: LockHandlerOptions): LockHandler => ({
-          name,
-          lockName: options.lockName,
-          invoke: async (event) => (fn as (e: unknown) => unknown).call(instance, event),
-        });
-        const onAcquired = this.reflector.get<LockHandlerOptions>(LOCK_ACQUIRED_HANDLER, fn);
-        if (onAcquired) this.acquired.push(make(onAcquired));
-        const onLost = this.reflector.get<LockHandlerOptions>(LOCK_LOST_HANDLER, fn);
-        if (onLost) this.lost.push(make(onLost));
-      }
-    }
+    const find = (key: string, decorator: string): LockHandler[] =>
+      discoverHandlers<LockHandlerOptions>(this.discovery, this.scanner, key, decorator).map(
+        ({ metadata, declaredOn, instance, method }) => ({
+          name: declaredOn,
+          lockName: metadata.lockName,
+          invoke: async (event) => method.call(instance, event),
+        }),
+      );
+    this.acquired = find(LOCK_ACQUIRED_HANDLER, '@OnLockAcquired()');
+    this.lost = find(LOCK_LOST_HANDLER, '@OnLockLost()');
     if (this.acquired.length + this.lost.length > 0) {
       this.logger.debug(
         `Found ${this.acquired.length} @OnLockAcquired and ${this.lost.length} @OnLockLost handlers`,

@@ -7,6 +7,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { discoverHandlers, discoverMethods } from '@holdfast/core';
 import { defaultContenderId, type MutexContender } from '../mutex/mutex-contender';
 import { MutexContendRegistry } from '../mutex/mutex-contend.registry';
 import { MutexContendServiceFactory } from '../mutex/mutex-contend-service.factory';
@@ -76,21 +77,21 @@ export class SimbaExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
       if (!c) contenders.set(mutex, (c = new DiscoveredContender(mutex)));
       return c;
     };
-    for (const wrapper of this.discovery.getProviders()) {
-      const instance = wrapper.instance as Record<string, unknown> | undefined;
-      if (!instance || typeof instance !== 'object' || !wrapper.isDependencyTreeStatic()) continue;
-      const prototype = Object.getPrototypeOf(instance);
-      if (!prototype) continue;
-      for (const name of this.scanner.getAllMethodNames(prototype)) {
-        const method = prototype[name] as object;
-        for (const mutex of (Reflect.getMetadata(ON_MUTEX_ACQUIRED, method) ?? []) as string[]) {
-          contender(mutex).acquired.push((state) => (instance[name] as Handler).call(instance, state));
-        }
-        for (const mutex of (Reflect.getMetadata(ON_MUTEX_RELEASED, method) ?? []) as string[]) {
-          contender(mutex).released.push((state) => (instance[name] as Handler).call(instance, state));
-        }
-        for (const mutex of (Reflect.getMetadata(LEADER_ONLY, method) ?? []) as string[]) contender(mutex);
+    const find = (key: string, decorator: string) =>
+      discoverHandlers<string[]>(this.discovery, this.scanner, key, decorator);
+    for (const { metadata, instance, methodName } of find(ON_MUTEX_ACQUIRED, '@OnMutexAcquired()')) {
+      for (const mutex of metadata) {
+        contender(mutex).acquired.push((state) => (instance[methodName] as Handler).call(instance, state));
       }
+    }
+    for (const { metadata, instance, methodName } of find(ON_MUTEX_RELEASED, '@OnMutexReleased()')) {
+      for (const mutex of metadata) {
+        contender(mutex).released.push((state) => (instance[methodName] as Handler).call(instance, state));
+      }
+    }
+    // @LeaderOnly wraps the method itself, so it works on a provider of any scope.
+    for (const { metadata } of discoverMethods<string[]>(this.discovery, this.scanner, LEADER_ONLY)) {
+      for (const mutex of metadata) contender(mutex);
     }
     for (const c of contenders.values()) this.registry.add(this.factory.createMutexContendService(c));
   }

@@ -30,32 +30,16 @@ export class MutexQueryResolver {
    * column (Simba's DDL has no defaults); an existing row is left alone, whoever created it.
    */
   ensureRows(mutexes: readonly string[]): BoundSql {
-    const columns = 'mutex, acquired_at, ttl_at, transition_at, owner_id, version';
-    const free = (p: string) => `${p}, 0, 0, 0, '', 0`;
-    const values = mutexes.map((_, i) => `(${free(this.p(i + 1))})`).join(', ');
-    const insert = `INSERT INTO ${this.table} (${columns})`;
-    switch (this.dialect.name) {
-      case 'postgres':
-      case 'sqlite':
-        return { sql: `${insert} VALUES ${values} ON CONFLICT (mutex) DO NOTHING`, params: [...mutexes] };
-      case 'mysql':
-      case 'mariadb':
-        return {
-          sql: `${insert} VALUES ${values} ON DUPLICATE KEY UPDATE mutex = mutex`,
-          params: [...mutexes],
-        };
-      default: {
-        const rows = mutexes
-          .map((_, i) => this.dialect.selectRow(`${this.p(i + 1)} AS mutex`))
-          .join(' UNION ALL ');
-        return {
-          sql:
-            `${insert} SELECT ${free('v.mutex')} FROM (${rows}) v ` +
-            `WHERE NOT EXISTS (SELECT 1 FROM ${this.table} t WHERE t.mutex = v.mutex)`,
-          params: [...mutexes],
-        };
-      }
-    }
+    return {
+      sql: this.dialect.insertMissing({
+        table: this.table,
+        columns: ['mutex', 'acquired_at', 'ttl_at', 'transition_at', 'owner_id', 'version'],
+        key: 'mutex',
+        rows: mutexes.length,
+        row: (mutex) => `${mutex}, 0, 0, 0, '', 0`,
+      }),
+      params: [...mutexes],
+    };
   }
 
   /**
@@ -131,15 +115,7 @@ export class MutexQueryResolver {
 
   /** `acquired_at` of a grant: the database time, at least the previous token + 1. */
   private nextToken(): string {
-    const now = this.dialect.nowMillis;
-    switch (this.dialect.name) {
-      case 'sqlite':
-        return `MAX(${now}, acquired_at + 1)`;
-      case 'mssql':
-        return `CASE WHEN ${now} > acquired_at THEN ${now} ELSE acquired_at + 1 END`;
-      default:
-        return `GREATEST(${now}, acquired_at + 1)`;
-    }
+    return this.dialect.atLeastAfter(this.dialect.nowMillis, 'acquired_at');
   }
 
   /**

@@ -93,7 +93,7 @@ export class MutexRepository implements BatchSource {
           () =>
             // Where connections come from a pool, a tick always takes one first (in a transaction),
             // so that waiting for the pool is told apart from waiting for the database.
-            this.inTransaction(acquires.length > 0 || this.sql.dialect.name !== 'sqlite', async (tx) => {
+            this.inTransaction(acquires.length > 0 || !this.sql.dialect.singleConnection, async (tx) => {
               stage = 'answer';
               answerStarted = monotonicMillis();
               connectMs = answerStarted - txStarted;

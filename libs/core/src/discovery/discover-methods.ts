@@ -1,0 +1,141 @@
+import type { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { HoldfastError } from '../errors/holdfast.error';
+
+/** A method that carries a decorator's metadata, found by {@link discoverMethods}. */
+export interface DiscoveredMethod<T> {
+  /** What the decorator stored under the key on the method. */
+  readonly metadata: T;
+  readonly methodName: string;
+  /** `ClassName.methodName`, for logs and error messages. */
+  readonly declaredOn: string;
+  /** The prototype the method was found on. */
+  readonly prototype: object;
+  /** The provider or controller that holds it. */
+  readonly wrapper: InstanceWrapper;
+}
+
+/** A decorated method on a singleton instance, found by {@link discoverHandlers}. */
+export interface DiscoveredHandler<T> extends DiscoveredMethod<T> {
+  /** The one instance the handler is called on. */
+  readonly instance: Record<string, unknown>;
+  /** The method as it was at discovery. */
+  readonly method: (...args: unknown[]) => unknown;
+}
+
+/**
+ * A handler decorator on a request-scoped or transient provider (or one that depends on one):
+ * Holdfast calls handlers from timers and pollers, where there is no request to build it for.
+ */
+export class NonStaticHandlerError extends HoldfastError {
+  constructor(
+    readonly decorator: string,
+    readonly declaredOn: string,
+  ) {
+    super(
+      `${decorator} on ${declaredOn}: the provider is not a singleton (it is request-scoped or transient, ` +
+        `or depends on such a provider), so there is no instance to call it on outside a request. ` +
+        `Put the handler on a default-scoped provider and resolve scoped dependencies inside it with ModuleRef.`,
+      'HOLDFAST_CORE_NON_STATIC_HANDLER',
+    );
+  }
+}
+
+interface Candidate {
+  readonly wrapper: InstanceWrapper;
+  readonly prototype: object;
+  readonly instance: Record<string, unknown> | undefined;
+}
+
+/**
+ * The one walk of every explorer: providers, then controllers, in Nest's discovery order; a
+ * wrapper without an object instance or class prototype (a `useValue: null`, a factory that
+ * returned a primitive) has nothing to find and is left out.
+ */
+function candidates(discovery: DiscoveryService): Candidate[] {
+  const found: Candidate[] = [];
+  for (const wrapper of [...discovery.getProviders(), ...discovery.getControllers()]) {
+    const raw: unknown = wrapper.instance;
+    const instance = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>) : undefined;
+    const prototype: unknown = instance
+      ? Object.getPrototypeOf(instance)
+      : (wrapper.metatype as { prototype?: unknown } | null | undefined)?.prototype;
+    if (prototype === null || typeof prototype !== 'object') continue;
+    found.push({ wrapper, prototype, instance });
+  }
+  return found;
+}
+
+function methodsWith<T>(
+  scanner: MetadataScanner,
+  candidate: Candidate,
+  key: string | symbol,
+): Array<DiscoveredMethod<T> & { method: (...args: unknown[]) => unknown }> {
+  const proto = candidate.prototype as Record<string, unknown>;
+  const className = (proto.constructor as { name?: string } | undefined)?.name || 'provider';
+  const found: Array<DiscoveredMethod<T> & { method: (...args: unknown[]) => unknown }> = [];
+  for (const methodName of scanner.getAllMethodNames(proto)) {
+    const method = proto[methodName];
+    if (typeof method !== 'function') continue;
+    const metadata = Reflect.getMetadata(key, method) as T | undefined;
+    if (metadata === undefined) continue;
+    found.push({
+      metadata,
+      methodName,
+      declaredOn: `${className}.${methodName}`,
+      prototype: candidate.prototype,
+      wrapper: candidate.wrapper,
+      method: method as (...args: unknown[]) => unknown,
+    });
+  }
+  return found;
+}
+
+/**
+ * Every method whose metadata under `key` is set, on the classes of all providers and
+ * controllers of any scope, each class once. For decorators that act on the class itself (they
+ * wrap the method when it is declared) and only need their metadata collected.
+ */
+export function discoverMethods<T>(
+  discovery: DiscoveryService,
+  scanner: MetadataScanner,
+  key: string | symbol,
+): Array<DiscoveredMethod<T>> {
+  const seen = new Set<object>();
+  const found: Array<DiscoveredMethod<T>> = [];
+  for (const candidate of candidates(discovery)) {
+    if (seen.has(candidate.prototype)) continue;
+    seen.add(candidate.prototype);
+    for (const { method: _method, ...discovered } of methodsWith<T>(scanner, candidate, key)) {
+      found.push(discovered);
+    }
+  }
+  return found;
+}
+
+/**
+ * Every method whose metadata under `key` is set, with the singleton instance to call it on,
+ * each instance once (an alias provider does not add it twice). A decorated method on a provider
+ * that is not a singleton is refused with {@link NonStaticHandlerError} naming `decorator`.
+ */
+export function discoverHandlers<T>(
+  discovery: DiscoveryService,
+  scanner: MetadataScanner,
+  key: string | symbol,
+  decorator: string,
+): Array<DiscoveredHandler<T>> {
+  const seen = new Set<object>();
+  const found: Array<DiscoveredHandler<T>> = [];
+  for (const candidate of candidates(discovery)) {
+    const methods = methodsWith<T>(scanner, candidate, key);
+    if (!methods.length) continue;
+    if (!candidate.wrapper.isDependencyTreeStatic()) {
+      throw new NonStaticHandlerError(decorator, methods[0].declaredOn);
+    }
+    const { instance } = candidate;
+    if (!instance || seen.has(instance)) continue;
+    seen.add(instance);
+    for (const method of methods) found.push({ ...method, instance });
+  }
+  return found;
+}

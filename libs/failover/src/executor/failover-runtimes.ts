@@ -1,0 +1,157 @@
+import type { Logger } from '@nestjs/common';
+import type { ModuleRef } from '@nestjs/core';
+import { ConsecutiveBreaker, circuitBreaker, handleWhen, type CircuitBreakerPolicy } from 'cockatiel';
+import { parseDuration } from '@holdfast/core';
+import type { FailoverMetadata } from '../decorator/failover-options';
+import { PayloadSplitterError } from '../errors';
+import type { FailoverMetrics } from '../health/failover.metrics';
+import { failoverKey } from '../key/failover-key';
+import { moduleKeyGenerator, type FailoverKeyContext, type KeyGenerator } from '../key/key-generator';
+import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
+import type { Class, PayloadType } from '../payload/payload-type';
+import type { PayloadSplitter } from '../scatter/payload-splitter';
+
+/** Per-failover pieces built on first use. */
+export interface Runtime {
+  keyGenerator: KeyGenerator;
+  context: FailoverKeyContext;
+  splitterName: string;
+  /** rawKey -> UUID, so a hot key does not pay an MD5 per call (bounded). */
+  keys: Map<string, string>;
+  splitter?: PayloadSplitter;
+  breaker?: CircuitBreakerPolicy;
+  /** The type of one stored entry: the element type when a splitter stores slices. */
+  entryType?: PayloadType;
+}
+
+/**
+ * What each failover needs per call, built once: its key generator, splitter, circuit breaker
+ * and entry type; the keys (raw and stored) of a call; the guarded `recoverOn` predicate and
+ * the report of a failing splitter.
+ */
+export class FailoverRuntimes {
+  private readonly runtimes = new WeakMap<FailoverMetadata, Runtime>();
+
+  constructor(
+    private readonly options: ResolvedFailoverModuleOptions,
+    private readonly metrics: FailoverMetrics,
+    private readonly logger: Logger,
+    private readonly moduleRef?: ModuleRef,
+  ) {}
+
+  /**
+   * Builds a failover's key generator and splitter once, at bootstrap: a class is the app's
+   * provider when it registers one, else it is created in the declaring module (`moduleRef`)
+   * with its own injected dependencies; an instance is used as it is.
+   */
+  async prepare(meta: FailoverMetadata, moduleRef?: ModuleRef): Promise<void> {
+    const ref = moduleRef ?? this.moduleRef;
+    const resolve = async <T>(what: Class<T> | T | string | undefined): Promise<T | undefined> => {
+      if (what === undefined) return undefined;
+      if (typeof what === 'string') return this.moduleRef!.get<T>(what, { strict: false });
+      if (typeof what !== 'function') return what;
+      const cls = what as Class<T>;
+      if (!ref) return new cls();
+      try {
+        return ref.get<T>(cls, { strict: false });
+      } catch {
+        return ref.create<T>(cls as never);
+      }
+    };
+    const keyGenerator = await resolve<KeyGenerator>(meta.keyGenerator);
+    const splitter = await resolve<PayloadSplitter>(meta.payloadSplitter);
+    this.runtimes.set(meta, this.build(meta, keyGenerator, splitter));
+  }
+
+  get(meta: FailoverMetadata): Runtime {
+    let runtime = this.runtimes.get(meta);
+    if (runtime) return runtime;
+    // Not discovered at bootstrap (a provider Nest did not list): built here, without DI.
+    const keyGenerator =
+      meta.keyGenerator === undefined
+        ? undefined
+        : typeof meta.keyGenerator === 'string'
+          ? this.moduleRef!.get<KeyGenerator>(meta.keyGenerator, { strict: false })
+          : typeof meta.keyGenerator === 'function'
+            ? new meta.keyGenerator()
+            : meta.keyGenerator;
+    const splitter =
+      typeof meta.payloadSplitter === 'function' ? new meta.payloadSplitter() : meta.payloadSplitter;
+    runtime = this.build(meta, keyGenerator, splitter);
+    this.runtimes.set(meta, runtime);
+    return runtime;
+  }
+
+  private build(
+    meta: FailoverMetadata,
+    keyGenerator: KeyGenerator | undefined,
+    splitter: PayloadSplitter | undefined,
+  ): Runtime {
+    const execution = meta.execution ?? this.options.execution;
+    const breakerOptions = execution?.circuitBreaker;
+    const breaker = breakerOptions
+      ? circuitBreaker(
+          handleWhen((error) => !meta.recoverOn || this.recoverOn(meta, error)),
+          {
+            halfOpenAfter: parseDuration(breakerOptions.halfOpenAfter ?? '10s', 'halfOpenAfter'),
+            breaker: new ConsecutiveBreaker(breakerOptions.consecutiveFailures ?? 5),
+          },
+        )
+      : undefined;
+    const entryType = splitter && Array.isArray(meta.type) ? meta.type[0] : meta.type;
+    const context: FailoverKeyContext = {
+      name: meta.name,
+      domain: meta.domain,
+      effectiveName: meta.effectiveName,
+      method: meta.method,
+    };
+    return {
+      keyGenerator: keyGenerator ?? moduleKeyGenerator(this.options.keys),
+      context,
+      keys: new Map(),
+      splitter,
+      splitterName: splitter?.constructor?.name ?? 'PayloadSplitter',
+      breaker,
+      entryType,
+    };
+  }
+
+  /** Layer 1 for this failover; a key error names the failover. */
+  rawKey(runtime: Runtime, args: readonly unknown[]): string {
+    return runtime.keyGenerator.key(args, runtime.context);
+  }
+
+  /** The stored key of a raw key. */
+  key(meta: FailoverMetadata, runtime: Runtime, rawKey: string): string {
+    let key = runtime.keys.get(rawKey);
+    if (key === undefined) {
+      key = failoverKey(meta.effectiveName, rawKey);
+      if (runtime.keys.size >= 1_000) runtime.keys.clear();
+      runtime.keys.set(rawKey, key);
+    }
+    return key;
+  }
+
+  /** The failover's `recoverOn` predicate; one that throws means "not recoverable". */
+  recoverOn(meta: FailoverMetadata, error: unknown): boolean {
+    try {
+      return meta.recoverOn!(error) === true;
+    } catch (predicateError) {
+      this.logger.warn(
+        `Failover '${meta.name}': recoverOn threw (${(predicateError as Error)?.message}); not recovering`,
+      );
+      return false;
+    }
+  }
+
+  splitterFailed(
+    meta: FailoverMetadata,
+    runtime: Runtime,
+    operation: PayloadSplitterError['operation'],
+    cause: unknown,
+  ): void {
+    const error = new PayloadSplitterError(runtime.splitterName, operation, meta.name, cause);
+    this.metrics.storeError(operation);
+    this.logger.error(error.message);
+  }
+}

@@ -1,0 +1,48 @@
+import type { Logger } from '@nestjs/common';
+import type { FailoverMetrics } from '../health/failover.metrics';
+import type { FailoverStore } from '../store/failover-store';
+import { StoreGuard, StoreTimeoutError, isStoreSkipped } from '../store/store-guard';
+
+/** A write the writer already reported: counted by the store breaker, not seen by the caller. */
+export class StoreWriteFailed extends Error {}
+
+/** The store's clock: the database's for SQL stores, so skewed instances agree on what is live. */
+export function storeNow(store: FailoverStore): number {
+  return store.clock ? store.clock() : Date.now();
+}
+
+/**
+ * Bounds every store wait of a caller, and skips the store while it is unreachable (the
+ * {@link StoreGuard}), logging when it goes away and comes back.
+ */
+export function failoverStoreGuard(storeTimeout: number, logger: Logger): StoreGuard {
+  const guard = new StoreGuard(storeTimeout);
+  guard.onChange((open) =>
+    open
+      ? logger.warn(
+          `Failover store unreachable (${storeTimeout} ms storeTimeout passed 3 times in a row, or it failed): ` +
+            'calls skip it until it answers again',
+        )
+      : logger.log('Failover store answers again'),
+  );
+  return guard;
+}
+
+/** A caller's wait on the store: bounded, skipped while the store is unreachable; never throws. */
+export function guarded<R>(
+  guard: StoreGuard,
+  metrics: FailoverMetrics,
+  operation: string,
+  work: () => Promise<R>,
+): Promise<R | undefined> {
+  return guard.run(operation, work).then(undefined, (error: unknown) => {
+    if (isStoreSkipped(error)) {
+      metrics.storeSkipped(operation);
+      return undefined;
+    }
+    if (error instanceof StoreWriteFailed) return undefined;
+    if (!(error instanceof StoreTimeoutError)) throw error;
+    metrics.storeError(`${operation}-timeout`);
+    return undefined;
+  });
+}

@@ -1,0 +1,77 @@
+import { Logger } from '@nestjs/common';
+import type { ModuleRef } from '@nestjs/core';
+import {
+  resolveDataSource,
+  sqlClientFor,
+  type DatabaseResolver,
+  type HoldfastTimers,
+  type SqlClient,
+} from '@holdfast/core';
+import type { DataSource } from 'typeorm';
+import { InvalidLockerError } from '../errors';
+import { DatabaseLocker } from '../lock/database.locker';
+import { LeaseDatabaseLocker } from '../lock/lease-database.locker';
+import type { Locker, LockerContext } from '../lock/locker.interface';
+import { SharedFileLocker } from '../lock/shared-file.locker';
+import type { ResolvedLockerOptions } from '../options/locker.options';
+
+/** The built-in lockers by type. */
+const BUILT_IN = {
+  'lease-database': LeaseDatabaseLocker,
+  database: DatabaseLocker,
+  'shared-file': SharedFileLocker,
+} as const;
+
+/** The configured locker: a built-in one, or the app's `useClass` created in the module and checked. */
+export async function createLocker(options: ResolvedLockerOptions, moduleRef: ModuleRef): Promise<Locker> {
+  const kind = options.locker;
+  if (kind.type !== 'custom') return new BUILT_IN[kind.type]();
+  const locker = await moduleRef.create(kind.useClass);
+  const candidate = locker as Partial<Locker>;
+  if (
+    typeof candidate.start !== 'function' ||
+    typeof candidate.stop !== 'function' ||
+    typeof candidate.keepAlive !== 'function'
+  ) {
+    throw new InvalidLockerError(kind.useClass);
+  }
+  return locker;
+}
+
+/** What {@link lockerContext} needs from the service. */
+export interface LockerContextSource {
+  readonly options: ResolvedLockerOptions;
+  readonly moduleRef: ModuleRef;
+  readonly resolver: DatabaseResolver;
+  readonly timers: HoldfastTimers;
+  /** Whether the service has not finished its first start yet. */
+  readonly firstStart: () => boolean;
+  /** The name the locker logs under. */
+  readonly loggerName: string;
+}
+
+/** The context a locker is configured with: its options, the database (resolved on first use), timers. */
+export function lockerContext(source: LockerContextSource): LockerContext {
+  const { options, moduleRef, resolver } = source;
+  let database: { dataSource: DataSource; sql: SqlClient } | undefined;
+  return {
+    options,
+    lockName: options.lockName,
+    holderId: options.instanceId,
+    lockAcquireSleepInterval: options.lockAcquireSleepInterval,
+    lockKeepAlivePeriod: options.lockKeepAlivePeriod,
+    // failIfLocked governs the first start only; after a demotion the instance waits as standby.
+    get failIfLocked() {
+      return source.firstStart() && options.failIfLocked;
+    },
+    database: () => {
+      if (!database) {
+        const dataSource = resolveDataSource(moduleRef, options.dataSource, 'LockerModule');
+        database = { dataSource, sql: sqlClientFor(dataSource, resolver, options.dialect) };
+      }
+      return database;
+    },
+    logger: new Logger(source.loggerName),
+    timers: source.timers,
+  };
+}
