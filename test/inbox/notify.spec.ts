@@ -34,7 +34,6 @@ const type = { namespace: 'notify', name: 'item' };
 const PG_URL = process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /** The server itself (PgBouncer's run sets it; otherwise the test URL is the server). */
 const DIRECT_URL = process.env.HOLDFAST_TEST_PG_DIRECT_URL || PG_URL;
-const LISTEN_URL = process.env.HOLDFAST_TEST_PG_DIRECT_URL || undefined;
 
 /** A DIRECT_URL variant: another port (a TcpProxy in front of the server) or another database. */
 function directUrl({ port, database }: { port?: number; database?: string } = {}): string {

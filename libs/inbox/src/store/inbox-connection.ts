@@ -46,7 +46,7 @@ export class InboxConnection implements OnModuleInit {
         this.logger.warn(`Could not read the layout of ${this.queries.table}: ${error.message}`),
       );
     const leadership = this.leadership;
-    this.notifyChannel; // notify: true on a database without LISTEN/NOTIFY stops startup here
+    void this.notifyChannel; // notify: true on a database without LISTEN/NOTIFY stops startup here
     this.logger.log(
       `Inbox on ${this.sql.dialect.name} (${this.queries.table}), cluster mode '${leadership.mode}'` +
         (this.options.deliver ? '' : ', accept only'),
