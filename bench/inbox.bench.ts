@@ -1,6 +1,6 @@
 /**
  * npm run bench -- inbox [--single N] [--bulk N] [--workers 2] [--latency N] [--rate 500]
- *                        [--databases postgres,mariadb,sqlite]
+ *                        [--databases postgres,mariadb,sqlite] [--profile DIR]
  *
  * @holdfast/inbox against graphile-worker 0.17 and pg-boss 10 on the same PostgreSQL, in the same
  * run (ratios against graphile-worker), then Holdfast alone on MariaDB and SQLite:
@@ -48,6 +48,7 @@ const GW_SCHEMA = 'graphile_worker_bench';
 const QUEUE = 'bench';
 const TYPE = { namespace: 'bench', name: 'item' };
 const POOL = 10;
+let PROFILE_DIR: string | undefined;
 const GW_SETTINGS = {
   concurrentJobs: 10,
   maxPoolSize: 12,
@@ -265,6 +266,8 @@ async function runWorkers(
 ): Promise<WorkerRun> {
   const children: ChildProcess[] = Array.from({ length: n }, () =>
     forkTs(__filename, [], {
+      // --profile DIR: a CPU profile of each Holdfast worker (node --cpu-prof), written at its exit.
+      execArgv: PROFILE_DIR && role.startsWith('inbox:') ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [],
       env: {
         ...process.env,
         ...env,
@@ -481,6 +484,8 @@ export async function main(args: string[]): Promise<void> {
     latency: arg(args, 'latency', 2_500),
     rate: arg(args, 'rate', 500),
   };
+  const p = args.indexOf('--profile');
+  if (p >= 0) PROFILE_DIR = args[p + 1];
   const i = args.indexOf('--databases');
   const databases = (i >= 0 ? args[i + 1] : 'postgres,mariadb,sqlite').split(',') as Db[];
   console.log(
