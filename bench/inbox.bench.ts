@@ -119,6 +119,8 @@ async function inboxApp(db: Db, ds: DataSource, deliver: boolean): Promise<INest
         cluster: leader ? 'leader' : 'competing',
         batchSize: 100,
         pollInterval: '50ms',
+        // HOLDFAST_INBOX_BENCH_NOTIFY=false: what LISTEN/NOTIFY costs and brings (PostgreSQL).
+        ...(process.env.HOLDFAST_INBOX_BENCH_NOTIFY === 'false' ? { notify: false } : {}),
       }),
       ...(leader ? [SimbaModule.forRoot({ dataSource: ds, tablePrefix: PREFIX, schema: 'create' })] : []),
     ],
@@ -176,7 +178,7 @@ async function inboxWorker(db: Db): Promise<void> {
   if (idle) {
     // Latency: delivering from the start, ready once the LISTEN connection hears (PostgreSQL).
     const app = await inboxApp(db, ds, true);
-    if (db === 'postgres') {
+    if (db === 'postgres' && process.env.HOLDFAST_INBOX_BENCH_NOTIFY !== 'false') {
       const listener = app.get(InboxNotifyListener);
       await waitUntil(() => listener.listening, { timeout: 20_000, message: 'the LISTEN connection' });
     }
@@ -494,7 +496,8 @@ export async function main(args: string[]): Promise<void> {
   );
   console.log(`graphile-worker settings (per process): ${JSON.stringify(GW_SETTINGS)}`);
   console.log('pg-boss: fetch(batchSize 100) + complete(ids) loop, 50 ms sleep when empty');
-  console.log('Holdfast: batchSize 100, pollInterval 50ms, notify on (PostgreSQL), wakeOnAccept');
+  const notify = process.env.HOLDFAST_INBOX_BENCH_NOTIFY === 'false' ? 'off' : 'on (PostgreSQL)';
+  console.log(`Holdfast: batchSize 100, pollInterval 50ms, notify ${notify}, wakeOnAccept`);
   if (databases.includes('postgres')) {
     const gw = await benchGraphile(sizes);
     const hf = await benchInbox('postgres', sizes);
