@@ -114,7 +114,9 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
         throw new Error(`LISTEN took longer than ${CONNECT_TIMEOUT_MS} ms`);
       });
       if (this.client !== own || this.stopped) return;
-      if (!(await this.probeHears())) {
+      const hears = await this.probeHears();
+      if (this.client !== own || this.stopped) return; // closed meanwhile (shutdown, a drop)
+      if (!hears) {
         this.client = undefined;
         void own.end().catch(() => undefined);
         this.logger.warn(
@@ -124,7 +126,6 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
         );
         return;
       }
-      if (this.client !== own || this.stopped) return;
       this._listening = true;
       if (this.outageSince !== undefined) {
         const seconds = ((monotonicMillis() - this.outageSince) / 1000).toFixed(1);
