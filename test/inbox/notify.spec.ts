@@ -244,6 +244,26 @@ describe('inbox wake-up by PostgreSQL LISTEN/NOTIFY', () => {
     });
   });
 
+  it("on the DataSource's own connection options: listens on the server, detects PgBouncer's deaf LISTEN", async () => {
+    const acceptor = await acceptOnly();
+    const node = await startNode(dataSource, prefix, { pollInterval: '1s' }); // no notifyListenUrl
+    apps.push(node.app);
+    const behindBouncer = Boolean(process.env.HOLDFAST_TEST_PG_DIRECT_URL); // test/pgbouncer/run.sh
+    if (behindBouncer) {
+      // Transaction pooling: LISTEN succeeds and hears nothing; the probe notices.
+      await waitUntil(() => listenWarnings(warn).length === 1, {
+        timeout: 20_000,
+        message: 'the probe warning',
+      });
+      expect(listenWarnings(warn)[0]).toMatch(/does not hear/);
+      expect(node.listener.listening).toBe(false);
+    } else {
+      await waitUntil(() => node.listener.listening, { timeout: 20_000, message: 'the listener' });
+    }
+    const { id } = await acceptor.accept({ type, payload: { n: 1 } });
+    await waitUntil(() => node.handled.includes(id), { timeout: 20_000, message: 'delivery' });
+  });
+
   it('a listener that does not hear (LISTEN on another database) warns once and leaves delivery to polling', async () => {
     const acceptor = await acceptOnly();
     const node = await startNode(dataSource, prefix, {
