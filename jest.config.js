@@ -45,7 +45,12 @@ const excluded = (process.env.HOLDFAST_TEST_EXCLUDE ?? '')
   .map((s) => s.trim())
   .filter(Boolean);
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const ignored = ['/node_modules/', ...serverOnly, ...excluded].map(escape);
+// PostgreSQL-only suites (LISTEN/NOTIFY), left out when PostgreSQL is not selected.
+const postgresSelected = (process.env.HOLDFAST_TEST_DATABASES ?? 'sqlite')
+  .split(',')
+  .some((d) => d.trim() === 'postgres');
+const postgresOnly = postgresSelected ? [] : ['/test/inbox/notify.spec.ts'];
+const ignored = ['/node_modules/', ...serverOnly, ...postgresOnly, ...excluded].map(escape);
 const soakOnly = soak ? [`^(?!.*(${soakSuites.map(escape).join('|')}))`] : soakSuites.map(escape);
 
 function project(displayName, roots, extra = {}) {

@@ -1,48 +1,114 @@
 /**
- * npm run bench -- inbox [--single N] [--bulk N] [--workers 2]
+ * npm run bench -- inbox [--single N] [--bulk N] [--workers 2] [--latency N] [--rate 500]
+ *                        [--databases postgres,mariadb,sqlite] [--profile DIR]
  *
- * @holdfast/inbox against pg-boss 10 on the same PostgreSQL, in the same run:
- *  1. accept rate: single `MessageAcceptor.accept` at concurrency 10 vs `boss.send`;
- *  2. bulk: `acceptAll` vs `boss.insert` (the whole list in one call each);
- *  3. delivery: 2 worker processes each — the inbox delivery loop (no-op handler) vs a tight
- *     `fetch(100)` / `complete(ids)` loop — until everything accepted above is processed.
- * pg-boss gets its own schema (pgboss_bench), dropped afterwards; the inbox table likewise.
+ * @holdfast/inbox against graphile-worker 0.17 and pg-boss 10 on the same PostgreSQL, in the same
+ * run (ratios against graphile-worker), then Holdfast alone on MariaDB and SQLite:
+ *  1. accept ×1 at concurrency 10: `MessageAcceptor.accept` / `addJob` / `boss.send`;
+ *  2. bulk: `acceptAll` / `addJobs` / `boss.insert` (the whole list in one call each);
+ *  3. delivery: 2 worker processes each, no-op handler, until everything accepted above is
+ *     processed: the inbox's own loop / graphile-worker's runner / a tight pg-boss
+ *     `fetch(100)` + `complete(ids)` loop;
+ *  4. latency: `--latency` messages accepted one by one at `--rate` per second while the 2
+ *     workers sit idle; accept-to-handled time (the accepting call's start to the handler's start,
+ *     one machine, one wall clock) p50/p99.
+ * graphile-worker runs in its documented high-throughput setup: concurrentJobs 10 per process,
+ * localQueue.size 500, completeJobBatchDelay 0 and failJobBatchDelay 0 (batched completion),
+ * maxPoolSize 12, its LISTEN/NOTIFY on (the default), prepared statements (the default).
+ * Each system gets its own schema or table, dropped afterwards.
  */
 import 'reflect-metadata';
 import type { ChildProcess } from 'node:child_process';
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { DataSource } from 'typeorm';
+import { DataSource, type DataSourceOptions } from 'typeorm';
 import PgBoss from 'pg-boss';
-import { forkTs, waitForExit, waitForMessage } from '@holdfast/core/testing';
-import { InboxHandler, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
+import {
+  Logger as GraphileLogger,
+  makeWorkerUtils,
+  run as runGraphile,
+  type WorkerUtils,
+} from 'graphile-worker';
+import { forkTs, tempSqliteFile, waitForExit, waitForMessage, waitUntil } from '@holdfast/core/testing';
+import {
+  InboxHandler,
+  InboxModule,
+  InboxNotifyListener,
+  MessageAcceptor,
+  type InboxMessage,
+} from '@holdfast/inbox';
+import { SimbaModule } from '@holdfast/simba';
 
+type Db = 'postgres' | 'mariadb' | 'sqlite';
 const PG_URL = process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const MARIADB_URL = process.env.HOLDFAST_TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306/test';
 const PREFIX = 'hf_bench_inbox_';
 const BOSS_SCHEMA = 'pgboss_bench';
+const GW_SCHEMA = 'graphile_worker_bench';
 const QUEUE = 'bench';
 const TYPE = { namespace: 'bench', name: 'item' };
 const POOL = 10;
+let PROFILE_DIR: string | undefined;
+const GW_SETTINGS = {
+  concurrentJobs: 10,
+  maxPoolSize: 12,
+  localQueue: { size: 500 },
+  completeJobBatchDelay: 0,
+  failJobBatchDelay: 0,
+};
 
 function arg(args: string[], name: string, fallback: number): number {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? Number(args[i + 1]) : fallback;
 }
 
-async function dataSource(): Promise<DataSource> {
-  return new DataSource({ type: 'postgres', url: PG_URL, poolSize: POOL, extra: { max: POOL } }).initialize();
+function dataSourceOptions(db: Db, sqliteFile?: string): DataSourceOptions {
+  if (db === 'postgres') return { type: 'postgres', url: PG_URL, poolSize: POOL, extra: { max: POOL } };
+  if (db === 'mariadb')
+    return {
+      type: 'mariadb',
+      url: MARIADB_URL,
+      timezone: 'Z',
+      poolSize: POOL,
+      extra: { connectionLimit: POOL },
+    } as DataSourceOptions;
+  return {
+    type: 'better-sqlite3',
+    database: sqliteFile!,
+    enableWAL: true,
+    timeout: 5_000,
+  } as DataSourceOptions;
+}
+
+async function dataSource(db: Db, sqliteFile?: string): Promise<DataSource> {
+  return new DataSource(dataSourceOptions(db, sqliteFile)).initialize();
+}
+
+/** Wall-clock milliseconds with sub-millisecond precision, comparable across processes. */
+const wallNow = () => performance.timeOrigin + performance.now();
+
+/** What a worker saw: how many it handled, and the accept-to-handled latency of those with a `t`. */
+class Tally {
+  n = 0;
+  latencies: number[] = [];
+  saw(payload: unknown): void {
+    this.n++;
+    const t = (payload as { t?: number } | null)?.t;
+    if (typeof t === 'number') this.latencies.push(wallNow() - t);
+  }
 }
 
 @Injectable()
 class NoopHandler {
-  delivered = 0;
+  static tally = new Tally();
   @InboxHandler(TYPE)
-  async handle(_message: InboxMessage): Promise<void> {
-    this.delivered++;
+  async handle(message: InboxMessage): Promise<void> {
+    NoopHandler.tally.saw(message.payload);
   }
 }
 
-async function inboxApp(ds: DataSource, deliver: boolean): Promise<INestApplicationContext> {
+async function inboxApp(db: Db, ds: DataSource, deliver: boolean): Promise<INestApplicationContext> {
+  const leader = db === 'sqlite';
   @Module({
     imports: [
       InboxModule.forRoot({
@@ -50,10 +116,13 @@ async function inboxApp(ds: DataSource, deliver: boolean): Promise<INestApplicat
         tablePrefix: PREFIX,
         schema: 'create',
         deliver,
-        cluster: 'competing',
+        cluster: leader ? 'leader' : 'competing',
         batchSize: 100,
         pollInterval: '50ms',
+        // HOLDFAST_INBOX_BENCH_NOTIFY=false: what LISTEN/NOTIFY costs and brings (PostgreSQL).
+        ...(process.env.HOLDFAST_INBOX_BENCH_NOTIFY === 'false' ? { notify: false } : {}),
       }),
+      ...(leader ? [SimbaModule.forRoot({ dataSource: ds, tablePrefix: PREFIX, schema: 'create' })] : []),
     ],
     providers: [NoopHandler],
   })
@@ -87,64 +156,136 @@ async function concurrently(
 }
 
 // ---- worker processes -------------------------------------------------------------------------
+// Each: starts, says 'ready' (once able to deliver at once: the inbox's listener hears), waits for
+// 'go', delivers and reports its tally every 100 ms, and on 'stop' reports its latencies and ends.
 
-async function inboxWorker(): Promise<void> {
-  const ds = await dataSource();
-  const app = await inboxApp(ds, false);
-  const handler = app.get(NoopHandler);
-  process.send!({ t: 'ready' });
-  await new Promise<void>((resolve) => process.once('message', () => resolve()));
-  await app.close();
-  // Deliver with the module's own loop, started now (deliver: true).
-  const live = await inboxApp(ds, true);
-  const h = live.get(NoopHandler);
-  const report = setInterval(() => process.send!({ t: 'count', n: h.delivered + handler.delivered }), 100);
-  process.once('message', () => {
+function reportLoop(tally: Tally, stop: () => Promise<void>): void {
+  const report = setInterval(() => process.send!({ t: 'count', n: tally.n }), 100);
+  process.on('message', (m: { t: string }) => {
+    if (m.t !== 'stop') return;
     clearInterval(report);
-    void live
-      .close()
-      .then(() => ds.destroy())
-      .finally(() => process.exit(0));
+    process.send!({ t: 'latencies', latencies: tally.latencies });
+    void stop().finally(() => process.exit(0));
   });
+}
+
+const waitForGo = () =>
+  new Promise<void>((resolve) => process.once('message', (m: { t: string }) => m.t === 'go' && resolve()));
+
+async function inboxWorker(db: Db): Promise<void> {
+  const ds = await dataSource(db, process.env.HOLDFAST_INBOX_BENCH_SQLITE);
+  const idle = process.env.HOLDFAST_INBOX_BENCH_IDLE === '1';
+  if (idle) {
+    // Latency: delivering from the start, ready once the LISTEN connection hears (PostgreSQL).
+    const app = await inboxApp(db, ds, true);
+    if (db === 'postgres' && process.env.HOLDFAST_INBOX_BENCH_NOTIFY !== 'false') {
+      const listener = app.get(InboxNotifyListener);
+      await waitUntil(() => listener.listening, { timeout: 20_000, message: 'the LISTEN connection' });
+    }
+    process.send!({ t: 'ready' });
+    await waitForGo();
+    reportLoop(NoopHandler.tally, () => app.close().then(() => ds.destroy()));
+    return;
+  }
+  process.send!({ t: 'ready' });
+  await waitForGo();
+  const app = await inboxApp(db, ds, true);
+  reportLoop(NoopHandler.tally, () => app.close().then(() => ds.destroy()));
+}
+
+/** graphile-worker's logger with only its errors and warnings. */
+const quietGraphile = new GraphileLogger(() => (level, message) => {
+  if (level === 'error' || level === 'warning') console.error(`graphile-worker ${level}: ${message}`);
+});
+
+async function graphileWorker(): Promise<void> {
+  const tally = new Tally();
+  const start = () =>
+    runGraphile({
+      connectionString: PG_URL,
+      schema: GW_SCHEMA,
+      concurrency: GW_SETTINGS.concurrentJobs,
+      maxPoolSize: GW_SETTINGS.maxPoolSize,
+      noHandleSignals: true,
+      taskList: { [QUEUE]: async (payload) => tally.saw(payload) },
+      preset: {
+        worker: {
+          localQueue: GW_SETTINGS.localQueue,
+          completeJobBatchDelay: GW_SETTINGS.completeJobBatchDelay,
+          failJobBatchDelay: GW_SETTINGS.failJobBatchDelay,
+        },
+      },
+      logger: quietGraphile,
+    });
+  const idle = process.env.HOLDFAST_INBOX_BENCH_IDLE === '1';
+  const runner = idle ? await start() : undefined;
+  process.send!({ t: 'ready' });
+  await waitForGo();
+  const live = runner ?? (await start());
+  reportLoop(tally, () => live.stop());
 }
 
 async function bossWorker(): Promise<void> {
   const boss = newBoss();
   await boss.start();
   process.send!({ t: 'ready' });
-  await new Promise<void>((resolve) => process.once('message', () => resolve()));
-  let done = 0;
+  await waitForGo();
+  const tally = new Tally();
   let stop = false;
-  process.once('message', () => (stop = true));
-  const report = setInterval(() => process.send!({ t: 'count', n: done }), 100);
+  reportLoop(tally, async () => {
+    stop = true;
+    await boss.stop({ graceful: false, wait: false });
+  });
   while (!stop) {
-    const jobs = await boss.fetch(QUEUE, { batchSize: 100 });
+    const jobs = await boss.fetch<{ t?: number }>(QUEUE, { batchSize: 100 });
     if (!jobs.length) {
       await new Promise((r) => setTimeout(r, 50));
       continue;
     }
+    for (const job of jobs) tally.saw(job.data);
     await boss.complete(
       QUEUE,
       jobs.map((j) => j.id),
     );
-    done += jobs.length;
   }
-  clearInterval(report);
-  await boss.stop({ graceful: false, wait: false });
-  process.exit(0);
 }
 
-/** Starts `n` workers of a kind, releases them together, and times them through `total` messages. */
-async function timeWorkers(role: string, n: number, total: number): Promise<number> {
+interface WorkerRun {
+  elapsed: number;
+  latencies: number[];
+}
+
+/**
+ * Starts `n` workers of a kind, releases them together, and times them through `total` messages;
+ * with `feed`, the workers are started idle and `feed` runs after the release (the latency run).
+ */
+async function runWorkers(
+  role: string,
+  n: number,
+  total: number,
+  env: Record<string, string> = {},
+  feed?: () => Promise<unknown>,
+): Promise<WorkerRun> {
   const children: ChildProcess[] = Array.from({ length: n }, () =>
-    forkTs(__filename, [], { env: { ...process.env, HOLDFAST_INBOX_BENCH_ROLE: role } }),
+    forkTs(__filename, [], {
+      // --profile DIR: a CPU profile of each Holdfast worker (node --cpu-prof), written at its exit.
+      execArgv: PROFILE_DIR && role.startsWith('inbox:') ? ['--cpu-prof', '--cpu-prof-dir', PROFILE_DIR] : [],
+      env: {
+        ...process.env,
+        ...env,
+        HOLDFAST_INBOX_BENCH_ROLE: role,
+        HOLDFAST_INBOX_BENCH_IDLE: feed ? '1' : '0',
+      },
+    }),
   );
   await Promise.all(children.map((c) => waitForMessage(c, (m: { t: string }) => m.t === 'ready', 60_000)));
   const counts = new Map<ChildProcess, number>();
   let finish!: () => void;
   const finished = new Promise<void>((r) => (finish = r));
+  const latencies: number[] = [];
   for (const c of children) {
-    c.on('message', (m: { t: string; n: number }) => {
+    c.on('message', (m: { t: string; n: number; latencies: number[] }) => {
+      if (m.t === 'latencies') latencies.push(...m.latencies);
       if (m.t !== 'count') return;
       counts.set(c, m.n);
       if ([...counts.values()].reduce((a, b) => a + b, 0) >= total) finish();
@@ -152,102 +293,231 @@ async function timeWorkers(role: string, n: number, total: number): Promise<numb
   }
   const started = performance.now();
   for (const c of children) c.send({ t: 'go' });
+  if (feed) await feed();
   await finished;
   const elapsed = performance.now() - started;
+  const reported = Promise.all(
+    children.map((c) => waitForMessage(c, (m: { t: string }) => m.t === 'latencies', 15_000)),
+  );
   for (const c of children) c.send({ t: 'stop' });
+  await reported;
   await Promise.all(children.map((c) => waitForExit(c, 15_000)));
-  return elapsed;
+  return { elapsed, latencies };
 }
 
-// ---- main -------------------------------------------------------------------------------------
+/** Calls `send(i)` for i < n at `rate` per second (each call starts on schedule; not awaited in turn). */
+async function paced(n: number, rate: number, send: (i: number) => Promise<unknown>): Promise<void> {
+  const gap = 1000 / rate;
+  const start = performance.now();
+  const inFlight: Promise<unknown>[] = [];
+  for (let i = 0; i < n; i++) {
+    const due = start + i * gap;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    inFlight.push(send(i));
+  }
+  await Promise.all(inFlight);
+}
 
-export async function main(args: string[]): Promise<void> {
-  const single = arg(args, 'single', 5_000);
-  const bulk = arg(args, 'bulk', 50_000);
-  const workers = arg(args, 'workers', 2);
+function percentile(values: number[], p: number): number {
+  if (!values.length) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
 
-  const ds = await dataSource();
-  await ds.query(`DROP TABLE IF EXISTS ${PREFIX}COR_MESSAGE`);
+const timed = async (work: () => Promise<unknown>) => {
+  const t = performance.now();
+  await work();
+  return performance.now() - t;
+};
+
+// ---- one system at a time ---------------------------------------------------------------------
+
+interface Figures {
+  single: number;
+  bulk: number;
+  delivery: number;
+  p50: number;
+  p99: number;
+}
+
+interface Sizes {
+  single: number;
+  bulk: number;
+  workers: number;
+  latency: number;
+  rate: number;
+}
+
+const rate = (n: number, ms: number) => (n / ms) * 1000;
+const messages = (from: number, n: number) =>
+  Array.from({ length: n }, (_, i) => ({ type: TYPE, payload: { i: from + i } }));
+
+async function benchInbox(db: Db, s: Sizes): Promise<Figures> {
+  const sqliteFile = db === 'sqlite' ? tempSqliteFile('inbox-bench') : undefined;
+  const env: Record<string, string> = sqliteFile ? { HOLDFAST_INBOX_BENCH_SQLITE: sqliteFile } : {};
+  const ds = await dataSource(db, sqliteFile);
+  const drop = async () => {
+    await ds.query(`DROP TABLE IF EXISTS ${PREFIX}COR_MESSAGE`);
+    await ds.query(`DROP TABLE IF EXISTS ${PREFIX}simba_mutex`);
+  };
+  await drop();
+  try {
+    const app = await inboxApp(db, ds, false);
+    const acceptor = app.get(MessageAcceptor);
+    await concurrently(200, 10, (i) => acceptor.accept({ type: TYPE, payload: { warm: i } }));
+    const tSingle = await concurrently(s.single, 10, (i) => acceptor.accept({ type: TYPE, payload: { i } }));
+    const batch = messages(0, s.bulk);
+    const tBulk = await timed(() => acceptor.acceptAll(batch));
+    const total = s.single + s.bulk + 200;
+    const delivery = await runWorkers(`inbox:${db}`, s.workers, total, env);
+    const latency = await runWorkers(`inbox:${db}`, s.workers, s.latency, env, () =>
+      paced(s.latency, s.rate, (i) => acceptor.accept({ type: TYPE, payload: { t: wallNow(), i } })),
+    );
+    await app.close();
+    return {
+      single: rate(s.single, tSingle),
+      bulk: rate(s.bulk, tBulk),
+      delivery: rate(total, delivery.elapsed),
+      p50: percentile(latency.latencies, 50),
+      p99: percentile(latency.latencies, 99),
+    };
+  } finally {
+    await drop();
+    await ds.destroy();
+  }
+}
+
+async function benchGraphile(s: Sizes): Promise<Figures> {
+  const ds = await dataSource('postgres');
+  await ds.query(`DROP SCHEMA IF EXISTS ${GW_SCHEMA} CASCADE`);
+  let utils: WorkerUtils | undefined;
+  try {
+    utils = await makeWorkerUtils({ connectionString: PG_URL, schema: GW_SCHEMA, maxPoolSize: POOL });
+    await utils.migrate();
+    const u = utils;
+    await concurrently(200, 10, (i) => u.addJob(QUEUE, { warm: i }));
+    const tSingle = await concurrently(s.single, 10, (i) => u.addJob(QUEUE, { i }));
+    const specs = Array.from({ length: s.bulk }, (_, i) => ({ identifier: QUEUE, payload: { i } }));
+    const tBulk = await timed(() => u.addJobs(specs));
+    const total = s.single + s.bulk + 200;
+    const delivery = await runWorkers('graphile', s.workers, total);
+    const latency = await runWorkers('graphile', s.workers, s.latency, {}, () =>
+      paced(s.latency, s.rate, (i) => u.addJob(QUEUE, { t: wallNow(), i })),
+    );
+    return {
+      single: rate(s.single, tSingle),
+      bulk: rate(s.bulk, tBulk),
+      delivery: rate(total, delivery.elapsed),
+      p50: percentile(latency.latencies, 50),
+      p99: percentile(latency.latencies, 99),
+    };
+  } finally {
+    await utils?.release();
+    await ds.query(`DROP SCHEMA IF EXISTS ${GW_SCHEMA} CASCADE`);
+    await ds.destroy();
+  }
+}
+
+async function benchBoss(s: Sizes): Promise<Figures> {
+  const ds = await dataSource('postgres');
   await ds.query(`DROP SCHEMA IF EXISTS ${BOSS_SCHEMA} CASCADE`);
-  const app = await inboxApp(ds, false);
-  const acceptor = app.get(MessageAcceptor);
   const boss = newBoss();
   boss.on('error', (e) => console.error('pg-boss:', e));
-  await boss.start();
-  await boss.createQueue(QUEUE);
-
   try {
-    // Warm both up (connections, plans).
-    await concurrently(200, 10, (i) => acceptor.accept({ type: TYPE, payload: { warm: i } }));
+    await boss.start();
+    await boss.createQueue(QUEUE);
     await concurrently(200, 10, (i) => boss.send(QUEUE, { warm: i }));
-
-    // Each measurement runs in two halves, ABBA, so neither side profits from going second
-    // (warmer caches) or suffers from it (a bigger table, autovacuum).
-    const acceptSingle = (n: number, from: number) =>
-      concurrently(n, 10, (i) => acceptor.accept({ type: TYPE, payload: { i: from + i } }));
-    const sendSingle = (n: number, from: number) =>
-      concurrently(n, 10, (i) => boss.send(QUEUE, { i: from + i }));
-    const half = Math.floor(single / 2);
-    let tInbox = await acceptSingle(half, 0);
-    let tBoss = await sendSingle(half, 0);
-    tBoss += await sendSingle(single - half, half);
-    tInbox += await acceptSingle(single - half, half);
-
-    const timed = async (work: () => Promise<unknown>) => {
-      const t = performance.now();
-      await work();
-      return performance.now() - t;
-    };
-    const bulkHalf = Math.floor(bulk / 2);
-    const messages = (from: number, n: number) =>
-      Array.from({ length: n }, (_, i) => ({ type: TYPE, payload: { i: from + i } }));
-    const jobs = (from: number, n: number) =>
-      Array.from({ length: n }, (_, i) => ({ name: QUEUE, data: { i: from + i } }));
-    const m1 = messages(0, bulkHalf);
-    const j1 = jobs(0, bulkHalf);
-    const m2 = messages(bulkHalf, bulk - bulkHalf);
-    const j2 = jobs(bulkHalf, bulk - bulkHalf);
-    let tInboxBulk = await timed(() => acceptor.acceptAll(m1));
-    let tBossBulk = await timed(() => boss.insert(j1));
-    tBossBulk += await timed(() => boss.insert(j2));
-    tInboxBulk += await timed(() => acceptor.acceptAll(m2));
-
-    await app.close();
-    const total = single + bulk + 200;
-    const tInboxDeliver = await timeWorkers('inbox', workers, total);
-    const tBossDeliver = await timeWorkers('boss', workers, total);
-    const left = Number((await ds.query(`SELECT COUNT(*) AS c FROM ${PREFIX}COR_MESSAGE`))[0].c);
-
-    const rate = (n: number, ms: number) => (n / ms) * 1000;
-    const rows = [
-      ['accept ×1, concurrency 10', rate(single, tInbox), 'send', rate(single, tBoss)],
-      [`acceptAll (${bulk})`, rate(bulk, tInboxBulk), 'insert', rate(bulk, tBossBulk)],
-      [
-        `delivery, ${workers} processes (${total})`,
-        rate(total, tInboxDeliver),
-        'fetch(100)/complete',
-        rate(total, tBossDeliver),
-      ],
-    ] as const;
-    console.log('\n@holdfast/inbox vs pg-boss 10 (PostgreSQL, same run; messages per second)\n');
-    console.log(
-      `| ${'operation'.padEnd(34)} | ${'inbox/s'.padStart(9)} | ${'pg-boss op'.padEnd(19)} | ${'pg-boss/s'.padStart(9)} | ratio |`,
+    const tSingle = await concurrently(s.single, 10, (i) => boss.send(QUEUE, { i }));
+    const jobs = Array.from({ length: s.bulk }, (_, i) => ({ name: QUEUE, data: { i } }));
+    const tBulk = await timed(() => boss.insert(jobs));
+    const total = s.single + s.bulk + 200;
+    const delivery = await runWorkers('boss', s.workers, total);
+    const latency = await runWorkers('boss', s.workers, s.latency, {}, () =>
+      paced(s.latency, s.rate, (i) => boss.send(QUEUE, { t: wallNow(), i })),
     );
-    console.log(`|${'-'.repeat(36)}|${'-'.repeat(11)}|${'-'.repeat(21)}|${'-'.repeat(11)}|-------|`);
-    for (const [op, ours, theirsOp, theirs] of rows) {
-      console.log(
-        `| ${op.padEnd(34)} | ${ours.toFixed(0).padStart(9)} | ${theirsOp.padEnd(19)} | ${theirs.toFixed(0).padStart(9)} | ${(ours / theirs).toFixed(2).padStart(5)} |`,
-      );
-    }
-    console.log(`\n(ratio = inbox / pg-boss; goal ≥ 1.00. Inbox rows left after delivery: ${left})`);
+    return {
+      single: rate(s.single, tSingle),
+      bulk: rate(s.bulk, tBulk),
+      delivery: rate(total, delivery.elapsed),
+      p50: percentile(latency.latencies, 50),
+      p99: percentile(latency.latencies, 99),
+    };
   } finally {
     await boss.stop({ graceful: false, wait: true }).catch(() => undefined);
-    await ds.query(`DROP TABLE IF EXISTS ${PREFIX}COR_MESSAGE`);
     await ds.query(`DROP SCHEMA IF EXISTS ${BOSS_SCHEMA} CASCADE`);
     await ds.destroy();
   }
 }
 
+// ---- main -------------------------------------------------------------------------------------
+
+function table(title: string, columns: [string, Figures][], baseline?: Figures): void {
+  console.log(`\n${title}\n`);
+  const head = ['measure', ...columns.map(([name]) => name)];
+  if (baseline) head.push(...columns.slice(1).map(([name]) => `${name} ÷ gw`));
+  const rows: [string, (f: Figures) => number, 'rate' | 'ms'][] = [
+    ['accept ×1, concurrency 10 (msg/s)', (f) => f.single, 'rate'],
+    ['bulk accept (msg/s)', (f) => f.bulk, 'rate'],
+    ['delivery, 2 processes (msg/s)', (f) => f.delivery, 'rate'],
+    ['latency p50 (ms)', (f) => f.p50, 'ms'],
+    ['latency p99 (ms)', (f) => f.p99, 'ms'],
+  ];
+  console.log(`| ${head.join(' | ')} |`);
+  console.log(`|${head.map(() => '---').join('|')}|`);
+  for (const [label, pick, kind] of rows) {
+    const cells = columns.map(([, f]) => (kind === 'rate' ? pick(f).toFixed(0) : pick(f).toFixed(1)));
+    if (baseline) {
+      // Ratios so that above 1.00 is better: rates ours/theirs, latencies theirs/ours.
+      for (const [, f] of columns.slice(1)) {
+        const r = kind === 'rate' ? pick(f) / pick(baseline) : pick(baseline) / pick(f);
+        cells.push(r.toFixed(2));
+      }
+    }
+    console.log(`| ${label} | ${cells.join(' | ')} |`);
+  }
+}
+
+export async function main(args: string[]): Promise<void> {
+  const sizes: Sizes = {
+    single: arg(args, 'single', 5_000),
+    bulk: arg(args, 'bulk', 50_000),
+    workers: arg(args, 'workers', 2),
+    latency: arg(args, 'latency', 2_500),
+    rate: arg(args, 'rate', 500),
+  };
+  const p = args.indexOf('--profile');
+  if (p >= 0) PROFILE_DIR = args[p + 1];
+  const i = args.indexOf('--databases');
+  const databases = (i >= 0 ? args[i + 1] : 'postgres,mariadb,sqlite').split(',') as Db[];
+  console.log(
+    `sizes: accept ×1 ${sizes.single}, bulk ${sizes.bulk}, delivery of all ${sizes.single + sizes.bulk + 200} ` +
+      `by ${sizes.workers} processes, latency ${sizes.latency} messages at ${sizes.rate}/s`,
+  );
+  console.log(`graphile-worker settings (per process): ${JSON.stringify(GW_SETTINGS)}`);
+  console.log('pg-boss: fetch(batchSize 100) + complete(ids) loop, 50 ms sleep when empty');
+  const notify = process.env.HOLDFAST_INBOX_BENCH_NOTIFY === 'false' ? 'off' : 'on (PostgreSQL)';
+  console.log(`Holdfast: batchSize 100, pollInterval 50ms, notify ${notify}, wakeOnAccept`);
+  if (databases.includes('postgres')) {
+    const gw = await benchGraphile(sizes);
+    const hf = await benchInbox('postgres', sizes);
+    const boss = await benchBoss(sizes);
+    table(
+      'PostgreSQL, same run (ratios ÷ graphile-worker, > 1.00 is better)',
+      [
+        ['graphile-worker', gw],
+        ['Holdfast', hf],
+        ['pg-boss', boss],
+      ],
+      gw,
+    );
+  }
+  for (const db of databases.filter((d) => d !== 'postgres')) {
+    table(`${db}: Holdfast alone`, [['Holdfast', await benchInbox(db, sizes)]]);
+  }
+}
+
 const role = process.env.HOLDFAST_INBOX_BENCH_ROLE;
-if (role === 'inbox') void inboxWorker();
+if (role?.startsWith('inbox:')) void inboxWorker(role.slice('inbox:'.length) as Db);
+if (role === 'graphile') void graphileWorker();
 if (role === 'boss') void bossWorker();

@@ -72,7 +72,10 @@ status=0
 # find the frozen worker's server backend by the client ports of their own proxy in
 # pg_stat_activity, and behind a bouncer the server only sees the bouncer's ports. The bound they
 # check is a SET LOCAL inside each transaction, which reaches the server through the bouncer as is.
+# HOLDFAST_TEST_PG_DIRECT_URL: the server itself, for what cannot go through a transaction-mode
+# bouncer (the inbox's LISTEN connection, notifyListenUrl), as the inbox README tells users.
 HOLDFAST_TEST_PG_URL="postgres://postgres@127.0.0.1:$port/$database" HOLDFAST_TEST_DATABASES=postgres \
+  HOLDFAST_TEST_PG_DIRECT_URL="postgres://postgres@$target_host:$target_port/$database" \
   HOLDFAST_TEST_EXCLUDE='/test/inbox/silent-worker.spec.ts,/test/simba/frozen-renewal.spec.ts' \
   npx jest "$@" || status=$?
 

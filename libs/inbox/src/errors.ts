@@ -82,6 +82,17 @@ export class InboxClusterModeError extends HoldfastError {
   }
 }
 
+/** `notify: true` on a database without LISTEN/NOTIFY. */
+export class InboxNotifyUnsupportedError extends HoldfastError {
+  constructor(readonly dialect: string) {
+    super(
+      `InboxModule notify: true needs PostgreSQL LISTEN/NOTIFY; ${dialect} has none. Leave notify unset ` +
+        `(the inbox polls every pollInterval, and an accept still wakes its own node) or set it to false.`,
+      'HOLDFAST_INBOX_NOTIFY_UNSUPPORTED',
+    );
+  }
+}
+
 /** The table's NEXT_RETRY cannot hold the pause marker (a MySQL/MariaDB TIMESTAMP ends in 2038). */
 export class PauseUnsupportedError extends HoldfastError {
   constructor(

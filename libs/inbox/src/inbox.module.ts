@@ -12,6 +12,7 @@ import { InboxMetrics } from './inbox.metrics';
 import { ConfigurableInboxModule } from './inbox.module-definition';
 import { inboxOptionsProvider } from './inbox.providers';
 import { MessageManagement } from './management/message-management.service';
+import { InboxNotifyListener } from './notify/inbox-notify-listener';
 import { InboxConnection } from './store/inbox-connection';
 
 /**
@@ -32,8 +33,16 @@ import { InboxConnection } from './store/inbox-connection';
     MessageAcceptor,
     MessageManagement,
     InboxDelivery,
+    InboxNotifyListener,
     InboxHealthIndicator,
   ],
-  exports: [INBOX_OPTIONS, MessageAcceptor, MessageManagement, InboxDelivery, InboxHealthIndicator],
+  exports: [
+    INBOX_OPTIONS,
+    MessageAcceptor,
+    MessageManagement,
+    InboxDelivery,
+    InboxNotifyListener,
+    InboxHealthIndicator,
+  ],
 })
 export class InboxModule extends ConfigurableInboxModule {}

@@ -105,6 +105,24 @@ export interface InboxModuleOptions {
    * true). Other nodes find the message at their next poll.
    */
   wakeOnAccept?: boolean;
+  /**
+   * PostgreSQL LISTEN/NOTIFY (default: on with PostgreSQL, off elsewhere; `true` on another
+   * database stops startup). Every accept transaction sends one notification on a channel named
+   * after the table, delivered when it commits; each delivering node LISTENs on a dedicated
+   * connection (not a pooled one) and starts a delivery run when one arrives, so a message
+   * accepted on another node is delivered at once rather than at the next poll. Polling always
+   * stays on as the fallback (the listener down, writers that do not notify). Wake-ups follow
+   * `wakeOnAccept`: with it false, notifications wake nothing.
+   */
+  notify?: boolean;
+  /**
+   * The PostgreSQL URL the LISTEN connection opens, when the DataSource goes through PgBouncer
+   * in transaction mode (where LISTEN succeeds and then hears nothing): the server itself, or a
+   * session-mode pool. Default: the DataSource's own connection options. A startup probe
+   * (a NOTIFY sent through the DataSource) checks that the listener hears; if it does not, the
+   * node warns once and delivers by polling.
+   */
+  notifyListenUrl?: string;
   /** Rows deleted per cleanup statement, each in its own short statement (default 5000). */
   cleanupChunkSize?: number;
   /** Rows per multi-row insert in acceptAll (default 500). */
@@ -178,6 +196,16 @@ export class ResolvedInboxOptions {
   @IsOptional() @IsDurationOption() cleanupInterval: Duration = '1m';
   @IsOptional() @IsDurationOption() shutdownGrace: Duration = '10s';
   @IsOptional() @IsBoolean() wakeOnAccept = true;
+  @IsOptional() @IsBoolean() notify?: boolean;
+  @IsOptional()
+  @ValidateBy(
+    {
+      name: 'isPostgresUrl',
+      validator: { validate: (v) => typeof v === 'string' && /^postgres(ql)?:\/\/\S+$/.test(v) },
+    },
+    { message: 'must be a postgres:// or postgresql:// URL' },
+  )
+  notifyListenUrl?: string;
   @IsOptional() @IsInt() @Min(1) @Max(100_000) cleanupChunkSize = 5000;
   @IsOptional() @IsInt() @Min(1) @Max(5_000) acceptChunkSize = 500;
   @IsOptional() @IsDurationOption() unhandledDelay: Duration = '1m';

@@ -17,6 +17,8 @@ export { MESSAGE_STATUSES } from './inbox-message';
 export { MessageAcceptor } from './acceptor/message-acceptor.service';
 export { MessageManagement, type ListOptions, type TypeCount } from './management/message-management.service';
 export { InboxDelivery, type DeliveryReport } from './delivery/inbox-delivery.service';
+export { InboxNotifyListener } from './notify/inbox-notify-listener';
+export { inboxNotifyChannel } from './notify/notify-channel';
 export { nextRetryDelay, type BackoffPolicy } from './delivery/backoff';
 export { InboxHandler, type InboxHandlerOptions } from './handler/inbox-handler.decorator';
 export type { InboxHandlerContext } from './handler/inbox-handler.registry';

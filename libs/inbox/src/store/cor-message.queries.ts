@@ -74,6 +74,11 @@ export class CorMessageQueries {
   private hasOrderIndex = false;
   /** Due/parked boundary: RETRIES at or above it (with no NEXT_RETRY) is parked. */
   private readonly maxRetries: number;
+  /**
+   * PostgreSQL: the channel each insert notifies, in its own statement (so in its own
+   * transaction: one notification per insert statement, sent when it commits). Unset: no NOTIFY.
+   */
+  notifyChannel?: string;
 
   constructor(
     readonly sql: SqlClient,
@@ -222,11 +227,27 @@ export class CorMessageQueries {
             : 'NULL';
       return `(${head}, ${inserted}, ${ttl}, ${expiration}, 0, NULL, NULL)`;
     });
-    return this.sql.execute(
+    return this.runInsert(
       `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
         `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) VALUES ${values.join(', ')}`,
+      b,
+      rows.length,
+    );
+  }
+
+  /**
+   * Runs an INSERT; with `notifyChannel`, as the data-modifying part of one statement that also
+   * calls pg_notify once: the notification belongs to the insert's transaction, so listeners hear
+   * it when (and only if) the rows are committed, once per statement whatever the row count.
+   */
+  private async runInsert(insert: string, b: Binder, rows: number): Promise<number> {
+    if (this.notifyChannel === undefined) return this.sql.execute(insert, b.params);
+    const channel = b.bind(this.notifyChannel);
+    await this.sql.query(
+      `WITH hf_inserted AS (${insert}) SELECT pg_notify(${channel}, '') AS notified`,
       b.params,
     );
+    return rows;
   }
 
   /**
@@ -294,12 +315,13 @@ export class CorMessageQueries {
     const expiration =
       `CASE WHEN u.exp IS NOT NULL THEN to_timestamp(u.exp / 1000.0) ` +
       `WHEN u.ttlms IS NOT NULL THEN i.ins + u.ttlms * INTERVAL '1 millisecond' END`;
-    return this.sql.execute(
+    return this.runInsert(
       `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
         `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) ` +
         `SELECT u.id, u.enc, u.ns, u.name, u.rev, u.payload, i.ins, u.ttl, ${expiration}, 0, NULL, NULL ` +
         `FROM (SELECT ${inserted} AS ins) i CROSS JOIN ${source}`,
-      b.params,
+      b,
+      rows.length,
     );
   }
 

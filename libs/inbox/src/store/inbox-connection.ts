@@ -7,15 +7,19 @@ import {
   parseDuration,
   resolveDataSource,
   sqlClientFor,
+  tableName,
 } from '@holdfast/core';
 import { CompetingLeadership, type InboxLeadership } from '../cluster/inbox-leadership';
 import { SimbaLeadership } from '../cluster/simba-leadership';
-import { InboxClusterModeError } from '../errors';
+import { InboxClusterModeError, InboxNotifyUnsupportedError } from '../errors';
+import { inboxNotifyChannel } from '../notify/notify-channel';
 import { INBOX_OPTIONS } from '../inbox.constants';
 import { ResolvedInboxOptions } from '../inbox.options';
 import { CorMessageQueries } from './cor-message.queries';
 import { COR_MESSAGE_TABLE } from './cor-message.table';
 import { INBOX_LEASE_TABLE } from './inbox-lease.table';
+
+const tableNameOf = (prefix: string) => tableName(prefix, COR_MESSAGE_TABLE.name);
 
 /**
  * The inbox's way to its database, resolved lazily: the application's DataSource may be created
@@ -51,6 +55,7 @@ export class InboxConnection implements OnModuleInit {
         this.options.schema,
       );
     }
+    void this.notifyChannel; // notify: true on a database without LISTEN/NOTIFY stops startup here
     this.logger.log(
       `Inbox on ${this.sql.dialect.name} (${this.queries.table}), cluster mode '${leadership.mode}'` +
         (this.options.deliver ? '' : ', accept only'),
@@ -81,8 +86,21 @@ export class InboxConnection implements OnModuleInit {
         this.options.tablePrefix,
         this.options.retry.maxRetries,
       );
+      this._queries.notifyChannel = this.notifyChannel;
     }
     return this._queries;
+  }
+
+  /**
+   * The LISTEN/NOTIFY channel when `notify` is on (by default on PostgreSQL), else undefined.
+   * Throws InboxNotifyUnsupportedError for `notify: true` on another database.
+   */
+  get notifyChannel(): string | undefined {
+    const dialect = this.sql.dialect.name;
+    if (this.options.notify === true && dialect !== 'postgres')
+      throw new InboxNotifyUnsupportedError(dialect);
+    if (this.options.notify === false || dialect !== 'postgres') return undefined;
+    return inboxNotifyChannel(tableNameOf(this.options.tablePrefix));
   }
 
   /**

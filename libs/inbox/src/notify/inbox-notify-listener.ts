@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+} from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { findSchedulerRegistry, HoldfastTimers, monotonicMillis, withTimeout } from '@holdfast/core';
+import { InboxDelivery } from '../delivery/inbox-delivery.service';
+import { INBOX_OPTIONS } from '../inbox.constants';
+import { ResolvedInboxOptions } from '../inbox.options';
+import { InboxConnection } from '../store/inbox-connection';
+
+/** How long the startup probe waits for its own notification before calling the listener deaf. */
+const PROBE_TIMEOUT_MS = 3_000;
+/** Bound on connecting and on the LISTEN statement. */
+const CONNECT_TIMEOUT_MS = 5_000;
+/** Reconnect backoff: doubles from the first to the last, with up to 20% taken off at random. */
+const RECONNECT_FIRST_MS = 250;
+const RECONNECT_MAX_MS = 10_000;
+
+/** The part of pg's Client the listener uses. */
+interface PgClient {
+  connect(): Promise<void>;
+  query(sql: string): Promise<unknown>;
+  end(): Promise<void>;
+  on(event: 'notification', listener: (n: { channel: string; payload?: string }) => void): this;
+  on(event: 'error', listener: (error: Error) => void): this;
+  on(event: 'end', listener: () => void): this;
+}
+type PgClientClass = new (config: Record<string, unknown>) => PgClient;
+
+/**
+ * PostgreSQL LISTEN for the inbox's channel on a dedicated connection (its own pg Client, never a
+ * pooled one: a pool hands connections to others and PgBouncer in transaction mode drops a
+ * session's LISTEN). A notification (an accept committed on any node) starts a delivery run at
+ * once through `InboxDelivery.wake()`. Polling goes on underneath, whatever happens here.
+ *
+ * After connecting it sends itself a notification through the DataSource (the way accepts
+ * send theirs) and waits for it: a listener that does not hear it (behind PgBouncer in transaction
+ * mode, or a `notifyListenUrl` that reaches another database) is closed with one warning, and the
+ * node delivers by polling. A dropped connection is reopened with backoff; the outage logs one
+ * warning when it starts and one when it ends.
+ */
+@Injectable()
+export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(InboxNotifyListener.name);
+  private timers = new HoldfastTimers();
+  private client?: PgClient;
+  private channel?: string;
+  private stopped = true;
+  private attempts = 0;
+  /** When the current outage began (monotonic ms); undefined while listening. */
+  private outageSince?: number;
+  private probe?: { nonce: string; heard: () => void };
+  private _listening = false;
+
+  constructor(
+    private readonly connection: InboxConnection,
+    private readonly delivery: InboxDelivery,
+    @Inject(INBOX_OPTIONS) private readonly options: ResolvedInboxOptions,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  /** True while the listener is connected, LISTENing and known to hear (its probe came back). */
+  get listening(): boolean {
+    return this._listening;
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.options.deliver) return;
+    this.channel = this.connection.notifyChannel;
+    if (!this.channel) return;
+    this.timers = new HoldfastTimers(findSchedulerRegistry(this.moduleRef));
+    this.stopped = false;
+    // In the background: startup does not wait for the listener (polling covers the meantime).
+    void this.connect();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    this.timers.clearAll();
+    this._listening = false;
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  private get timerName(): string {
+    return `holdfast:inbox:listen:${this.connection.queries.table}`;
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    this.attempts++;
+    let client: PgClient | undefined;
+    try {
+      client = this.newClient();
+      this.client = client;
+      const own = client;
+      own.on('error', (error) => this.dropped(own, error));
+      own.on('end', () => this.dropped(own));
+      own.on('notification', (n) => {
+        if (n.channel !== this.channel) return;
+        if (this.probe && n.payload === this.probe.nonce) this.probe.heard();
+        this.delivery.wake();
+      });
+      await withTimeout(own.connect(), CONNECT_TIMEOUT_MS, () => {
+        throw new Error(`connecting took longer than ${CONNECT_TIMEOUT_MS} ms`);
+      });
+      await withTimeout(own.query(`LISTEN "${this.channel}"`), CONNECT_TIMEOUT_MS, () => {
+        throw new Error(`LISTEN took longer than ${CONNECT_TIMEOUT_MS} ms`);
+      });
+      if (this.client !== own || this.stopped) return;
+      const hears = await this.probeHears();
+      if (this.client !== own || this.stopped) return; // closed meanwhile (shutdown, a drop)
+      if (!hears) {
+        this.client = undefined;
+        void own.end().catch(() => undefined);
+        this.logger.warn(
+          `LISTEN on channel ${this.channel} does not hear the inbox's notifications (PgBouncer in transaction ` +
+            `mode? set notifyListenUrl to the PostgreSQL server or a session-mode pool): this node finds ` +
+            `messages accepted elsewhere at its next poll (pollInterval ${String(this.options.pollInterval)})`,
+        );
+        return;
+      }
+      this._listening = true;
+      if (this.outageSince !== undefined) {
+        const seconds = ((monotonicMillis() - this.outageSince) / 1000).toFixed(1);
+        this.logger.warn(
+          `LISTEN connection for ${this.connection.queries.table} is back after ${seconds} s ` +
+            `(${this.attempts} attempt(s)); accepts on other nodes wake this one again`,
+        );
+        this.outageSince = undefined;
+        // Anything accepted during the outage: look now rather than at the next poll.
+        this.delivery.wake();
+      } else {
+        this.logger.debug(`Listening on ${this.channel}`);
+      }
+      this.attempts = 0;
+    } catch (error) {
+      if (client) this.dropped(client, error as Error);
+    }
+  }
+
+  /** Sends a notification through the DataSource and waits for this listener to hear it. */
+  private async probeHears(): Promise<boolean> {
+    const nonce = `probe:${randomUUID()}`;
+    let heard!: () => void;
+    const arrived = new Promise<true>((resolve) => (heard = () => resolve(true)));
+    this.probe = { nonce, heard };
+    try {
+      await this.connection.sql.query(`SELECT pg_notify($1, $2)`, [this.channel, nonce]);
+      return await withTimeout(arrived, PROBE_TIMEOUT_MS, () => false);
+    } finally {
+      this.probe = undefined;
+    }
+  }
+
+  /** The connection failed or closed: one warning per outage, then reconnect with backoff. */
+  private dropped(client: PgClient, error?: Error): void {
+    if (this.client !== client) return; // an old connection, already replaced or closed by us
+    this.client = undefined;
+    this._listening = false;
+    void client.end().catch(() => undefined);
+    if (this.stopped) return;
+    if (this.outageSince === undefined) {
+      this.outageSince = monotonicMillis();
+      this.logger.warn(
+        `LISTEN connection for ${this.connection.queries.table} is down (${error?.message ?? 'closed by the server'}); ` +
+          `delivering by polling (pollInterval ${String(this.options.pollInterval)}) and reconnecting`,
+      );
+    } else {
+      this.logger.debug(`LISTEN reconnect attempt ${this.attempts} failed: ${error?.message ?? 'closed'}`);
+    }
+    const base = Math.min(RECONNECT_MAX_MS, RECONNECT_FIRST_MS * 2 ** Math.min(this.attempts, 10));
+    this.timers.set(this.timerName, base * (1 - Math.random() * 0.2), () => void this.connect());
+  }
+
+  /**
+   * A pg Client of the driver the DataSource already uses, on the DataSource's own connection
+   * options, or on `notifyListenUrl` when set.
+   */
+  private newClient(): PgClient {
+    const driver = this.connection.sql.dataSource.driver as unknown as {
+      postgres?: { Client?: PgClientClass };
+      master?: { options?: Record<string, unknown> };
+    };
+    const Client = driver.postgres?.Client;
+    if (!Client) throw new Error('the DataSource has no pg driver to open a LISTEN connection with');
+    const base: Record<string, unknown> = this.options.notifyListenUrl
+      ? { connectionString: this.options.notifyListenUrl }
+      : { ...(driver.master?.options ?? {}) };
+    return new Client({
+      ...base,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      application_name: 'holdfast-inbox-listen',
+    });
+  }
+}

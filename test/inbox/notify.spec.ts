@@ -1,0 +1,284 @@
+import type { ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { Injectable, Logger, Module, type INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Client } from 'pg';
+import type { DataSource } from 'typeorm';
+import { sqlClientFor } from '@holdfast/core';
+import {
+  createTestDataSource,
+  forkTs,
+  TcpProxy,
+  uniqueTablePrefix,
+  waitForExit,
+  waitForMessage,
+  waitUntil,
+} from '@holdfast/core/testing';
+import {
+  InboxHandler,
+  InboxModule,
+  InboxNotifyListener,
+  MessageAcceptor,
+  inboxNotifyChannel,
+  type InboxMessage,
+  type InboxModuleOptions,
+} from '@holdfast/inbox';
+
+/**
+ * PostgreSQL LISTEN/NOTIFY wake-up (PostgreSQL only; in the server suites). Behind PgBouncer in
+ * transaction mode (test/pgbouncer/run.sh) the listeners go to the server directly through
+ * HOLDFAST_TEST_PG_DIRECT_URL, as the README tells users to.
+ */
+const WORKER = join(__dirname, 'workers', 'notify-worker.ts');
+const type = { namespace: 'notify', name: 'item' };
+const PG_URL = process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** The server itself (PgBouncer's run sets it; otherwise the test URL is the server). */
+const DIRECT_URL = process.env.HOLDFAST_TEST_PG_DIRECT_URL || PG_URL;
+
+/** A DIRECT_URL variant: another port (a TcpProxy in front of the server) or another database. */
+function directUrl({ port, database }: { port?: number; database?: string } = {}): string {
+  const url = new URL(DIRECT_URL);
+  if (port) url.port = String(port);
+  if (database) url.pathname = `/${database}`;
+  return url.toString();
+}
+
+interface Node {
+  app: INestApplicationContext;
+  handled: string[];
+  acceptor: MessageAcceptor;
+  listener: InboxNotifyListener;
+}
+
+async function startNode(dataSource: DataSource, prefix: string, options: Partial<InboxModuleOptions>) {
+  const handled: string[] = [];
+  @Injectable()
+  class Handler {
+    @InboxHandler(type)
+    async handle(message: InboxMessage): Promise<void> {
+      handled.push(message.id);
+    }
+  }
+  @Module({
+    imports: [
+      InboxModule.forRoot({
+        dataSource,
+        tablePrefix: prefix,
+        schema: 'create',
+        cluster: 'competing',
+        cleanupInterval: '1h',
+        wakeOnAccept: true,
+        ...options,
+      }),
+    ],
+    providers: [Handler],
+  })
+  class NodeModule {}
+  const app = await NestFactory.createApplicationContext(NodeModule, { logger: ['error', 'warn'] });
+  const node: Node = {
+    app,
+    handled,
+    acceptor: app.get(MessageAcceptor),
+    listener: app.get(InboxNotifyListener),
+  };
+  return node;
+}
+
+const listenWarnings = (spy: jest.SpyInstance) =>
+  spy.mock.calls.map((c) => String(c[0])).filter((m) => m.includes('LISTEN'));
+
+describe('inbox wake-up by PostgreSQL LISTEN/NOTIFY', () => {
+  let dataSource: DataSource;
+  let prefix: string;
+  const apps: INestApplicationContext[] = [];
+  const proxies: TcpProxy[] = [];
+  let warn: jest.SpyInstance;
+
+  beforeEach(async () => {
+    dataSource = await createTestDataSource('postgres');
+    prefix = uniqueTablePrefix('notify');
+    warn = jest.spyOn(Logger.prototype, 'warn');
+  });
+
+  afterEach(async () => {
+    warn.mockRestore();
+    for (const app of apps.splice(0).reverse()) await app.close().catch(() => undefined);
+    for (const proxy of proxies.splice(0)) await proxy.stop();
+    await sqlClientFor(dataSource)
+      .execute(`DROP TABLE IF EXISTS ${prefix}COR_MESSAGE`)
+      .catch(() => undefined);
+    await dataSource.destroy();
+  });
+
+  /** A node that only accepts (its own wake-up cannot deliver anything). */
+  async function acceptOnly(): Promise<MessageAcceptor> {
+    const node = await startNode(dataSource, prefix, { deliver: false });
+    apps.push(node.app);
+    return node.acceptor;
+  }
+
+  async function proxyToServer(): Promise<TcpProxy> {
+    const server = new URL(DIRECT_URL);
+    const proxy = new TcpProxy(Number(server.port || 5432), server.hostname);
+    await proxy.start();
+    proxies.push(proxy);
+    return proxy;
+  }
+
+  it('a node polling every 60 s delivers a message accepted by another process long before its next poll', async () => {
+    const acceptor = await acceptOnly(); // creates the table
+    const worker: ChildProcess = forkTs(WORKER, [prefix]);
+    try {
+      await waitForMessage(worker, (m: { t: string }) => m.t === 'ready', 60_000);
+      const handled = waitForMessage<{ t: string; id: string; sinceStart: number }>(
+        worker,
+        (m) => m.t === 'handled',
+        30_000,
+      );
+      const { id } = await acceptor.accept({ type, payload: { n: 1 } });
+      const report = await handled;
+      expect(report.id).toBe(id);
+      // The worker's first poll is due 60,000 ms after its start: this delivery was the notification's.
+      expect(report.sinceStart).toBeLessThan(60_000);
+    } finally {
+      worker.send({ t: 'stop' });
+      await waitForExit(worker, 15_000);
+    }
+  });
+
+  it('sends one notification per accept transaction: one per single accept, one per acceptAll chunk, none for a duplicate', async () => {
+    const node = await startNode(dataSource, prefix, { deliver: false, acceptChunkSize: 500 });
+    apps.push(node.app);
+    const channel = inboxNotifyChannel(`${prefix}COR_MESSAGE`);
+    const listener = new Client({ connectionString: DIRECT_URL });
+    await listener.connect();
+    const heard: string[] = [];
+    listener.on('notification', (n) => {
+      if (n.channel === channel) heard.push(n.payload ?? '');
+    });
+    await listener.query(`LISTEN "${channel}"`);
+    /** What was heard up to a marker notified after the accepts (delivered in commit order). */
+    const heardUntilMarker = async (marker: string): Promise<string[]> => {
+      await sqlClientFor(dataSource).query(`SELECT pg_notify($1, $2)`, [channel, marker]);
+      await waitUntil(() => heard.includes(marker), { timeout: 10_000, message: `the marker ${marker}` });
+      return heard.splice(0).filter((p) => p !== marker);
+    };
+    try {
+      const messages = (n: number, tag: string) =>
+        Array.from({ length: n }, (_, i) => ({ id: `${tag}-${i}`, type, payload: { i } }));
+      await node.acceptor.accept({ id: 'one', type, payload: {} });
+      expect(await heardUntilMarker('m1')).toEqual(['']);
+      await node.acceptor.acceptAll(messages(300, 'small'));
+      expect(await heardUntilMarker('m2')).toEqual(['']);
+      // 1,000 messages in chunks of 500: two insert transactions, two notifications.
+      await node.acceptor.acceptAll(messages(1_000, 'big'));
+      expect(await heardUntilMarker('m3')).toEqual(['', '']);
+      // A duplicate id stores nothing and notifies nobody.
+      expect(await node.acceptor.accept({ id: 'one', type, payload: {} })).toEqual({
+        id: 'one',
+        accepted: false,
+      });
+      expect(await heardUntilMarker('m4')).toEqual([]);
+    } finally {
+      await listener.end();
+    }
+  });
+
+  it('falls back to polling while the LISTEN connection is cut', async () => {
+    const acceptor = await acceptOnly();
+    const proxy = await proxyToServer();
+    const node = await startNode(dataSource, prefix, {
+      pollInterval: '1s',
+      notifyListenUrl: directUrl({ port: proxy.port }),
+    });
+    apps.push(node.app);
+    await waitUntil(() => node.listener.listening, { timeout: 20_000, message: 'the listener' });
+    proxy.cut();
+    await waitUntil(() => !node.listener.listening, {
+      timeout: 20_000,
+      message: 'the listener noticing the cut',
+    });
+    const { id } = await acceptor.accept({ type, payload: { n: 1 } });
+    await waitUntil(() => node.handled.includes(id), { timeout: 20_000, message: 'delivery by polling' });
+    expect(node.listener.listening).toBe(false);
+  });
+
+  it('with notify: false, no listener, and delivery by polling', async () => {
+    const acceptor = await acceptOnly();
+    const node = await startNode(dataSource, prefix, { pollInterval: '1s', notify: false });
+    apps.push(node.app);
+    const { id } = await acceptor.accept({ type, payload: { n: 1 } });
+    await waitUntil(() => node.handled.includes(id), { timeout: 20_000, message: 'delivery by polling' });
+    expect(node.listener.listening).toBe(false);
+  });
+
+  it('reconnects after a cut, with one warning when the outage starts and one when it ends, and wakes again', async () => {
+    const acceptor = await acceptOnly();
+    const proxy = await proxyToServer();
+    const node = await startNode(dataSource, prefix, {
+      pollInterval: '60s',
+      notifyListenUrl: directUrl({ port: proxy.port }),
+    });
+    apps.push(node.app);
+    await waitUntil(() => node.listener.listening, { timeout: 20_000, message: 'the listener' });
+    expect(listenWarnings(warn)).toEqual([]);
+    proxy.cut();
+    await waitUntil(() => listenWarnings(warn).length === 1, {
+      timeout: 20_000,
+      message: 'the outage warning',
+    });
+    // Several reconnect attempts fail while the proxy refuses connections: no warning for them.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(node.listener.listening).toBe(false);
+    proxy.restore();
+    await waitUntil(() => node.listener.listening, { timeout: 30_000, message: 'the reconnect' });
+    const warnings = listenWarnings(warn);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(/is down/);
+    expect(warnings[1]).toMatch(/is back after/);
+    const { id } = await acceptor.accept({ type, payload: { n: 2 } });
+    // pollInterval is 60 s: only the reconnected listener can deliver this within the wait.
+    await waitUntil(() => node.handled.includes(id), {
+      timeout: 20_000,
+      message: 'delivery by notification',
+    });
+  });
+
+  it("on the DataSource's own connection options: listens on the server, detects PgBouncer's deaf LISTEN", async () => {
+    const acceptor = await acceptOnly();
+    const node = await startNode(dataSource, prefix, { pollInterval: '1s' }); // no notifyListenUrl
+    apps.push(node.app);
+    const behindBouncer = Boolean(process.env.HOLDFAST_TEST_PG_DIRECT_URL); // test/pgbouncer/run.sh
+    if (behindBouncer) {
+      // Transaction pooling: LISTEN succeeds and hears nothing; the probe notices.
+      await waitUntil(() => listenWarnings(warn).length === 1, {
+        timeout: 20_000,
+        message: 'the probe warning',
+      });
+      expect(listenWarnings(warn)[0]).toMatch(/does not hear/);
+      expect(node.listener.listening).toBe(false);
+    } else {
+      await waitUntil(() => node.listener.listening, { timeout: 20_000, message: 'the listener' });
+    }
+    const { id } = await acceptor.accept({ type, payload: { n: 1 } });
+    await waitUntil(() => node.handled.includes(id), { timeout: 20_000, message: 'delivery' });
+  });
+
+  it('a listener that does not hear (LISTEN on another database) warns once and leaves delivery to polling', async () => {
+    const acceptor = await acceptOnly();
+    const node = await startNode(dataSource, prefix, {
+      pollInterval: '1s',
+      notifyListenUrl: directUrl({ database: 'postgres' }),
+    });
+    apps.push(node.app);
+    await waitUntil(() => listenWarnings(warn).length === 1, {
+      timeout: 20_000,
+      message: 'the probe warning',
+    });
+    expect(listenWarnings(warn)[0]).toMatch(/does not hear/);
+    expect(node.listener.listening).toBe(false);
+    const { id } = await acceptor.accept({ type, payload: { n: 1 } });
+    await waitUntil(() => node.handled.includes(id), { timeout: 20_000, message: 'delivery by polling' });
+    expect(listenWarnings(warn)).toHaveLength(1);
+  });
+});
