@@ -4,7 +4,7 @@ import { Injectable, Logger, Module, type INestApplicationContext } from '@nestj
 import { NestFactory } from '@nestjs/core';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { sqlClientFor } from '@holdfast/core';
+import { SchemaManager, sqlClientFor } from '@holdfast/core';
 import {
   createTestDataSource,
   forkTs,
@@ -15,6 +15,8 @@ import {
   waitUntil,
 } from '@holdfast/core/testing';
 import {
+  COR_MESSAGE_TABLE,
+  INBOX_LEASE_TABLE,
   InboxHandler,
   InboxModule,
   InboxNotifyListener,
@@ -97,6 +99,8 @@ describe('inbox wake-up by PostgreSQL LISTEN/NOTIFY', () => {
   beforeEach(async () => {
     dataSource = await createTestDataSource('postgres');
     prefix = uniqueTablePrefix('notify');
+    // The competing nodes' cleanup lease table, for the check-mode worker process.
+    await new SchemaManager(sqlClientFor(dataSource)).apply(INBOX_LEASE_TABLE, prefix, 'create');
     warn = jest.spyOn(Logger.prototype, 'warn');
   });
 
@@ -104,9 +108,11 @@ describe('inbox wake-up by PostgreSQL LISTEN/NOTIFY', () => {
     warn.mockRestore();
     for (const app of apps.splice(0).reverse()) await app.close().catch(() => undefined);
     for (const proxy of proxies.splice(0)) await proxy.stop();
-    await sqlClientFor(dataSource)
-      .execute(`DROP TABLE IF EXISTS ${prefix}COR_MESSAGE`)
-      .catch(() => undefined);
+    for (const table of [COR_MESSAGE_TABLE, INBOX_LEASE_TABLE]) {
+      await sqlClientFor(dataSource)
+        .execute(`DROP TABLE IF EXISTS ${prefix}${table.name}`)
+        .catch(() => undefined);
+    }
     await dataSource.destroy();
   });
 
