@@ -13,7 +13,7 @@ import {
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { idleTimeoutFor, statementTimeoutFor } from '../src/lock/database.locker';
-import { configuredPoolSize } from '../src/lock/lock-connection';
+import { configuredPoolSize, LockConnection } from '../src/lock/lock-connection';
 import { lockerInstance, sleep, waitUntil, type TestInstance } from './locker-test-kit';
 
 const SLEEP_SQL: Record<string, (seconds: number) => string> = {
@@ -87,6 +87,32 @@ for (const db of testDatabases().filter((d): d is Exclude<TestDatabase, 'sqlite'
         expect(instance.events.map((e) => e.type)).toEqual(['acquired']);
       });
     }
+
+    it('a statement that starts while the connection is being closed runs on a new one (a lease released under a holder() read)', async () => {
+      const dataSource = await createTestDataSource(db, { poolSize: 3 });
+      sources.push(dataSource);
+      const connection = new LockConnection(
+        dataSource,
+        sqlClientFor(dataSource).dialect,
+        3_000,
+        new Logger('test'),
+      );
+      await connection.run('connect', (sql) => sql.query('SELECT 1 AS one'));
+      // The read starts, then the connection goes before it is sent: what the lease locker's
+      // stop() did when a holder() read came in right after a demotion. The read used to be sent
+      // on the closed connection and wait out its bound (LockStatementTimeoutError on MariaDB).
+      const reading = connection.run('read', (sql) => sql.query<{ one: unknown }>('SELECT 1 AS one'));
+      connection.retire();
+      expect((await reading).map((r) => Number(r.one))).toEqual([1]);
+      // Statements already sent on a retired connection are answered before it closes.
+      const slow = connection.run('slow', (sql) => sql.query(SLEEP_SQL[db](0.2)));
+      const queued = connection.run('queued', (sql) => sql.query<{ two: unknown }>('SELECT 2 AS two'));
+      await new Promise((resolve) => setImmediate(resolve));
+      connection.retire();
+      await slow;
+      expect((await queued).map((r) => Number(r.two))).toEqual([2]);
+      connection.destroy();
+    });
 
     it('warns at startup when the pool cannot spare a connection for the lock', async () => {
       const warn = jest.spyOn(Logger.prototype, 'warn');

@@ -123,7 +123,8 @@ export class LeaseDatabaseLocker extends AbstractLocker {
       );
     } finally {
       // A stopped instance keeps no pooled connection checked out; the next start takes a new one.
-      this.connection?.destroy();
+      // Retired rather than destroyed: a read already queued behind the release still gets its answer.
+      this.connection?.retire();
     }
   }
 

@@ -41,6 +41,9 @@ interface DriverConnection {
 export class LockConnection {
   private runner?: QueryRunner;
   private client?: SqlClient;
+  /** Statements running on each connection, and connections to close once theirs have settled. */
+  private readonly inFlight = new Map<QueryRunner, number>();
+  private readonly retired = new Set<QueryRunner>();
   /** Called when the reserved connection's socket closes under us (not when we destroy it). */
   onClosed?: () => void;
 
@@ -91,12 +94,25 @@ export class LockConnection {
 
   /** Runs `work` on the reserved connection within the bound; a timeout or error destroys it. */
   async run<T>(what: string, work: (sql: SqlClient) => Promise<T>): Promise<T> {
-    const sql = await this.sql();
+    let sql = await this.sql();
+    // Destroyed or retired while this call waited its turn (a lease released by stop() while a
+    // holder() read was starting): a closed mysql2 connection never answers, so take a new one.
+    while (sql !== this.client) sql = await this.sql();
+    const runner = this.runner!;
+    this.inFlight.set(runner, (this.inFlight.get(runner) ?? 0) + 1);
     try {
       return await this.bounded(work(sql), what);
     } catch (error) {
-      this.destroy();
+      if (this.runner === runner) this.destroy();
+      else if (this.retired.delete(runner)) this.close(runner);
       throw error;
+    } finally {
+      const left = (this.inFlight.get(runner) ?? 1) - 1;
+      if (left > 0) this.inFlight.set(runner, left);
+      else {
+        this.inFlight.delete(runner);
+        if (this.retired.delete(runner)) this.close(runner);
+      }
     }
   }
 
@@ -105,7 +121,26 @@ export class LockConnection {
     const runner = this.runner;
     this.runner = undefined;
     this.client = undefined;
+    if (runner) this.close(runner);
+  }
+
+  /**
+   * The normal end of a lock's connection (a released lease): the next `run` opens a new one at
+   * once, and this one is destroyed as soon as the statements already sent on it have settled. A
+   * destroyed mysql2 connection never answers what was queued on it, so destroying it under a
+   * read that was waiting its turn (a `holder()` right after a demotion) would hang that read
+   * until its bound.
+   */
+  retire(): void {
+    const runner = this.runner;
+    this.runner = undefined;
+    this.client = undefined;
     if (!runner) return;
+    if (this.inFlight.has(runner)) this.retired.add(runner);
+    else this.close(runner);
+  }
+
+  private close(runner: QueryRunner): void {
     const connection = (runner as unknown as { databaseConnection?: DriverConnection }).databaseConnection;
     try {
       if (typeof connection?.destroy === 'function') connection.destroy(); // mysql2: leaves the pool
