@@ -90,20 +90,7 @@ describe('deploy: a rolling deploy is a non-event', () => {
         }
 
         // Stop the load, then wait for every call to be answered and every message to be handled.
-        await apps.stopLoad();
-        await waitUntil(() => replicas.every((r) => !r.inService || r.pending === 0), {
-          timeout: 30_000,
-          message: 'every call to be answered',
-        });
-        const table = tableName(prefix, COR_MESSAGE_TABLE.name);
-        const left = async () =>
-          Number((await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`))[0].c);
-        // Not a failure by itself: what is still there shows below as lost messages, with the figures.
-        await waitUntil(async () => (await left()) === 0, {
-          timeout: 60_000,
-          message: 'the inbox to be empty',
-        }).catch(() => undefined);
-        const remaining = await left();
+        const remaining = await apps.finishLoad(sql, prefix);
         // The new replicas are stopped too (no load now), so every replica reports its retries.
         const finalExits: typeof exits = [];
         for (const r of apps.alive()) {
@@ -129,20 +116,7 @@ describe('deploy: a rolling deploy is a non-event', () => {
           const next = simba.find((e) => e.op === 'acquire' && e.proc !== release.proc && e.at >= release.at);
           if (next) handovers.push({ from: release.proc, to: next.proc, gapMs: next.at - release.at });
         }
-        // The leader job ran only inside its process's terms (token and database time), 250 ms of
-        // clock-estimate tolerance.
-        const strayJobs = apps
-          .jobs()
-          .filter(
-            (job) =>
-              !terms.some(
-                (t) =>
-                  t.proc === job.proc &&
-                  t.tokens.some((token) => Number(token) === job.token) &&
-                  job.at >= t.start - 250 &&
-                  job.at <= t.end + 250,
-              ),
-          );
+        const strayJobs = apps.strayJobs(terms);
         const errorLines = apps.errorLines();
         const warnLines = apps.warnLines();
 

@@ -117,19 +117,7 @@ describe('a wall-clock jump of an application process', () => {
         ]);
         await phase('every clock back', () => started.map((r) => [r, '+0'] as [Replica, string]));
 
-        await apps.stopLoad();
-        await waitUntil(() => apps.replicas.every((r) => r.pending === 0), {
-          timeout: 30_000,
-          message: 'every call to be answered',
-        });
-        const table = tableName(prefix, COR_MESSAGE_TABLE.name);
-        const left = async () =>
-          Number((await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`))[0].c);
-        await waitUntil(async () => (await left()) === 0, {
-          timeout: 60_000,
-          message: 'the inbox to be empty',
-        }).catch(() => undefined);
-        const remaining = await left();
+        const remaining = await apps.finishLoad(sql, prefix);
         for (const r of apps.alive()) r.child.kill('SIGTERM');
         await Promise.all(apps.replicas.map((r) => waitForExit(r.child, EXIT_BOUND)));
 

@@ -147,39 +147,14 @@ describe('network partitions between app processes and the database', () => {
         await sleep(SETTLE_MS);
         const jobsAfterHeal = apps.jobs().length - jobsBefore;
 
-        await apps.stopLoad();
-        await waitUntil(() => apps.replicas.every((r) => r.pending === 0), {
-          timeout: 60_000,
-          message: 'every call to be answered',
-        });
-        const table = tableName(prefix, COR_MESSAGE_TABLE.name);
-        const left = async () =>
-          Number((await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`))[0].c);
-        await waitUntil(async () => (await left()) === 0, {
-          timeout: 60_000,
-          message: 'the inbox to be empty',
-        }).catch(() => undefined);
-        const remaining = await left();
+        const remaining = await apps.finishLoad(sql, prefix);
         for (const r of apps.alive()) r.child.kill('SIGTERM');
         await Promise.all(apps.replicas.map((r) => waitForExit(r.child, EXIT_BOUND)));
 
         const history = readHistory(apps.historyFile);
         const report = checkHistory(history);
         const { terms } = simbaTerms(history.entries, LEADER_MUTEX);
-        // The leader's job ran only inside its process's terms (token and database time), with
-        // 250 ms of clock-estimate tolerance.
-        const strayJobs = apps
-          .jobs()
-          .filter(
-            (job) =>
-              !terms.some(
-                (t) =>
-                  t.proc === job.proc &&
-                  t.tokens.some((token) => Number(token) === job.token) &&
-                  job.at >= t.start - 250 &&
-                  job.at <= t.end + 250,
-              ),
-          );
+        const strayJobs = apps.strayJobs(terms);
         const errorLines = apps.errorLines();
         const warnLines = apps.warnLines();
         console.log(

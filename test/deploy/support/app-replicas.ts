@@ -1,7 +1,10 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { forkTs, waitForMessage, type TestDatabase } from '@holdfast/core/testing';
+import { tableName, type SqlClient } from '@holdfast/core';
+import { forkTs, waitForMessage, waitUntil, type TestDatabase } from '@holdfast/core/testing';
+import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
+import type { simbaTerms } from '../../../tools/history/check';
 import { readHistory, type SimbaGrant, type SimbaRelease } from '../../../tools/history/history';
 
 const WORKER = join(__dirname, '..', 'workers', 'rolling-app.worker.ts');
@@ -155,6 +158,44 @@ export class AppReplicas {
   async stopLoad(): Promise<void> {
     this.loading = false;
     await Promise.all(this.loops);
+  }
+
+  /**
+   * Stops the load, waits for every call sent to a replica in service to be answered and for the
+   * inbox to empty (up to a minute: what is left is not a failure by itself, the history shows
+   * it as lost or not), and returns how many messages are left in the table.
+   */
+  async finishLoad(sql: SqlClient, prefix: string): Promise<number> {
+    await this.stopLoad();
+    await waitUntil(() => this.replicas.every((r) => !r.inService || r.pending === 0), {
+      timeout: 60_000,
+      message: 'every call to be answered',
+    });
+    const table = tableName(prefix, COR_MESSAGE_TABLE.name);
+    const left = async () =>
+      Number((await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`))[0].c);
+    await waitUntil(async () => (await left()) === 0, {
+      timeout: 60_000,
+      message: 'the inbox to be empty',
+    }).catch(() => undefined);
+    return left();
+  }
+
+  /**
+   * The leader job's runs outside their process's terms (its fencing token and the database
+   * time), with 250 ms of clock-estimate tolerance: none may be.
+   */
+  strayJobs(terms: ReturnType<typeof simbaTerms>['terms']): Job[] {
+    return this.jobs().filter(
+      (job) =>
+        !terms.some(
+          (t) =>
+            t.proc === job.proc &&
+            t.tokens.some((token) => Number(token) === job.token) &&
+            job.at >= t.start - 250 &&
+            job.at <= t.end + 250,
+        ),
+    );
   }
 
   /** A live replica in service, at random. */
