@@ -82,7 +82,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private readonly unhandledMs: number;
   private readonly backoff: BackoffPolicy;
   private readonly warnedTypes = new Set<string>();
-  /** `holdfast:inbox:poll:<table>` and `holdfast:inbox:cleanup:<table>`, in the app's SchedulerRegistry. */
+  /** `holdfast:inbox:{poll,cleanup,heartbeat,flush}:<table>`, in the app's SchedulerRegistry. */
   private timers = new HoldfastTimers();
   private running = false;
   private cycle?: Promise<unknown>;
@@ -99,7 +99,8 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   /** Heartbeats and completion deletes, one at a time (both read and move the lease ends). */
   private readonly leaseGate = new Mutex();
   private readonly beatMs: number;
-  private heartbeat?: NodeJS.Timeout;
+  /** Heartbeats run (re-armed `holdfast:inbox:heartbeat:<table>`) while this node holds claims. */
+  private heartbeatOn = false;
   private beating = false;
   /** The database clock at the last claim, and the local monotonic time then. */
   private dbClock = { at: NaN, mono: 0 };
@@ -108,7 +109,6 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   /** Delivered, waiting for the next delete. */
   private completions: string[] = [];
   private flushed?: { promise: Promise<void>; resolve: () => void };
-  private flushTimer?: NodeJS.Timeout;
   private readonly flushMs: number;
   private readonly handlerMs: number;
   /** Handler concurrency on this node, and per handler with its own limit. */
@@ -168,7 +168,9 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
    */
   async beforeApplicationShutdown(): Promise<void> {
     this.running = false;
-    this.timers.clearAll();
+    // No more polls or cleanups; heartbeats and completion flushes go on while handlers drain.
+    this.timers.clear(this.timerName('poll'));
+    this.timers.clear(this.timerName('cleanup'));
     const finished = Promise.all([this.cycle?.catch(() => undefined), this.gate.waitForUnlock()]);
     if ((await withTimeout(finished, this.graceMs, () => 'timeout' as const)) === 'timeout') {
       const left = [...this.claimed.keys()];
@@ -181,7 +183,9 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
           `and the messages handed back to other nodes`,
       );
     }
+    await this.flush().catch(() => undefined);
     this.stopHeartbeat();
+    this.timers.clearAll();
     if (this.options.deliver) await this.connection.leadership.stop();
   }
 
@@ -209,14 +213,28 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   // ---- heartbeats ----------------------------------------------------------------------------
 
   private startHeartbeat(): void {
-    if (this.heartbeat) return;
-    this.heartbeat = setInterval(() => void this.beat(), this.beatMs);
-    this.heartbeat.unref?.();
+    if (this.heartbeatOn) return;
+    this.heartbeatOn = true;
+    this.armHeartbeat();
+  }
+
+  /** The next heartbeat in `beatMs`, armed before this one runs (a slow one never delays the next). */
+  private armHeartbeat(): void {
+    this.timers.set(this.timerName('heartbeat'), this.beatMs, () => {
+      if (!this.heartbeatOn) return;
+      this.armHeartbeat();
+      void this.beat();
+    });
   }
 
   private stopHeartbeat(): void {
-    if (this.heartbeat) clearInterval(this.heartbeat);
-    this.heartbeat = undefined;
+    this.heartbeatOn = false;
+    this.timers.clear(this.timerName('heartbeat'));
+  }
+
+  /** `holdfast:inbox:<what>:<table>`, this node's timers in the SchedulerRegistry. */
+  private timerName(what: 'poll' | 'cleanup' | 'heartbeat' | 'flush'): string {
+    return `holdfast:inbox:${what}:${this.connection.queries.table}`;
   }
 
   /** The clock the leases are in: the injected clock, or the database clock as last seen plus what passed here. */
@@ -290,9 +308,8 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     const done = this.flushed.promise;
     if (this.completions.length >= Math.min(this.options.completionBatchSize, this.concurrency)) {
       void this.flush();
-    } else if (!this.flushTimer) {
-      this.flushTimer = setTimeout(() => void this.flush(), this.flushMs);
-      this.flushTimer.unref?.();
+    } else if (!this.timers.has(this.timerName('flush'))) {
+      this.timers.set(this.timerName('flush'), this.flushMs, () => void this.flush());
     }
     return done;
   }
@@ -302,8 +319,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
    * whose claim was lost is left to the node that has it). Resolves when every flush so far is done.
    */
   private flush(): Promise<void> {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
+    this.timers.clear(this.timerName('flush'));
     const ids = this.completions.splice(0);
     const flushed = this.flushed;
     this.flushed = undefined;
@@ -352,7 +368,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
 
   private schedulePoll(delay: number): void {
     if (!this.running) return;
-    this.timers.set(`holdfast:inbox:poll:${this.connection.queries.table}`, delay, () => {
+    this.timers.set(this.timerName('poll'), delay, () => {
       this.idle = false;
       this.wakeRequested = false;
       this.cycle = this.deliverDue().then(
@@ -384,7 +400,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       this.cleanupMs,
     );
     const ticks = this.cleanupTicks;
-    this.timers.set(`holdfast:inbox:cleanup:${this.connection.queries.table}`, delay, () => {
+    this.timers.set(this.timerName('cleanup'), delay, () => {
       ticks
         .claim()
         .then((mine) => (mine ? this.cleanupExpired() : 0))
