@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import { HOLDFAST_MIGRATIONS } from '@holdfast/cli';
+import { CreateDemoLeaderLedger1764000001000, LeaderLedger } from './simba/leader-ledger.entity';
 
 /** The SQLite file used when DATABASE_URL is not set. */
 export const DEFAULT_SQLITE_FILE = './data/demo.sqlite';
@@ -9,11 +10,13 @@ export const DEFAULT_SQLITE_FILE = './data/demo.sqlite';
 /**
  * TypeORM options from the environment: DATABASE_URL=postgres://... or mysql://... (also
  * mariadb://...), otherwise an embedded SQLite file (DEMO_SQLITE_FILE, default ./data/demo.sqlite).
- * Holdfast's migrations run at start, so no setup is needed.
+ * Holdfast's migrations, then the demo's own (its fenced ledger table), run at start, so no setup
+ * is needed.
  */
 export function demoDatabaseOptions(env: NodeJS.ProcessEnv = process.env): DataSourceOptions {
   const common = {
-    migrations: HOLDFAST_MIGRATIONS,
+    entities: [LeaderLedger],
+    migrations: [...HOLDFAST_MIGRATIONS, CreateDemoLeaderLedger1764000001000],
     migrationsRun: true,
     logging: ['error'] as Array<'error'>,
   };

@@ -4,7 +4,8 @@ import { demoDatabase, eventually, startDemo, type DemoProcess } from './demo-pr
 /**
  * Two demo instances started as `npm start` does, on one fresh database of each kind selected by
  * HOLDFAST_TEST_DATABASES: one leader and one master, messages delivered, a value stored by one
- * instance served stale by the other while its upstream is down, and takeover after a crash.
+ * instance served stale by the other while its upstream is down, and takeover after a crash (with
+ * the old leader's fencing token refused by the demo's fenced table).
  */
 describe.each(testDatabases())('two demo instances on one %s database', (db) => {
   let a: DemoProcess;
@@ -94,6 +95,25 @@ describe.each(testDatabases())('two demo instances on one %s database', (db) => 
       'a new leader',
     );
     expect(newLeader.fencingToken).toBeGreaterThan(tokenBefore);
+    // The new leader's job writes the demo's own table through fenced(); a write under the old
+    // leader's token, as that leader would send it after waking from a pause, is refused.
+    const ledger = await eventually(
+      async () => {
+        const body = (await other.get('/simba')).body;
+        return body.ledger?.writer === newLeader.instanceId && body.ledger.fence >= newLeader.fencingToken
+          ? body.ledger
+          : undefined;
+      },
+      30_000,
+      "the new leader's fenced write to the ledger",
+    );
+    const stale = await other.post('/simba/ledger', { token: tokenBefore });
+    expect(stale.status).toBe(200);
+    expect(stale.body).toEqual({ written: 0, refused: 1, accepted: false });
+    const after = (await other.get('/simba')).body.ledger;
+    expect(after.writer).toBe(newLeader.instanceId);
+    expect(after.fence).toBeGreaterThanOrEqual(ledger.fence);
+    expect((await other.post('/simba/ledger', { token: 'yesterday' })).status).toBe(400);
     if (master === leader) {
       await eventually(
         async () => ((await other.get('/locker')).body.role === 'master' ? true : undefined),
