@@ -27,6 +27,8 @@ const LONG_PARTITION_MS = 20_000;
 const SHORT_PARTITION_MS = 8_000;
 const SETTLE_MS = 5_000;
 const EXIT_BOUND = 30_000;
+/** How long the leader job's work takes before its fenced write (so a paused leader has writes in flight). */
+const FENCED_WORK_MS = 300;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -49,7 +51,10 @@ function urlThrough(db: TestDatabase, host: string, port: number): NodeJS.Proces
  * down, so packets are dropped without a reset. Under the rolling-deploy test's load (calls go to
  * replicas in service; a partitioned one is taken out of service first, as a failing readiness
  * probe would): the leader is cut off for longer than ttl + transition, then healed; a standby is
- * cut off and healed; the new leader is cut off for less than ttl + transition and healed. The
+ * cut off and healed; the new leader is cut off for less than ttl + transition and healed; then the
+ * leader is paused (SIGSTOP) for longer than ttl + transition and resumed. The leader job writes
+ * the user's own table through `fenced()` after a piece of work, so the paused leader wakes up with
+ * writes under its old token in flight: every one it sends after it resumes must be refused. The
  * shared history must hold: never two leaders on the database clock, fencing tokens that only
  * grow, no leader job outside its term, no accepted message lost, no stale answer past its expiry,
  * and leadership must move away from a leader cut off for good.
@@ -85,6 +90,7 @@ describe('network partitions between app processes and the database', () => {
       const t0 = Date.now();
       const note = (text: string) => events.push(`${((Date.now() - t0) / 1000).toFixed(1)} s ${text}`);
       try {
+        await apps.createLedger(sql);
         for (let i = 0; i < REPLICAS; i++) {
           const ns = NetworkNamespace.create(
             `${db[0]}${process.pid % 100000}${i}`,
@@ -94,7 +100,10 @@ describe('network partitions between app processes and the database', () => {
           const proxy = new TcpProxy(serverPort);
           proxies.push(proxy);
           const port = await proxy.start(0, ns.hostIp);
-          const replica = apps.start(urlThrough(db, ns.hostIp, port), ns.forkOptions(tsRegisterPath()));
+          const replica = apps.start(
+            { ...urlThrough(db, ns.hostIp, port), FENCED_WORK_MS: String(FENCED_WORK_MS) },
+            ns.forkOptions(tsRegisterPath()),
+          );
           byReplica.set(replica, ns);
         }
         await Promise.all(apps.replicas.map((r) => apps.ready(r)));
@@ -147,6 +156,45 @@ describe('network partitions between app processes and the database', () => {
         await sleep(SETTLE_MS);
         const jobsAfterHeal = apps.jobs().length - jobsBefore;
 
+        // 4. The leader paused for longer than ttl + transition, mid-work, then resumed.
+        const paused = replicaNamed(apps.leader());
+        paused.inService = false;
+        await waitUntil(() => paused.pending === 0, {
+          timeout: 30_000,
+          message: `${paused.name}'s calls to end`,
+        });
+        const pausedAt = Date.now();
+        paused.child.kill('SIGSTOP');
+        note(`the leader ${paused.name} paused`);
+        const pausedTokens = new Set(
+          apps
+            .jobs()
+            .filter((j) => j.proc === paused.name)
+            .map((j) => j.token),
+        );
+        await waitUntil(
+          () => apps.fencedWrites().some((w) => w.proc !== paused.name && w.accepted && w.sentAt > pausedAt),
+          {
+            timeout: LONG_PARTITION_MS + 30_000,
+            message: `another leader's fenced write after ${paused.name} paused`,
+          },
+        );
+        note(`${apps.leader()} leads and has written the ledger`);
+        await sleep(Math.max(0, pausedAt + LONG_PARTITION_MS - Date.now()));
+        const resumedAt = Date.now();
+        paused.child.kill('SIGCONT');
+        note(`${paused.name} resumed`);
+        paused.inService = true;
+        await sleep(SETTLE_MS);
+        const afterResume = apps
+          .fencedWrites()
+          .filter((w) => w.proc === paused.name && w.sentAt >= resumedAt);
+        const ledgerFence = await apps.ledgerFence(sql);
+        const acceptedTokens = apps
+          .fencedWrites()
+          .filter((w) => w.accepted)
+          .map((w) => w.token);
+
         const remaining = await apps.finishLoad(sql, prefix);
         for (const r of apps.alive()) r.child.kill('SIGTERM');
         await Promise.all(apps.replicas.map((r) => waitForExit(r.child, EXIT_BOUND)));
@@ -164,6 +212,11 @@ describe('network partitions between app processes and the database', () => {
             `leader terms: ${terms.map((t) => `${t.proc} (${t.tokens.length} token(s))`).join(' → ')}; leader job runs ${apps.jobs().length}, ${strayJobs.length} outside their terms, ${jobsAfterHeal} in the ${SETTLE_MS} ms after the last heal`,
             `inbox: ${report.stats.inbox.accepted} accepted, ${report.stats.inbox.delivered} delivered, ${report.stats.inbox.lost} lost, ` +
               `${report.stats.inbox.duplicates} handled twice, ${remaining} left in the table`,
+            `fenced ledger: ${apps.fencedWrites().length} writes, ${acceptedTokens.length} accepted, ` +
+              `${apps.fencedWrites().filter((w) => w.accepted === false).length} refused, ` +
+              `${apps.fencedWrites().filter((w) => w.error).length} failed (cut off), last fence ${ledgerFence}; ` +
+              `${paused.name} sent ${afterResume.length} after it resumed (tokens ${[...new Set(afterResume.map((w) => w.token))].join(', ')}), ` +
+              `${afterResume.filter((w) => w.accepted).length} accepted`,
             `calls: ${apps.accepts} accepts and ${apps.failoverCalls} failover calls answered (${apps.staleAnswers} from the store), ${apps.failures.length} failed`,
             `log lines: ${errorLines.length} ERROR, ${warnLines.length} WARN`,
             ...errorLines.slice(0, 10),
@@ -178,6 +231,11 @@ describe('network partitions between app processes and the database', () => {
         expect(apps.failures).toEqual([]);
         expect(report.stats.inbox.accepted).toBe(apps.accepts);
         expect(report.stats.inbox.lost).toBe(0);
+        // Fencing: the woken leader's writes under its old token(s) were all refused by the table.
+        expect(afterResume.length).toBeGreaterThan(0);
+        expect(afterResume.every((w) => pausedTokens.has(w.token))).toBe(true);
+        expect(afterResume.filter((w) => w.accepted !== false)).toEqual([]);
+        expect(ledgerFence).toBe(acceptedTokens.reduce((a, b) => Math.max(a, b), 0));
       } finally {
         await apps.stopLoad();
         for (const ns of namespaces) if (ns.isPartitioned) ns.heal();
@@ -185,6 +243,7 @@ describe('network partitions between app processes and the database', () => {
         await Promise.all(apps.replicas.map((r) => waitForExit(r.child, EXIT_BOUND)));
         for (const proxy of proxies) await proxy.stop().catch(() => undefined);
         for (const ns of namespaces) ns.destroy();
+        await apps.dropLedger(sql);
         for (const spec of [SIMBA_MUTEX_TABLE, COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, FAILOVER_STORE_TABLE]) {
           await sql.execute(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`).catch(() => undefined);
         }

@@ -35,6 +35,19 @@ export interface Job {
   at: number;
 }
 
+/** One leader-job write to the fenced ledger: the token it carried, when it was sent, what came of it. */
+export interface FencedWrite {
+  proc: string;
+  token: number;
+  sentAt: number;
+  at: number;
+  accepted?: boolean;
+  error?: string;
+}
+
+/** The user's own table the leader job writes through `fenced()` (replicas started with FENCED_WORK_MS). */
+export const LEDGER_TABLE = 'deploy_ledger';
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -219,6 +232,38 @@ export class AppReplicas {
   /** Replicas whose process has not ended. */
   alive(): Replica[] {
     return this.replicas.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
+  }
+
+  /** Makes the ledger table with its one row; `dropLedger` removes it. */
+  async createLedger(sql: SqlClient): Promise<void> {
+    const table = tableName(this.prefix, LEDGER_TABLE);
+    await sql.execute(
+      `CREATE TABLE ${table} (id VARCHAR(32) NOT NULL PRIMARY KEY, writer VARCHAR(16) NOT NULL, fence BIGINT NULL)`,
+    );
+    await sql.execute(`INSERT INTO ${table} (id, writer, fence) VALUES ('ledger', '', NULL)`);
+  }
+
+  async dropLedger(sql: SqlClient): Promise<void> {
+    await sql.execute(`DROP TABLE IF EXISTS ${tableName(this.prefix, LEDGER_TABLE)}`).catch(() => undefined);
+  }
+
+  /** The ledger's stored fence: the token of the last accepted write. */
+  async ledgerFence(sql: SqlClient): Promise<number | null> {
+    const rows = await sql.query<{ fence: unknown }>(
+      `SELECT fence FROM ${tableName(this.prefix, LEDGER_TABLE)} WHERE id = 'ledger'`,
+    );
+    return rows[0]?.fence === null || rows[0]?.fence === undefined ? null : Number(rows[0].fence);
+  }
+
+  /** Every fenced write the leader jobs made, in the order they were recorded. */
+  fencedWrites(): FencedWrite[] {
+    const file = `${this.jobsFile}.fenced`;
+    return existsSync(file)
+      ? readFileSync(file, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as FencedWrite)
+      : [];
   }
 
   jobs(): Job[] {

@@ -7,6 +7,10 @@
  * - Inbox (its default cluster mode: competing where the database has SKIP LOCKED, the Simba
  *   leader delivers on SQLite): an `@InboxHandler` writes each run to the history.
  * - Failover: a `@Failover` method whose upstream fails when the caller asks it to.
+ * - Fencing (when FENCED_WORK_MS is set): each leader job run also does a piece of work that
+ *   takes FENCED_WORK_MS and then writes the user's own table `<prefix>deploy_ledger` (made by the
+ *   test) through `fenced()` with the token it started under; each write's outcome, with the time
+ *   it was sent, goes to `<jobsFile>.fenced`.
  * IPC in: {t:'accept', id}, {t:'failover', seq, key, fail}, {t:'clock'}. IPC out: {t:'ready'},
  * {t:'accept-done', id, error?}, {t:'failover-done', seq, fresh, error?}, {t:'clock', wall, real}
  * (its Date.now() and the time the history uses),
@@ -18,11 +22,15 @@ import { appendFileSync } from 'node:fs';
 import { Injectable, Module, type OnApplicationShutdown, type OnModuleDestroy } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Interval, ScheduleModule } from '@nestjs/schedule';
-import { TypeOrmModule } from '@nestjs/typeorm';
+import { InjectRepository, TypeOrmModule } from '@nestjs/typeorm';
+import { Column, Entity, PrimaryColumn, type Repository } from 'typeorm';
+import { tableName } from '@holdfast/core';
 import { testDataSourceOptions, type TestDatabase } from '@holdfast/core/testing';
 import { Failover, FailoverModule, Referential } from '@holdfast/failover';
 import { InboxHandler, InboxMetrics, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
 import {
+  FenceColumn,
+  fenced,
   LeaderOnly,
   MutexContendRegistry,
   OnMutexAcquired,
@@ -37,6 +45,20 @@ const LEADER_MUTEX = 'deploy-leader';
 const send = (message: unknown) => process.connected && process.send?.(message);
 const history = new HistoryWriter(historyFile, proc);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const FENCED_WORK_MS = Number(process.env.FENCED_WORK_MS ?? 0);
+
+/** The protected resource: a user's own table, one row, written only under a current token. */
+@Entity({ name: tableName(prefix, 'deploy_ledger') })
+class Ledger {
+  @PrimaryColumn({ type: 'varchar', length: 32 })
+  id!: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  writer!: string;
+
+  @FenceColumn()
+  fence?: number | null;
+}
 /**
  * The history's times for inbox and failover events: the wall clock as it was at startup, moved on
  * by the monotonic clock, so a wall-clock jump of this process (the clock-jump test) does not
@@ -48,7 +70,10 @@ const realNow = () => Math.round(performance.timeOrigin + performance.now());
 class LeaderJob {
   private token?: number;
 
-  constructor(private readonly registry: MutexContendRegistry) {}
+  constructor(
+    private readonly registry: MutexContendRegistry,
+    @InjectRepository(Ledger) private readonly ledger: Repository<Ledger>,
+  ) {}
 
   @OnMutexAcquired(LEADER_MUTEX)
   acquired(state: MutexState): void {
@@ -67,16 +92,20 @@ class LeaderJob {
   }
 
   @OnMutexReleased(LEADER_MUTEX)
-  released(): void {
+  released(state: MutexState): void {
     // Runs after the process stepped down and before the row is released: the database clock
     // now (estimated from the last reading) is a time at which it no longer believed it owned.
+    // Nor did it after its last grant's transition_at (its local deadline ends before that), which
+    // is the earlier of the two when the process was paused past its deadline and woke up.
     const service = this.registry.get(LEADER_MUTEX)!;
+    const now = Math.round(service.afterOwner.estimatedDatabaseNow());
+    const deadline = state.before.transitionAt;
     history.append({
       kind: 'simba',
       op: 'release',
       mutex: LEADER_MUTEX,
       token: this.token,
-      at: Math.round(service.afterOwner.estimatedDatabaseNow()),
+      at: Number.isFinite(deadline) && deadline > 0 ? Math.min(now, deadline) : now,
     });
     this.token = undefined;
   }
@@ -104,6 +133,26 @@ class LeaderJob {
       this.token = token;
     }
     appendFileSync(jobsFile, `${JSON.stringify({ proc, token, at })}\n`);
+    if (FENCED_WORK_MS > 0) void this.fencedWrite(token);
+  }
+
+  /**
+   * The job's work, then its write to the ledger under the token it started with: a process
+   * paused in between wakes up and sends the write with a token a newer owner has overtaken.
+   */
+  private async fencedWrite(token: number): Promise<void> {
+    await sleep(FENCED_WORK_MS);
+    const sentAt = realNow();
+    const outcome = await fenced(this.ledger)
+      .update({ id: 'ledger' }, { writer: proc }, token)
+      .then(
+        (result) => ({ accepted: result.accepted }),
+        (error: Error) => ({ error: `${error.name}: ${error.message}` }),
+      );
+    appendFileSync(
+      `${jobsFile}.fenced`,
+      `${JSON.stringify({ proc, token, sentAt, at: realNow(), ...outcome })}\n`,
+    );
   }
 }
 
@@ -174,7 +223,9 @@ async function main(): Promise<void> {
         ...testDataSourceOptions(db as TestDatabase, { poolSize: 6, sqliteFile: sqliteFile || undefined }),
         // SQLite: a busy timeout below Simba's transition, as SimbaConnection asks at startup.
         ...(db === 'sqlite' ? { timeout: 3_000 } : {}),
+        entities: [Ledger],
       }),
+      TypeOrmModule.forFeature([Ledger]),
       ScheduleModule.forRoot(),
       SimbaModule.forRoot({ tablePrefix: prefix, schema: 'create', standbyPoll: Number(standbyPoll) }),
       InboxModule.forRoot({
