@@ -23,6 +23,7 @@ const serverOnly = serversSelected
       '/test/inbox/accept-under-load.spec.ts',
       '/test/inbox/silent-worker.spec.ts',
       '/test/simba/frozen-renewal.spec.ts',
+      '/test/partition/locker-partition.spec.ts',
     ];
 
 // The soaks and the long multi-process tests run under `npm run test:soak` (HOLDFAST_TEST_SOAK=1),

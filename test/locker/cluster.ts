@@ -1,6 +1,6 @@
 import { monotonicMillis } from '@holdfast/core';
 import { forkTs, waitForExit } from '@holdfast/core/testing';
-import type { ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { WorkerConfig, WorkerMessage } from './workers/locker-worker';
 
@@ -19,10 +19,19 @@ export interface Instance {
 export class LockerCluster {
   readonly instances = new Map<string, Instance>();
 
-  spawn(config: WorkerConfig): Instance {
-    const child = forkTs(WORKER, [], {
-      env: { ...process.env, HOLDFAST_LOCKER_WORKER: JSON.stringify(config) },
-    });
+  /**
+   * Forks one instance. `launch` replaces how node is started (a network namespace's
+   * `ip netns exec`, whose execArgv loads the TypeScript hook); `env` is added to the test's own.
+   */
+  spawn(
+    config: WorkerConfig,
+    launch?: { execPath: string; execArgv: string[] },
+    env: NodeJS.ProcessEnv = {},
+  ): Instance {
+    const options = { env: { ...process.env, ...env, HOLDFAST_LOCKER_WORKER: JSON.stringify(config) } };
+    const child = launch
+      ? fork(WORKER, [], { ...options, ...launch, stdio: ['ignore', 'ignore', 'ignore', 'ipc'] })
+      : forkTs(WORKER, [], options);
     const instance: Instance = { name: config.name, child, messages: [] };
     child.on('message', (m) => instance.messages.push(m as WorkerMessage));
     this.instances.set(config.name, instance);
