@@ -33,6 +33,12 @@ export {
 } from './database/transient-retry';
 export { sqlClientFor } from './database/sql-client.factory';
 export { resolveDataSource, driverTimezone, type DataSourceOption } from './database/data-source';
+export {
+  configuredPoolSize,
+  declarePoolNeed,
+  poolBudgetWarning,
+  type PoolNeed,
+} from './database/pool-budget';
 export { isValidTablePrefix, validateTablePrefix, tableName } from './naming/table-prefix';
 export { parseDuration, isDuration, type Duration } from './time/duration';
 export { monotonicMillis, sleep } from './time/monotonic';

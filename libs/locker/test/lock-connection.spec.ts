@@ -13,7 +13,7 @@ import {
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { idleTimeoutFor, statementTimeoutFor } from '../src/lock/database.locker';
-import { configuredPoolSize, LockConnection } from '../src/lock/lock-connection';
+import { LockConnection } from '../src/lock/lock-connection';
 import { lockerInstance, sleep, waitUntil, type TestInstance } from './locker-test-kit';
 
 const SLEEP_SQL: Record<string, (seconds: number) => string> = {
@@ -24,15 +24,6 @@ const SLEEP_SQL: Record<string, (seconds: number) => string> = {
 jest.setTimeout(60_000);
 
 describe('lock connection sizing', () => {
-  const pool = (options: object) => configuredPoolSize({ options } as DataSource);
-  it("reads the pool size the lockers reserve from, as each driver takes it (default the drivers' 10)", () => {
-    expect(pool({ type: 'better-sqlite3' })).toBeUndefined();
-    expect(pool({ type: 'postgres', poolSize: 3 })).toBe(3);
-    expect(pool({ type: 'postgres', extra: { max: 4 } })).toBe(4);
-    expect(pool({ type: 'mariadb', extra: { connectionLimit: 5 } })).toBe(5);
-    expect(pool({ type: 'mysql' })).toBe(10);
-  });
-
   it('the server ends a silent lock transaction a little above the keep-alive period; statements are bounded', () => {
     expect(idleTimeoutFor(10_000)).toBe(16_000);
     expect(idleTimeoutFor(30_000)).toBe(46_000);

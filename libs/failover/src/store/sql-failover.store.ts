@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import {
   SchemaManager,
+  declarePoolNeed,
   SqlClient,
   isDuplicateKeyError,
   isSyntaxError,
@@ -120,6 +121,8 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind {
         this.config.tablePrefix ?? '',
         this.config.schema ?? 'check',
       );
+      // A caller's store write (or the write-behind flush), bounded by storeTimeout.
+      declarePoolNeed(this.sql, { component: `failover (${this.table})`, connections: 1 });
     }
     this.compile();
     if (!this.dialectUnknown) await this.dbClock.sync();

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import {
   DatabaseResolver,
+  declarePoolNeed,
   SchemaManager,
   SqlClient,
   parseDuration,
@@ -55,6 +56,9 @@ export class InboxConnection implements OnModuleInit {
         this.options.schema,
       );
     }
+    // A delivering node: a claim, and a heartbeat or a completion delete beside it.
+    if (this.options.deliver)
+      declarePoolNeed(this.sql, { component: `inbox (${this.queries.table})`, connections: 2 });
     void this.notifyChannel; // notify: true on a database without LISTEN/NOTIFY stops startup here
     this.logger.log(
       `Inbox on ${this.sql.dialect.name} (${this.queries.table}), cluster mode '${leadership.mode}'` +

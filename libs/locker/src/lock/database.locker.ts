@@ -1,12 +1,18 @@
-import { SchemaManager, createTableSql, monotonicMillis, type SqlDialect } from '@holdfast/core';
+import {
+  SchemaManager,
+  createTableSql,
+  declarePoolNeed,
+  monotonicMillis,
+  type SqlClient,
+  type SqlDialect,
+} from '@holdfast/core';
 import { resolve } from 'node:path';
-import type { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { LockerConfigurationError } from '../errors';
 import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
 import { LockQueryResolver } from '../store/lock-query.resolver';
 import { AbstractLocker } from './abstract.locker';
-import { LockConnection, configuredPoolSize } from './lock-connection';
+import { LockConnection } from './lock-connection';
 import type { LockerContext } from './locker.interface';
 
 /** How the lock is physically held: a row lock in a transaction, or SQLite's write lock. */
@@ -71,7 +77,7 @@ export class DatabaseLocker extends AbstractLocker {
           `server notices the dead connection (TCP keepalive, possibly hours). Set lockKeepAlivePeriod to bound it.`,
       );
     }
-    warnIfPoolTooSmall(dataSource, context.lockName, this.logger);
+    declareLockConnection(sql, context.lockName);
     const connection = new LockConnection(
       dataSource,
       sql.dialect,
@@ -156,16 +162,9 @@ export function statementTimeoutFor(lockAcquireSleepInterval: number, keepAliveP
   return Math.max(2_000, Math.min(base, 10_000));
 }
 
-/** The lockers reserve one pooled connection each: a pool of one leaves the application none. */
-export function warnIfPoolTooSmall(dataSource: DataSource, lockName: string, logger: Logger): void {
-  const size = configuredPoolSize(dataSource);
-  if (size !== undefined && size < 2) {
-    logger.warn(
-      `Lock '${lockName}': the DataSource's pool has ${size} connection(s) and the locker keeps one of them ` +
-        `for itself for as long as the application runs, leaving the application none. Raise poolSize to at ` +
-        `least 2 (the application's own need + 1 per LockerModule; see the locker README on pool sizing).`,
-    );
-  }
+/** The lockers on PostgreSQL/MySQL/MariaDB keep one pooled connection each (LockConnection). */
+export function declareLockConnection(sql: SqlClient, lockName: string): void {
+  declarePoolNeed(sql, { component: `locker '${lockName}'`, connections: 1, reserved: true });
 }
 
 /** PostgreSQL, MySQL, MariaDB: SELECT ... FOR UPDATE in a transaction kept open on the lock connection. */

@@ -9,7 +9,7 @@ import {
 import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
 import { LockQueryResolver } from '../store/lock-query.resolver';
 import { AbstractLocker } from './abstract.locker';
-import { statementTimeoutFor, warnIfPoolTooSmall } from './database.locker';
+import { declareLockConnection, statementTimeoutFor } from './database.locker';
 import { LockConnection } from './lock-connection';
 import type { LockerContext } from './locker.interface';
 
@@ -49,7 +49,7 @@ export class LeaseDatabaseLocker extends AbstractLocker {
     const { sql, dataSource } = context.database();
     this.sql = sql;
     if (!sql.dialect.singleConnection) {
-      warnIfPoolTooSmall(dataSource, context.lockName, this.logger);
+      declareLockConnection(sql, context.lockName);
       this.connection = new LockConnection(
         dataSource,
         sql.dialect,

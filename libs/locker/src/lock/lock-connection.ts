@@ -165,14 +165,3 @@ export class LockConnection {
     });
   }
 }
-
-/** The pool size a DataSource was configured with (the driver's default 10 when not set). */
-export function configuredPoolSize(dataSource: DataSource): number | undefined {
-  const options = dataSource.options as {
-    type?: string;
-    poolSize?: number;
-    extra?: { max?: number; connectionLimit?: number };
-  };
-  if (options.type === 'better-sqlite3' || options.type === 'sqlite') return undefined;
-  return options.poolSize ?? options.extra?.max ?? options.extra?.connectionLimit ?? 10;
-}

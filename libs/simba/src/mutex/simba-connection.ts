@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleIn
 import { ModuleRef } from '@nestjs/core';
 import {
   DatabaseResolver,
+  declarePoolNeed,
   findSchedulerRegistry,
   HoldfastTimers,
   resolveDataSource,
@@ -39,6 +40,8 @@ export class SimbaConnection implements OnModuleInit, OnApplicationShutdown {
       this.options.schema,
     );
     repository.ownerIdColumnLength = live.column('owner_id')?.length;
+    // One batched tick transaction at a time per module instance.
+    declarePoolNeed(repository.sql, { component: `simba (${repository.queries.table})`, connections: 1 });
     await this.checkBusyTimeout(repository);
     this.logger.log(
       `simba_mutex ready on ${repository.sql.dialect.name} (${repository.queries.table}); ttl ${this.options.ttl} ms, ` +
