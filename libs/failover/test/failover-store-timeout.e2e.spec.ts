@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { StoreTimeoutError } from '@holdfast/failover';
 import { StoreGuard } from '../src/store/store-guard';
-import { sqlClientFor } from '@holdfast/core';
-import { createTestDataSource, testDatabases, uniqueTablePrefix } from '@holdfast/core/testing';
+import { HoldfastTimers, sqlClientFor } from '@holdfast/core';
+import { createTestDataSource, testDatabases, uniqueTablePrefix, waitUntil } from '@holdfast/core/testing';
 import { Failover, FailoverMetrics } from '@holdfast/failover';
 import { startFailoverApp, withAppBehindProxy } from './support/failover-app';
 
@@ -48,6 +48,37 @@ describe('StoreGuard', () => {
       }),
     ).rejects.toThrow();
     expect(called).toBe(false);
+  });
+
+  it('with a probe, an open breaker closes on the first probe that answers, without a caller trial', async () => {
+    const guard = new StoreGuard(50, 1, 60_000);
+    const changes: boolean[] = [];
+    guard.onChange((open) => changes.push(open));
+    let answers = false;
+    let probes = 0;
+    const timers = new HoldfastTimers();
+    guard.probeWith(
+      async () => {
+        probes++;
+        if (!answers) throw new Error('still unreachable');
+      },
+      timers,
+      'probe',
+      20,
+    );
+    try {
+      await expect(guard.run('find', () => Promise.reject(new Error('refused')))).rejects.toThrow('refused');
+      expect(guard.closed).toBe(false);
+      await waitUntil(() => probes >= 2, { timeout: 5_000, message: 'failed probes' });
+      expect(guard.closed).toBe(false); // a failed probe keeps it open (halfOpenAfter is 60 s)
+      answers = true;
+      await waitUntil(() => guard.closed, { timeout: 5_000, message: 'the breaker to close' });
+      expect(changes).toEqual([true, false]);
+      await expect(guard.run('find', async () => 'row')).resolves.toBe('row');
+      expect(timers.has('probe')).toBe(false); // no probe while closed
+    } finally {
+      guard.stop();
+    }
   });
 });
 

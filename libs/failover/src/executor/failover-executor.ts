@@ -1,6 +1,7 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { HoldfastError } from '@holdfast/core';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { HoldfastError, HoldfastTimers } from '@holdfast/core';
 import type { FailoverMetadata } from '../decorator/failover-options';
 import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
 import { FailoverMetrics } from '../health/failover.metrics';
@@ -23,7 +24,7 @@ import { StoreWriteFailed, failoverStoreGuard, guarded } from './guarded-store';
  * decorated method by property injection.
  */
 @Injectable()
-export class FailoverExecutor {
+export class FailoverExecutor implements OnApplicationShutdown {
   private readonly logger = new Logger(FailoverExecutor.name);
   /** Bounds every store wait of a caller, and skips the store while it is unreachable. */
   private readonly storeGuard: StoreGuard;
@@ -39,8 +40,13 @@ export class FailoverExecutor {
     private readonly registry: FailoverRegistry,
     codec: PayloadCodec,
     @Optional() moduleRef?: ModuleRef,
+    @Optional() schedulerRegistry?: SchedulerRegistry,
   ) {
     this.storeGuard = failoverStoreGuard(options.storeTimeout, this.logger);
+    // While the store is skipped, its ping (the global store's) tells when it answers again.
+    const ping = stores.ping();
+    if (ping)
+      this.storeGuard.probeWith(ping, new HoldfastTimers(schedulerRegistry), 'holdfast:failover:store-probe');
     this.runtimes = new FailoverRuntimes(options, metrics, this.logger, moduleRef);
     this.keeper = new FailoverKeeper(options, writer, codec, metrics, this.runtimes, this.logger);
     const lookups = new FailoverLookup(writer, this.storeGuard, metrics, this.logger);
@@ -54,6 +60,15 @@ export class FailoverExecutor {
       this.logger,
       moduleRef,
     );
+  }
+
+  /** True while calls skip the store (it was unreachable moments ago): readiness should say so. */
+  get storeSkipped(): boolean {
+    return !this.storeGuard.closed;
+  }
+
+  onApplicationShutdown(): void {
+    this.storeGuard.stop();
   }
 
   async execute<T>(

@@ -1,13 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { probeHealth, type HealthResult } from '@holdfast/core';
-import { getFailoverStoreToken } from '../failover.constants';
+import { probeHealth, withTimeout, type HealthResult } from '@holdfast/core';
+import { FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from '../failover.constants';
+import { FailoverExecutor } from '../executor/failover-executor';
 import { FailoverWriter } from '../executor/failover-writer';
 import type { FailoverStore } from '../store/failover-store';
 import { FailoverMetrics } from './failover.metrics';
+import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 
 /**
- * A @nestjs/terminus indicator: up when the store answers, with the write backlog and error
- * counts. Use it in a HealthCheckService.check([() => failoverHealth.isHealthy()]).
+ * A @nestjs/terminus indicator: up when the store answers and calls use it (down while they skip
+ * it after it was unreachable, until its background probe finds it back), with the write backlog
+ * and error counts. Use it in a HealthCheckService.check([() => failoverHealth.isHealthy()]).
  */
 @Injectable()
 export class FailoverHealthIndicator {
@@ -15,6 +18,8 @@ export class FailoverHealthIndicator {
     @Inject(getFailoverStoreToken()) private readonly store: FailoverStore,
     private readonly writer: FailoverWriter,
     private readonly metrics: FailoverMetrics,
+    private readonly executor: FailoverExecutor,
+    @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
   ) {}
 
   async isHealthy<const Key extends string = 'failover'>(
@@ -25,9 +30,15 @@ export class FailoverHealthIndicator {
       pendingWrites: this.writer.pending,
       storeErrors: this.metrics.storeErrors,
       droppedWrites: this.metrics.droppedWrites,
+      storeSkipped: this.executor.storeSkipped,
     };
     return probeHealth(key, details, async () => {
-      await this.store.ping?.();
+      if (details.storeSkipped) throw new Error('calls skip the store: it was unreachable moments ago');
+      // Bounded like every store wait of a caller: a hung connection makes it down, not a hung probe.
+      const bound = this.options.storeTimeout > 0 ? this.options.storeTimeout : 5_000;
+      await withTimeout(this.store.ping?.() ?? Promise.resolve(), bound, () => {
+        throw new Error(`the store did not answer within ${bound} ms`);
+      });
     });
   }
 }

@@ -1,3 +1,4 @@
+import type { HoldfastTimers } from '@holdfast/core';
 import { FailoverError } from '../errors';
 
 /** A store wait that passed `storeTimeout`. */
@@ -33,6 +34,11 @@ interface Pending {
  * decorated call costs no wait at all. The operation that timed out goes on in the background;
  * its result is dropped.
  *
+ * With a probe (`probeWith`), an open breaker does not wait for a caller's trial: every
+ * `probeEvery` the probe (the store's ping, bounded like any wait) runs in the background, and
+ * its first success closes the breaker, so the store is back in use within about `probeEvery` of
+ * the database answering again, and a readiness probe sees it (`open`).
+ *
  * Written for the hot path: one shared timer sweeps the pending waits (no timer per call), and
  * the breaker is a counter and a timestamp.
  */
@@ -43,6 +49,7 @@ export class StoreGuard {
   private openedAt = 0;
   private state: 'closed' | 'open' | 'trial' = 'closed';
   private listener?: (open: boolean) => void;
+  private probe?: { run: () => Promise<unknown>; timers: HoldfastTimers; name: string; everyMs: number };
 
   constructor(
     readonly timeoutMs: number,
@@ -52,7 +59,7 @@ export class StoreGuard {
 
   /** True while the store is being skipped. */
   get open(): boolean {
-    return this.state === 'open' && Date.now() - this.openedAt < this.halfOpenAfterMs;
+    return this.state === 'open' && performance.now() - this.openedAt < this.halfOpenAfterMs;
   }
 
   /** True while the store is in use as normal (no outage, no trial under way). */
@@ -73,6 +80,20 @@ export class StoreGuard {
     this.record(error);
   }
 
+  /**
+   * While the breaker is open, runs `run` every `everyMs` (a timer `name` of `timers`) until it
+   * succeeds, which closes the breaker. `stop()` ends it.
+   */
+  probeWith(run: () => Promise<unknown>, timers: HoldfastTimers, name: string, everyMs = 1_000): void {
+    this.probe = { run, timers, name, everyMs: Math.min(everyMs, this.halfOpenAfterMs) };
+  }
+
+  /** No more background probes (application shutdown). */
+  stop(): void {
+    if (this.probe) this.probe.timers.clear(this.probe.name);
+    this.probe = undefined;
+  }
+
   /** Called once when the store starts being skipped, and once when it is back. */
   onChange(listener: (open: boolean) => void): void {
     this.listener = listener;
@@ -82,7 +103,7 @@ export class StoreGuard {
   run<T>(operation: string, work: () => Promise<T>): Promise<T> {
     if (this.state !== 'closed') {
       // One trial at a time once halfOpenAfter has passed; everyone else skips.
-      if (this.state === 'trial' || Date.now() - this.openedAt < this.halfOpenAfterMs)
+      if (this.state === 'trial' || performance.now() - this.openedAt < this.halfOpenAfterMs)
         return Promise.reject(new StoreSkippedError());
       this.state = 'trial';
     }
@@ -123,9 +144,34 @@ export class StoreGuard {
     if (this.state === 'trial' || (this.state === 'closed' && this.consecutive >= this.failures)) {
       const wasClosed = this.state === 'closed';
       this.state = 'open';
-      this.openedAt = Date.now();
+      this.openedAt = performance.now();
       if (wasClosed) this.listener?.(true);
+      this.armProbe();
     }
+  }
+
+  private armProbe(): void {
+    const probe = this.probe;
+    if (!probe) return;
+    probe.timers.set(probe.name, probe.everyMs, () => {
+      if (this.state !== 'open' || this.probe !== probe) return;
+      let started: Promise<unknown>;
+      try {
+        started = probe.run();
+      } catch (error) {
+        started = Promise.reject(error);
+      }
+      this.bounded('probe', started).then(
+        () => {
+          if (this.state === 'open') this.succeeded();
+        },
+        () => {
+          if (this.state !== 'open') return;
+          this.openedAt = performance.now();
+          this.armProbe();
+        },
+      );
+    });
   }
 
   /** `work`, or a StoreTimeoutError once `timeoutMs` has passed (no breaker bookkeeping). */

@@ -84,6 +84,12 @@ export class FailoverStores {
     return this.tenantStore(tenant);
   }
 
+  /** The global store's ping, when it has one (a SQL store's `SELECT 1`). */
+  ping(): (() => Promise<void>) | undefined {
+    const store = this.global;
+    return store.ping ? () => store.ping!() : undefined;
+  }
+
   /** Every store cleanup must sweep: the global one and every listed or used tenant's. */
   async all(): Promise<FailoverStore[]> {
     const multi = this.options.multiTenant;
