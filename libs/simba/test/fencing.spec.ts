@@ -9,6 +9,7 @@ import {
   testDataSourceOptions,
   testDatabases,
   uniqueTablePrefix,
+  waitUntil,
 } from '@holdfast/core/testing';
 import {
   FenceColumn,
@@ -18,7 +19,15 @@ import {
   StaleFencingTokenError,
   fenced,
 } from '@holdfast/simba';
-import { Column, DataSource, Entity, PrimaryColumn, type Repository } from 'typeorm';
+import {
+  Column,
+  DataSource,
+  Entity,
+  EventSubscriber,
+  PrimaryColumn,
+  type EntitySubscriberInterface,
+  type Repository,
+} from 'typeorm';
 import { createSimbaApp, freshMutex } from './simba-test.support';
 
 function accountEntity(table: string) {
@@ -78,6 +87,58 @@ for (const db of testDatabases()) {
         { id: 'b', balance: 100, region: 'eu' },
       ]);
     });
+
+    if (db !== 'sqlite') {
+      it("a writer frozen inside its fenced write does not hold a newer owner's write past idleInTransactionTimeout", async () => {
+        // The old owner's write stops between its UPDATE (the row is locked) and its COMMIT, as
+        // a process paused or cut off there would: a subscriber holds it after the UPDATE.
+        let frozen = false;
+        let thaw!: () => void;
+        const thawed = new Promise<void>((resolve) => (thaw = resolve));
+        @EventSubscriber()
+        class Freezer implements EntitySubscriberInterface {
+          async afterUpdate(): Promise<void> {
+            frozen = true;
+            await thawed;
+          }
+        }
+        const frozenSide = await new DataSource({
+          ...testDataSourceOptions(db),
+          entities: [Account, Note],
+          subscribers: [Freezer],
+        } as never).initialize();
+        try {
+          const oldOwner = fenced(frozenSide.getRepository<AccountRow>(Account), {
+            idleInTransactionTimeout: '1s',
+          }).update({ id: 'a' }, { balance: 1 }, 100);
+          const settled = oldOwner.then(
+            (result) => ({ result }),
+            (error: unknown) => ({ error }),
+          );
+          await waitUntil(() => frozen, { timeout: 10_000, message: 'the old owner to hold the row' });
+          // The newer owner's write waits for the row until the server ends the silent transaction.
+          const newer = fenced(accounts).update({ id: 'a' }, { balance: 2 }, 200);
+          const outcome = await Promise.race([
+            newer,
+            new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), 30_000)),
+          ]);
+          expect(outcome).toEqual({ written: 1, refused: 0, accepted: true });
+          thaw();
+          // The old owner's transaction was ended by the server: its write did not happen.
+          expect(await settled).toHaveProperty('error');
+          expect(await accounts.findOneByOrFail({ id: 'a' })).toMatchObject({ balance: 2, fence: 200 });
+        } finally {
+          thaw();
+          await frozenSide.destroy().catch(() => undefined);
+        }
+      }, 60_000);
+
+      it('idleInTransactionTimeout must be a duration', () => {
+        expect(() => fenced(accounts, { idleInTransactionTimeout: 'soon' as never })).toThrow(
+          /idleInTransactionTimeout/,
+        );
+      });
+    }
 
     it("accepts the owner's writes, repeated under one token, and stores the token as the fence", async () => {
       const result = await fenced(accounts).update({ id: 'a' }, { balance: 90 }, 7);

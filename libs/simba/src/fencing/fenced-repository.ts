@@ -9,6 +9,15 @@ import {
   type Repository,
 } from 'typeorm';
 import type { QueryDeepPartialEntity } from 'typeorm/query-builder/QueryPartialEntity';
+import {
+  beginBoundedTransaction,
+  DatabaseResolver,
+  endBoundedTransaction,
+  parseDuration,
+  sqlDialect,
+  UnsupportedDialectError,
+  type Duration,
+} from '@holdfast/core';
 import { FenceColumnNotFoundError, InvalidFencingTokenError, StaleFencingTokenError } from './fencing.errors';
 
 /** The property that keeps a row's fence when none is named. */
@@ -31,9 +40,20 @@ export function FenceColumn(options: ColumnOptions = {}): PropertyDecorator {
   });
 }
 
+/** How long the server lets a fenced write's transaction sit silent before it ends it (5 s). */
+export const DEFAULT_FENCED_IDLE_TIMEOUT_MS = 5_000;
+
 export interface FencedOptions {
   /** The entity property holding the fence (default 'fence'). */
   fenceProperty?: string;
+  /**
+   * How long the server lets a fenced write's own transaction sit silent (its writer frozen or
+   * cut off between the UPDATE and the COMMIT) before it ends it and frees the rows, so a newer
+   * owner's write never waits longer than this on a vanished one (default 5 s; 0: no bound).
+   * PostgreSQL `SET LOCAL idle_in_transaction_session_timeout`, MariaDB `idle_transaction_timeout`,
+   * MySQL `wait_timeout` for that transaction. Not applied inside the caller's own transaction.
+   */
+  idleInTransactionTimeout?: Duration;
 }
 
 /** What a fenced update did; `refused` rows hold a newer fence than the token. */
@@ -80,12 +100,17 @@ function inTurn<R>(manager: EntityManager, work: () => Promise<R>): Promise<R> {
 export class FencedRepository<T extends ObjectLiteral> {
   readonly fenceProperty: string;
   private readonly fenceColumn: string;
+  private readonly idleMs: number;
 
   constructor(
     readonly repository: Repository<T>,
     options: FencedOptions = {},
   ) {
     this.fenceProperty = options.fenceProperty ?? DEFAULT_FENCE_PROPERTY;
+    this.idleMs = parseDuration(
+      options.idleInTransactionTimeout ?? DEFAULT_FENCED_IDLE_TIMEOUT_MS,
+      'idleInTransactionTimeout',
+    );
     const column = repository.metadata.findColumnWithPropertyName(this.fenceProperty);
     if (!column) throw new FenceColumnNotFoundError(repository.metadata.name, this.fenceProperty);
     this.fenceColumn = column.databaseName;
@@ -102,34 +127,72 @@ export class FencedRepository<T extends ObjectLiteral> {
     token: number,
   ): Promise<FencedUpdateResult> {
     checkToken(token);
-    return inTurn(this.repository.manager, () => this.updateNow(criteria, changes, token));
+    return inTurn(this.repository.manager, () =>
+      this.transaction((manager) => this.updateIn(manager, criteria, changes, token)),
+    );
   }
 
-  private updateNow(
+  /** The write itself, on `manager`'s transaction: the conditional UPDATE, then the refused count. */
+  private async updateIn(
+    manager: EntityManager,
     criteria: Criteria<T>,
     changes: QueryDeepPartialEntity<T>,
     token: number,
   ): Promise<FencedUpdateResult> {
-    return this.repository.manager.transaction(async (manager) => {
-      const target = this.repository.metadata.target;
-      const fence = manager.connection.driver.escape(this.fenceColumn);
-      const update = manager
-        .createQueryBuilder()
-        .update(target)
-        .set({ ...changes, [this.fenceProperty]: token } as QueryDeepPartialEntity<T>)
-        .where(criteria)
-        .andWhere(
-          new Brackets((qb) => {
-            qb.where(`${fence} IS NULL`).orWhere(`${fence} <= :holdfastFenceToken`, {
-              holdfastFenceToken: token,
-            });
-          }),
-        );
-      const result = await update.execute();
-      const written = result.affected ?? 0;
-      const refused = await this.countNewer(manager, criteria, token);
-      return { written, refused, accepted: refused === 0 };
-    });
+    const target = this.repository.metadata.target;
+    const fence = manager.connection.driver.escape(this.fenceColumn);
+    const update = manager
+      .createQueryBuilder()
+      .update(target)
+      .set({ ...changes, [this.fenceProperty]: token } as QueryDeepPartialEntity<T>)
+      .where(criteria)
+      .andWhere(
+        new Brackets((qb) => {
+          qb.where(`${fence} IS NULL`).orWhere(`${fence} <= :holdfastFenceToken`, {
+            holdfastFenceToken: token,
+          });
+        }),
+      );
+    const result = await update.execute();
+    const written = result.affected ?? 0;
+    const refused = await this.countNewer(manager, criteria, token);
+    return { written, refused, accepted: refused === 0 };
+  }
+
+  /**
+   * Runs `work` in one transaction: inside the caller's own transaction when there is one (a
+   * savepoint of it), else in a transaction of its own that the server ends once it has been
+   * silent for `idleInTransactionTimeout`.
+   */
+  private async transaction<R>(work: (manager: EntityManager) => Promise<R>): Promise<R> {
+    const manager = this.repository.manager;
+    if (manager.queryRunner?.isTransactionActive || this.idleMs <= 0) return manager.transaction(work);
+    const dataSource = manager.connection;
+    let dialect;
+    try {
+      dialect = new DatabaseResolver().resolve(dataSource);
+    } catch (error) {
+      if (error instanceof UnsupportedDialectError) return manager.transaction(work);
+      throw error;
+    }
+    // One connection that every statement takes in turn (SQLite): no server, nothing to bound.
+    if (sqlDialect(dialect).singleConnection) return manager.transaction(work);
+    const runner = dataSource.createQueryRunner();
+    try {
+      await runner.connect();
+      await beginBoundedTransaction(runner, dialect, this.idleMs);
+      let result: R;
+      try {
+        result = await work(runner.manager);
+      } catch (error) {
+        await endBoundedTransaction(runner, dialect, this.idleMs, 'rollback');
+        throw error;
+      }
+      await endBoundedTransaction(runner, dialect, this.idleMs, 'commit');
+      return result;
+    } finally {
+      await runner.release();
+    }
   }
 
   /** As `update`, but a refused write throws StaleFencingTokenError (nothing is written then). */
@@ -140,11 +203,8 @@ export class FencedRepository<T extends ObjectLiteral> {
   ): Promise<number> {
     checkToken(token);
     return inTurn(this.repository.manager, () =>
-      this.repository.manager.transaction(async (manager) => {
-        const fenced = new FencedRepository(manager.getRepository<T>(this.repository.metadata.target), {
-          fenceProperty: this.fenceProperty,
-        });
-        const result = await fenced.updateNow(criteria, changes, token);
+      this.transaction(async (manager) => {
+        const result = await this.updateIn(manager, criteria, changes, token);
         // Throwing rolls back the rows that did accept it: all or nothing.
         if (!result.accepted) {
           throw new StaleFencingTokenError(this.repository.metadata.tableName, token, result.refused);
