@@ -10,7 +10,6 @@ import {
   uniqueTablePrefix,
   waitForExit,
   waitUntil,
-  type TestDatabase,
 } from '@holdfast/core/testing';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
 import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox';
@@ -19,6 +18,7 @@ import { checkHistory, formatReport, simbaTerms } from '../../tools/history/chec
 import { readHistory } from '../../tools/history/history';
 import { AppReplicas, LEADER_MUTEX, type Replica } from '../deploy/support/app-replicas';
 import { NetworkNamespace } from './support/network-namespace';
+import { serverPort, serverUrlThrough } from './support/server-url';
 
 const REPLICAS = 3;
 const STANDBY_POLL = 500;
@@ -31,18 +31,6 @@ const EXIT_BOUND = 30_000;
 const FENCED_WORK_MS = 300;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The test database's URL with the host and port a namespace reaches it by. */
-function urlThrough(db: TestDatabase, host: string, port: number): NodeJS.ProcessEnv {
-  const key = db === 'postgres' ? 'HOLDFAST_TEST_PG_URL' : 'HOLDFAST_TEST_MARIADB_URL';
-  const url = new URL(
-    process.env[key] ??
-      (db === 'postgres' ? 'postgres://postgres@127.0.0.1:5432/test' : 'mysql://root@127.0.0.1:3306/test'),
-  );
-  url.hostname = host;
-  url.port = String(port);
-  return { [key]: url.toString() };
-}
 
 /**
  * Partitions between application processes and the database, made in the network: each replica
@@ -77,12 +65,6 @@ describe('network partitions between app processes and the database', () => {
       const apps = new AppReplicas(db, prefix, dir, STANDBY_POLL);
       const dataSource = await createTestDataSource(db);
       const sql = sqlClientFor(dataSource);
-      const serverPort = Number(
-        new URL(
-          (db === 'postgres' ? process.env.HOLDFAST_TEST_PG_URL : process.env.HOLDFAST_TEST_MARIADB_URL) ??
-            (db === 'postgres' ? 'postgres://x@127.0.0.1:5432/x' : 'mysql://x@127.0.0.1:3306/x'),
-        ).port,
-      );
       const namespaces: NetworkNamespace[] = [];
       const proxies: TcpProxy[] = [];
       const byReplica = new Map<Replica, NetworkNamespace>();
@@ -97,11 +79,11 @@ describe('network partitions between app processes and the database', () => {
             (process.pid % 1000) * 8 + (db === 'postgres' ? 0 : 4) + i,
           );
           namespaces.push(ns);
-          const proxy = new TcpProxy(serverPort);
+          const proxy = new TcpProxy(serverPort(db));
           proxies.push(proxy);
           const port = await proxy.start(0, ns.hostIp);
           const replica = apps.start(
-            { ...urlThrough(db, ns.hostIp, port), FENCED_WORK_MS: String(FENCED_WORK_MS) },
+            { ...serverUrlThrough(db, ns.hostIp, port), FENCED_WORK_MS: String(FENCED_WORK_MS) },
             ns.forkOptions(tsRegisterPath()),
           );
           byReplica.set(replica, ns);
@@ -126,7 +108,8 @@ describe('network partitions between app processes and the database', () => {
           await sleep(ms);
           byReplica.get(replica)!.heal();
           note(`${replica.name} healed`);
-          replica.inService = true;
+          await apps.backInService(replica);
+          note(`${replica.name} ready again`);
         };
 
         // 1. The leader, for longer than ttl + transition: another replica must lead.
@@ -184,7 +167,7 @@ describe('network partitions between app processes and the database', () => {
         const resumedAt = Date.now();
         paused.child.kill('SIGCONT');
         note(`${paused.name} resumed`);
-        paused.inService = true;
+        await apps.backInService(paused);
         await sleep(SETTLE_MS);
         const afterResume = apps
           .fencedWrites()

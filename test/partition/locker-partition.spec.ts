@@ -16,11 +16,11 @@ import {
   testDatabases,
   tsRegisterPath,
   uniqueTablePrefix,
-  type TestDatabase,
 } from '@holdfast/core/testing';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker';
 import { LockerCluster, overlaps } from '../locker/cluster';
 import { NetworkNamespace } from './support/network-namespace';
+import { serverPort, serverUrlThrough } from './support/server-url';
 
 const INTERVAL = 1_000;
 const KEEP_ALIVE = 250;
@@ -32,25 +32,6 @@ const STANDBY_PARTITION_MS = 5_000;
 const SETTLE_MS = 3_000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The test database's URL with the host and port a namespace reaches it by. */
-function urlThrough(db: TestDatabase, host: string, port: number): NodeJS.ProcessEnv {
-  const key = db === 'postgres' ? 'HOLDFAST_TEST_PG_URL' : 'HOLDFAST_TEST_MARIADB_URL';
-  const url = new URL(
-    process.env[key] ??
-      (db === 'postgres' ? 'postgres://postgres@127.0.0.1:5432/test' : 'mysql://root@127.0.0.1:3306/test'),
-  );
-  url.hostname = host;
-  url.port = String(port);
-  return { [key]: url.toString() };
-}
-
-function serverPort(db: TestDatabase): number {
-  const url = db === 'postgres' ? process.env.HOLDFAST_TEST_PG_URL : process.env.HOLDFAST_TEST_MARIADB_URL;
-  return Number(
-    new URL(url ?? (db === 'postgres' ? 'postgres://x@127.0.0.1:5432/x' : 'mysql://x@127.0.0.1:3306/x')).port,
-  );
-}
 
 const servers = testDatabases().filter((db): db is 'postgres' | 'mariadb' => db !== 'sqlite');
 
@@ -80,7 +61,7 @@ describe('network partitions between locker instances and the database', () => {
           cluster.spawn(
             { db, prefix, name, interval: INTERVAL, keepAlive: KEEP_ALIVE, locker: { type } },
             ns.forkOptions(tsRegisterPath()),
-            urlThrough(db, ns.hostIp, port),
+            serverUrlThrough(db, ns.hostIp, port),
           );
         }
         await Promise.all(NAMES.map((n) => cluster.next(n, 'ready', 60_000)));

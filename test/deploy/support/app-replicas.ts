@@ -135,6 +135,26 @@ export class AppReplicas {
     replica.inService = true;
   }
 
+  /**
+   * Puts a replica back in service once it is ready again, as a readiness probe would: its
+   * failover health is up (the store answers and calls use it again).
+   */
+  async backInService(replica: Replica, timeoutMs = 60_000): Promise<void> {
+    await waitUntil(
+      async () => {
+        const reply = waitForMessage<{ t: string; ready: boolean }>(
+          replica.child,
+          (m) => m.t === 'readiness',
+          5_000,
+        );
+        replica.child.send({ t: 'readiness' });
+        return (await reply).ready;
+      },
+      { timeout: timeoutMs, message: `${replica.name} to be ready again` },
+    );
+    replica.inService = true;
+  }
+
   /** Starts the load; `stopLoad()` ends it. */
   startLoad(): void {
     this.loading = true;

@@ -11,9 +11,10 @@
  *   takes FENCED_WORK_MS and then writes the user's own table `<prefix>deploy_ledger` (made by the
  *   test) through `fenced()` with the token it started under; each write's outcome, with the time
  *   it was sent, goes to `<jobsFile>.fenced`.
- * IPC in: {t:'accept', id}, {t:'failover', seq, key, fail}, {t:'clock'}. IPC out: {t:'ready'},
+ * IPC in: {t:'accept', id}, {t:'failover', seq, key, fail}, {t:'clock'}, {t:'readiness'}. IPC out: {t:'ready'},
  * {t:'accept-done', id, error?}, {t:'failover-done', seq, fresh, error?}, {t:'clock', wall, real}
- * (its Date.now() and the time the history uses),
+ * (its Date.now() and the time the history uses), {t:'readiness', ready} (the failover health
+ * indicator, as a readiness probe reads it),
  * Its last shutdown hook appends {proc, signal, inboxRetries, runningAtShutdown} to `<jobsFile>.shutdown`.
  * argv: <db> <tablePrefix> <historyFile> <jobsFile> <proc> <standbyPoll ms> [sqlite file]
  */
@@ -26,7 +27,7 @@ import { InjectRepository, TypeOrmModule } from '@nestjs/typeorm';
 import { Column, Entity, PrimaryColumn, type Repository } from 'typeorm';
 import { tableName } from '@holdfast/core';
 import { testDataSourceOptions, type TestDatabase } from '@holdfast/core/testing';
-import { Failover, FailoverModule, Referential } from '@holdfast/failover';
+import { Failover, FailoverHealthIndicator, FailoverModule, Referential } from '@holdfast/failover';
 import { InboxHandler, InboxMetrics, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
 import {
   FenceColumn,
@@ -248,6 +249,7 @@ async function main(): Promise<void> {
   app.enableShutdownHooks();
   const acceptor = app.get(MessageAcceptor);
   const quotes = app.get(QuoteClient);
+  const health = app.get(FailoverHealthIndicator);
 
   process.on('message', (m: { t: string; id?: string; seq?: number; key?: string; fail?: boolean }) => {
     if (m.t === 'accept') {
@@ -258,6 +260,10 @@ async function main(): Promise<void> {
         },
         (error: Error) => send({ t: 'accept-done', id: m.id, error: `${error.name}: ${error.message}` }),
       );
+    } else if (m.t === 'readiness') {
+      void health
+        .isHealthy()
+        .then((result) => send({ t: 'readiness', ready: result.failover.status === 'up' }));
     } else if (m.t === 'clock') {
       send({ t: 'clock', wall: Date.now(), real: realNow() });
     } else if (m.t === 'failover') {
