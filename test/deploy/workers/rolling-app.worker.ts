@@ -11,10 +11,17 @@
  *   takes FENCED_WORK_MS and then writes the user's own table `<prefix>deploy_ledger` (made by the
  *   test) through `fenced()` with the token it started under; each write's outcome, with the time
  *   it was sent, goes to `<jobsFile>.fenced`.
- * IPC in: {t:'accept', id}, {t:'failover', seq, key, fail}, {t:'clock'}, {t:'readiness'}. IPC out: {t:'ready'},
+ * - Locker (when APP_LOCKER_INTERVAL_MS is set): a lease-database LockerModule on the same
+ *   DataSource, lock 'app-master', that interval; acquired/lost go to the history as locker
+ *   master/demote, and a `work` event every 200 ms while it is master.
+ * - SIMBA_TTL_MS / SIMBA_TRANSITION_MS, when set, replace Simba's ttl and transition.
+ * IPC in: {t:'accept', id}, {t:'failover', seq, key, fail}, {t:'clock'}, {t:'readiness'}, {t:'locker'},
+ * {t:'hog', until} (other work that keeps every pool connection busy until the epoch ms `until`:
+ * one slow statement per pool connection, each issued again until then). IPC out: {t:'ready'},
  * {t:'accept-done', id, error?}, {t:'failover-done', seq, fresh, error?}, {t:'clock', wall, real}
  * (its Date.now() and the time the history uses), {t:'readiness', ready} (the failover health
- * indicator, as a readiness probe reads it),
+ * indicator, as a readiness probe reads it), {t:'locker', role, lastKeepAlive?, lastError?},
+ * {t:'hog-done', statements, errors},
  * Its last shutdown hook appends {proc, signal, inboxRetries, runningAtShutdown} to `<jobsFile>.shutdown`.
  * argv: <db> <tablePrefix> <historyFile> <jobsFile> <proc> <standbyPoll ms> [sqlite file]
  */
@@ -24,11 +31,12 @@ import { Injectable, Module, type OnApplicationShutdown, type OnModuleDestroy } 
 import { NestFactory } from '@nestjs/core';
 import { Interval, ScheduleModule } from '@nestjs/schedule';
 import { InjectRepository, TypeOrmModule } from '@nestjs/typeorm';
-import { Column, Entity, PrimaryColumn, type Repository } from 'typeorm';
+import { Column, DataSource, Entity, PrimaryColumn, type Repository } from 'typeorm';
 import { tableName } from '@holdfast/core';
 import { testDataSourceOptions, type TestDatabase } from '@holdfast/core/testing';
 import { Failover, FailoverHealthIndicator, FailoverModule, Referential } from '@holdfast/failover';
 import { InboxHandler, InboxMetrics, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
+import { LockerModule, LockerService, OnLockAcquired, OnLockLost } from '@holdfast/locker';
 import {
   FenceColumn,
   fenced,
@@ -47,6 +55,9 @@ const send = (message: unknown) => process.connected && process.send?.(message);
 const history = new HistoryWriter(historyFile, proc);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const FENCED_WORK_MS = Number(process.env.FENCED_WORK_MS ?? 0);
+const LOCKER_INTERVAL_MS = Number(process.env.APP_LOCKER_INTERVAL_MS ?? 0);
+const LOCKER_LOCK = 'app-master';
+const POOL_SIZE = 6;
 
 /** The protected resource: a user's own table, one row, written only under a current token. */
 @Entity({ name: tableName(prefix, 'deploy_ledger') })
@@ -181,6 +192,29 @@ class ItemHandler implements OnModuleDestroy {
   }
 }
 
+/** The locker's master terms (only when APP_LOCKER_INTERVAL_MS is set). */
+@Injectable()
+class MasterWork {
+  constructor(private readonly locker: LockerService) {}
+
+  @OnLockAcquired()
+  acquired(): void {
+    history.append({ kind: 'locker', op: 'master', lock: LOCKER_LOCK, at: realNow() });
+  }
+
+  @OnLockLost()
+  lost(): void {
+    history.append({ kind: 'locker', op: 'demote', lock: LOCKER_LOCK, at: realNow() });
+  }
+
+  /** The master's work: only while it believes it is master. */
+  @Interval(200)
+  tick(): void {
+    if (this.locker.isMaster)
+      history.append({ kind: 'locker', op: 'work', lock: LOCKER_LOCK, at: realNow() });
+  }
+}
+
 class Quote extends Referential {
   constructor(
     readonly key: string,
@@ -221,14 +255,23 @@ async function main(): Promise<void> {
   @Module({
     imports: [
       TypeOrmModule.forRoot({
-        ...testDataSourceOptions(db as TestDatabase, { poolSize: 6, sqliteFile: sqliteFile || undefined }),
+        ...testDataSourceOptions(db as TestDatabase, {
+          poolSize: POOL_SIZE,
+          sqliteFile: sqliteFile || undefined,
+        }),
         // SQLite: a busy timeout below Simba's transition, as SimbaConnection asks at startup.
         ...(db === 'sqlite' ? { timeout: 3_000 } : {}),
         entities: [Ledger],
       }),
       TypeOrmModule.forFeature([Ledger]),
       ScheduleModule.forRoot(),
-      SimbaModule.forRoot({ tablePrefix: prefix, schema: 'create', standbyPoll: Number(standbyPoll) }),
+      SimbaModule.forRoot({
+        tablePrefix: prefix,
+        schema: 'create',
+        standbyPoll: Number(standbyPoll),
+        ...(process.env.SIMBA_TTL_MS ? { ttl: Number(process.env.SIMBA_TTL_MS) } : {}),
+        ...(process.env.SIMBA_TRANSITION_MS ? { transition: Number(process.env.SIMBA_TRANSITION_MS) } : {}),
+      }),
       InboxModule.forRoot({
         tablePrefix: prefix,
         schema: 'create',
@@ -236,8 +279,26 @@ async function main(): Promise<void> {
         batchSize: 10,
       }),
       FailoverModule.forRoot({ store: { type: 'sql', tablePrefix: prefix, schema: 'create' } }),
+      ...(LOCKER_INTERVAL_MS > 0
+        ? [
+            LockerModule.forRoot({
+              tablePrefix: prefix,
+              schema: 'create',
+              locker: { type: 'lease-database' },
+              lockName: LOCKER_LOCK,
+              lockAcquireSleepInterval: LOCKER_INTERVAL_MS,
+              startup: 'background',
+            }),
+          ]
+        : []),
     ],
-    providers: [LeaderJob, ItemHandler, QuoteClient, ShutdownReport],
+    providers: [
+      LeaderJob,
+      ItemHandler,
+      QuoteClient,
+      ShutdownReport,
+      ...(LOCKER_INTERVAL_MS > 0 ? [MasterWork] : []),
+    ],
   })
   class RollingAppModule {}
 
@@ -251,42 +312,90 @@ async function main(): Promise<void> {
   const quotes = app.get(QuoteClient);
   const health = app.get(FailoverHealthIndicator);
 
-  process.on('message', (m: { t: string; id?: string; seq?: number; key?: string; fail?: boolean }) => {
-    if (m.t === 'accept') {
-      acceptor.accept({ id: m.id, type: { namespace: 'deploy', name: 'item' }, payload: { id: m.id } }).then(
-        (result) => {
-          if (result.accepted) history.append({ kind: 'inbox', op: 'accept', id: m.id!, at: realNow() });
-          send({ t: 'accept-done', id: m.id, accepted: result.accepted });
-        },
-        (error: Error) => send({ t: 'accept-done', id: m.id, error: `${error.name}: ${error.message}` }),
-      );
-    } else if (m.t === 'readiness') {
-      void health
-        .isHealthy()
-        .then((result) => send({ t: 'readiness', ready: result.failover.status === 'up' }));
-    } else if (m.t === 'clock') {
-      send({ t: 'clock', wall: Date.now(), real: realNow() });
-    } else if (m.t === 'failover') {
-      quotes.quote(m.key!, !!m.fail).then(
-        (quote) => {
-          const fresh = quote.upToDate !== false;
-          const asOf = quote.asOf?.getTime();
-          history.append({
-            kind: 'failover',
-            op: 'answer',
-            name: 'deploy-quote',
-            key: m.key,
-            fresh,
-            at: realNow(),
-            ...(fresh ? {} : { asOf, expiry: 3_600_000 }),
-          });
-          send({ t: 'failover-done', seq: m.seq, fresh });
-        },
-        (error: Error) => send({ t: 'failover-done', seq: m.seq, error: `${error.name}: ${error.message}` }),
-      );
-    }
-  });
+  process.on(
+    'message',
+    (m: { t: string; id?: string; seq?: number; key?: string; fail?: boolean; until?: number }) => {
+      if (m.t === 'accept') {
+        acceptor
+          .accept({ id: m.id, type: { namespace: 'deploy', name: 'item' }, payload: { id: m.id } })
+          .then(
+            (result) => {
+              if (result.accepted) history.append({ kind: 'inbox', op: 'accept', id: m.id!, at: realNow() });
+              send({ t: 'accept-done', id: m.id, accepted: result.accepted });
+            },
+            (error: Error) => send({ t: 'accept-done', id: m.id, error: `${error.name}: ${error.message}` }),
+          );
+      } else if (m.t === 'readiness') {
+        void health
+          .isHealthy()
+          .then((result) => send({ t: 'readiness', ready: result.failover.status === 'up' }));
+      } else if (m.t === 'clock') {
+        send({ t: 'clock', wall: Date.now(), real: realNow() });
+      } else if (m.t === 'locker') {
+        const locker = LOCKER_INTERVAL_MS > 0 ? app.get(LockerService) : undefined;
+        const lastError = locker?.lastError;
+        send({
+          t: 'locker',
+          role: locker?.role,
+          lastKeepAlive: locker?.lastKeepAlive?.getTime(),
+          ...(lastError === undefined ? {} : { lastError: String(lastError) }),
+        });
+      } else if (m.t === 'hog') {
+        void hogPool(app.get(DataSource), m.until!).then((result) => send({ t: 'hog-done', ...result }));
+      } else if (m.t === 'failover') {
+        quotes.quote(m.key!, !!m.fail).then(
+          (quote) => {
+            const fresh = quote.upToDate !== false;
+            const asOf = quote.asOf?.getTime();
+            history.append({
+              kind: 'failover',
+              op: 'answer',
+              name: 'deploy-quote',
+              key: m.key,
+              fresh,
+              at: realNow(),
+              ...(fresh ? {} : { asOf, expiry: 3_600_000 }),
+            });
+            send({ t: 'failover-done', seq: m.seq, fresh });
+          },
+          (error: Error) =>
+            send({ t: 'failover-done', seq: m.seq, error: `${error.name}: ${error.message}` }),
+        );
+      }
+    },
+  );
   send({ t: 'ready', pid: process.pid });
+}
+
+/**
+ * Other work on the app's DataSource that keeps every pool connection busy until `until`: one
+ * slow statement per pool connection (pg_sleep / SLEEP for the time left), each issued again when
+ * it returns early, so whatever else needs a pooled connection queues behind it until then.
+ */
+async function hogPool(
+  dataSource: DataSource,
+  until: number,
+): Promise<{ statements: number; errors: number }> {
+  let statements = 0;
+  let errors = 0;
+  // The time left is worked out by the server when the statement starts, so a statement that
+  // waited for its connection still ends at `until` (the server shares this host's clock).
+  const sleepSql =
+    db === 'postgres'
+      ? `SELECT pg_sleep(GREATEST(0, ${until / 1000} - extract(epoch from clock_timestamp())))`
+      : `SELECT SLEEP(GREATEST(0, ${until / 1000} - UNIX_TIMESTAMP(NOW(6))))`;
+  await Promise.all(
+    Array.from({ length: POOL_SIZE }, async () => {
+      for (let left = until - Date.now(); left > 20; left = until - Date.now()) {
+        statements++;
+        await dataSource.query(sleepSql).catch(async () => {
+          errors++;
+          await sleep(Math.min(100, Math.max(0, until - Date.now())));
+        });
+      }
+    }),
+  );
+  return { statements, errors };
 }
 
 main().catch((error) => {
