@@ -8,5 +8,5 @@ export const {
   ASYNC_OPTIONS_TYPE: INBOX_ASYNC_OPTIONS_TYPE,
 } = new ConfigurableModuleBuilder<InboxModuleOptions>({ moduleName: 'Inbox' })
   .setClassMethodName('forRoot')
-  .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
   .build();
