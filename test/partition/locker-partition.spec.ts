@@ -18,7 +18,7 @@ import {
   uniqueTablePrefix,
   type TestDatabase,
 } from '@holdfast/core/testing';
-import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker';
+import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
 import { LockerCluster, overlaps } from '../locker/cluster';
 import { NetworkNamespace } from './support/network-namespace';
 
