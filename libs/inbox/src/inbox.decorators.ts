@@ -1,5 +1,20 @@
 import { Inject } from '@nestjs/common';
-import { INBOX_OPTIONS } from './inbox.constants';
+import { MessageAcceptor } from './acceptor/message-acceptor.service';
+import { getInboxOptionsToken, getInboxToken } from './inbox.tokens';
+import { MessageManagement } from './management/message-management.service';
 
-/** Injects the validated, defaulted options of `InboxModule` (`ResolvedInboxOptions`). */
-export const InjectInboxOptions = (): ParameterDecorator & PropertyDecorator => Inject(INBOX_OPTIONS);
+type InjectDecorator = ParameterDecorator & PropertyDecorator;
+
+/**
+ * Injects the validated, defaulted options of `InboxModule` (`ResolvedInboxOptions`); with a
+ * name, those of the inbox registered with that `name`.
+ */
+export const InjectInboxOptions = (name?: string): InjectDecorator => Inject(getInboxOptionsToken(name));
+
+/** Injects the `MessageAcceptor` of the inbox registered with `name` (the default inbox without one). */
+export const InjectMessageAcceptor = (name?: string): InjectDecorator =>
+  Inject(getInboxToken(MessageAcceptor, name));
+
+/** Injects the `MessageManagement` of the inbox registered with `name` (the default inbox without one). */
+export const InjectMessageManagement = (name?: string): InjectDecorator =>
+  Inject(getInboxToken(MessageManagement, name));

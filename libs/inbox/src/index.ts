@@ -6,7 +6,9 @@ export type {
   ClusterMode,
   ResolvedInboxOptions,
 } from './inbox.options';
-export { InjectInboxOptions } from './inbox.decorators';
+export { InjectInboxOptions, InjectMessageAcceptor, InjectMessageManagement } from './inbox.decorators';
+export { getInboxToken } from './inbox.tokens';
+export type { InboxModuleExtras } from './inbox.module-definition';
 export type {
   AcceptMessage,
   AcceptResult,

@@ -2,7 +2,8 @@
 // @holdfast/dashboard), its benchmarks and tests. Not part of the public API: no stability
 // promise between versions. Applications use the main entry, '@holdfast/inbox'.
 export { INBOX_MODULE_OPTIONS } from './inbox.module-definition';
-export { INBOX_OPTIONS } from './inbox.constants';
+export { INBOX_OPTIONS, INBOX_NAME, DEFAULT_INBOX_NAME } from './inbox.constants';
+export { getInboxOptionsToken } from './inbox.tokens';
 export { MESSAGE_STATUSES } from './inbox-message';
 export { inboxNotifyChannel } from './notify/notify-channel';
 export { nextRetryDelay, type BackoffPolicy } from './delivery/backoff';
