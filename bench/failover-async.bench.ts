@@ -18,8 +18,8 @@ import {
   FailoverMetrics,
   FailoverModule,
   FailoverStoreQueryResolver,
-  failoverKey,
 } from '@holdfast/failover';
+import { failoverKey } from '@holdfast/failover/internal';
 import { benchDatabases, compare, median, numberArg, opsPerSecond, printTable } from './support/bench-kit';
 import { rawDriver } from './support/raw-driver';
 

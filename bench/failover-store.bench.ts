@@ -22,13 +22,8 @@ import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { sqlClientFor } from '@holdfast/core';
 import { createTestDataSource, tempSqliteFile, uniqueTablePrefix } from '@holdfast/core/testing';
-import {
-  Failover,
-  FailoverModule,
-  FailoverStoreQueryResolver,
-  SqlFailoverStore,
-  failoverKey,
-} from '@holdfast/failover';
+import { Failover, FailoverModule, FailoverStoreQueryResolver } from '@holdfast/failover';
+import { SqlFailoverStore, failoverKey } from '@holdfast/failover/internal';
 import {
   benchDatabases,
   compare,

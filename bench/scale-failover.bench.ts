@@ -18,7 +18,8 @@ import {
   uniqueTablePrefix,
   type TestDatabase,
 } from '@holdfast/core/testing';
-import { SqlFailoverStore, failoverKey, type FailoverEntry } from '@holdfast/failover';
+import { type FailoverEntry } from '@holdfast/failover';
+import { SqlFailoverStore, failoverKey } from '@holdfast/failover/internal';
 import { benchDatabases, numberArg, opsPerSecond, printTable } from './support/bench-kit';
 
 const CONCURRENCY = 10;

@@ -16,13 +16,8 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { SchemaManager, sqlClientFor, type SqlClient } from '@holdfast/core';
 import { createTestDataSource, uniqueTablePrefix, type TestDatabase } from '@holdfast/core/testing';
-import {
-  COR_MESSAGE_TABLE,
-  INBOX_LEASE_TABLE,
-  CorMessageQueries,
-  InboxModule,
-  MessageAcceptor,
-} from '@holdfast/inbox';
+import { InboxModule, MessageAcceptor } from '@holdfast/inbox';
+import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, CorMessageQueries } from '@holdfast/inbox/internal';
 import { fillBacklog } from '../libs/inbox/test/backlog';
 import { benchDatabases, opsPerSecond, printTable } from './support/bench-kit';
 

@@ -19,7 +19,8 @@ import {
   waitForExit,
   type TestDatabase,
 } from '@holdfast/core/testing';
-import { MutexQueryResolver, SIMBA_MUTEX_TABLE } from '@holdfast/simba';
+import { MutexQueryResolver } from '@holdfast/simba';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { MutexRepository } from '../libs/simba/src/mutex/mutex.repository';
 import { median, printTable } from './support/bench-kit';
 

@@ -10,9 +10,9 @@ import {
   waitForExit,
   waitForMessage,
 } from '@holdfast/core/testing';
-import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
+import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
+import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 
 const WORKER = join(__dirname, 'workers', 'boot-app.worker.ts');
 const REPLICAS = 4;

@@ -9,9 +9,9 @@ import {
   waitForExit,
   waitUntil,
 } from '@holdfast/core/testing';
-import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
-import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
+import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
+import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { checkHistory, formatReport } from '../../tools/history/check';
 import { readHistory } from '../../tools/history/history';
 import { AppReplicas, LEADER_MUTEX, type Replica } from '../deploy/support/app-replicas';

@@ -10,7 +10,7 @@ import {
   waitForMessage,
   type TestDatabase,
 } from '@holdfast/core/testing';
-import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox';
+import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 
 const WORKER = join(__dirname, 'workers', 'accept-deliver-worker.ts');
 const PROCESSES = 3;

@@ -12,7 +12,8 @@ import {
   waitForMessage,
   waitUntil,
 } from '@holdfast/core/testing';
-import { INBOX_LEASE_TABLE, InboxModule, MessageAcceptor } from '@holdfast/inbox';
+import { InboxModule, MessageAcceptor } from '@holdfast/inbox';
+import { INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 
 const WORKER = join(__dirname, 'workers', 'cleanup-worker.ts');
 const NODES = 3;

@@ -15,16 +15,14 @@ import {
   waitUntil,
 } from '@holdfast/core/testing';
 import {
-  COR_MESSAGE_TABLE,
-  INBOX_LEASE_TABLE,
   InboxHandler,
   InboxModule,
   InboxNotifyListener,
   MessageAcceptor,
-  inboxNotifyChannel,
   type InboxMessage,
   type InboxModuleOptions,
 } from '@holdfast/inbox';
+import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, inboxNotifyChannel } from '@holdfast/inbox/internal';
 
 /**
  * PostgreSQL LISTEN/NOTIFY wake-up (PostgreSQL only; in the server suites). Behind PgBouncer in

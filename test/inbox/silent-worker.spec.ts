@@ -2,13 +2,8 @@ import { Injectable, Module, type INestApplicationContext } from '@nestjs/common
 import { NestFactory } from '@nestjs/core';
 import { SchemaManager, sqlClientFor, type SqlClient } from '@holdfast/core';
 import { createTestDataSource, testDatabases, uniqueTablePrefix } from '@holdfast/core/testing';
-import {
-  COR_MESSAGE_TABLE,
-  INBOX_LEASE_TABLE,
-  InboxHandler,
-  InboxModule,
-  type InboxMessage,
-} from '@holdfast/inbox';
+import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
+import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 import type { DataSource } from 'typeorm';
 import { fillBacklog } from '../../libs/inbox/test/backlog';
 import { SlowSilentProxy } from './support/slow-silent-proxy';

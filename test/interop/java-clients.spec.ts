@@ -27,7 +27,6 @@ import {
 } from '@holdfast/core/testing';
 import { DefaultKeyGenerator, Failover, FailoverModule } from '@holdfast/failover';
 import {
-  INBOX_LEASE_TABLE,
   InboxHandler,
   InboxModule,
   MessageAcceptor,
@@ -35,6 +34,7 @@ import {
   type InboxMessage,
   type InboxModuleOptions,
 } from '@holdfast/inbox';
+import { INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 import { checkHistory, formatReport, simbaTerms } from '../../tools/history/check';
 import { readHistory } from '../../tools/history/history';
 import {

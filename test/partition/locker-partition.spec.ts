@@ -17,7 +17,7 @@ import {
   tsRegisterPath,
   uniqueTablePrefix,
 } from '@holdfast/core/testing';
-import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker';
+import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
 import { LockerCluster, overlaps } from '../locker/cluster';
 import { NetworkNamespace } from './support/network-namespace';
 import { serverPort, serverUrlThrough } from './support/server-url';

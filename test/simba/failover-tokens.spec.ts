@@ -9,7 +9,8 @@ import { connect as tcpConnect, createServer, type AddressInfo, type Server } fr
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
 import { SchemaManager, sqlClientFor } from '@holdfast/core';
 import { forkTs, testDatabases, uniqueTablePrefix, waitForExit } from '@holdfast/core/testing';
-import { FenceColumn, fenced, SIMBA_MUTEX_TABLE } from '@holdfast/simba';
+import { FenceColumn, fenced } from '@holdfast/simba';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { join } from 'node:path';
 import { PgReplicaPair } from './support/pg-cluster';
 import { SwitchableProxy } from './support/switchable-proxy';

@@ -86,7 +86,7 @@ async function soak(db: TestDatabase): Promise<SoakResult> {
   // Create the table first so that five processes do not race on CREATE TABLE.
   const setup = await createTestDataSource(db, { sqliteFile: sqliteFile === '-' ? undefined : sqliteFile });
   const { SchemaManager, sqlClientFor } = await import('@holdfast/core');
-  const { SIMBA_MUTEX_TABLE } = await import('@holdfast/simba');
+  const { SIMBA_MUTEX_TABLE } = await import('@holdfast/simba/internal');
   await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
   try {
     for (let i = 0; i < PROCESSES; i++) spawn();

@@ -7,4 +7,3 @@ export type {
   InboxStatus,
   FailoverStatus,
 } from './status/status-queries';
-export { StatusQueries, STATUS_SECTIONS, type StatusSection } from './status/status-queries';

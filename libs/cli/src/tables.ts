@@ -1,8 +1,8 @@
 import type { TableSpec } from '@holdfast/core';
-import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
-import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker';
-import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox';
+import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
+import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 
 /**
  * Every table Holdfast owns, in creation order. `holdfast ddl --dialect <d>` prints them and

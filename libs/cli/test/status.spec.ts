@@ -1,6 +1,6 @@
 import { tableName, type SqlClient } from '@holdfast/core';
 import { describeEachDatabase } from '@holdfast/core/testing';
-import { FAR_FUTURE } from '@holdfast/inbox';
+import { FAR_FUTURE } from '@holdfast/inbox/internal';
 import { HOLDFAST_TABLES, type HoldfastStatus } from '../src';
 import { cli, testDatabaseUrl } from './cli-support';
 

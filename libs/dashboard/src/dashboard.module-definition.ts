@@ -47,7 +47,7 @@ export const {
 } = new ConfigurableModuleBuilder<HoldfastDashboardOptions>({ moduleName: 'HoldfastDashboard' })
   .setClassMethodName('forRoot')
   .setExtras<HoldfastDashboardExtras>(
-    { isGlobal: false, path: DEFAULT_DASHBOARD_PATH, guard: undefined },
+    { isGlobal: true, path: DEFAULT_DASHBOARD_PATH, guard: undefined },
     (definition, extras) => ({
       ...definition,
       global: extras.isGlobal,

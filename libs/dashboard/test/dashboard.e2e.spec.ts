@@ -3,9 +3,12 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { describeEachDatabase, waitUntil, type TestDatabaseContext } from '@holdfast/core/testing';
 import { Failover, FailoverModule } from '@holdfast/failover';
-import { COR_MESSAGE_TABLE, InboxModule, MessageAcceptor, MessageManagement } from '@holdfast/inbox';
-import { HOLDFAST_LOCK_TABLE, LockerModule } from '@holdfast/locker';
-import { SIMBA_MUTEX_TABLE, SimbaModule } from '@holdfast/simba';
+import { InboxModule, MessageAcceptor, MessageManagement } from '@holdfast/inbox';
+import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
+import { LockerModule } from '@holdfast/locker';
+import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
+import { SimbaModule } from '@holdfast/simba';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { HoldfastDashboardModule, type HoldfastDashboardExtras } from '../src';
 
 /** Lets a request through when it carries `x-admin: yes`; counts what it was asked. */

@@ -8,9 +8,9 @@ import {
   FailoverMetrics,
   FailoverStoreQueryResolver,
   getFailoverStoreToken,
-  failoverKey,
   type FailoverStore,
 } from '@holdfast/failover';
+import { failoverKey } from '@holdfast/failover/internal';
 import { startFailoverApp } from './support/failover-app';
 
 @Injectable()

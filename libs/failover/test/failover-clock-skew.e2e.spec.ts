@@ -10,7 +10,7 @@ import {
   waitForExit,
   waitForMessage,
 } from '@holdfast/core/testing';
-import { DatabaseClock, failoverKey } from '@holdfast/failover';
+import { DatabaseClock, failoverKey } from '@holdfast/failover/internal';
 import type { DataSource } from 'typeorm';
 
 const WORKER = join(__dirname, 'support/skewed-instance.worker.ts');

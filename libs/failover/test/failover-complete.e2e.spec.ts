@@ -7,17 +7,16 @@ import {
   FailoverCleanupService,
   FailoverExecutor,
   FailoverMetrics,
-  FailoverStores,
   FailoverTenant,
   FailoverTenantError,
   ListPayloadSplitter,
   PayloadDecryptionError,
   Referential,
-  SqlFailoverStore,
   getFailoverStoreToken,
   type FailoverModuleOptions,
   type KeyGenerator,
 } from '@holdfast/failover';
+import { FailoverStores, SqlFailoverStore } from '@holdfast/failover/internal';
 
 class Country extends Referential {
   code!: string;

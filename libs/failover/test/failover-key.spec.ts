@@ -1,4 +1,5 @@
-import { DefaultKeyGenerator, failoverKey } from '@holdfast/failover';
+import { DefaultKeyGenerator } from '@holdfast/failover';
+import { failoverKey } from '@holdfast/failover/internal';
 
 describe('failover keys', () => {
   it("matches Java's UUID.nameUUIDFromBytes byte for byte", () => {

@@ -230,7 +230,8 @@ describe('write-behind rejection policies and tenants through nestjs-cls', () =>
   });
 
   it('a custom cipher is used for every payload', async () => {
-    const { SqlFailoverStore, EncryptingPayloadColumnResolver } = await import('@holdfast/failover');
+    const { EncryptingPayloadColumnResolver } = await import('@holdfast/failover');
+    const { SqlFailoverStore } = await import('@holdfast/failover/internal');
     const { sqlClientFor } = await import('@holdfast/core');
     const { createTestDataSource, uniqueTablePrefix } = await import('@holdfast/core/testing');
     const reversing = {

@@ -17,11 +17,11 @@ import {
   FailoverModule,
   RecoveredPayloadHandler,
   Referential,
-  failoverKey,
   type FailoverModuleOptions,
   type KeyGenerator,
   type RecoveryContext,
 } from '@holdfast/failover';
+import { failoverKey } from '@holdfast/failover/internal';
 
 class Country extends Referential {
   code!: string;

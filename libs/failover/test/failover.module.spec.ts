@@ -8,12 +8,10 @@ import {
   FailoverConfigurationError,
   FailoverExecutor,
   FailoverModule,
-  FailoverRegistry,
-  MemoryFailoverStore,
-  SqlFailoverStore,
   getFailoverStoreToken,
   type FailoverModuleOptions,
 } from '@holdfast/failover';
+import { FailoverRegistry, MemoryFailoverStore, SqlFailoverStore } from '@holdfast/failover/internal';
 
 @Injectable()
 class Flaky {

@@ -1,6 +1,11 @@
 import { describeEachDatabase } from '@holdfast/core/testing';
 import { SchemaMismatchError } from '@holdfast/core';
-import { FailoverTypeRegistry, PayloadCodec, SqlFailoverStore, failoverKey } from '@holdfast/failover';
+import {
+  FailoverTypeRegistry,
+  PayloadCodec,
+  SqlFailoverStore,
+  failoverKey,
+} from '@holdfast/failover/internal';
 
 /**
  * FAILOVER_STORE as Société Générale's failover library creates it: `TIMESTAMP(9) WITH TIME

@@ -4,14 +4,16 @@ import { describeEachDatabase } from '@holdfast/core/testing';
 import {
   FailoverStoreException,
   FailoverStoreQueryResolver,
-  FailoverTypeRegistry,
   MalformedPayloadError,
   PayloadClassNotAllowedError,
+  type FailoverEntry,
+} from '@holdfast/failover';
+import {
+  FailoverTypeRegistry,
   PayloadCodec,
   SqlFailoverStore,
   failoverKey,
-  type FailoverEntry,
-} from '@holdfast/failover';
+} from '@holdfast/failover/internal';
 
 class Address {
   street!: string;

@@ -1,3 +1,6 @@
 /** The validated options with defaults (one provider for forRoot and forRootAsync). */
 export const INBOX_OPTIONS = Symbol('INBOX_OPTIONS');
+/** The name of the inbox a module registers (`forRoot({ name })`), `DEFAULT_INBOX_NAME` without one. */
+export const INBOX_NAME = Symbol('INBOX_NAME');
+export const DEFAULT_INBOX_NAME = 'default';
 export const INBOX_HANDLER_METADATA = 'holdfast:inbox-handler';

@@ -7,7 +7,6 @@ import { InboxHandlerExplorer } from './handler/inbox-handler.explorer';
 import { InboxHandlerRegistry } from './handler/inbox-handler.registry';
 import { InboxHealthIndicator } from './health/inbox.health';
 import { InboxClock } from './inbox.clock';
-import { INBOX_OPTIONS } from './inbox.constants';
 import { InboxMetrics } from './inbox.metrics';
 import { ConfigurableInboxModule } from './inbox.module-definition';
 import { inboxOptionsProvider } from './inbox.providers';
@@ -36,13 +35,7 @@ import { InboxConnection } from './store/inbox-connection';
     InboxNotifyListener,
     InboxHealthIndicator,
   ],
-  exports: [
-    INBOX_OPTIONS,
-    MessageAcceptor,
-    MessageManagement,
-    InboxDelivery,
-    InboxNotifyListener,
-    InboxHealthIndicator,
-  ],
+  // Exports depend on the inbox's name (inbox.module-definition.ts): the classes for the default
+  // inbox, getInboxToken(Class, name) for a named one.
 })
 export class InboxModule extends ConfigurableInboxModule {}

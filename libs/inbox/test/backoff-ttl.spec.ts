@@ -1,4 +1,4 @@
-import { nextRetryDelay } from '../src';
+import { nextRetryDelay } from '../src/internal';
 import { defaultTtlToIso, parseIsoTtl } from '../src/acceptor/ttl';
 import { errorText } from '../src/delivery/inbox-delivery.service';
 

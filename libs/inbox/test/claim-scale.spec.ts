@@ -1,6 +1,6 @@
 import { SchemaManager, SqlClient, sqlClientFor } from '@holdfast/core';
 import { createTestDataSource, describeEachDatabase } from '@holdfast/core/testing';
-import { COR_MESSAGE_TABLE, CorMessageQueries } from '../src';
+import { COR_MESSAGE_TABLE, CorMessageQueries } from '../src/internal';
 import { fillBacklog, planProblems } from './backlog';
 
 /** `N row lock(s)` of the transaction of connection `id` in SHOW ENGINE INNODB STATUS. */

@@ -6,12 +6,12 @@ import {
   InboxHandler,
   InboxHealthIndicator,
   InboxModule,
-  INBOX_OPTIONS,
   MessageAcceptor,
   ResolvedInboxOptions,
   type InboxMessage,
   type InboxModuleOptions,
 } from '../src';
+import { INBOX_OPTIONS } from '../src/internal';
 import { createInboxApp, type InboxTestApp } from './inbox-test-app';
 
 const ORDER = { namespace: 'test', name: 'order-placed' };

@@ -2,7 +2,8 @@ import { DataSource } from 'typeorm';
 import { SchemaManager, tableDdl, type TableSpec } from '@holdfast/core';
 import { describeEachDatabase } from '@holdfast/core/testing';
 import { ConvertCorMessageTimes1764000000405 } from '../../cli/src/migrations/1764000000405-convert-cor-message-times';
-import { FAR_FUTURE, INBOX_LEASE_TABLE, PauseUnsupportedError } from '../src';
+import { PauseUnsupportedError } from '../src';
+import { FAR_FUTURE, INBOX_LEASE_TABLE } from '../src/internal';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';
 import { seedCorMessageDdl } from './seed-ddl';
 

@@ -15,5 +15,5 @@ export const {
   .setClassMethodName('forRoot')
   // forRootAsync({ useClass | useExisting }) calls this method of the given class.
   .setFactoryMethodName('createLockerOptions')
-  .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
   .build();

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { LockerHealthIndicator } from './health/locker.health';
 import { ConfigurableLockerModule } from './locker-module.definition';
+import { LOCKER_OPTIONS } from './locker.constants';
 import { createDatabaseResolverProvider, createResolvedOptionsProvider } from './locker.providers';
 import { LockHandlersExplorer } from './service/lock-handlers.explorer';
 import { LockerService } from './service/locker.service';
@@ -19,6 +20,6 @@ import { LockerService } from './service/locker.service';
     LockerService,
     LockerHealthIndicator,
   ],
-  exports: [LockerService, LockerHealthIndicator],
+  exports: [LOCKER_OPTIONS, LockerService, LockerHealthIndicator],
 })
 export class LockerModule extends ConfigurableLockerModule {}

@@ -1,13 +1,8 @@
 import { InvalidOptionsError } from '@holdfast/core';
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import {
-  LockTimingError,
-  LockerModule,
-  LockerService,
-  resolveLockerOptions,
-  type LockerModuleOptions,
-} from '@holdfast/locker';
+import { LockTimingError, LockerModule, LockerService, type LockerModuleOptions } from '@holdfast/locker';
+import { resolveLockerOptions } from '@holdfast/locker/internal';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,12 +1,6 @@
 export { SimbaModule } from './simba.module';
-export {
-  SIMBA_MODULE_OPTIONS,
-  SIMBA_OPTIONS_TYPE,
-  SIMBA_ASYNC_OPTIONS_TYPE,
-} from './simba.module-definition';
-export { SIMBA_RESOLVED_OPTIONS } from './simba.constants';
-export { resolveSimbaOptions, type SimbaModuleOptions, type ResolvedSimbaOptions } from './simba.options';
-export { SIMBA_MUTEX_TABLE } from './table/simba-mutex.table';
+export type { SimbaModuleOptions, ResolvedSimbaOptions } from './simba.options';
+export { InjectSimbaOptions } from './simba.decorators';
 export { type MutexContender, AbstractMutexContender, defaultContenderId } from './mutex/mutex-contender';
 export { MutexOwner } from './mutex/mutex-owner';
 export { MutexState } from './mutex/mutex-state';

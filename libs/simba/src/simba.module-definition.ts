@@ -11,5 +11,5 @@ export const {
   optionsInjectionToken: 'SIMBA_MODULE_OPTIONS',
 })
   .setClassMethodName('forRoot')
-  .setExtras({ isGlobal: false }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
   .build();

@@ -5,7 +5,8 @@ import {
   testDatabases,
   uniqueTablePrefix,
 } from '@holdfast/core/testing';
-import { MutexContendServiceFactory, SIMBA_MUTEX_TABLE, type MutexContendService } from '../src';
+import { MutexContendServiceFactory, type MutexContendService } from '../src';
+import { SIMBA_MUTEX_TABLE } from '../src/internal';
 import { createSimbaApp, freshMutex, RecordingContender, sleepMs, waitUntil } from './simba-test.support';
 
 const OPTIONS = { ttl: '1s', transition: '1s', standbyPoll: '100ms' };

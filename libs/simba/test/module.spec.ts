@@ -7,13 +7,13 @@ import {
   MutexContendRegistry,
   MutexContendServiceFactory,
   OnMutexAcquired,
-  SIMBA_RESOLVED_OPTIONS,
   SimbaHealthIndicator,
   SimbaLocker,
   SimbaModule,
   type ResolvedSimbaOptions,
   type SimbaModuleOptions,
 } from '../src';
+import { SIMBA_RESOLVED_OPTIONS } from '../src/internal';
 import { describeEachSimbaTable, waitUntil } from './simba-test.support';
 
 @Injectable()

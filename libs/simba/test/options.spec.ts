@@ -6,9 +6,9 @@ import {
   InvalidMutexNameError,
   LeaderOnly,
   OnMutexAcquired,
-  resolveSimbaOptions,
   SimbaModule,
 } from '../src';
+import { resolveSimbaOptions } from '../src/internal';
 
 describe('SimbaModule options', () => {
   it('applies the defaults: ttl 10s, transition 6s, statement timeout transition / 3', () => {

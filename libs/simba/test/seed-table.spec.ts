@@ -9,9 +9,9 @@ import {
   defaultContenderId,
   InvalidContenderIdError,
   MutexContendServiceFactory,
-  SIMBA_MUTEX_TABLE,
   SimbaLocker,
 } from '../src';
+import { SIMBA_MUTEX_TABLE } from '../src/internal';
 import {
   createSeedTable,
   seedSimbaDdl,

@@ -3,13 +3,8 @@ import { Test } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
 import { monotonicMillis } from '@holdfast/core';
 import { describeEachDatabase, type TestDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
-import {
-  defaultContenderId,
-  SIMBA_MUTEX_TABLE,
-  SimbaModule,
-  type MutexState,
-  type SimbaModuleOptions,
-} from '../src';
+import { defaultContenderId, SimbaModule, type MutexState, type SimbaModuleOptions } from '../src';
+import { SIMBA_MUTEX_TABLE } from '../src/internal';
 
 /** A Nest application context with SimbaModule on the test database (table created). */
 export async function createSimbaApp(

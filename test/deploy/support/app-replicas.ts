@@ -3,7 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableName, type SqlClient } from '@holdfast/core';
 import { forkTs, waitForMessage, waitUntil, type TestDatabase } from '@holdfast/core/testing';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
+import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
 import type { simbaTerms } from '../../../tools/history/check';
 import { readHistory, type SimbaGrant, type SimbaRelease } from '../../../tools/history/history';
 

@@ -1,12 +1,7 @@
 import { Test } from '@nestjs/testing';
 import { SchemaManager, sqlClientFor } from '@holdfast/core';
-import {
-  COR_MESSAGE_TABLE,
-  INBOX_LEASE_TABLE,
-  InboxModule,
-  MessageAcceptor,
-  type AcceptMessage,
-} from '@holdfast/inbox';
+import { InboxModule, MessageAcceptor, type AcceptMessage } from '@holdfast/inbox';
+import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 import type { DataSource } from 'typeorm';
 
 /**

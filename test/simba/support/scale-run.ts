@@ -10,7 +10,7 @@ import {
   waitForExit,
   type TestDatabase,
 } from '@holdfast/core/testing';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 
 const WORKER = join(__dirname, '..', 'workers', 'scale.worker.ts');
 

@@ -1,5 +1,5 @@
 import { HoldfastTableMigration } from '@holdfast/core';
-import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
+import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
 
 /** `<prefix>FAILOVER_STORE` and its EXPIRE_ON index. */
 export class CreateFailoverStore1764000000001 extends HoldfastTableMigration {

@@ -1,5 +1,5 @@
 import { HoldfastTableMigration } from '@holdfast/core';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 
 /** Creates `<prefix>simba_mutex` (prefix from HOLDFAST_TABLE_PREFIX) for @holdfast/simba. */
 export class CreateSimbaMutex1764000000002 extends HoldfastTableMigration {

@@ -1,5 +1,5 @@
 import { HoldfastTableMigration } from '@holdfast/core';
-import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker';
+import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
 
 /** `<prefix>HOLDFAST_LOCK` for @holdfast/locker (prefix from HOLDFAST_TABLE_PREFIX). */
 export class CreateHoldfastLock1764000000003 extends HoldfastTableMigration {

@@ -1,5 +1,5 @@
 import { HoldfastTableMigration } from '@holdfast/core';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox';
+import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
 
 /**
  * `<prefix>COR_MESSAGE` in camunda-bpm-correlate's layout (timestamps, unbounded ERROR) and its

@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { DatabaseResolver } from '@holdfast/core';
-import { corMessageConversionSql, hasEpochMillisLayout } from '@holdfast/inbox';
+import { corMessageConversionSql, hasEpochMillisLayout } from '@holdfast/inbox/internal';
 
 /**
  * Converts a `<prefix>COR_MESSAGE` made by the previous Holdfast layout (BIGINT epoch-ms times,

@@ -1,5 +1,5 @@
 import { HoldfastTableMigration } from '@holdfast/core';
-import { INBOX_LEASE_TABLE } from '@holdfast/inbox';
+import { INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 
 /** `<prefix>HOLDFAST_INBOX_LEASE`: the tick of the inbox's once-per-cluster expiry cleanup. */
 export class CreateInboxLease1764000000406 extends HoldfastTableMigration {

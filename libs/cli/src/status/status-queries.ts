@@ -1,8 +1,8 @@
 import { SchemaManager, tableName, toNumber, type SqlClient } from '@holdfast/core';
-import { FAILOVER_STORE_TABLE } from '@holdfast/failover';
-import { COR_MESSAGE_TABLE, CorMessageQueries } from '@holdfast/inbox';
-import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba';
+import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
+import { COR_MESSAGE_TABLE, CorMessageQueries } from '@holdfast/inbox/internal';
+import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 
 /** A simba mutex: who owns it and until when (database clock). */
 export interface MutexStatus {

@@ -11,6 +11,11 @@ export interface InboxHandlerOptions extends MessageType {
    * holds scarce resources; messages of its type wait for a slot while their claim is renewed.
    */
   concurrency?: number;
+  /**
+   * The inbox whose messages this handler takes, for an application with several
+   * (`InboxModule.forRoot({ name })`); default: the default inbox.
+   */
+  inbox?: string;
 }
 
 /**

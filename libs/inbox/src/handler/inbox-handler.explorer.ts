@@ -1,7 +1,7 @@
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { discoverHandlers } from '@holdfast/core';
-import { INBOX_HANDLER_METADATA } from '../inbox.constants';
+import { DEFAULT_INBOX_NAME, INBOX_HANDLER_METADATA, INBOX_NAME } from '../inbox.constants';
 import type { InboxHandlerOptions } from './inbox-handler.decorator';
 import { InboxHandlerRegistry } from './inbox-handler.registry';
 
@@ -14,6 +14,7 @@ export class InboxHandlerExplorer implements OnModuleInit {
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly registry: InboxHandlerRegistry,
+    @Inject(INBOX_NAME) private readonly inboxName: string,
   ) {}
 
   onModuleInit(): void {
@@ -28,7 +29,9 @@ export class InboxHandlerExplorer implements OnModuleInit {
       INBOX_HANDLER_METADATA,
       '@InboxHandler()',
     )) {
-      const { concurrency, ...type } = options;
+      // Each inbox takes the handlers addressed to it (`inbox`, default 'default') and no other.
+      const { concurrency, inbox = DEFAULT_INBOX_NAME, ...type } = options;
+      if (inbox !== this.inboxName) continue;
       this.registry.register({
         type,
         name,

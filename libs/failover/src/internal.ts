@@ -1,0 +1,15 @@
+// @holdfast/failover/internal: plumbing shared with Holdfast's own packages (@holdfast/cli,
+// @holdfast/dashboard), its benchmarks and tests. Not part of the public API: no stability
+// promise between versions. Applications use the main entry, '@holdfast/failover'.
+export { FAILOVER_MODULE_OPTIONS } from './failover.module-definition';
+export { FAILOVER_RESOLVED_OPTIONS } from './failover.constants';
+export { FailoverRegistry, type DiscoveredFailover } from './executor/failover.registry';
+export { FailoverWriter } from './executor/failover-writer';
+export { FailoverStores } from './tenant/failover-stores';
+export { PayloadCodec } from './payload/payload-codec';
+export { FailoverTypeRegistry, type PayloadClassDeclaration } from './payload/failover-type.registry';
+export { failoverKey } from './key/failover-key';
+export { MemoryFailoverStore } from './store/memory-failover.store';
+export { SqlFailoverStore, type SqlFailoverStoreConfig } from './store/sql-failover.store';
+export { DatabaseClock } from './store/database-clock';
+export { FAILOVER_STORE_TABLE } from './store/failover-store.table';

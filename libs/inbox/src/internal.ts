@@ -1,0 +1,17 @@
+// @holdfast/inbox/internal: plumbing shared with Holdfast's own packages (@holdfast/cli,
+// @holdfast/dashboard), its benchmarks and tests. Not part of the public API: no stability
+// promise between versions. Applications use the main entry, '@holdfast/inbox'.
+export { INBOX_MODULE_OPTIONS } from './inbox.module-definition';
+export { INBOX_OPTIONS, INBOX_NAME, DEFAULT_INBOX_NAME } from './inbox.constants';
+export { getInboxOptionsToken } from './inbox.tokens';
+export { MESSAGE_STATUSES } from './inbox-message';
+export { inboxNotifyChannel } from './notify/notify-channel';
+export { nextRetryDelay, type BackoffPolicy } from './delivery/backoff';
+export { InboxClock } from './inbox.clock';
+export { COR_MESSAGE_TABLE, COR_MESSAGE_ORDER_INDEX, MAX_ID_LENGTH } from './store/cor-message.table';
+export { INBOX_LEASE_TABLE } from './store/inbox-lease.table';
+export { FAR_FUTURE } from './store/cor-message.time';
+export { CorMessageQueries } from './store/cor-message.queries';
+export { corMessageConversionSql, hasEpochMillisLayout } from './store/cor-message.conversion';
+export { InboxConnection } from './store/inbox-connection';
+export type { InboxLeadership } from './cluster/inbox-leadership';

@@ -1,0 +1,11 @@
+// @holdfast/locker/internal: plumbing shared with Holdfast's own packages (@holdfast/cli,
+// @holdfast/dashboard), its benchmarks and tests. Not part of the public API: no stability
+// promise between versions. Applications use the main entry, '@holdfast/locker'.
+export { LOCKER_MODULE_OPTIONS } from './locker-module.definition';
+export { LOCKER_OPTIONS } from './locker.constants';
+export { LeaseDatabaseLocker } from './lock/lease-database.locker';
+export { DatabaseLocker } from './lock/database.locker';
+export { SharedFileLocker } from './lock/shared-file.locker';
+export { HOLDFAST_LOCK_TABLE } from './store/holdfast-lock.table';
+export { LOCKER_TYPES, STARTUP_MODES, LOCKER_DEFAULTS, resolveLockerOptions } from './options/locker.options';
+export { ScheduledLockExecutor } from './scheduled/scheduled-lock.executor';

@@ -1,0 +1,131 @@
+import { Injectable, Module } from '@nestjs/common';
+import { Test, type TestingModule } from '@nestjs/testing';
+import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
+import * as failover from '@holdfast/failover';
+import * as failoverInternal from '@holdfast/failover/internal';
+import * as inbox from '@holdfast/inbox';
+import * as inboxInternal from '@holdfast/inbox/internal';
+import * as locker from '@holdfast/locker';
+import * as simba from '@holdfast/simba';
+import { HoldfastDashboardModule } from '@holdfast/dashboard';
+
+/**
+ * The uniform public API (issue 14, item 4): every module is global by default, so a provider in
+ * a module that imports none of them can inject their services; options and the failover store
+ * are injected through `InjectX()` helpers; plumbing is not in the main entries.
+ */
+
+@Injectable()
+class Consumer {
+  constructor(
+    readonly acceptor: inbox.MessageAcceptor,
+    readonly management: inbox.MessageManagement,
+    readonly lockerService: locker.LockerService,
+    readonly simbaLocker: simba.SimbaLocker,
+    readonly contend: simba.MutexContendServiceFactory,
+    readonly executor: failover.FailoverExecutor,
+    @failover.InjectFailoverStore() readonly store: failover.FailoverStore,
+    @failover.InjectFailoverOptions() readonly failoverOptions: failover.ResolvedFailoverModuleOptions,
+    @simba.InjectSimbaOptions() readonly simbaOptions: simba.ResolvedSimbaOptions,
+    @locker.InjectLockerOptions() readonly lockerOptions: locker.ResolvedLockerOptions,
+    @inbox.InjectInboxOptions() readonly inboxOptions: inbox.ResolvedInboxOptions,
+  ) {}
+}
+
+/** Imports none of the Holdfast modules: what it gets, it gets because they are global. */
+@Module({ providers: [Consumer], exports: [Consumer] })
+class FeatureModule {}
+
+async function boot(ctx: TestDatabaseContext): Promise<TestingModule> {
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      FailoverModule(ctx),
+      simba.SimbaModule.forRoot({
+        dataSource: ctx.dataSource,
+        tablePrefix: ctx.prefix,
+        schema: 'create',
+        ttl: '7s',
+        transition: '3s',
+        autoStart: false,
+      }),
+      locker.LockerModule.forRoot({
+        dataSource: ctx.dataSource,
+        tablePrefix: ctx.prefix,
+        schema: 'create',
+        locker: { type: 'lease-database' },
+        lockName: 'public-api',
+        useLock: false,
+      }),
+      inbox.InboxModule.forRoot({
+        dataSource: ctx.dataSource,
+        tablePrefix: ctx.prefix,
+        schema: 'create',
+        pollInterval: '1h',
+        cleanupInterval: '1h',
+        batchSize: 7,
+      }),
+      HoldfastDashboardModule.forRoot({}),
+      FeatureModule,
+    ],
+  }).compile();
+  await moduleRef.init();
+  return moduleRef;
+}
+
+function FailoverModule(ctx: TestDatabaseContext) {
+  return failover.FailoverModule.forRoot({
+    store: { type: 'sql', dataSource: ctx.dataSource, tablePrefix: ctx.prefix, schema: 'create' },
+  });
+}
+
+describeEachDatabase(
+  'the public API: global modules and InjectX() helpers',
+  (ctx) => {
+    let moduleRef: TestingModule;
+    beforeAll(async () => {
+      moduleRef = await boot(ctx);
+    });
+    afterAll(() => moduleRef?.close());
+
+    it('gives a module that imports none of them every service and option, by default', () => {
+      const consumer = moduleRef.select(FeatureModule).get(Consumer);
+      expect(consumer.acceptor).toBe(moduleRef.get(inbox.MessageAcceptor));
+      expect(consumer.management).toBe(moduleRef.get(inbox.MessageManagement));
+      expect(consumer.lockerService).toBe(moduleRef.get(locker.LockerService));
+      expect(consumer.simbaLocker).toBe(moduleRef.get(simba.SimbaLocker));
+      expect(consumer.contend).toBe(moduleRef.get(simba.MutexContendServiceFactory));
+      expect(consumer.executor).toBe(moduleRef.get(failover.FailoverExecutor));
+    });
+
+    it('InjectFailoverStore() injects the store the module was given', async () => {
+      const consumer = moduleRef.select(FeatureModule).get(Consumer);
+      expect(consumer.store).toBe(moduleRef.get(failover.getFailoverStoreToken()));
+      expect(consumer.store).toBeInstanceOf(failoverInternal.SqlFailoverStore);
+    });
+
+    it('InjectXOptions() injects the validated options, defaults filled in', () => {
+      const consumer = moduleRef.select(FeatureModule).get(Consumer);
+      expect(consumer.simbaOptions).toMatchObject({ ttl: 7000, transition: 3000, autoStart: false });
+      expect(consumer.lockerOptions).toMatchObject({ lockName: 'public-api', useLock: false });
+      expect(consumer.inboxOptions).toMatchObject({ batchSize: 7, tablePrefix: ctx.prefix });
+      expect(consumer.failoverOptions).toMatchObject({
+        async: { maxBatch: 500 },
+        exceptionPolicy: 'rethrow',
+      });
+    });
+  },
+  { tag: 'api' },
+);
+
+describe('the main entries', () => {
+  it('leave the plumbing to the internal subpath', () => {
+    for (const name of ['FailoverWriter', 'FailoverStores', 'PayloadCodec', 'SqlFailoverStore']) {
+      expect(Object.keys(failover)).not.toContain(name);
+      expect(Object.keys(failoverInternal)).toContain(name);
+    }
+    for (const name of ['CorMessageQueries', 'InboxConnection', 'InboxClock', 'COR_MESSAGE_TABLE']) {
+      expect(Object.keys(inbox)).not.toContain(name);
+      expect(Object.keys(inboxInternal)).toContain(name);
+    }
+  });
+});
