@@ -17,10 +17,14 @@ import {
   uniqueTablePrefix,
   waitUntil,
 } from '@holdfast/core/testing';
-import { FAILOVER_STORE_TABLE, FailoverModule } from '@holdfast/failover';
-import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, InboxHandler, InboxModule } from '@holdfast/inbox';
-import { HOLDFAST_LOCK_TABLE, LockerModule } from '@holdfast/locker';
-import { SIMBA_MUTEX_TABLE, SimbaModule } from '@holdfast/simba';
+import { FailoverModule } from '@holdfast/failover';
+import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
+import { InboxHandler, InboxModule } from '@holdfast/inbox';
+import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
+import { LockerModule } from '@holdfast/locker';
+import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
+import { SimbaModule } from '@holdfast/simba';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 
 @Injectable()
 class Handler {
