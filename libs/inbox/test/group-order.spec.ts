@@ -120,6 +120,26 @@ describeEachDatabase(
       expect(probe.calls.map((m) => m.id)).toEqual(['a1', 'a2']);
     });
 
+    it('group rows go with their messages: management delete, expiry cleanup, and messages deleted elsewhere', async () => {
+      const clock = new TestClock();
+      const { acceptor, delivery, management } = await open({ clock: clock.read });
+      await acceptor.acceptAll([
+        message('a1'),
+        { ...message('b1'), ttl: 'PT1S' },
+        message('c1'),
+        message('d1'),
+      ]);
+      expect(await count('HOLDFAST_INBOX_GROUP')).toBe(4);
+      await management.delete('a1');
+      expect(await count('HOLDFAST_INBOX_GROUP')).toBe(3);
+      // c1 deleted by someone else (a Java client): its group row is an orphan until the cleanup.
+      await ctx.sql.execute(`DELETE FROM ${ctx.prefix}COR_MESSAGE WHERE ID = 'c1'`);
+      clock.advance(2000);
+      expect(await delivery.cleanupExpired()).toBe(1);
+      expect(await count('HOLDFAST_INBOX_GROUP')).toBe(1);
+      expect((await management.list()).map((m) => m.id)).toEqual(['d1']);
+    });
+
     // Two competing nodes (PostgreSQL, MariaDB): a message in one node's hands holds its group.
     it('a group held by one node is skipped by the other, which takes the other groups', async () => {
       if (ctx.db === 'sqlite') return; // one deliverer (leader mode)

@@ -447,6 +447,14 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     if (total) {
       this.logger.log(`Deleted ${total} expired message(s)`);
     }
+    // Group rows whose message was deleted from outside (a Java client, by hand).
+    const orphans = await this.metrics
+      .retry('cleanup', () => this.connection.queries.deleteOrphanGroups(this.options.cleanupChunkSize))
+      .catch((error) => {
+        this.logger.warn(`Could not delete group rows of deleted messages: ${(error as Error).message}`);
+        return 0;
+      });
+    if (orphans) this.logger.debug(`Deleted ${orphans} group row(s) of messages deleted elsewhere`);
     return total;
   }
 

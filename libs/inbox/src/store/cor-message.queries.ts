@@ -576,25 +576,61 @@ export class CorMessageQueries {
   }
 
   /**
+   * Runs a delete of messages; with groups, in one transaction with the delete of their group
+   * rows, so a crash between the two leaves no group row behind.
+   */
+  private async deleting(
+    ids: readonly string[],
+    work: (client: SqlClient) => Promise<number>,
+  ): Promise<number> {
+    if (this.groupTable === undefined) return work(this.sql);
+    return this.sql.transaction(async (tx) => {
+      const deleted = await work(tx);
+      await this.deleteGroupsOf(tx, ids);
+      return deleted;
+    });
+  }
+
+  /**
    * Removes the group rows of these messages once the messages are gone (a message still in the
    * table, e.g. whose claim another node took meanwhile, keeps its group).
    */
-  private async deleteGroupsOf(ids: readonly string[]): Promise<void> {
+  private async deleteGroupsOf(client: SqlClient, ids: readonly string[]): Promise<void> {
     if (this.groupTable === undefined || !ids.length) return;
     const b = new Binder(this.d);
     if (this.d.name === 'mysql' || this.d.name === 'mariadb') {
       const target = this.keyedIn(b, this.groupTable, ids);
-      await this.sql.execute(
+      await client.execute(
         `DELETE ${target.deleteFrom} LEFT JOIN ${this.table} hf_m ON hf_m.ID = m.ID WHERE hf_m.ID IS NULL`,
         b.params,
       );
       return;
     }
-    await this.sql.execute(
+    await client.execute(
       `DELETE FROM ${this.groupTable} AS hf_g WHERE hf_g.ID IN (${b.list(ids)}) ` +
         `AND NOT EXISTS (SELECT 1 FROM ${this.table} hf_m WHERE hf_m.ID = hf_g.ID)`,
       b.params,
     );
+  }
+
+  /**
+   * Group rows whose message is gone (deleted by a Java client or by hand): up to `limit` of them
+   * are deleted; returns how many. Run by the expiry cleanup.
+   */
+  async deleteOrphanGroups(limit: number): Promise<number> {
+    if (this.groupTable === undefined) return 0;
+    const rows = await this.sql.query<{ id: string }>(
+      this.d.limit(
+        `SELECT hf_g.ID AS id FROM ${this.groupTable} hf_g LEFT JOIN ${this.table} hf_m ON hf_m.ID = hf_g.ID ` +
+          `WHERE hf_m.ID IS NULL`,
+        limit,
+      ),
+    );
+    await this.deleteGroupsOf(
+      this.sql,
+      rows.map((r) => r.id),
+    );
+    return rows.length;
   }
 
   private async claimByKeys(
@@ -772,12 +808,11 @@ export class CorMessageQueries {
       b,
       leases.map((l) => l.id),
     );
-    const deleted = await this.sql.execute(
-      `DELETE ${target.deleteFrom} WHERE ${target.where}${this.owned(b, leases)}`,
-      b.params,
+    return this.deleting(
+      leases.map((l) => l.id),
+      (client) =>
+        client.execute(`DELETE ${target.deleteFrom} WHERE ${target.where}${this.owned(b, leases)}`, b.params),
     );
-    await this.deleteGroupsOf(leases.map((l) => l.id));
-    return deleted;
   }
 
   /** Delivered: the rows are gone. */
@@ -785,12 +820,9 @@ export class CorMessageQueries {
     if (!ids.length) return 0;
     const b = new Binder(this.d);
     const target = this.keyed(b, ids);
-    const deleted = await this.sql.execute(
-      `DELETE ${target.deleteFrom} WHERE ${target.where}1 = 1`,
-      b.params,
+    return this.deleting(ids, (client) =>
+      client.execute(`DELETE ${target.deleteFrom} WHERE ${target.where}1 = 1`, b.params),
     );
-    await this.deleteGroupsOf(ids);
-    return deleted;
   }
 
   /**
@@ -883,12 +915,10 @@ export class CorMessageQueries {
     if (!ids.length) return 0;
     const b = new Binder(this.d);
     const target = this.keyed(b, ids);
-    const deleted = await this.sql.execute(
-      `DELETE ${target.deleteFrom} WHERE ${target.where}EXPIRATION IS NOT NULL AND EXPIRATION <= ${this.now(b, now)}`,
-      b.params,
+    const expired = `EXPIRATION IS NOT NULL AND EXPIRATION <= ${this.now(b, now)}`;
+    return this.deleting(ids, (client) =>
+      client.execute(`DELETE ${target.deleteFrom} WHERE ${target.where}${expired}`, b.params),
     );
-    await this.deleteGroupsOf(ids);
-    return deleted;
   }
 
   // ---- management --------------------------------------------------------------------------
@@ -995,9 +1025,9 @@ export class CorMessageQueries {
 
   async delete(id: string): Promise<number> {
     const b = new Binder(this.d);
-    const deleted = await this.sql.execute(`DELETE FROM ${this.table} WHERE ID = ${b.bind(id)}`, b.params);
-    await this.deleteGroupsOf([id]);
-    return deleted;
+    return this.deleting([id], (client) =>
+      client.execute(`DELETE FROM ${this.table} WHERE ID = ${b.bind(id)}`, b.params),
+    );
   }
 }
 
