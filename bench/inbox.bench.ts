@@ -508,7 +508,10 @@ export async function main(args: string[]): Promise<void> {
   console.log('pg-boss: fetch(batchSize 100) + complete(ids) loop, 50 ms sleep when empty');
   const notify = process.env.HOLDFAST_INBOX_BENCH_NOTIFY === 'false' ? 'off' : 'on (PostgreSQL)';
   console.log(`Holdfast: batchSize 100, pollInterval 50ms, notify ${notify}, wakeOnAccept`);
-  if (databases.includes('postgres')) {
+  if (databases.includes('postgres') && process.env.HOLDFAST_INBOX_BENCH_ALONE === '1') {
+    // HOLDFAST_INBOX_BENCH_ALONE=1: Holdfast alone on PostgreSQL too (before/after comparisons).
+    table('postgres: Holdfast alone', [['Holdfast', await benchInbox('postgres', sizes)]]);
+  } else if (databases.includes('postgres')) {
     const gw = await benchGraphile(sizes);
     const hf = await benchInbox('postgres', sizes);
     const boss = await benchBoss(sizes);
