@@ -4,6 +4,7 @@ import type { MessageStatus } from '../inbox-message';
 import { Binder } from './binder';
 import { COR_MESSAGE_ORDER_INDEX, COR_MESSAGE_TABLE } from './cor-message.table';
 import { FAR_FUTURE, timeSql, type TimeSql } from './cor-message.time';
+import { MAX_GROUP_KEY_LENGTH as MAX_GROUP_KEY } from './inbox-group.table';
 
 /** A row to insert: everything already validated and encoded. */
 export interface NewMessageRow {
@@ -225,45 +226,61 @@ export class CorMessageQueries {
     const grouped = this.groupTable !== undefined && rows.some((r) => r.group !== undefined);
     if (!grouped) return this.insertRows(this.sql, rows, now);
     // The messages and their groups commit together: a message is never seen without its group.
+    // PostgreSQL: in one statement (see runInsert); elsewhere in one transaction.
+    if (this.d.name === 'postgres') return this.insertRows(this.sql, rows, now, rows);
+    // Elsewhere INSERTED is the database clock read once in the transaction and bound into both
+    // inserts: the group rows never read COR_MESSAGE (on InnoDB an INSERT … SELECT locks what it
+    // reads, and parallel chunks of one acceptAll deadlocked on it).
     return this.sql.transaction(async (tx) => {
-      const n = await this.insertRows(tx, rows, now);
-      await this.insertGroups(tx, rows);
+      const at =
+        now ??
+        this.t.toMillis(
+          (await tx.query<{ db_now: unknown }>(`SELECT ${this.t.read(this.t.now)} AS db_now`))[0].db_now,
+        );
+      const n = await this.insertRows(tx, rows, at);
+      await this.insertGroups(tx, rows, at);
       return n;
     });
   }
 
   /**
-   * The group rows of messages just inserted (same transaction), with each message's own
-   * INSERTED copied from COR_MESSAGE. A group row left behind by a message deleted from outside
-   * (a Java client) is replaced.
+   * The group rows of messages just inserted (same transaction), with the INSERTED they were
+   * inserted with. A group row left behind by a message deleted from outside (a Java client) is
+   * overwritten (MySQL/MariaDB, SQLite; other dialects delete it first).
    */
-  private async insertGroups(tx: SqlClient, rows: readonly NewMessageRow[]): Promise<void> {
+  private async insertGroups(tx: SqlClient, rows: readonly NewMessageRow[], at: number): Promise<void> {
     const grouped = rows.filter((r) => r.group !== undefined);
     if (!grouped.length) return;
-    const d = new Binder(this.d);
-    const gone = this.keyedIn(
-      d,
-      this.groupTable!,
-      grouped.map((r) => r.id),
-    );
-    await tx.execute(`DELETE ${gone.deleteFrom} WHERE ${gone.where}1 = 1`, d.params);
+    const mysql = this.d.name === 'mysql' || this.d.name === 'mariadb';
+    if (!mysql && this.d.name !== 'sqlite') {
+      const d = new Binder(this.d);
+      const gone = this.keyedIn(
+        d,
+        this.groupTable!,
+        grouped.map((r) => r.id),
+      );
+      await tx.execute(`DELETE ${gone.deleteFrom} WHERE ${gone.where}1 = 1`, d.params);
+    }
     const b = new Binder(this.d);
-    const keys = grouped
-      .map((r, i) => {
-        const id = b.bind(r.id);
-        const group = b.bind(r.group!);
-        return i === 0 ? `SELECT ${id} AS hf_id, ${group} AS hf_group` : `SELECT ${id}, ${group}`;
-      })
-      .join(' UNION ALL ');
+    const values = grouped.map((r) => `(${b.bind(r.id)}, ${b.bind(r.group!)}, ${this.t.at(b, at)})`);
+    const conflict = mysql
+      ? ' ON DUPLICATE KEY UPDATE GROUP_KEY = VALUES(GROUP_KEY), INSERTED = VALUES(INSERTED)'
+      : this.d.name === 'sqlite'
+        ? ' ON CONFLICT (ID) DO UPDATE SET GROUP_KEY = excluded.GROUP_KEY, INSERTED = excluded.INSERTED'
+        : '';
     await tx.execute(
-      `INSERT INTO ${this.groupTable} (ID, GROUP_KEY, INSERTED) ` +
-        `SELECT hf_m.ID, k.hf_group, hf_m.INSERTED FROM ${this.table} hf_m JOIN (${keys}) k ON hf_m.ID = k.hf_id`,
+      `INSERT INTO ${this.groupTable} (ID, GROUP_KEY, INSERTED) VALUES ${values.join(', ')}${conflict}`,
       b.params,
     );
   }
 
-  private async insertRows(client: SqlClient, rows: readonly NewMessageRow[], now: Now): Promise<number> {
-    if (rows.length > 1 && this.d.arraySource) return this.insertFromArrays(client, rows, now);
+  private async insertRows(
+    client: SqlClient,
+    rows: readonly NewMessageRow[],
+    now: Now,
+    groups?: readonly NewMessageRow[],
+  ): Promise<number> {
+    if (rows.length > 1 && this.d.arraySource) return this.insertFromArrays(client, rows, now, groups);
     const b = new Binder(this.d);
     // Bound in the order the placeholders appear: MySQL and SQLite number '?' by position.
     const values = rows.map((r) => {
@@ -286,6 +303,7 @@ export class CorMessageQueries {
         `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) VALUES ${values.join(', ')}`,
       b,
       rows.length,
+      groups,
     );
   }
 
@@ -294,7 +312,14 @@ export class CorMessageQueries {
    * calls pg_notify once: the notification belongs to the insert's transaction, so listeners hear
    * it when (and only if) the rows are committed, once per statement whatever the row count.
    */
-  private async runInsert(client: SqlClient, insert: string, b: Binder, rows: number): Promise<number> {
+  private async runInsert(
+    client: SqlClient,
+    insert: string,
+    b: Binder,
+    rows: number,
+    groups?: readonly NewMessageRow[],
+  ): Promise<number> {
+    if (groups) return this.runGroupedInsert(client, insert, b, rows, groups);
     if (this.notifyChannel === undefined) return client.execute(insert, b.params);
     const channel = b.bind(this.notifyChannel);
     await client.query(
@@ -309,7 +334,53 @@ export class CorMessageQueries {
    * `INSERT ... SELECT ... FROM UNNEST(...)`, nine parameters for any number of rows, instead of a
    * VALUES list whose thousands of parameters cost more to parse and bind than the rows themselves.
    */
-  private insertFromArrays(client: SqlClient, rows: readonly NewMessageRow[], now: Now): Promise<number> {
+  /**
+   * PostgreSQL with groups: the messages and their group rows in one statement (atomic without a
+   * transaction of its own, one round trip), the group rows joined to the inserted ones by the
+   * RETURNING of the insert (their INSERTED exactly), plus the NOTIFY when it is on. A group row
+   * left behind by a message deleted from outside is overwritten.
+   */
+  private async runGroupedInsert(
+    client: SqlClient,
+    insert: string,
+    b: Binder,
+    rows: number,
+    groups: readonly NewMessageRow[],
+  ): Promise<number> {
+    const grouped = groups.filter((r) => r.group !== undefined);
+    const text = (length: number): ColumnType => ({ kind: 'varchar', length });
+    const source = this.d.arraySource!([
+      {
+        name: 'id',
+        type: text(64),
+        placeholder: b.bind(grouped.map((r) => r.id)),
+      },
+      {
+        name: 'grp',
+        type: text(MAX_GROUP_KEY),
+        placeholder: b.bind(grouped.map((r) => r.group!)),
+      },
+    ]);
+    const tail =
+      this.notifyChannel === undefined
+        ? 'SELECT 1 AS done'
+        : `SELECT pg_notify(${b.bind(this.notifyChannel)}, '') AS notified`;
+    await client.query(
+      `WITH hf_inserted AS (${insert} RETURNING ID, INSERTED), hf_grouped AS (` +
+        `INSERT INTO ${this.groupTable} (ID, GROUP_KEY, INSERTED) SELECT u.id, u.grp, i.INSERTED ` +
+        `FROM hf_inserted i JOIN ${source} ON u.id = i.ID ` +
+        `ON CONFLICT (ID) DO UPDATE SET GROUP_KEY = EXCLUDED.GROUP_KEY, INSERTED = EXCLUDED.INSERTED) ${tail}`,
+      b.params,
+    );
+    return rows;
+  }
+
+  private insertFromArrays(
+    client: SqlClient,
+    rows: readonly NewMessageRow[],
+    now: Now,
+    groups?: readonly NewMessageRow[],
+  ): Promise<number> {
     const b = new Binder(this.d);
     const text = (length: number): ColumnType => ({ kind: 'varchar', length });
     const column = (name: string, type: ColumnType, values: unknown[]) => ({
@@ -377,6 +448,7 @@ export class CorMessageQueries {
         `FROM (SELECT ${inserted} AS ins) i CROSS JOIN ${source}`,
       b,
       rows.length,
+      groups,
     );
   }
 
