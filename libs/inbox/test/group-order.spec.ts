@@ -140,6 +140,28 @@ describeEachDatabase(
       expect((await management.list()).map((m) => m.id)).toEqual(['d1']);
     });
 
+    it("acceptAll in parallel chunks writes every group row, in the messages' INSERTED", async () => {
+      const { acceptor, delivery, probe } = await open({ acceptChunkSize: 100, batchSize: 500 });
+      const messages = Array.from({ length: 2000 }, (_, i) => ({
+        id: `m${String(i).padStart(5, '0')}`,
+        type: ORDER,
+        payload: { g: `g${i % 7}` },
+      }));
+      expect((await acceptor.acceptAll(messages)).every((r) => r.accepted)).toBe(true);
+      expect(await count('HOLDFAST_INBOX_GROUP')).toBe(2000);
+      const mismatched = await ctx.sql.query(
+        `SELECT g.ID FROM ${ctx.prefix}HOLDFAST_INBOX_GROUP g JOIN ${ctx.prefix}COR_MESSAGE m ON m.ID = g.ID ` +
+          `WHERE g.INSERTED <> m.INSERTED`,
+      );
+      expect(mismatched).toEqual([]);
+      for (let i = 0; i < 10 && probe.calls.length < 2000; i++) await delivery.deliverDue();
+      const ids = probe.calls.map((m) => m.id);
+      for (let g = 0; g < 7; g++) {
+        const group = messages.filter((_, i) => i % 7 === g).map((m) => m.id);
+        expect(ids.filter((id) => group.includes(id))).toEqual(group);
+      }
+    });
+
     // Two competing nodes (PostgreSQL, MariaDB): a message in one node's hands holds its group.
     it('a group held by one node is skipped by the other, which takes the other groups', async () => {
       if (ctx.db === 'sqlite') return; // one deliverer (leader mode)
