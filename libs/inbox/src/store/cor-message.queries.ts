@@ -522,7 +522,8 @@ export class CorMessageQueries {
 
   /** `e` comes before `g` in delivery order (two aliases of the group table). */
   private static earlier(e: string, g: string): string {
-    return `(${e}.INSERTED < ${g}.INSERTED OR (${e}.INSERTED = ${g}.INSERTED AND ${e}.ID < ${g}.ID))`;
+    // A row comparison: one range of the group index (GROUP_KEY, INSERTED, ID).
+    return `(${e}.INSERTED, ${e}.ID) < (${g}.INSERTED, ${g}.ID)`;
   }
 
   /**
@@ -539,8 +540,17 @@ export class CorMessageQueries {
       ` AND NOT EXISTS (SELECT 1 FROM ${this.groupTable} hf_g JOIN ${this.groupTable} hf_e ` +
       `ON hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${CorMessageQueries.earlier('hf_e', 'hf_g')} ` +
       `JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID WHERE hf_g.ID = ${m}.ID ` +
-      `AND hf_em.NEXT_RETRY > ${n1} AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${n2}))`
+      `AND hf_em.NEXT_RETRY > ${n1} AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${n2})${this.perRow()})`
     );
+  }
+
+  /**
+   * PostgreSQL: `OFFSET 0` keeps a NOT EXISTS a subquery run per candidate row (stopping at the
+   * first match, through the group index), instead of an anti-join over the whole group table
+   * that the planner otherwise chooses: 8 s for one claim on a backlog of 30,000 in 100 groups.
+   */
+  private perRow(): string {
+    return this.d.name === 'postgres' ? ' OFFSET 0' : '';
   }
 
   /**
@@ -584,7 +594,7 @@ export class CorMessageQueries {
         `SELECT p.ID FROM hf_picked p WHERE NOT EXISTS (SELECT 1 FROM ${this.groupTable} hf_g ` +
         `JOIN ${this.groupTable} hf_e ON hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${CorMessageQueries.earlier('hf_e', 'hf_g')} ` +
         `JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID WHERE hf_g.ID = p.ID AND ${this.holdsGroup(b, now)} ` +
-        `AND hf_e.ID NOT IN (SELECT ID FROM hf_picked))`;
+        `AND hf_e.ID NOT IN (SELECT ID FROM hf_picked)${this.perRow()})`;
       const lease = this.nowPlus(b, now, leaseMs);
       const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
       text =
