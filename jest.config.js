@@ -33,6 +33,7 @@ const soakSuites = [
   '/test/fault/',
   '/test/partition/',
   '/test/deploy/rolling-deploy.spec.ts',
+  '/test/inbox/group-order-soak.spec.ts',
   '/test/simba/soak.spec.ts',
   '/test/simba/scale.spec.ts',
   '/test/simba/failover-tokens.spec.ts',

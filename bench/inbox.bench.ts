@@ -84,6 +84,13 @@ async function dataSource(db: Db, sqliteFile?: string): Promise<DataSource> {
   return new DataSource(dataSourceOptions(db, sqliteFile)).initialize();
 }
 
+const GROUPS = Number(process.env.HOLDFAST_INBOX_BENCH_GROUPS ?? 0);
+function idHash(id: string): number {
+  let h = 0;
+  for (let i = 0; i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) >>> 0;
+  return h;
+}
+
 /** Wall-clock milliseconds with sub-millisecond precision, comparable across processes. */
 const wallNow = () => performance.timeOrigin + performance.now();
 
@@ -121,6 +128,8 @@ async function inboxApp(db: Db, ds: DataSource, deliver: boolean): Promise<INest
         pollInterval: '50ms',
         // HOLDFAST_INBOX_BENCH_NOTIFY=false: what LISTEN/NOTIFY costs and brings (PostgreSQL).
         ...(process.env.HOLDFAST_INBOX_BENCH_NOTIFY === 'false' ? { notify: false } : {}),
+        // HOLDFAST_INBOX_BENCH_GROUPS=N: strict order per group over N groups (by message id).
+        ...(GROUPS > 0 ? { groupBy: (m: InboxMessage) => `g${idHash(m.id) % GROUPS}` } : {}),
       }),
       ...(leader ? [SimbaModule.forRoot({ dataSource: ds, tablePrefix: PREFIX, schema: 'create' })] : []),
     ],
@@ -359,6 +368,7 @@ async function benchInbox(db: Db, s: Sizes): Promise<Figures> {
   const ds = await dataSource(db, sqliteFile);
   const drop = async () => {
     await ds.query(`DROP TABLE IF EXISTS ${PREFIX}COR_MESSAGE`);
+    await ds.query(`DROP TABLE IF EXISTS ${PREFIX}HOLDFAST_INBOX_GROUP`);
     await ds.query(`DROP TABLE IF EXISTS ${PREFIX}simba_mutex`);
   };
   await drop();
@@ -498,7 +508,10 @@ export async function main(args: string[]): Promise<void> {
   console.log('pg-boss: fetch(batchSize 100) + complete(ids) loop, 50 ms sleep when empty');
   const notify = process.env.HOLDFAST_INBOX_BENCH_NOTIFY === 'false' ? 'off' : 'on (PostgreSQL)';
   console.log(`Holdfast: batchSize 100, pollInterval 50ms, notify ${notify}, wakeOnAccept`);
-  if (databases.includes('postgres')) {
+  if (databases.includes('postgres') && process.env.HOLDFAST_INBOX_BENCH_ALONE === '1') {
+    // HOLDFAST_INBOX_BENCH_ALONE=1: Holdfast alone on PostgreSQL too (before/after comparisons).
+    table('postgres: Holdfast alone', [['Holdfast', await benchInbox('postgres', sizes)]]);
+  } else if (databases.includes('postgres')) {
     const gw = await benchGraphile(sizes);
     const hf = await benchInbox('postgres', sizes);
     const boss = await benchBoss(sizes);

@@ -45,7 +45,14 @@ export interface InboxModuleOptions {
   pollInterval?: Duration;
   batchSize?: number;
   batchMode?: BatchMode;
-  /** Messages of a group are delivered one after another in INSERTED order; groups run in parallel. */
+  /**
+   * Strict order per group: the messages of a group are delivered one at a time in acceptance
+   * order (INSERTED, ID), across batches, nodes and retries; groups run in parallel. A failing
+   * message holds back its group until it succeeds, is parked or expires. Called at accept (the
+   * group is stored in `<prefix>HOLDFAST_INBOX_GROUP`, at most 255 characters; a throw refuses
+   * the message) and for messages without a stored group (written by a Java client), which are
+   * only ordered within their batch.
+   */
   groupBy?: (message: InboxMessage) => string;
   retry?: InboxRetryOptions;
   /** TTL for messages that bring none: an ISO-8601 duration ('PT1H') or a Duration (ms, '1h'). */

@@ -448,6 +448,6 @@ export function defineInboxSuite(title: string, layout: SeedLayout | 'holdfast' 
         expect(await rowCount()).toBe(0);
       });
     },
-    { tables: ['COR_MESSAGE', 'SIMBA_MUTEX', 'HOLDFAST_INBOX_LEASE'] },
+    { tables: ['COR_MESSAGE', 'SIMBA_MUTEX', 'HOLDFAST_INBOX_LEASE', 'HOLDFAST_INBOX_GROUP'] },
   );
 }

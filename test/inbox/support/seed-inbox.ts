@@ -1,7 +1,7 @@
 import { Test } from '@nestjs/testing';
 import { SchemaManager, sqlClientFor } from '@holdfast/core';
 import { InboxModule, MessageAcceptor, type AcceptMessage } from '@holdfast/inbox';
-import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
+import { COR_MESSAGE_TABLE, INBOX_GROUP_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 import type { DataSource } from 'typeorm';
 
 /**
@@ -16,6 +16,8 @@ export async function seedInbox(
 ): Promise<string[]> {
   await new SchemaManager(sqlClientFor(dataSource)).apply(COR_MESSAGE_TABLE, prefix, 'create');
   await new SchemaManager(sqlClientFor(dataSource)).apply(INBOX_LEASE_TABLE, prefix, 'create');
+  // Workers with groupBy (schema 'check') need the group table too.
+  await new SchemaManager(sqlClientFor(dataSource)).apply(INBOX_GROUP_TABLE, prefix, 'create');
   const app = await Test.createTestingModule({
     imports: [
       InboxModule.forRoot({ dataSource, tablePrefix: prefix, schema: 'check', deliver: false, cluster }),

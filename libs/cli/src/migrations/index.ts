@@ -5,6 +5,7 @@ import { CreateHoldfastLock1764000000003 } from './1764000000003-create-holdfast
 import { CreateCorMessage1764000000004 } from './1764000000004-create-cor-message';
 import { ConvertCorMessageTimes1764000000405 } from './1764000000405-convert-cor-message-times';
 import { CreateInboxLease1764000000406 } from './1764000000406-create-inbox-lease';
+import { CreateInboxGroup1764000000407 } from './1764000000407-create-inbox-group';
 
 /** All Holdfast migrations, in order: pass to TypeORM's `migrations` option. */
 export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -14,4 +15,5 @@ export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [
   CreateCorMessage1764000000004,
   ConvertCorMessageTimes1764000000405,
   CreateInboxLease1764000000406,
+  CreateInboxGroup1764000000407,
 ];

@@ -22,7 +22,14 @@ import {
   MAX_TYPE_NAMESPACE_LENGTH,
   MAX_TYPE_REVISION_LENGTH,
 } from '../store/cor-message.table';
-import { encodePayload, PAYLOAD_ENCODINGS, storedEncoding } from './message-codec';
+import { MAX_GROUP_KEY_LENGTH } from '../store/inbox-group.table';
+import {
+  apiEncoding,
+  decodePayload,
+  encodePayload,
+  PAYLOAD_ENCODINGS,
+  storedEncoding,
+} from './message-codec';
 import { defaultTtlToIso, parseIsoTtl, type ParsedTtl } from './ttl';
 
 /**
@@ -200,7 +207,7 @@ export class MessageAcceptor {
     }
     if (!parsedTtl && expirationMs === null) parsedTtl = this.defaultTtl;
 
-    return {
+    const row: NewMessageRow = {
       id,
       encoding: storedEncoding(encoding),
       namespace,
@@ -211,5 +218,40 @@ export class MessageAcceptor {
       ttlMs: parsedTtl?.ms ?? null,
       expiration: expirationMs,
     };
+    if (this.options.groupBy) row.group = this.groupOf(row, bad);
+    return row;
+  }
+
+  /**
+   * The message's group, from `groupBy` over the message as its handler will see it (the payload
+   * decoded from what is stored; `inserted` is the local time, the database's is not known yet).
+   */
+  private groupOf(
+    row: NewMessageRow,
+    bad: (field: string, value: unknown, reason: string) => InvalidMessageError,
+  ): string {
+    let key: unknown;
+    try {
+      key = this.options.groupBy!({
+        id: row.id,
+        type: {
+          ...(row.namespace !== null ? { namespace: row.namespace } : {}),
+          name: row.name,
+          ...(row.revision !== null ? { revision: row.revision } : {}),
+        },
+        encoding: apiEncoding(row.encoding)!,
+        payload: decodePayload(row.id, row.encoding, row.payload),
+        inserted: new Date(),
+        ...(row.ttl !== null ? { ttl: row.ttl } : {}),
+        ...(row.expiration !== null ? { expiration: new Date(row.expiration) } : {}),
+        retries: 0,
+      });
+    } catch (error) {
+      throw bad('groupBy', row.id, `groupBy threw: ${(error as Error)?.message ?? String(error)}`);
+    }
+    const group = String(key);
+    if (group.length > MAX_GROUP_KEY_LENGTH)
+      throw bad('groupBy', group, `is ${group.length} characters long; at most ${MAX_GROUP_KEY_LENGTH} fit`);
+    return group;
   }
 }

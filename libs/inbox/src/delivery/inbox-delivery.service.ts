@@ -374,7 +374,12 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       this.cycle = this.deliverDue().then(
         (report) => {
           this.idle = true;
-          this.schedulePoll(report.claimed >= this.options.batchSize || this.wakeRequested ? 0 : this.pollMs);
+          // Grouped: what this run finished may have made the next message of a group due.
+          const again =
+            report.claimed >= this.options.batchSize ||
+            this.wakeRequested ||
+            (this.options.groupBy !== undefined && report.claimed > report.skipped);
+          this.schedulePoll(again ? 0 : this.pollMs);
         },
         (error) => {
           this.idle = true;
@@ -442,6 +447,14 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     if (total) {
       this.logger.log(`Deleted ${total} expired message(s)`);
     }
+    // Group rows whose message was deleted from outside (a Java client, by hand).
+    const orphans = await this.metrics
+      .retry('cleanup', () => this.connection.queries.deleteOrphanGroups(this.options.cleanupChunkSize))
+      .catch((error) => {
+        this.logger.warn(`Could not delete group rows of deleted messages: ${(error as Error).message}`);
+        return 0;
+      });
+    if (orphans) this.logger.debug(`Deleted ${orphans} group row(s) of messages deleted elsewhere`);
     return total;
   }
 
@@ -479,10 +492,12 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     const groups = new Map<string, Item[]>();
     for (const row of rows) {
       const item = this.toItem(row);
-      let key = row.id;
-      if (item.message && this.options.groupBy) {
+      // The group stored at accept (strict order: the claim took a run from the group's head);
+      // rows without one (a Java client's, or accepted before groupBy) are grouped in the batch.
+      let key = row.group !== undefined ? `g:${row.group}` : `m:${row.id}`;
+      if (row.group === undefined && item.message && this.options.groupBy) {
         try {
-          key = String(this.options.groupBy(item.message));
+          key = `g:${String(this.options.groupBy(item.message))}`;
         } catch (error) {
           this.logger.warn(
             `groupBy threw for message '${row.id}' (${(error as Error).message}); delivering it alone`,

@@ -18,6 +18,7 @@ import { INBOX_OPTIONS } from '../inbox.constants';
 import { ResolvedInboxOptions } from '../inbox.options';
 import { CorMessageQueries } from './cor-message.queries';
 import { COR_MESSAGE_TABLE } from './cor-message.table';
+import { INBOX_GROUP_TABLE } from './inbox-group.table';
 import { INBOX_LEASE_TABLE } from './inbox-lease.table';
 
 const tableNameOf = (prefix: string) => tableName(prefix, COR_MESSAGE_TABLE.name);
@@ -52,6 +53,14 @@ export class InboxConnection implements OnModuleInit {
     if (this.options.deliver && leadership.mode === 'competing') {
       await new SchemaManager(this.sql).apply(
         INBOX_LEASE_TABLE,
+        this.options.tablePrefix,
+        this.options.schema,
+      );
+    }
+    // groupBy: every node (accepting or delivering) needs the group table, created or checked.
+    if (this.options.groupBy) {
+      await new SchemaManager(this.sql).apply(
+        INBOX_GROUP_TABLE,
         this.options.tablePrefix,
         this.options.schema,
       );
@@ -91,6 +100,8 @@ export class InboxConnection implements OnModuleInit {
         this.options.retry.maxRetries,
       );
       this._queries.notifyChannel = this.notifyChannel;
+      if (this.options.groupBy)
+        this._queries.groupTable = tableName(this.options.tablePrefix, INBOX_GROUP_TABLE.name);
     }
     return this._queries;
   }

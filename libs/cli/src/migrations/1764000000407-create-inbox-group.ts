@@ -1,0 +1,7 @@
+import { HoldfastTableMigration } from '@holdfast/core';
+import { INBOX_GROUP_TABLE } from '@holdfast/inbox/internal';
+
+/** `<prefix>HOLDFAST_INBOX_GROUP`: the group of each message accepted with `groupBy` (strict order per group). */
+export class CreateInboxGroup1764000000407 extends HoldfastTableMigration {
+  protected readonly tables = [INBOX_GROUP_TABLE];
+}

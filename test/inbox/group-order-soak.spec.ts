@@ -1,0 +1,13 @@
+import { testDatabases } from '@holdfast/core/testing';
+import { runGroupOrder } from './support/group-order-run';
+
+/** The long version of group-order-processes.spec.ts (HOLDFAST_TEST_SOAK=1): more groups, more messages, more kills. */
+describe('inbox strict order per group across processes (soak)', () => {
+  it.each(testDatabases())(
+    '[%s] 40 groups x 100 messages, 3 nodes, 5 SIGKILLs, 20% of first attempts failing',
+    async (db) => {
+      await runGroupOrder(db, { groups: 40, perGroup: 100, workers: 3, kills: 5, visibilityMs: 3000 });
+    },
+    600_000,
+  );
+});
