@@ -24,16 +24,18 @@ export function configuredPoolSize(dataSource: DataSource): number {
 interface Budget {
   needs: Map<string, PoolNeed>;
   check?: NodeJS.Immediate;
-  warned: boolean;
+  /** The pool size the last warning asked for (0: none yet). */
+  warnedFor: number;
 }
 
 const budgets = new WeakMap<DataSource, Budget>();
 
 /**
- * Records what a component takes of the DataSource's pool. Once every component of the application
- * has declared its need (checked on the next turn of the event loop after the last declaration),
- * a pool too small for Holdfast's modules plus one connection for the application's own work is
- * reported by one warning per DataSource, naming each module's share and the size to configure.
+ * Records what a component takes of the DataSource's pool. On the next turn of the event loop
+ * after a declaration, a pool too small for the modules declared so far plus one connection for
+ * the application's own work is reported by a warning naming each module's share and the size to
+ * configure; a module that declares later and raises that size gets one more, complete warning
+ * (modules start one after another, with database work in between).
  * A waiting statement fails after its own bound rather than blocking forever, but leases and
  * keep-alives that wait for a connection can miss their deadlines. Not for single-connection
  * dialects (SQLite): there every statement takes its turn on the one connection.
@@ -42,15 +44,17 @@ export function declarePoolNeed(sql: SqlClient, need: PoolNeed, logger?: Logger)
   if (sql.dialect.singleConnection) return;
   const dataSource = sql.dataSource;
   let budget = budgets.get(dataSource);
-  if (!budget) budgets.set(dataSource, (budget = { needs: new Map(), warned: false }));
+  if (!budget) budgets.set(dataSource, (budget = { needs: new Map(), warnedFor: 0 }));
   budget.needs.set(need.component, need);
   if (budget.check) clearImmediate(budget.check);
   const current = budget;
   current.check = setImmediate(() => {
     current.check = undefined;
-    const message = poolBudgetWarning(configuredPoolSize(dataSource), [...current.needs.values()]);
-    if (message && !current.warned) {
-      current.warned = true;
+    const needs = [...current.needs.values()];
+    const message = poolBudgetWarning(configuredPoolSize(dataSource), needs);
+    const required = needs.reduce((sum, need) => sum + need.connections, 0) + 1;
+    if (message && required > current.warnedFor) {
+      current.warnedFor = required;
       (logger ?? new Logger('HoldfastPool')).warn(message);
     }
   });
