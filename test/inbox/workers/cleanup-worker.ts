@@ -6,13 +6,10 @@
  */
 import 'reflect-metadata';
 import { Injectable, Module, type LoggerService } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
 import { InboxHandler, InboxMetrics, InboxModule, type InboxMessage } from '@holdfast/inbox';
-import { SimbaModule } from '@holdfast/simba';
+import { leaderSimba, ready, runWorker, send, startWorkerApp, workerDataSource } from './worker-app';
 
 const [db, prefix, mode, sqliteFile] = process.argv.slice(2);
-const send = (message: unknown) => process.send?.(message);
 
 @Injectable()
 class Handler {
@@ -33,10 +30,7 @@ class ReportingLogger implements LoggerService {
 }
 
 async function main(): Promise<void> {
-  const dataSource = await createTestDataSource(db as TestDatabase, {
-    poolSize: 4,
-    sqliteFile: sqliteFile || undefined,
-  });
+  const dataSource = await workerDataSource(db, sqliteFile);
   @Module({
     imports: [
       InboxModule.forRoot({
@@ -48,41 +42,21 @@ async function main(): Promise<void> {
         cleanupChunkSize: 50,
         cluster: mode as 'competing' | 'leader',
       }),
-      ...(mode === 'leader'
-        ? [
-            SimbaModule.forRoot({
-              dataSource,
-              tablePrefix: prefix,
-              schema: 'create',
-              ttl: '3s',
-              transition: '2s',
-              standbyPoll: '200ms',
-            }),
-          ]
-        : []),
+      ...leaderSimba(dataSource, prefix, mode, { standbyPoll: '200ms' }),
     ],
     providers: [Handler],
   })
   class WorkerModule {}
-  const app = await NestFactory.createApplicationContext(WorkerModule, { logger: new ReportingLogger() });
+  const app = await startWorkerApp(WorkerModule, dataSource, {
+    logger: new ReportingLogger(),
+    onStop: () => clearInterval(report),
+  });
   const metrics = app.get(InboxMetrics);
   const report = setInterval(
     () => send({ t: 'ticks', pid: process.pid, ran: metrics.cleanupTicks, skipped: metrics.cleanupSkips }),
     250,
   );
-  process.on('message', (m: { t?: string }) => {
-    if (m?.t === 'stop') {
-      clearInterval(report);
-      void app
-        .close()
-        .then(() => dataSource.destroy())
-        .finally(() => process.exit(0));
-    }
-  });
-  send({ t: 'ready', pid: process.pid });
+  ready();
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+runWorker(main);

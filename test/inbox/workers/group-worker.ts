@@ -7,13 +7,10 @@
  */
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
 import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
-import { SimbaModule } from '@holdfast/simba';
+import { leaderSimba, ready, runWorker, send, startWorkerApp, workerDataSource } from './worker-app';
 
 const [db, prefix, visibility, mode = 'competing', sqliteFile] = process.argv.slice(2);
-const send = (message: unknown) => process.send?.(message);
 const now = () => performance.timeOrigin + performance.now();
 
 export interface GroupPayload {
@@ -40,10 +37,7 @@ class Handler {
 }
 
 async function main(): Promise<void> {
-  const dataSource = await createTestDataSource(db as TestDatabase, {
-    poolSize: 4,
-    sqliteFile: sqliteFile || undefined,
-  });
+  const dataSource = await workerDataSource(db, sqliteFile);
   @Module({
     imports: [
       InboxModule.forRoot({
@@ -58,34 +52,13 @@ async function main(): Promise<void> {
         groupBy: (m) => (m.payload as GroupPayload).g,
         cluster: mode as 'competing' | 'leader',
       }),
-      ...(mode === 'leader'
-        ? [
-            SimbaModule.forRoot({
-              dataSource,
-              tablePrefix: prefix,
-              schema: 'create',
-              ttl: '3s',
-              transition: '2s',
-            }),
-          ]
-        : []),
+      ...leaderSimba(dataSource, prefix, mode),
     ],
     providers: [Handler],
   })
   class WorkerModule {}
-  const app = await NestFactory.createApplicationContext(WorkerModule, { logger: ['error'] });
-  process.on('message', (m: { t?: string }) => {
-    if (m?.t === 'stop') {
-      void app
-        .close()
-        .then(() => dataSource.destroy())
-        .finally(() => process.exit(0));
-    }
-  });
-  send({ t: 'ready', pid: process.pid });
+  await startWorkerApp(WorkerModule, dataSource);
+  ready();
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+runWorker(main);
