@@ -5,9 +5,9 @@
  * argv: <db> <tablePrefix> <competing|leader> [sqlite file]
  */
 import 'reflect-metadata';
-import { Injectable, Module, type LoggerService } from '@nestjs/common';
-import { InboxHandler, InboxMetrics, InboxModule, type InboxMessage } from '@holdfast/inbox';
-import { leaderSimba, ready, runWorker, send, startWorkerApp, workerDataSource } from './worker-app';
+import { Injectable, type LoggerService } from '@nestjs/common';
+import { InboxHandler, InboxMetrics, type InboxMessage } from '@holdfast/inbox';
+import { inboxWorkerModule, ready, runWorker, send, startWorkerApp, workerDataSource } from './worker-app';
 
 const [db, prefix, mode, sqliteFile] = process.argv.slice(2);
 
@@ -31,22 +31,18 @@ class ReportingLogger implements LoggerService {
 
 async function main(): Promise<void> {
   const dataSource = await workerDataSource(db, sqliteFile);
-  @Module({
-    imports: [
-      InboxModule.forRoot({
-        dataSource,
-        tablePrefix: prefix,
-        schema: 'check',
-        pollInterval: '200ms',
-        cleanupInterval: '1s',
-        cleanupChunkSize: 50,
-        cluster: mode as 'competing' | 'leader',
-      }),
-      ...leaderSimba(dataSource, prefix, mode, { standbyPoll: '200ms' }),
-    ],
-    providers: [Handler],
-  })
-  class WorkerModule {}
+  const WorkerModule = inboxWorkerModule(
+    dataSource,
+    prefix,
+    mode,
+    {
+      pollInterval: '200ms',
+      cleanupInterval: '1s',
+      cleanupChunkSize: 50,
+    },
+    [Handler],
+    { standbyPoll: '200ms' },
+  );
   const app = await startWorkerApp(WorkerModule, dataSource, {
     logger: new ReportingLogger(),
     onStop: () => clearInterval(report),

@@ -6,9 +6,9 @@
  * argv: <db> <tablePrefix> <visibilityTimeout ms> <competing|leader> [sqlite file]
  */
 import 'reflect-metadata';
-import { Injectable, Module } from '@nestjs/common';
-import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
-import { leaderSimba, ready, runWorker, send, startWorkerApp, workerDataSource } from './worker-app';
+import { Injectable } from '@nestjs/common';
+import { InboxHandler, type InboxMessage } from '@holdfast/inbox';
+import { inboxWorkerModule, ready, runWorker, send, startWorkerApp, workerDataSource } from './worker-app';
 
 const [db, prefix, visibility, mode = 'competing', sqliteFile] = process.argv.slice(2);
 const now = () => performance.timeOrigin + performance.now();
@@ -38,25 +38,20 @@ class Handler {
 
 async function main(): Promise<void> {
   const dataSource = await workerDataSource(db, sqliteFile);
-  @Module({
-    imports: [
-      InboxModule.forRoot({
-        dataSource,
-        tablePrefix: prefix,
-        schema: 'check',
-        pollInterval: '100ms',
-        batchSize: 20,
-        concurrency: 10,
-        visibilityTimeout: Number(visibility),
-        retry: { initialDelay: '50ms', maxDelay: '200ms' },
-        groupBy: (m) => (m.payload as GroupPayload).g,
-        cluster: mode as 'competing' | 'leader',
-      }),
-      ...leaderSimba(dataSource, prefix, mode),
-    ],
-    providers: [Handler],
-  })
-  class WorkerModule {}
+  const WorkerModule = inboxWorkerModule(
+    dataSource,
+    prefix,
+    mode,
+    {
+      pollInterval: '100ms',
+      batchSize: 20,
+      concurrency: 10,
+      visibilityTimeout: Number(visibility),
+      retry: { initialDelay: '50ms', maxDelay: '200ms' },
+      groupBy: (m) => (m.payload as GroupPayload).g,
+    },
+    [Handler],
+  );
   await startWorkerApp(WorkerModule, dataSource);
   ready();
 }

@@ -5,9 +5,9 @@
  * argv: <db> <tablePrefix> <visibilityTimeout ms> [competing|leader] [sqlite file] [concurrency]
  */
 import 'reflect-metadata';
-import { Injectable, Module } from '@nestjs/common';
-import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
-import { leaderSimba, ready, runWorker, send, startWorkerApp, workerDataSource } from './worker-app';
+import { Injectable } from '@nestjs/common';
+import { InboxHandler, type InboxMessage } from '@holdfast/inbox';
+import { inboxWorkerModule, ready, runWorker, send, startWorkerApp, workerDataSource } from './worker-app';
 
 const [db, prefix, visibility, mode = 'competing', sqliteFile, concurrency] = process.argv.slice(2);
 
@@ -23,23 +23,18 @@ class Handler {
 
 async function main(): Promise<void> {
   const dataSource = await workerDataSource(db, sqliteFile);
-  @Module({
-    imports: [
-      InboxModule.forRoot({
-        dataSource,
-        tablePrefix: prefix,
-        schema: 'check',
-        pollInterval: '100ms',
-        batchSize: 100,
-        ...(concurrency ? { concurrency: Number(concurrency) } : {}),
-        visibilityTimeout: Number(visibility),
-        cluster: mode as 'competing' | 'leader',
-      }),
-      ...leaderSimba(dataSource, prefix, mode),
-    ],
-    providers: [Handler],
-  })
-  class WorkerModule {}
+  const WorkerModule = inboxWorkerModule(
+    dataSource,
+    prefix,
+    mode,
+    {
+      pollInterval: '100ms',
+      batchSize: 100,
+      ...(concurrency ? { concurrency: Number(concurrency) } : {}),
+      visibilityTimeout: Number(visibility),
+    },
+    [Handler],
+  );
   await startWorkerApp(WorkerModule, dataSource);
   ready();
 }

@@ -4,9 +4,9 @@
  * argv: <db> <tablePrefix> <visibilityTimeout ms> <handler ms> [competing|leader] [sqlite file]
  */
 import 'reflect-metadata';
-import { Injectable, Module } from '@nestjs/common';
-import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
-import { leaderSimba, ready, runWorker, send, startWorkerApp, workerDataSource } from './worker-app';
+import { Injectable } from '@nestjs/common';
+import { InboxHandler, type InboxMessage } from '@holdfast/inbox';
+import { inboxWorkerModule, ready, runWorker, send, startWorkerApp, workerDataSource } from './worker-app';
 
 const [db, prefix, visibility, handlerMs, mode = 'competing', sqliteFile] = process.argv.slice(2);
 
@@ -22,23 +22,18 @@ class Handler {
 
 async function main(): Promise<void> {
   const dataSource = await workerDataSource(db, sqliteFile);
-  @Module({
-    imports: [
-      InboxModule.forRoot({
-        dataSource,
-        tablePrefix: prefix,
-        schema: 'check',
-        pollInterval: '100ms',
-        visibilityTimeout: Number(visibility),
-        // Slow handlers are expected: no limit per call, the heartbeats keep the claims.
-        handlerTimeout: 0,
-        cluster: mode as 'competing' | 'leader',
-      }),
-      ...leaderSimba(dataSource, prefix, mode),
-    ],
-    providers: [Handler],
-  })
-  class WorkerModule {}
+  const WorkerModule = inboxWorkerModule(
+    dataSource,
+    prefix,
+    mode,
+    {
+      pollInterval: '100ms',
+      visibilityTimeout: Number(visibility),
+      // Slow handlers are expected: no limit per call, the heartbeats keep the claims.
+      handlerTimeout: 0,
+    },
+    [Handler],
+  );
   await startWorkerApp(WorkerModule, dataSource);
   ready();
 }

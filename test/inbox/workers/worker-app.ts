@@ -4,10 +4,18 @@
  * life over IPC ({t:'stop'} closes the app and the DataSource, then exits; {t:'ready'} is sent
  * once the app runs).
  */
-import type { DynamicModule, INestApplicationContext, LoggerService, LogLevel, Type } from '@nestjs/common';
+import {
+  Module,
+  type DynamicModule,
+  type INestApplicationContext,
+  type LoggerService,
+  type LogLevel,
+  type Type,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
+import { InboxModule, type InboxModuleOptions } from '@holdfast/inbox';
 import { SimbaModule, type SimbaModuleOptions } from '@holdfast/simba';
 
 export const send = (message: unknown) => process.send?.(message);
@@ -35,6 +43,35 @@ export function leaderSimba(
       ...options,
     }),
   ];
+}
+
+/**
+ * The worker's module: an inbox on `dataSource` with the table `prefix` (checked, not created:
+ * the test makes it), in cluster `mode`, with Simba beside it in leader mode, and `providers`.
+ */
+export function inboxWorkerModule(
+  dataSource: DataSource,
+  prefix: string,
+  mode: string,
+  inbox: Partial<InboxModuleOptions>,
+  providers: Type[],
+  simba: Partial<SimbaModuleOptions> = {},
+): Type {
+  class WorkerModule {}
+  Module({
+    imports: [
+      InboxModule.forRoot({
+        dataSource,
+        tablePrefix: prefix,
+        schema: 'check',
+        cluster: mode as 'competing' | 'leader',
+        ...inbox,
+      }),
+      ...leaderSimba(dataSource, prefix, mode, simba),
+    ],
+    providers,
+  })(WorkerModule);
+  return WorkerModule;
 }
 
 /** Runs `module`, and closes it (then the DataSource, then the process) on {t:'stop'}. */
