@@ -255,6 +255,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private async beat(): Promise<void> {
     if (this.beating) {
       // The previous heartbeat still waits for the database: only look at what has run out.
+      this.databaseFailed(new HeartbeatNoAnswerError(this.beatMs), 'a heartbeat');
       await this.loseEnded('the heartbeats got no answer from the database');
       return;
     }
@@ -268,7 +269,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
           this.connection.queries.extendLeases(leases, until),
           this.beatMs,
           () => {
-            throw new Error(`no answer within ${this.beatMs} ms`);
+            throw new HeartbeatNoAnswerError(this.beatMs);
           },
         );
         for (const { id } of leases) {
@@ -307,7 +308,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
    * (the caller logs it as before).
    */
   private databaseFailed(error: unknown, during: string): boolean {
-    if (!isConnectionError(error)) return false;
+    if (!isConnectionError(error) && !(error instanceof HeartbeatNoAnswerError)) return false;
     if (this.downSince === undefined) {
       this.downSince = monotonicMillis();
       this.logger.warn(
@@ -759,6 +760,14 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       this.logger.debug(`Message '${row.id}' failed (attempt ${row.retries + 1}); retry in ${delay} ms`);
     }
     return delay;
+  }
+}
+
+/** A heartbeat got no answer within the heartbeat interval (its statement may still be waiting). */
+class HeartbeatNoAnswerError extends Error {
+  constructor(ms: number) {
+    super(`no answer within ${ms} ms`);
+    this.name = 'HeartbeatNoAnswerError';
   }
 }
 
