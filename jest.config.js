@@ -23,6 +23,7 @@ const serverOnly = serversSelected
       '/libs/locker/test/lock-connection.spec.ts',
       '/test/inbox/accept-under-load.spec.ts',
       '/test/inbox/silent-worker.spec.ts',
+      '/test/inbox/blackhole.spec.ts',
       '/test/simba/frozen-renewal.spec.ts',
       '/test/partition/locker-partition.spec.ts',
     ];

@@ -24,7 +24,9 @@ export {
   isDuplicateKeyError,
   isSyntaxError,
   isTransientConflictError,
+  isConnectionError,
 } from './database/sql-errors';
+export { SqlTimeoutError } from './database/connection-bound';
 export {
   withTransientRetry,
   sqlRetryCounter,

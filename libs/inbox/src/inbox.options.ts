@@ -98,6 +98,17 @@ export interface InboxModuleOptions {
    * whole seconds. 0 turns it off.
    */
   idleInTransactionTimeout?: Duration;
+  /**
+   * How long the inbox waits for its database, client-side: for a pooled connection, and for the
+   * answer to each statement (claims, heartbeats, deletes, hand-backs, cleanup, accepts). Default
+   * '10s'. A statement that gets no answer in time fails
+   * with a `SqlTimeoutError` and its connection is destroyed, not returned to the pool: after a
+   * silent network path (packets dropped, nothing closed) the node delivers again within about one
+   * `pollInterval` plus this bound once the network is back. A claim that timed out loses
+   * nothing: its rows come back when their lease ends, as after a crash. PostgreSQL, MySQL and
+   * MariaDB; 0 turns the bound off.
+   */
+  statementTimeout?: Duration;
   /** How often expired messages are deleted (default '1m'). */
   cleanupInterval?: Duration;
   /**
@@ -200,6 +211,7 @@ export class ResolvedInboxOptions {
   @IsOptional() @IsInt() @Min(1) @Max(10_000) completionBatchSize = 100;
   @IsOptional() @IsDurationOption() completionFlushInterval: Duration = '10ms';
   @IsOptional() @IsDurationOption() idleInTransactionTimeout: Duration = '30s';
+  @IsOptional() @IsDurationOption() statementTimeout: Duration = '10s';
   @IsOptional() @IsDurationOption() cleanupInterval: Duration = '1m';
   @IsOptional() @IsDurationOption() shutdownGrace: Duration = '10s';
   @IsOptional() @IsBoolean() wakeOnAccept = true;

@@ -171,6 +171,18 @@ describeEachDatabase(
       }
     });
 
+    it('refuses a bad statementTimeout with a typed error', async () => {
+      for (const [options, text] of [
+        [{ statementTimeout: 'soon' }, 'option \'statementTimeout\' = "soon"'],
+        [{ statementTimeout: -1 }, "option 'statementTimeout' = -1"],
+      ] as const) {
+        const error = await createInboxApp(ctx, options as never).catch((e: Error) => e);
+        expect(error).toBeInstanceOf(InvalidOptionsError);
+        expect((error as InvalidOptionsError).code).toBe('HOLDFAST_CORE_INVALID_OPTIONS');
+        expect((error as Error).message).toContain(text);
+      }
+    });
+
     it("aborts the handler's signal when a heartbeat finds its row changed, and records nothing", async () => {
       const node = await createInboxApp(ctx, { visibilityTimeout: '900ms', handlerTimeout: 0 });
       let reason: unknown;

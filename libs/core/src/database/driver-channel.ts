@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { destroyDriverConnection, type DriverConnection } from './connection-bound';
 
 /** What a statement returned: rows for reads, the changed-row count for writes. */
 export interface StatementResult {
@@ -12,6 +13,18 @@ export interface DriverChannel {
   /** SQLite: the statement runs synchronously, so callers can skip an await when nothing is queued. */
   readonly synchronous?: boolean;
   runSync?(sql: string, params: readonly unknown[]): StatementResult;
+  /** Network drivers: one connection of the pool, for a statement whose wait is bounded. */
+  checkout?(): Promise<PooledConnection>;
+}
+
+/** One connection checked out of the driver's pool. */
+export interface PooledConnection {
+  readonly connection: DriverConnection;
+  run(sql: string, params: readonly unknown[]): Promise<StatementResult>;
+  /** Back to the pool. */
+  release(): void;
+  /** Socket closed at once and out of the pool, never reused. */
+  destroy(): void;
 }
 
 interface SqliteStatement {
@@ -33,12 +46,32 @@ export function directChannel(dataSource: DataSource): DriverChannel | undefined
   const type = String(dataSource.options.type);
   if (type === 'postgres' && typeof driver.master?.query === 'function' && !driver.slaves?.length) {
     const pool = driver.master;
+    const pgResult = (result: { rows: unknown[]; rowCount: number | null }): StatementResult => ({
+      records: result.rows,
+      affected: result.rowCount ?? 0,
+    });
     return {
-      run: (sql, params) =>
-        pool.query(sql, params).then((result: { rows: unknown[]; rowCount: number | null }) => ({
-          records: result.rows,
-          affected: result.rowCount ?? 0,
-        })),
+      run: (sql, params) => pool.query(sql, params).then(pgResult),
+      checkout: async () => {
+        const client = await pool.connect();
+        // Checked out, a pg client has no listener for a connection that drops (pg-pool's
+        // query() adds one the same way): the statement running fails, the client must not throw.
+        const dropped = () => undefined;
+        client.on('error', dropped);
+        return {
+          connection: client as DriverConnection,
+          run: (sql, params) => client.query(sql, params).then(pgResult),
+          release: () => {
+            client.removeListener('error', dropped);
+            client.release();
+          },
+          destroy: () => {
+            destroyDriverConnection(client as DriverConnection);
+            // pg-pool drops a client released with an error instead of reusing it.
+            client.release(new Error('connection destroyed'));
+          },
+        };
+      },
     };
   }
   if (
@@ -47,13 +80,35 @@ export function directChannel(dataSource: DataSource): DriverChannel | undefined
     !driver.poolCluster
   ) {
     const pool = driver.pool;
-    return {
-      run: (sql, params) =>
+    const runOn =
+      (target: { query: (...args: unknown[]) => unknown }) =>
+      (sql: string, params: readonly unknown[]): Promise<StatementResult> =>
         new Promise((resolve, reject) =>
-          pool.query(sql, params, (error: unknown, result: unknown) => {
+          target.query(sql, params, (error: unknown, result: unknown) => {
             if (error) return reject(error);
             if (Array.isArray(result)) return resolve({ records: result });
             resolve({ affected: (result as { affectedRows?: number })?.affectedRows ?? 0 });
+          }),
+        );
+    return {
+      run: runOn(pool),
+      checkout: () =>
+        new Promise((resolve, reject) =>
+          pool.getConnection((error: unknown, connection: any) => {
+            if (error) return reject(error);
+            // A connection that drops while checked out must not throw (see pg above).
+            const dropped = () => undefined;
+            connection.on('error', dropped);
+            resolve({
+              connection: connection as DriverConnection,
+              run: runOn(connection),
+              release: () => {
+                connection.removeListener('error', dropped);
+                connection.release();
+              },
+              // A destroyed PoolConnection leaves the pool; its release() is then a no-op.
+              destroy: () => destroyDriverConnection(connection as DriverConnection),
+            });
           }),
         ),
     };

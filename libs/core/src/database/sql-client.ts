@@ -13,6 +13,13 @@ import {
   type IsolationLevel,
 } from './transaction-bound';
 import { directChannel, type DriverChannel, type StatementResult } from './driver-channel';
+import {
+  boundedWait,
+  ConnectionTrust,
+  destroyRunnerConnection,
+  driverConnectionOf,
+  SqlTimeoutError,
+} from './connection-bound';
 
 type Row = Record<string, unknown>;
 
@@ -50,7 +57,22 @@ export interface SqlClientOptions {
    * (SET LOCAL), MariaDB `idle_transaction_timeout`, MySQL `wait_timeout` (whole seconds, rounded up).
    */
   idleInTransactionTimeout?: Duration;
+  /**
+   * A client-side bound on every wait of this client on a server database (PostgreSQL, MySQL,
+   * MariaDB; SQLite has no network to wait on): the wait for a pooled connection, and each
+   * statement's answer, BEGIN and COMMIT included. A wait past it fails with a `SqlTimeoutError`;
+   * a statement that timed out has its connection's socket destroyed (never returned to the pool,
+   * nothing more sent on it; a transaction on it is rolled back by the server when it sees the
+   * socket close, or by its idle bound), and the pooled connections that have not answered since
+   * are destroyed when next checked out, so one silent network path costs one bound, not one per
+   * connection. Milliseconds or a string like '10s'; 0 (default) turns the bound off.
+   */
+  statementTimeout?: Duration;
 }
+
+const BOUNDED_DIALECTS: readonly string[] = ['postgres', 'mysql', 'mariadb'];
+/** Suspect connections destroyed in a row at one checkout before the next is taken as it comes. */
+const MAX_SUSPECT_CHECKOUTS = 64;
 
 /** Options of one `SqlClient.transaction()`. */
 export interface TransactionOptions {
@@ -74,6 +96,11 @@ export class SqlClient {
 
   /** Milliseconds after which the server ends a transaction whose client went quiet (0: never). */
   readonly idleInTransactionTimeout: number;
+  /** Milliseconds this client waits for a pooled connection or an answer (0: no bound). */
+  readonly statementTimeout: number;
+  private readonly trust?: ConnectionTrust;
+  /** Runners whose connection this client destroyed (nothing more is sent on them). */
+  private readonly destroyed: WeakSet<QueryRunner>;
 
   constructor(
     readonly dataSource: DataSource,
@@ -88,6 +115,10 @@ export class SqlClient {
       options.idleInTransactionTimeout ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
       'idleInTransactionTimeout',
     );
+    const bound = parseDuration(options.statementTimeout ?? 0, 'statementTimeout');
+    this.statementTimeout = BOUNDED_DIALECTS.includes(dialect.name) ? bound : 0;
+    if (this.statementTimeout > 0) this.trust = ConnectionTrust.of(dataSource);
+    this.destroyed = destroyedRunners(dataSource);
   }
 
   /** True on the client a `transaction()` hands to its work. */
@@ -147,31 +178,33 @@ export class SqlClient {
     const dialect = this.dialect.name;
     const idle = this.idleInTransactionTimeout;
     const exec = async () => {
-      const runner = this.dataSource.createQueryRunner();
+      const runner = await this.connectRunner();
       let releasing = false;
       try {
-        await runner.connect();
-        await beginBoundedTransaction(runner, dialect, idle, isolation);
+        await this.guard(runner, beginBoundedTransaction(runner, dialect, idle, isolation));
         let result: T;
         try {
           result = await work(new SqlClient(this.dataSource, this.dialect, runner, this.options, true));
-          await finishTransaction(runner, dialect, 'commit');
+          await this.guard(runner, finishTransaction(runner, dialect, 'commit'));
         } catch (error) {
-          if (await finishTransaction(runner, dialect, 'rollback'))
-            await resetBoundedSession(runner, dialect, idle);
+          if (
+            !this.destroyed.has(runner) &&
+            (await this.guard(runner, finishTransaction(runner, dialect, 'rollback')).catch(() => false))
+          )
+            await this.guard(runner, resetBoundedSession(runner, dialect, idle)).catch(() => undefined);
           throw error;
         }
         if (needsSessionReset(dialect, idle)) {
           // The outcome is settled at COMMIT: the caller goes on while the connection's session
           // is reset, and the connection returns to the pool after that.
           releasing = true;
-          void resetBoundedSession(runner, dialect, idle)
+          void this.guard(runner, resetBoundedSession(runner, dialect, idle))
             .then(() => runner.release())
             .catch(() => undefined);
         }
         return result;
       } finally {
-        if (!releasing) await runner.release();
+        if (!releasing && !this.destroyed.has(runner)) await runner.release();
       }
     };
     return this.gate ? this.gate.runExclusive(exec) : exec();
@@ -184,12 +217,11 @@ export class SqlClient {
   async session<T>(work: (connection: SqlClient) => Promise<T>): Promise<T> {
     if (this.runner) return work(this);
     const exec = async () => {
-      const runner = this.dataSource.createQueryRunner();
+      const runner = await this.connectRunner();
       try {
-        await runner.connect();
         return await work(new SqlClient(this.dataSource, this.dialect, runner, this.options));
       } finally {
-        await runner.release();
+        if (!this.destroyed.has(runner)) await runner.release();
       }
     };
     return this.gate ? this.gate.runExclusive(exec) : exec();
@@ -197,8 +229,9 @@ export class SqlClient {
 
   /** A StatementResult right away when SQLite could run it synchronously, else a promise of one. */
   private run(sql: string, params: readonly unknown[]): StatementResult | Promise<StatementResult> {
-    if (this.runner) return this.runner.query(sql, params as unknown[], true);
+    if (this.runner) return this.guard(this.runner, this.runner.query(sql, params as unknown[], true));
     const channel = this.channel;
+    if (this.statementTimeout > 0) return this.runBounded(sql, params);
     if (channel) {
       // SQLite runs synchronously: with no transaction holding the connection it can go at once.
       if (channel.runSync && this.gate && !this.gate.isLocked()) return channel.runSync(sql, params);
@@ -214,4 +247,116 @@ export class SqlClient {
     };
     return this.gate ? this.gate.runExclusive(exec) : exec();
   }
+
+  /** One statement outside a transaction, each wait within `statementTimeout`. */
+  private async runBounded(sql: string, params: readonly unknown[]): Promise<StatementResult> {
+    const checkout = this.channel?.checkout;
+    if (!checkout) {
+      const runner = await this.connectRunner();
+      try {
+        return await this.guard(runner, runner.query(sql, params as unknown[], true));
+      } finally {
+        if (!this.destroyed.has(runner)) await runner.release();
+      }
+    }
+    const ms = this.statementTimeout;
+    for (let attempt = 0; ; attempt++) {
+      const pending = checkout();
+      const pooled = await boundedWait(pending, ms, 'connection', () => {
+        // A connection handed out after we gave up goes back to the pool.
+        pending.then(
+          (late) => late.release(),
+          () => undefined,
+        );
+      });
+      if (attempt < MAX_SUSPECT_CHECKOUTS && !this.trust!.trusted(pooled.connection)) {
+        pooled.destroy();
+        continue;
+      }
+      let result: StatementResult;
+      try {
+        result = await boundedWait(pooled.run(sql, params), ms, 'answer', () => {
+          this.trust!.timedOut();
+          pooled.destroy();
+        });
+      } catch (error) {
+        if (!(error instanceof SqlTimeoutError)) {
+          this.trust!.answered(pooled.connection);
+          pooled.release();
+        }
+        throw error;
+      }
+      this.trust!.answered(pooled.connection);
+      pooled.release();
+      return result;
+    }
+  }
+
+  /**
+   * A QueryRunner with a connection of the pool; with a bound, the wait for it is bounded and a
+   * connection that has not answered since the last timeout is destroyed instead of used.
+   */
+  private async connectRunner(): Promise<QueryRunner> {
+    const ms = this.statementTimeout;
+    for (let attempt = 0; ; attempt++) {
+      const runner = this.dataSource.createQueryRunner();
+      const connecting = runner.connect();
+      try {
+        if (ms <= 0) await connecting;
+        else
+          await boundedWait(connecting, ms, 'connection', () => {
+            // A connection handed out after we gave up goes back to the pool.
+            connecting.then(
+              () => runner.release(),
+              () => undefined,
+            );
+          });
+      } catch (error) {
+        if (!(error instanceof SqlTimeoutError)) await runner.release().catch(() => undefined);
+        throw error;
+      }
+      if (ms <= 0) return runner;
+      if (attempt < MAX_SUSPECT_CHECKOUTS && !this.trust!.trusted(driverConnectionOf(runner))) {
+        this.destroyed.add(runner);
+        destroyRunnerConnection(runner, 'suspect connection destroyed');
+        continue;
+      }
+      return runner;
+    }
+  }
+
+  /**
+   * `work`, a call on `runner`'s connection, within `statementTimeout` (when set): past it the
+   * connection is destroyed and nothing more is sent on it.
+   */
+  private guard<R>(runner: QueryRunner, work: Promise<R>): Promise<R> {
+    if (this.destroyed.has(runner)) {
+      work.catch(() => undefined);
+      return Promise.reject(new SqlTimeoutError('answer', this.statementTimeout));
+    }
+    if (this.statementTimeout <= 0) return work;
+    return boundedWait(work, this.statementTimeout, 'answer', () => {
+      this.trust!.timedOut();
+      this.destroyed.add(runner);
+      destroyRunnerConnection(runner, 'statementTimeout passed');
+    }).then(
+      (result) => {
+        this.trust!.answered(driverConnectionOf(runner));
+        return result;
+      },
+      (error: unknown) => {
+        // An error from the server is an answer too; a timeout is not.
+        if (!(error instanceof SqlTimeoutError)) this.trust!.answered(driverConnectionOf(runner));
+        throw error;
+      },
+    );
+  }
+}
+
+/** The runners whose connection a bounded client destroyed, shared by the clients of a DataSource. */
+const destroyedByDataSource = new WeakMap<DataSource, WeakSet<QueryRunner>>();
+function destroyedRunners(dataSource: DataSource): WeakSet<QueryRunner> {
+  let set = destroyedByDataSource.get(dataSource);
+  if (!set) destroyedByDataSource.set(dataSource, (set = new WeakSet()));
+  return set;
 }

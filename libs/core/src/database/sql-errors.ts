@@ -78,3 +78,44 @@ export function isTransientConflictError(error: unknown): boolean {
     e.code === 'SQLITE_BUSY'
   );
 }
+
+/** Network-level error codes of Node and the drivers: the connection, not the statement, failed. */
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'HOLDFAST_CORE_SQL_TIMEOUT',
+  // PostgreSQL: the server is shutting down or starting, or the connection failed.
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+]);
+
+/**
+ * The database could not be reached or stopped answering (refused, reset or dropped connection,
+ * a server shutting down, a bounded wait that timed out), as opposed to an error of the statement
+ * itself: what an outage looks like to a caller.
+ */
+export function isConnectionError(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const own = (error as { code?: unknown }).code;
+  if (typeof own === 'string' && CONNECTION_CODES.has(own)) return true;
+  const e = driverError(error);
+  if (typeof e.code === 'string' && CONNECTION_CODES.has(e.code)) return true;
+  return /Connection terminated|not queryable|connection is closed|closed state|Connection lost|connect ECONN|timeout exceeded when trying to connect/i.test(
+    String(e.message ?? (error as { message?: unknown }).message ?? ''),
+  );
+}

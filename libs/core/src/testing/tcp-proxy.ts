@@ -6,6 +6,8 @@ interface Link {
   upstream: Socket;
   /** Set by `blackhole()`: nothing passes any more, in either direction, for good. */
   silenced: boolean;
+  /** Set by `blackhole({ passCloses: false })`: not even a close passes. */
+  holdsCloses?: boolean;
 }
 
 /**
@@ -39,6 +41,8 @@ export class TcpProxy {
       this.forward(link, client, upstream);
       this.forward(link, upstream, client);
       const close = () => {
+        // A dropped path passes no close either: each side notices only by its own timeouts.
+        if (link.silenced && link.holdsCloses) return;
         client.destroy();
         upstream.destroy();
         this.links.delete(link);
@@ -93,11 +97,17 @@ export class TcpProxy {
    * packet: open connections stay open and nothing passes either way (chunks already on their
    * way are dropped too), and new connections are refused. Those connections stay silent for
    * good, even after `restore()`; the application has to notice and replace them.
+   *
+   * By default a side that closes its socket still closes the other (the server ending a silent
+   * transaction closes the application's socket too); `passCloses: false` drops closes as well,
+   * as a real dropped path does: the application then learns nothing from the server, and the
+   * server nothing from the application, until `cut()` or `stop()`.
    */
-  blackhole(): void {
+  blackhole(options: { passCloses?: boolean } = {}): void {
     this.open = false;
     for (const link of this.links) {
       link.silenced = true;
+      link.holdsCloses = options.passCloses === false;
       link.client.pause();
       link.upstream.pause();
     }

@@ -8,6 +8,7 @@ import {
 import {
   findSchedulerRegistry,
   HoldfastTimers,
+  isConnectionError,
   monotonicMillis,
   parseDuration,
   withTimeout,
@@ -119,6 +120,8 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private readonly running_ = new Set<AbortController>();
   /** Who cleans at a scheduled tick (created with the first one). */
   private cleanupTicks?: CleanupTicks;
+  /** Since when (monotonic ms) the database has not answered the delivery loop, while it does not. */
+  private downSince?: number;
 
   constructor(
     private readonly connection: InboxConnection,
@@ -252,6 +255,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private async beat(): Promise<void> {
     if (this.beating) {
       // The previous heartbeat still waits for the database: only look at what has run out.
+      this.databaseFailed(new HeartbeatNoAnswerError(this.beatMs), 'a heartbeat');
       await this.loseEnded('the heartbeats got no answer from the database');
       return;
     }
@@ -265,7 +269,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
           this.connection.queries.extendLeases(leases, until),
           this.beatMs,
           () => {
-            throw new Error(`no answer within ${this.beatMs} ms`);
+            throw new HeartbeatNoAnswerError(this.beatMs);
           },
         );
         for (const { id } of leases) {
@@ -275,7 +279,8 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
         }
       });
     } catch (error) {
-      this.logger.warn(`Inbox heartbeat failed: ${(error as Error).message}`);
+      if (!this.databaseFailed(error, 'a heartbeat'))
+        this.logger.warn(`Inbox heartbeat failed: ${(error as Error).message}`);
       await this.loseEnded(`the heartbeats failed until its lease ended: ${(error as Error).message}`);
     } finally {
       this.beating = false;
@@ -292,7 +297,39 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     const error = new InboxClaimLostError(id, detail);
     const controller = this.inHand.get(id);
     if (controller && !controller.signal.aborted) controller.abort(error);
-    this.logger.warn(error.message);
+    // During an outage the outage's one warning says it; each lost claim is a detail.
+    if (this.downSince === undefined) this.logger.warn(error.message);
+    else this.logger.debug(error.message);
+  }
+
+  /**
+   * An error of the delivery loop's SQL: true when it says the database cannot be reached or
+   * stopped answering (then logged once per outage, as one warning), false for anything else
+   * (the caller logs it as before).
+   */
+  private databaseFailed(error: unknown, during: string): boolean {
+    if (!isConnectionError(error) && !(error instanceof HeartbeatNoAnswerError)) return false;
+    if (this.downSince === undefined) {
+      this.downSince = monotonicMillis();
+      this.logger.warn(
+        `The inbox's database (${this.connection.queries.table}) stopped answering (${during}: ` +
+          `${(error as Error).message}); delivery resumes by itself when it answers again, and ` +
+          `messages claimed meanwhile come back when their lease ends`,
+      );
+    } else {
+      this.logger.debug(
+        `The inbox's database is still not answering (${during}: ${(error as Error).message})`,
+      );
+    }
+    return true;
+  }
+
+  /** The database answered the delivery loop: the end of an outage is one line. */
+  private databaseAnswered(): void {
+    if (this.downSince === undefined) return;
+    const ms = Math.round(monotonicMillis() - this.downSince);
+    this.downSince = undefined;
+    this.logger.log(`The inbox's database (${this.connection.queries.table}) answers again after ${ms} ms`);
   }
 
   // ---- completions ---------------------------------------------------------------------------
@@ -334,9 +371,10 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
         await this.metrics.retry('delete', () => this.connection.queries.deleteOwned(leases));
       } catch (error) {
         // They come back after their lease, to this node or another.
-        this.logger.error(
-          `Could not delete ${leases.length} delivered message(s): ${(error as Error).message}`,
-        );
+        if (!this.databaseFailed(error, `deleting ${leases.length} delivered message(s)`))
+          this.logger.error(
+            `Could not delete ${leases.length} delivered message(s): ${(error as Error).message}`,
+          );
       } finally {
         for (const id of ids) this.claimed.delete(id);
         flushed?.resolve();
@@ -383,7 +421,8 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
         },
         (error) => {
           this.idle = true;
-          this.logger.error(`Delivery run failed: ${(error as Error).message}`, (error as Error).stack);
+          if (!this.databaseFailed(error, 'a delivery run'))
+            this.logger.error(`Delivery run failed: ${(error as Error).message}`, (error as Error).stack);
           this.schedulePoll(this.pollMs);
         },
       );
@@ -409,9 +448,10 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       ticks
         .claim()
         .then((mine) => (mine ? this.cleanupExpired() : 0))
-        .catch((error) =>
-          this.logger.error(`Cleanup of expired messages failed: ${(error as Error).message}`),
-        )
+        .catch((error) => {
+          if (!this.databaseFailed(error, 'the expiry cleanup'))
+            this.logger.error(`Cleanup of expired messages failed: ${(error as Error).message}`);
+        })
         .then(() => ticks.untilNextTick())
         .catch(() => this.cleanupMs)
         .then((next) => this.scheduleCleanup(next));
@@ -470,6 +510,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     const { rows, now } = await this.metrics.retry('claim', () =>
       this.connection.queries.claim(this.options.batchSize, clockNow, this.leaseMs),
     );
+    this.databaseAnswered();
     const report: DeliveryReport = { ...EMPTY, claimed: rows.length };
     if (!rows.length) return report;
     if (Number.isFinite(now)) this.dbClock = { at: now, mono: started };
@@ -516,7 +557,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     // of another group hit a database error (that group's messages come back after their lease).
     await this.flush();
     for (const outcome of outcomes) {
-      if (outcome.status === 'rejected') {
+      if (outcome.status === 'rejected' && !this.databaseFailed(outcome.reason, 'recording an outcome')) {
         this.logger.error(
           `Could not record a delivery outcome: ${(outcome.reason as Error)?.message ?? outcome.reason}`,
         );
@@ -734,6 +775,14 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       this.logger.debug(`Message '${row.id}' failed (attempt ${row.retries + 1}); retry in ${delay} ms`);
     }
     return delay;
+  }
+}
+
+/** A heartbeat got no answer within the heartbeat interval (its statement may still be waiting). */
+class HeartbeatNoAnswerError extends Error {
+  constructor(ms: number) {
+    super(`no answer within ${ms} ms`);
+    this.name = 'HeartbeatNoAnswerError';
   }
 }
 

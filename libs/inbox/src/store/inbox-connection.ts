@@ -78,15 +78,20 @@ export class InboxConnection implements OnModuleInit {
   /**
    * The inbox's client. Its transactions (claims) are bounded on the server: a claim never needs
    * to sit idle for long, so the bound stays within the lease, and a silent node's batch goes to
-   * another within visibilityTimeout + the bound at the latest.
+   * another within visibilityTimeout + the bound at the latest. Each of its waits is bounded on
+   * this side by `statementTimeout`: a connection that stops answering is destroyed.
    */
   get sql(): SqlClient {
     if (!this._sql) {
       const dataSource = resolveDataSource(this.moduleRef, this.options.dataSource, 'InboxModule');
       const idle = parseDuration(this.options.idleInTransactionTimeout, 'idleInTransactionTimeout');
       const lease = parseDuration(this.options.visibilityTimeout, 'visibilityTimeout');
+      const bound = parseDuration(this.options.statementTimeout, 'statementTimeout');
       this._sql = sqlClientFor(dataSource, this.resolver, this.options.dialect, {
         idleInTransactionTimeout: idle > 0 ? Math.min(idle, lease) : 0,
+        // Every wait on the database bounded on this side too: a silenced connection is
+        // destroyed, and the delivery loop goes on, instead of waiting for an answer forever.
+        statementTimeout: bound,
       });
     }
     return this._sql;
