@@ -1,11 +1,11 @@
 /**
  * npm run bench -- scale-simba [--db sqlite,postgres,mariadb] [--mutexes 10,100,1000,5000]
- *   [--ttl 2000] [--transition 1000] [--measure 10000] [--mariadb-port 33411]
+ *   [--ttl 2000] [--transition 1000] [--measure 10000] [--mariadb-port 25463]
  *
  * How Simba's cost grows with the number of mutexes: two processes contend for the same M
  * mutexes; per database and M it prints the statements per second the server counted in the
  * steady state (PostgreSQL: pg_stat_database transactions of the test database; MariaDB:
- * `Questions` of a private server on port 33411 (or `--mariadb-port`), since the shared server counts everyone's),
+ * `Questions` of a private server on port 25463 (or `--mariadb-port`), since the shared server counts everyone's),
  * per mutex per second (goal at 1,000: at most 0.25), the CPU of each process (% of one core,
  * goal < 10), the time until every mutex is owned (goal: ttl + transition) and the takeover
  * after a SIGKILL of the process that owns most (goal: ttl + transition + 1 s).
@@ -15,7 +15,7 @@ import { PrivateMariaDb } from '../test/simba/support/private-mariadb';
 import { runScale } from '../test/simba/support/scale-run';
 import { benchDatabases, numberArg, printTable } from './support/bench-kit';
 
-const MARIADB_PORT = 33411;
+const MARIADB_PORT = 25463;
 
 export interface SimbaScaleRow {
   db: string;

@@ -1,7 +1,7 @@
 /**
  * npm run bench -- scale [--db sqlite,postgres,mariadb] [--quick] [--only failover,inbox,simba]
  *                        [--sizes failover=10000,100000] [--sizes inbox=0,100000] [--sizes simba=10,100]
- *                        [--out docs/scale] [--mariadb-port 33471]
+ *                        [--out docs/scale] [--mariadb-port 25464]
  *
  * The three scale benchmarks of issue #17 in one run, per database:
  *  - failover: store (upsert) and recover (point read) rates and the cleanup time at
@@ -139,7 +139,7 @@ export async function main(args: string[]): Promise<void> {
       '--measure',
       String(quick ? 4_000 : 10_000),
       '--mariadb-port',
-      String(numberArg(args, '--mariadb-port', 33_471)),
+      String(numberArg(args, '--mariadb-port', 25_464)),
     ]);
     printScaleSimba(figures.simba);
   }

@@ -301,8 +301,8 @@ describe('LockerModule across processes [shared-file takeover]', () => {
 const URL_ENV = { postgres: 'HOLDFAST_TEST_PG_URL', mariadb: 'HOLDFAST_TEST_MARIADB_URL' } as const;
 
 const servers = {
-  postgres: () => new PrivatePostgres({ port: 55430 }),
-  mariadb: () => new PrivateMariadb({ port: 33430 }),
+  postgres: () => new PrivatePostgres({ port: 25430 }),
+  mariadb: () => new PrivateMariadb({ port: 25431 }),
 };
 
 for (const db of testDatabases().filter((d): d is 'postgres' | 'mariadb' => d !== 'sqlite')) {

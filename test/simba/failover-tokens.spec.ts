@@ -2,7 +2,7 @@
  * Fencing tokens across a PostgreSQL failover (#20), on real replication: a private primary and a
  * hot standby made with `pg_basebackup -R`, streaming through a TcpProxy that can be silenced, and
  * an endpoint (another proxy) that the test moves from the primary to the standby.
- * Runs when HOLDFAST_TEST_DATABASES lists postgres; uses ports 55410-55413.
+ * Runs when HOLDFAST_TEST_DATABASES lists postgres; uses ports 25410-25413.
  */
 import type { ChildProcess } from 'node:child_process';
 import { connect as tcpConnect, createServer, type AddressInfo, type Server } from 'node:net';
@@ -15,10 +15,10 @@ import { join } from 'node:path';
 import { PgReplicaPair } from './support/pg-cluster';
 import { SwitchableProxy } from './support/switchable-proxy';
 
-const PRIMARY = 55410;
-const STANDBY = 55411;
-const REPLICATION = 55412;
-const ENDPOINT = 55413;
+const PRIMARY = 25410;
+const STANDBY = 25411;
+const REPLICATION = 25412;
+const ENDPOINT = 25413;
 const TTL = 2_000;
 const TRANSITION = 1_000;
 const WORKER = join(__dirname, 'workers', 'contender.worker.ts');

@@ -2,7 +2,7 @@
  * Simba at scale (#17): two processes contend for the same 1,000 mutexes (100 on SQLite),
  * ttl 2 s, transition 1 s. Statements are read from the server's own counters: PostgreSQL's
  * pg_stat_database (the test database: run this suite alone), MariaDB's `Questions` on a private
- * server (port 33410), since the shared server counts everyone's statements.
+ * server (port 25462), since the shared server counts everyone's statements.
  */
 import { testDatabases, type TestDatabase } from '@holdfast/core/testing';
 import { PrivateMariaDb } from './support/private-mariadb';
@@ -10,7 +10,7 @@ import { runScale } from './support/scale-run';
 
 const TTL = 2_000;
 const TRANSITION = 1_000;
-const MARIADB_PORT = 33410;
+const MARIADB_PORT = 25462;
 
 describe.each(testDatabases().map((db) => [db]))('simba at scale [%s]', (db: TestDatabase) => {
   const mutexes = db === 'sqlite' ? 100 : 1_000;

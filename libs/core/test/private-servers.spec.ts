@@ -10,10 +10,10 @@ import {
   waitUntil,
 } from '@holdfast/core/testing';
 
-// Ports of this suite (core's private range): PostgreSQL 55440, MariaDB 33440.
+// Ports of this suite (core's private range): PostgreSQL 25460, MariaDB 25461.
 const SERVERS = {
-  postgres: () => new PrivatePostgres({ port: 55440 }),
-  mariadb: () => new PrivateMariadb({ port: 33440 }),
+  postgres: () => new PrivatePostgres({ port: 25460 }),
+  mariadb: () => new PrivateMariadb({ port: 25461 }),
 } as const;
 
 /** A DataSource on a private server, with the test databases' usual options. */
