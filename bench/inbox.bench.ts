@@ -398,6 +398,35 @@ async function benchInbox(db: Db, s: Sizes): Promise<Figures> {
   }
 }
 
+/**
+ * The four measures for a peer queue, the same way for each: 200 warm-up jobs, `s.single` single
+ * sends at concurrency 10, one bulk insert of `s.bulk` (its jobs built before the clock starts), delivery of
+ * everything by `s.workers` processes of `kind`, then paced latency.
+ */
+async function measurePeer(
+  s: Sizes,
+  kind: 'graphile' | 'boss',
+  send: (payload: Record<string, unknown>) => Promise<unknown>,
+  prepareBulk: (count: number) => () => Promise<unknown>,
+): Promise<Figures> {
+  await concurrently(200, 10, (i) => send({ warm: i }));
+  const tSingle = await concurrently(s.single, 10, (i) => send({ i }));
+  const insertBulk = prepareBulk(s.bulk);
+  const tBulk = await timed(insertBulk);
+  const total = s.single + s.bulk + 200;
+  const delivery = await runWorkers(kind, s.workers, total);
+  const latency = await runWorkers(kind, s.workers, s.latency, {}, () =>
+    paced(s.latency, s.rate, (i) => send({ t: wallNow(), i })),
+  );
+  return {
+    single: rate(s.single, tSingle),
+    bulk: rate(s.bulk, tBulk),
+    delivery: rate(total, delivery.elapsed),
+    p50: percentile(latency.latencies, 50),
+    p99: percentile(latency.latencies, 99),
+  };
+}
+
 async function benchGraphile(s: Sizes): Promise<Figures> {
   const ds = await dataSource('postgres');
   await ds.query(`DROP SCHEMA IF EXISTS ${GW_SCHEMA} CASCADE`);
@@ -406,22 +435,15 @@ async function benchGraphile(s: Sizes): Promise<Figures> {
     utils = await makeWorkerUtils({ connectionString: PG_URL, schema: GW_SCHEMA, maxPoolSize: POOL });
     await utils.migrate();
     const u = utils;
-    await concurrently(200, 10, (i) => u.addJob(QUEUE, { warm: i }));
-    const tSingle = await concurrently(s.single, 10, (i) => u.addJob(QUEUE, { i }));
-    const specs = Array.from({ length: s.bulk }, (_, i) => ({ identifier: QUEUE, payload: { i } }));
-    const tBulk = await timed(() => u.addJobs(specs));
-    const total = s.single + s.bulk + 200;
-    const delivery = await runWorkers('graphile', s.workers, total);
-    const latency = await runWorkers('graphile', s.workers, s.latency, {}, () =>
-      paced(s.latency, s.rate, (i) => u.addJob(QUEUE, { t: wallNow(), i })),
+    return await measurePeer(
+      s,
+      'graphile',
+      (payload) => u.addJob(QUEUE, payload),
+      (n) => {
+        const specs = Array.from({ length: n }, (_, i) => ({ identifier: QUEUE, payload: { i } }));
+        return () => u.addJobs(specs);
+      },
     );
-    return {
-      single: rate(s.single, tSingle),
-      bulk: rate(s.bulk, tBulk),
-      delivery: rate(total, delivery.elapsed),
-      p50: percentile(latency.latencies, 50),
-      p99: percentile(latency.latencies, 99),
-    };
   } finally {
     await utils?.release();
     await ds.query(`DROP SCHEMA IF EXISTS ${GW_SCHEMA} CASCADE`);
@@ -437,22 +459,15 @@ async function benchBoss(s: Sizes): Promise<Figures> {
   try {
     await boss.start();
     await boss.createQueue(QUEUE);
-    await concurrently(200, 10, (i) => boss.send(QUEUE, { warm: i }));
-    const tSingle = await concurrently(s.single, 10, (i) => boss.send(QUEUE, { i }));
-    const jobs = Array.from({ length: s.bulk }, (_, i) => ({ name: QUEUE, data: { i } }));
-    const tBulk = await timed(() => boss.insert(jobs));
-    const total = s.single + s.bulk + 200;
-    const delivery = await runWorkers('boss', s.workers, total);
-    const latency = await runWorkers('boss', s.workers, s.latency, {}, () =>
-      paced(s.latency, s.rate, (i) => boss.send(QUEUE, { t: wallNow(), i })),
+    return await measurePeer(
+      s,
+      'boss',
+      (payload) => boss.send(QUEUE, payload),
+      (n) => {
+        const jobs = Array.from({ length: n }, (_, i) => ({ name: QUEUE, data: { i } }));
+        return () => boss.insert(jobs);
+      },
     );
-    return {
-      single: rate(s.single, tSingle),
-      bulk: rate(s.bulk, tBulk),
-      delivery: rate(total, delivery.elapsed),
-      p50: percentile(latency.latencies, 50),
-      p99: percentile(latency.latencies, 99),
-    };
   } finally {
     await boss.stop({ graceful: false, wait: true }).catch(() => undefined);
     await ds.query(`DROP SCHEMA IF EXISTS ${BOSS_SCHEMA} CASCADE`);
