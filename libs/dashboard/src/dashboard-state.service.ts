@@ -1,5 +1,5 @@
 import { Inject, Injectable, type Type } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { ModuleRef, ModulesContainer } from '@nestjs/core';
 import { hostname } from 'node:os';
 import { type LockStatus } from '@holdfast/cli';
 import { StatusQueries } from '@holdfast/cli/internal';
@@ -7,7 +7,7 @@ import { resolveDataSource, sqlClientFor, type SqlClient } from '@holdfast/core'
 import { FailoverMetrics, getFailoverStoreToken } from '@holdfast/failover';
 import { FailoverRegistry, FailoverWriter } from '@holdfast/failover/internal';
 import { MessageManagement, type MessageInfo } from '@holdfast/inbox';
-import { InboxClock } from '@holdfast/inbox/internal';
+import { DEFAULT_INBOX_NAME, INBOX_NAME, InboxClock } from '@holdfast/inbox/internal';
 import { LockerService, type ResolvedLockerOptions } from '@holdfast/locker';
 import { LOCKER_OPTIONS } from '@holdfast/locker/internal';
 import { MutexContendRegistry, type ResolvedSimbaOptions } from '@holdfast/simba';
@@ -27,6 +27,13 @@ import type {
 
 type FailoverStoreLike = { description?: string; countLive?(name: string, now: Date): Promise<number> };
 
+/** One InboxModule of the application: its name and the services of that module instance. */
+interface InboxInstance {
+  name: string;
+  management: MessageManagement;
+  clock?: InboxClock;
+}
+
 /**
  * Reads the state of whichever Holdfast modules the application imports. Each module's services
  * are looked up anywhere in the application (`strict: false`); a module that is not there has no
@@ -36,20 +43,29 @@ type FailoverStoreLike = { description?: string; countLive?(name: string, now: D
 @Injectable()
 export class DashboardStateService {
   private readonly sqlClients = new Map<unknown, SqlClient>();
+  private _inboxes?: InboxInstance[];
 
   constructor(
     private readonly moduleRef: ModuleRef,
+    private readonly modules: ModulesContainer,
     @Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
     private readonly actions: DashboardActionsGuard,
   ) {}
 
   async read(): Promise<DashboardState> {
-    const [failover, simba, locker, inbox] = await Promise.all([
+    const inboxes = this.inboxes();
+    const [failover, simba, locker, ...inboxSections] = await Promise.all([
       this.section(FailoverRegistry, () => this.failover()),
       this.section(MutexContendRegistry, () => this.simba()),
       this.section(LockerService, () => this.locker()),
-      this.section(MessageManagement, () => this.inbox()),
+      ...inboxes.map((instance) => this.guarded(() => this.inbox(instance))),
     ]);
+    let inbox: Section<InboxSection> | undefined;
+    const namedInboxes: Record<string, Section<InboxSection>> = {};
+    inboxes.forEach(({ name }, i) => {
+      if (name === DEFAULT_INBOX_NAME) inbox = inboxSections[i];
+      else namedInboxes[name] = inboxSections[i];
+    });
     return {
       readAt: new Date().toISOString(),
       instance: { pid: process.pid, hostname: hostname() },
@@ -60,12 +76,38 @@ export class DashboardStateService {
       ...(simba ? { simba } : {}),
       ...(locker ? { locker } : {}),
       ...(inbox ? { inbox } : {}),
+      ...(Object.keys(namedInboxes).length ? { namedInboxes } : {}),
     };
   }
 
-  /** The inbox's admin service, or undefined when the application has no InboxModule. */
-  management(): MessageManagement | undefined {
-    return this.optional(MessageManagement);
+  /**
+   * The admin service of the inbox named `name` (the default inbox without one), or undefined
+   * when the application has no such InboxModule.
+   */
+  management(name: string = DEFAULT_INBOX_NAME): MessageManagement | undefined {
+    return this.inboxes().find((inbox) => inbox.name === name)?.management;
+  }
+
+  /**
+   * Every InboxModule of the application, default and named (`forRoot({ name })`), each with
+   * the services of its own module instance: a named inbox exports them only under its own
+   * tokens, so they are read from the module that registered the name. The modules are fixed
+   * once the application is built, so the list is made once.
+   */
+  private inboxes(): InboxInstance[] {
+    if (this._inboxes) return this._inboxes;
+    const found: InboxInstance[] = [];
+    for (const module of this.modules.values()) {
+      const name = module.providers.get(INBOX_NAME)?.instance as string | undefined;
+      const management = module.providers.get(MessageManagement)?.instance as MessageManagement | undefined;
+      if (typeof name !== 'string' || !management) continue;
+      const clock = module.providers.get(InboxClock)?.instance as InboxClock | undefined;
+      found.push({ name, management, clock });
+    }
+    found.sort((a, b) =>
+      a.name === DEFAULT_INBOX_NAME ? -1 : b.name === DEFAULT_INBOX_NAME ? 1 : a.name.localeCompare(b.name),
+    );
+    return (this._inboxes = found);
   }
 
   private optional<T>(token: Type<T> | string | symbol): T | undefined {
@@ -79,6 +121,11 @@ export class DashboardStateService {
   /** undefined when the module is absent; its error when reading it failed. */
   private async section<T>(marker: Type<unknown>, read: () => Promise<T>): Promise<Section<T> | undefined> {
     if (!this.optional(marker)) return undefined;
+    return this.guarded(read);
+  }
+
+  /** The section, or the error that reading it met (the other sections still show). */
+  private async guarded<T>(read: () => Promise<T>): Promise<Section<T>> {
     try {
       return await read();
     } catch (error) {
@@ -190,10 +237,8 @@ export class DashboardStateService {
     };
   }
 
-  private async inbox(): Promise<InboxSection> {
-    const management = this.management()!;
+  private async inbox({ management, clock }: InboxInstance): Promise<InboxSection> {
     const limit = this.options.messageLimit;
-    const clock = this.optional(InboxClock);
     const [now, counts, [oldest], parked, paused] = await Promise.all([
       clock ? clock.now() : Date.now(),
       management.count(),

@@ -10,7 +10,10 @@ export interface DashboardState {
   failover?: Section<FailoverSection>;
   simba?: Section<SimbaSection>;
   locker?: Section<LockerSection>;
+  /** The default inbox (`InboxModule.forRoot()` without a `name`). */
   inbox?: Section<InboxSection>;
+  /** Each named inbox (`InboxModule.forRoot({ name })`), by name; absent when there is none. */
+  namedInboxes?: Record<string, Section<InboxSection>>;
 }
 
 /** A module's section, or the error that reading it met (the other sections still show). */

@@ -56,7 +56,10 @@ export function createDashboardController(path: string): Type<unknown> {
       return this.state.read();
     }
 
-    /** retry | pause | resume | delete on one inbox message, `{ "id": "..." }`: 403 without a guard. */
+    /**
+     * retry | pause | resume | delete on one inbox message, `{ "id": "...", "inbox"?: "name" }`
+     * (the default inbox without `inbox`): 403 without a guard.
+     */
     @Post('api/inbox/:action')
     @HttpCode(200)
     @UseGuards(DashboardActionsGuard)
@@ -70,15 +73,26 @@ export function createDashboardController(path: string): Type<unknown> {
             .message,
         );
       }
-      const id = (body as { id?: unknown } | undefined)?.id;
+      const { id, inbox } = (body ?? {}) as { id?: unknown; inbox?: unknown };
       if (typeof id !== 'string' || id === '') {
         throw new BadRequestException(
           new InvalidDashboardActionError('id', id ?? null, 'must be a non-empty string in the JSON body')
             .message,
         );
       }
-      const management = this.state.management();
-      if (!management) throw new NotFoundException('This application has no InboxModule');
+      if (inbox !== undefined && (typeof inbox !== 'string' || inbox === '')) {
+        throw new BadRequestException(
+          new InvalidDashboardActionError('inbox', inbox, 'must be the name of an inbox when given').message,
+        );
+      }
+      const management = this.state.management(inbox);
+      if (!management) {
+        throw new NotFoundException(
+          inbox === undefined
+            ? 'This application has no InboxModule'
+            : `This application has no inbox named '${inbox}'`,
+        );
+      }
       try {
         let done = true;
         if (action === 'retry') await management.retryNow(id);

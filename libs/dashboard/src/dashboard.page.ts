@@ -26,7 +26,7 @@ const PAGE = `<!doctype html>
   header h1 { margin: 0; font-size: 18px; }
   header .meta { color: var(--muted); font-size: 12px; }
   main { display: grid; grid-template-columns: repeat(auto-fit, minmax(480px, 1fr)); gap: 16px; padding: 16px 24px; }
-  #inbox, #failover { grid-column: 1 / -1; }
+  #inbox, [data-inbox], #failover { grid-column: 1 / -1; }
   section { background: #fff; border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; min-width: 0; }
   section h2 { margin: 0 0 10px; font-size: 15px; display: flex; gap: 8px; align-items: center; }
   table { width: 100%; border-collapse: collapse; font-size: 13px; }
@@ -144,13 +144,13 @@ const PAGE = `<!doctype html>
       }), 'locks')) : null);
   }
 
-  function actionButtons(state, id, actions) {
+  function actionButtons(state, id, actions, name) {
     if (!state.actions) return null;
     return h('td', { 'class': 'actions' }, actions.map(function (a) {
-      return h('button', { type: 'button', 'data-action': a, 'class': a === 'delete' ? 'danger' : null, text: a, onclick: function () { act(a, id); } });
+      return h('button', { type: 'button', 'data-action': a, 'class': a === 'delete' ? 'danger' : null, text: a, onclick: function () { act(a, id, name); } });
     }));
   }
-  function messages(state, list, testid, actions, empty) {
+  function messages(state, list, testid, actions, empty, name) {
     if (!list.length) return h('p', { 'class': 'muted', 'data-testid': testid, text: empty });
     var headers = ['id', 'type', 'retries', 'inserted', 'error'];
     if (state.actions) headers.push('');
@@ -159,22 +159,27 @@ const PAGE = `<!doctype html>
         h('td', null, h('code', { text: m.id })), h('td', { text: m.type }),
         h('td', { 'class': 'num', text: String(m.retries) }), h('td', { text: ago(m.inserted) }),
         h('td', { 'class': 'error', title: m.error || null, text: (m.error || '').split('\\n')[0] }),
-        actionButtons(state, m.id, actions));
+        actionButtons(state, m.id, actions, name));
     }), testid);
   }
-  function inbox(state, s) {
+  // name: undefined for the default inbox, else the name of a named inbox (its own section).
+  function inbox(state, s, name) {
     var order = ['due', 'retrying', 'paused', 'parked', 'expired', 'total'];
     var tiles = h('div', { 'class': 'tiles' }, order.filter(function (k) { return k in s.counts; }).map(function (k) {
       return h('div', { 'class': 'tile ' + k, 'data-count': k }, h('div', { 'class': 'n', text: String(s.counts[k]) }), h('div', { 'class': 'l', text: k }));
     }));
     var oldest = s.oldestDue
       ? h('p', { 'data-testid': 'oldest-due' }, 'Oldest due: ', h('code', { text: s.oldestDue.id }), ' (' + s.oldestDue.type + '), waiting ' + duration(s.oldestDue.ageMs) + ' ',
-          state.actions ? h('button', { type: 'button', 'data-action': 'pause', text: 'pause', onclick: function () { act('pause', s.oldestDue.id); } }) : null)
+          state.actions ? h('button', { type: 'button', 'data-action': 'pause', text: 'pause', onclick: function () { act('pause', s.oldestDue.id, name); } }) : null)
       : h('p', { 'class': 'muted', 'data-testid': 'oldest-due', text: 'Nothing due.' });
-    return section('inbox', 'Inbox', null, h('div', null, tiles, oldest,
-      h('h3', { text: 'Parked' }), messages(state, s.parked, 'parked', ['retry', 'pause', 'delete'], 'No parked message.'),
-      h('h3', { text: 'Paused' }), messages(state, s.paused, 'paused', ['resume', 'delete'], 'No paused message.')));
+    var el = section(inboxId(name), inboxTitle(name), null, h('div', null, tiles, oldest,
+      h('h3', { text: 'Parked' }), messages(state, s.parked, 'parked', ['retry', 'pause', 'delete'], 'No parked message.', name),
+      h('h3', { text: 'Paused' }), messages(state, s.paused, 'paused', ['resume', 'delete'], 'No paused message.', name)));
+    if (name) el.setAttribute('data-inbox', name);
+    return el;
   }
+  function inboxId(name) { return name ? 'inbox-' + name : 'inbox'; }
+  function inboxTitle(name) { return name ? 'Inbox · ' + name : 'Inbox'; }
 
   function failover(s) {
     var rows = s.failovers.map(function (f) {
@@ -197,6 +202,10 @@ const PAGE = `<!doctype html>
     if (state.simba) parts.push(failed('simba', 'Simba mutexes', state.simba) || simba(state.simba));
     if (state.locker) parts.push(failed('locker', 'Locker', state.locker) || locker(state.locker));
     if (state.inbox) parts.push(failed('inbox', 'Inbox', state.inbox) || inbox(state, state.inbox));
+    Object.keys(state.namedInboxes || {}).forEach(function (name) {
+      var s = state.namedInboxes[name];
+      parts.push(failed(inboxId(name), inboxTitle(name), s) || inbox(state, s, name));
+    });
     if (state.failover) parts.push(failed('failover', 'Failover', state.failover) || failover(state.failover));
     if (!parts.length) parts.push(h('p', { 'class': 'muted', text: 'No Holdfast module is imported by this application.' }));
     var main = document.getElementById('sections');
@@ -218,10 +227,11 @@ const PAGE = `<!doctype html>
       .then(function () { timer = setTimeout(refresh, pollMs); });
   }
 
-  function act(action, id) {
+  function act(action, id, name) {
     if (action === 'delete' && !confirm('Delete message ' + id + '?')) return;
     var notice = document.getElementById('notice');
-    fetch(base + '/api/inbox/' + action, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: id }) })
+    var body = name ? { id: id, inbox: name } : { id: id };
+    fetch(base + '/api/inbox/' + action, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
       .then(function (res) { return res.json().catch(function () { return {}; }).then(function (body) { return { res: res, body: body }; }); })
       .then(function (r) {
         notice.textContent = r.res.ok ? action + ' ' + id + ': done' : action + ' ' + id + ' failed: ' + (r.body.message || ('HTTP ' + r.res.status));

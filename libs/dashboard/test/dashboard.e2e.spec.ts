@@ -1,9 +1,17 @@
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
+import { Script } from 'node:vm';
 import { describeEachDatabase, waitUntil, type TestDatabaseContext } from '@holdfast/core/testing';
 import { Failover, FailoverModule } from '@holdfast/failover';
-import { InboxModule, MessageAcceptor, MessageManagement } from '@holdfast/inbox';
+import {
+  InboxModule,
+  InjectMessageAcceptor,
+  InjectMessageManagement,
+  MessageAcceptor,
+  MessageManagement,
+  type InboxModuleOptions,
+} from '@holdfast/inbox';
 import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
 import { LockerModule } from '@holdfast/locker';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
@@ -24,23 +32,51 @@ class HeaderGuard implements CanActivate {
 const TYPE = { namespace: 'dash', name: 'note' };
 const MAX_RETRIES = 2;
 
+/** An inbox the test drives itself: its delivery loop stays idle. */
+function idleInbox(ctx: TestDatabaseContext, tablePrefix = ctx.prefix): InboxModuleOptions {
+  return {
+    dataSource: ctx.dataSource,
+    tablePrefix,
+    schema: 'create',
+    pollInterval: '1h',
+    cleanupInterval: '1h',
+    retry: { maxRetries: MAX_RETRIES },
+  };
+}
+
+/** The table prefix of the named inbox 'audit' beside the default one. */
+const AUDIT = 'audit_';
+
+/**
+ * Both inboxes' services as an application injects them (by class for the default inbox, by name
+ * for 'audit'); `app.get(MessageAcceptor)` would take whichever module Nest searches first.
+ */
+@Injectable()
+class BothInboxes {
+  constructor(
+    readonly acceptor: MessageAcceptor,
+    readonly management: MessageManagement,
+    @InjectMessageAcceptor('audit') readonly auditAcceptor: MessageAcceptor,
+    @InjectMessageManagement('audit') readonly auditManagement: MessageManagement,
+  ) {}
+
+  of(inbox?: 'audit'): { acceptor: MessageAcceptor; management: MessageManagement } {
+    return inbox
+      ? { acceptor: this.auditAcceptor, management: this.auditManagement }
+      : { acceptor: this.acceptor, management: this.management };
+  }
+}
+
 async function inboxApp(
   ctx: TestDatabaseContext,
   extras: HoldfastDashboardExtras,
-  { locker = false } = {},
+  { locker = false, audit = false } = {},
 ): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
     imports: [
       SimbaModule.forRoot({ dataSource: ctx.dataSource, tablePrefix: ctx.prefix, schema: 'create' }),
-      InboxModule.forRoot({
-        dataSource: ctx.dataSource,
-        tablePrefix: ctx.prefix,
-        schema: 'create',
-        // The test acts on messages itself: the delivery loop stays idle.
-        pollInterval: '1h',
-        cleanupInterval: '1h',
-        retry: { maxRetries: MAX_RETRIES },
-      }),
+      InboxModule.forRoot(idleInbox(ctx)),
+      ...(audit ? [InboxModule.forRoot({ ...idleInbox(ctx, ctx.prefix + AUDIT), name: 'audit' })] : []),
       ...(locker
         ? [
             LockerModule.forRoot({
@@ -57,15 +93,23 @@ async function inboxApp(
         : []),
       HoldfastDashboardModule.forRoot({ ...extras, pollInterval: '1s' }),
     ],
+    providers: audit ? [BothInboxes] : [],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   return app.init();
 }
 
 /** A stored message that exhausted its retries: parked, with an error. */
-async function parkedMessage(app: INestApplication, id: string): Promise<void> {
-  await app.get(MessageAcceptor).accept({ id, type: TYPE, payload: { n: 1 } });
-  await app.get(MessageManagement).setRetries(id, MAX_RETRIES);
+async function parkedMessage(
+  app: INestApplication,
+  id: string,
+  inbox: { acceptor: MessageAcceptor; management: MessageManagement } = {
+    acceptor: app.get(MessageAcceptor),
+    management: app.get(MessageManagement),
+  },
+): Promise<void> {
+  await inbox.acceptor.accept({ id, type: TYPE, payload: { n: 1 } });
+  await inbox.management.setRetries(id, MAX_RETRIES);
 }
 
 describeEachDatabase(
@@ -83,6 +127,10 @@ describeEachDatabase(
         expect(page.headers['content-type']).toContain('text/html');
         expect(page.text).toContain('<title>Holdfast</title>');
         expect(page.text).not.toMatch(/<script[^>]+src=|<link[^>]+href=/);
+        // The inline script parses (the e2e tests never run it; the browser test does).
+        const script = /<script>([\s\S]*)<\/script>/.exec(page.text)?.[1] ?? '';
+        expect(script).toContain('function render(state)');
+        expect(() => new Script(script)).not.toThrow();
 
         await parkedMessage(app, 'ro-1');
         const { body } = await request(app.getHttpServer()).get('/holdfast/api/state').expect(200);
@@ -174,8 +222,69 @@ describeEachDatabase(
         await post('delete', 'no-such-message').expect(404);
       });
     });
+
+    describe('with a default and a named inbox', () => {
+      let app: INestApplication;
+      beforeAll(async () => {
+        app = await inboxApp(ctx, { guard: HeaderGuard }, { audit: true });
+      });
+      afterAll(() => app?.close());
+      const post = (action: string, body: object) =>
+        request(app.getHttpServer()).post(`/holdfast/api/inbox/${action}`).set('x-admin', 'yes').send(body);
+      const inboxes = (inbox?: 'audit') => app.get(BothInboxes).of(inbox);
+      const status = async (id: string, inbox?: 'audit') => (await inboxes(inbox).management.get(id))?.status;
+
+      it('shows each inbox in its own section, with its own counts', async () => {
+        // The default inbox's table is the one the suites above used: count what this test adds.
+        const before = (await inboxes().management.count()).parked;
+        await parkedMessage(app, 'main-1', inboxes());
+        await parkedMessage(app, 'audit-1', inboxes('audit'));
+        await parkedMessage(app, 'audit-2', inboxes('audit'));
+        const { body } = await request(app.getHttpServer()).get('/holdfast/api/state').expect(200);
+        expect(body.inbox.counts.parked).toBe(before + 1);
+        const parked = body.inbox.parked.map((m: { id: string }) => m.id);
+        expect(parked).toContain('main-1');
+        expect(parked).not.toContain('audit-1');
+        expect(Object.keys(body.namedInboxes)).toEqual(['audit']);
+        expect(body.namedInboxes.audit.counts).toMatchObject({ parked: 2, total: 2 });
+        expect(body.namedInboxes.audit.parked.map((m: { id: string }) => m.id).sort()).toEqual([
+          'audit-1',
+          'audit-2',
+        ]);
+      });
+
+      it('acts on the inbox the body names, and on the default one without a name', async () => {
+        await post('retry', { id: 'audit-1', inbox: 'audit' }).expect(200, {
+          id: 'audit-1',
+          action: 'retry',
+          done: true,
+        });
+        expect(await status('audit-1', 'audit')).toBe('due');
+        expect(await status('main-1')).toBe('parked');
+        // The default inbox does not hold audit-2: without a name the action misses it.
+        await post('retry', { id: 'audit-2' }).expect(404);
+        expect(await status('audit-2', 'audit')).toBe('parked');
+        await post('retry', { id: 'main-1' }).expect(200);
+        expect(await status('main-1')).toBe('due');
+      });
+
+      it('refuses an inbox name that is not a string (400) or that the application lacks (404)', async () => {
+        await post('retry', { id: 'audit-2', inbox: 42 }).expect(400);
+        await post('retry', { id: 'audit-2', inbox: '' }).expect(400);
+        const res = await post('retry', { id: 'audit-2', inbox: 'billing' }).expect(404);
+        expect(res.body.message).toContain("no inbox named 'billing'");
+        expect(await status('audit-2', 'audit')).toBe('parked');
+      });
+    });
   },
-  { tables: [COR_MESSAGE_TABLE.name, SIMBA_MUTEX_TABLE.name, HOLDFAST_LOCK_TABLE.name] },
+  {
+    tables: [
+      COR_MESSAGE_TABLE.name,
+      AUDIT + COR_MESSAGE_TABLE.name,
+      SIMBA_MUTEX_TABLE.name,
+      HOLDFAST_LOCK_TABLE.name,
+    ],
+  },
 );
 
 @Injectable()
