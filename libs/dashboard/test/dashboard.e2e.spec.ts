@@ -32,13 +32,17 @@ class HeaderGuard implements CanActivate {
 const TYPE = { namespace: 'dash', name: 'note' };
 const MAX_RETRIES = 2;
 
-/** An inbox the test drives itself: its delivery loop stays idle. */
+/**
+ * An inbox the test drives itself: it accepts and manages, and never delivers (an accept wakes a
+ * delivering node at once, whatever its poll interval, and a message without a handler would then
+ * be retried under the test's feet).
+ */
 function idleInbox(ctx: TestDatabaseContext, tablePrefix = ctx.prefix): InboxModuleOptions {
   return {
     dataSource: ctx.dataSource,
     tablePrefix,
     schema: 'create',
-    pollInterval: '1h',
+    deliver: false,
     cleanupInterval: '1h',
     retry: { maxRetries: MAX_RETRIES },
   };
