@@ -1,5 +1,5 @@
 export * from './errors/holdfast.error';
-export * from './dialect/dialect';
+export { DIALECTS, isDialect, type Dialect } from './dialect/dialect';
 export type {
   ColumnType,
   DeleteLimitedSpec,
@@ -14,18 +14,9 @@ export { SqlClient, toNumber, type SqlClientOptions, type TransactionOptions } f
 export {
   beginBoundedTransaction,
   endBoundedTransaction,
-  DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
-  ISOLATION_LEVELS,
   type IsolationLevel,
 } from './database/transaction-bound';
-export {
-  isAlreadyExistsError,
-  sqlErrorCode,
-  isDuplicateKeyError,
-  isSyntaxError,
-  isTransientConflictError,
-  isConnectionError,
-} from './database/sql-errors';
+export { isDuplicateKeyError, isSyntaxError, isConnectionError } from './database/sql-errors';
 export { SqlTimeoutError } from './database/connection-bound';
 export {
   withTransientRetry,
@@ -35,14 +26,9 @@ export {
 } from './database/transient-retry';
 export { sqlClientFor } from './database/sql-client.factory';
 export { resolveDataSource, driverTimezone, type DataSourceOption } from './database/data-source';
-export {
-  configuredPoolSize,
-  declarePoolNeed,
-  poolBudgetWarning,
-  type PoolNeed,
-} from './database/pool-budget';
+export { declarePoolNeed, type PoolNeed } from './database/pool-budget';
 export { isValidTablePrefix, validateTablePrefix, tableName } from './naming/table-prefix';
-export { parseDuration, isDuration, type Duration } from './time/duration';
+export { parseDuration, type Duration } from './time/duration';
 export { monotonicMillis, sleep } from './time/monotonic';
 export { withTimeout, type WithTimeoutOptions } from './time/with-timeout';
 export { HoldfastTimers, findSchedulerRegistry, type TimeoutRegistry } from './time/holdfast-timers';
@@ -53,7 +39,6 @@ export {
   tableDdl,
   ddlScript,
   indexName,
-  supportsIfNotExists,
   type DdlOptions,
 } from './schema/ddl';
 export { HoldfastTableMigration } from './schema/table-migration';
@@ -63,14 +48,7 @@ export {
   type SchemaMode,
   type SchemaManagerOptions,
 } from './schema/schema-manager';
-export {
-  LiveTable,
-  sqliteAffinity,
-  type LiveColumn,
-  type LiveColumnKind,
-  type SqliteAffinity,
-} from './schema/live-table';
-export { acceptedTypes, liveColumnMatches } from './schema/column-check';
+export type { LiveTable, LiveColumn, LiveColumnKind, SqliteAffinity } from './schema/live-table';
 export {
   validateOptions,
   NestedOptions,
@@ -79,14 +57,13 @@ export {
   IsDataSourceOption,
 } from './options/validate-options';
 export { DatabaseOptionsDto } from './options/database-options.dto';
-export {
-  holdfastMeter,
-  type Meter,
-  type MetricAttributes,
-  type MetricCounter,
-  type MetricHistogram,
-  type MetricOptions,
-  type ObservableMetric,
+export type {
+  Meter,
+  MetricAttributes,
+  MetricCounter,
+  MetricHistogram,
+  MetricOptions,
+  ObservableMetric,
 } from './metrics/meter';
 export {
   declareMetrics,

@@ -5,7 +5,8 @@ import {
   MeterProvider,
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
-import { holdfastMeter, sqlRetryCounter, type Meter } from '@holdfast/core';
+import { sqlRetryCounter, type Meter } from '@holdfast/core';
+import { holdfastMeter } from '../src/metrics/meter';
 
 // The instruments go through the application's own @opentelemetry/api: with an SDK registered,
 // what Holdfast counts reaches the SDK's exporter under holdfast.<lib>.<what>.

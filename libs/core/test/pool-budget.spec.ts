@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
-import { configuredPoolSize, poolBudgetWarning, type PoolNeed } from '@holdfast/core';
+import { type PoolNeed } from '@holdfast/core';
+import { configuredPoolSize, poolBudgetWarning } from '../src/database/pool-budget';
 
 describe('pool budget', () => {
   const pool = (options: object) => configuredPoolSize({ options } as DataSource);

@@ -1,4 +1,5 @@
-import { SchemaManager, SchemaMismatchError, sqliteAffinity, type TableSpec } from '@holdfast/core';
+import { SchemaManager, SchemaMismatchError, type TableSpec } from '@holdfast/core';
+import { sqliteAffinity } from '../src/schema/live-table';
 import { describeEachDatabase, type TestDatabase } from '@holdfast/core/testing';
 
 /** A table in the shape of the seeds' problems: a CHAR(32) owner, a seed timestamp, an optional extra. */

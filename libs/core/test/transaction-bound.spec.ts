@@ -1,5 +1,6 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { isTransientConflictError, monotonicMillis, sqlClientFor, type SqlClient } from '@holdfast/core';
+import { monotonicMillis, sqlClientFor, type SqlClient } from '@holdfast/core';
+import { isTransientConflictError } from '../src/database/sql-errors';
 import {
   createTestDataSource,
   describeEachDatabase,

@@ -1,11 +1,6 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import {
-  isTransientConflictError,
-  sqlClientFor,
-  withTransientRetry,
-  type SqlClient,
-  type TransientRetry,
-} from '@holdfast/core';
+import { sqlClientFor, withTransientRetry, type SqlClient, type TransientRetry } from '@holdfast/core';
+import { isTransientConflictError } from '../src/database/sql-errors';
 import { describeEachDatabase, testDataSourceOptions } from '@holdfast/core/testing';
 
 /** Resolves when `count` parties have arrived. */

@@ -1,13 +1,12 @@
 import { metrics, type MeterProvider } from '@opentelemetry/api';
 import {
-  isAlreadyExistsError,
   isDuplicateKeyError,
   isSyntaxError,
-  isTransientConflictError,
   sqlRetryCounter,
   withTransientRetry,
   type TransientRetry,
 } from '@holdfast/core';
+import { isAlreadyExistsError, isTransientConflictError } from '../src/database/sql-errors';
 
 const deadlock = () => Object.assign(new Error('Deadlock found when trying to get lock'), { errno: 1213 });
 
