@@ -1,0 +1,254 @@
+import type { Logger } from '@nestjs/common';
+import { monotonicMillis, withTimeout, type HoldfastTimers } from '@holdfast/core';
+import { Mutex } from 'async-mutex';
+import { InboxClaimLostError } from '../errors';
+import type { InboxClock } from '../inbox.clock';
+import type { InboxMetrics } from '../inbox.metrics';
+import type { Lease, MessageRow } from '../store/cor-message.queries';
+import type { InboxConnection } from '../store/inbox-connection';
+import { NoAnswerError, type DatabaseOutage } from './database-outage';
+
+/** What the ledger needs from the delivery service that owns it. */
+export interface ClaimLedgerContext {
+  connection: InboxConnection;
+  clock: InboxClock;
+  metrics: InboxMetrics;
+  outage: DatabaseOutage;
+  logger: Logger;
+  /** The delivery service's timers (replaced at bootstrap by ones in the SchedulerRegistry). */
+  timers: () => HoldfastTimers;
+  /** `holdfast:inbox:<what>:<table>`. */
+  timerName: (what: 'heartbeat' | 'flush') => string;
+  leaseMs: number;
+  /** A flush starts as soon as this many delivered messages wait for their delete. */
+  flushAt: number;
+  flushMs: number;
+}
+
+/**
+ * The messages this node has claimed and not finished (delivered and deleted, failed, released),
+ * with the lease end it last wrote into NEXT_RETRY: a claim is NEXT_RETRY = the end of the lease
+ * (the seed has no owner column).
+ *
+ * - Heartbeats: every third of `visibilityTimeout`, while this node holds claims, one UPDATE moves
+ *   every lease to a new end, only where NEXT_RETRY still holds the value this node wrote.
+ * - Completions: a delivered message is deleted by the next flush, with the same condition.
+ * - A row that no longer holds its value (taken by another node after its lease ran out, changed
+ *   by an admin), or a lease that ends while the heartbeats fail, is a lost claim: its handler's
+ *   signal aborts and its outcome is not recorded.
+ */
+export class ClaimLedger {
+  private readonly leases = new Map<string, number>();
+  /** Running handlers by message id (to abort one whose claim is lost). */
+  private readonly inHand = new Map<string, AbortController>();
+  /** Heartbeats and completion deletes, one at a time (both read and move the lease ends). */
+  private readonly gate = new Mutex();
+  private readonly beatMs: number;
+  /** Heartbeats run (re-armed `holdfast:inbox:heartbeat:<table>`) while this node holds claims. */
+  private heartbeatOn = false;
+  private beating = false;
+  /** The database clock at the last claim, and the local monotonic time then. */
+  private dbClock = { at: NaN, mono: 0 };
+  /** Delivered, waiting for the next delete. */
+  private completions: string[] = [];
+  private flushed?: { promise: Promise<void>; resolve: () => void };
+
+  constructor(private readonly ctx: ClaimLedgerContext) {
+    this.beatMs = Math.max(1, Math.floor(ctx.leaseMs / 3));
+  }
+
+  /** Records a claim's rows (taken at `now` on the database clock, `started` locally) and beats. */
+  take(rows: readonly MessageRow[], now: number, started: number): void {
+    if (Number.isFinite(now)) this.dbClock = { at: now, mono: started };
+    for (const row of rows) this.leases.set(row.id, row.nextRetry ?? now + this.ctx.leaseMs);
+    this.startHeartbeat();
+  }
+
+  /** The batch is over: whatever of it is still here is not ours to renew any more. */
+  finish(rows: readonly MessageRow[]): void {
+    for (const row of rows) this.leases.delete(row.id);
+    if (!this.leases.size) this.stopHeartbeat();
+  }
+
+  holds(id: string): boolean {
+    return this.leases.has(id);
+  }
+
+  /** Not this node's to renew or release any more (failed, expired, released, left for cleanup). */
+  drop(id: string): void {
+    this.leases.delete(id);
+  }
+
+  /** Every message this node holds now. */
+  ids(): string[] {
+    return [...this.leases.keys()];
+  }
+
+  /** The ids among these whose claim this node still holds (a lost one is not ours to release). */
+  stillHeld(ids: readonly string[]): string[] {
+    return ids.filter((id) => this.leases.has(id));
+  }
+
+  /** A handler runs for `id`: its controller aborts if the claim is lost. */
+  running(id: string, controller: AbortController): void {
+    this.inHand.set(id, controller);
+  }
+
+  stopped(id: string): void {
+    this.inHand.delete(id);
+  }
+
+  /** Makes claimed messages due now again, for any node. */
+  async handBack(ids: readonly string[]): Promise<void> {
+    if (!ids.length) return;
+    const now = await this.ctx.clock.bindable();
+    await this.ctx.metrics.retry('release', () => this.ctx.connection.queries.release(ids, 0, now));
+    for (const id of ids) this.leases.delete(id);
+  }
+
+  /** Heartbeats stop (shutdown, once the flushes are done). */
+  stop(): void {
+    this.stopHeartbeat();
+  }
+
+  // ---- heartbeats ----------------------------------------------------------------------------
+
+  private startHeartbeat(): void {
+    if (this.heartbeatOn) return;
+    this.heartbeatOn = true;
+    this.armHeartbeat();
+  }
+
+  /** The next heartbeat in `beatMs`, armed before this one runs (a slow one never delays the next). */
+  private armHeartbeat(): void {
+    this.ctx.timers().set(this.ctx.timerName('heartbeat'), this.beatMs, () => {
+      if (!this.heartbeatOn) return;
+      this.armHeartbeat();
+      void this.beat();
+    });
+  }
+
+  private stopHeartbeat(): void {
+    this.heartbeatOn = false;
+    this.ctx.timers().clear(this.ctx.timerName('heartbeat'));
+  }
+
+  /** The clock the leases are in: the injected clock, or the database clock as last seen plus what passed here. */
+  private async leaseNow(): Promise<number> {
+    const bound = await this.ctx.clock.bindable();
+    if (bound !== undefined) return bound;
+    return this.dbClock.at + (monotonicMillis() - this.dbClock.mono);
+  }
+
+  /**
+   * One heartbeat: every lease this node holds moves to now + visibilityTimeout in one UPDATE
+   * (bounded by the heartbeat interval). A row that is not ours any more is a lost claim; when
+   * the heartbeat fails, every lease that has ended meanwhile is lost too.
+   */
+  private async beat(): Promise<void> {
+    if (this.beating) {
+      // The previous heartbeat still waits for the database: only look at what has run out.
+      this.ctx.outage.failed(new NoAnswerError(this.beatMs), 'a heartbeat');
+      await this.loseEnded('the heartbeats got no answer from the database');
+      return;
+    }
+    this.beating = true;
+    try {
+      await this.gate.runExclusive(async () => {
+        const leases: Lease[] = [...this.leases].map(([id, until]) => ({ id, until }));
+        if (!leases.length) return;
+        const until = (await this.leaseNow()) + this.ctx.leaseMs;
+        const owned = await withTimeout(
+          this.ctx.connection.queries.extendLeases(leases, until),
+          this.beatMs,
+          () => {
+            throw new NoAnswerError(this.beatMs);
+          },
+        );
+        for (const { id } of leases) {
+          if (!this.leases.has(id)) continue; // finished meanwhile (failed, released)
+          if (owned.has(id)) this.leases.set(id, until);
+          else this.loseClaim(id, 'its row was taken by another node or changed meanwhile');
+        }
+      });
+    } catch (error) {
+      if (!this.ctx.outage.failed(error, 'a heartbeat'))
+        this.ctx.logger.warn(`Inbox heartbeat failed: ${(error as Error).message}`);
+      await this.loseEnded(`the heartbeats failed until its lease ended: ${(error as Error).message}`);
+    } finally {
+      this.beating = false;
+    }
+  }
+
+  private async loseEnded(detail: string): Promise<void> {
+    const now = await this.leaseNow();
+    for (const [id, until] of this.leases) if (until <= now) this.loseClaim(id, detail);
+  }
+
+  private loseClaim(id: string, detail: string): void {
+    this.leases.delete(id);
+    const error = new InboxClaimLostError(id, detail);
+    const controller = this.inHand.get(id);
+    if (controller && !controller.signal.aborted) controller.abort(error);
+    // During an outage the outage's one warning says it; each lost claim is a detail.
+    if (this.ctx.outage.ongoing) this.ctx.logger.debug(error.message);
+    else this.ctx.logger.warn(error.message);
+  }
+
+  // ---- completions ---------------------------------------------------------------------------
+
+  /**
+   * A delivered message: deleted with the next flush, after `completionFlushInterval` or as soon
+   * as `flushAt` are waiting (every handler slot of the node waiting for its delete, at most).
+   * Resolves when that flush is done.
+   */
+  complete(id: string): Promise<void> {
+    this.completions.push(id);
+    this.flushed ??= deferred();
+    const done = this.flushed.promise;
+    const timers = this.ctx.timers();
+    if (this.completions.length >= this.ctx.flushAt) {
+      void this.flush();
+    } else if (!timers.has(this.ctx.timerName('flush'))) {
+      timers.set(this.ctx.timerName('flush'), this.ctx.flushMs, () => void this.flush());
+    }
+    return done;
+  }
+
+  /**
+   * Deletes the delivered messages waiting, where this node still holds their claim (a message
+   * whose claim was lost is left to the node that has it). Resolves when every flush so far is done.
+   */
+  flush(): Promise<void> {
+    this.ctx.timers().clear(this.ctx.timerName('flush'));
+    const ids = this.completions.splice(0);
+    const flushed = this.flushed;
+    this.flushed = undefined;
+    if (!ids.length) return this.gate.waitForUnlock();
+    return this.gate.runExclusive(async () => {
+      const leases: Lease[] = [];
+      for (const id of ids) {
+        const until = this.leases.get(id);
+        if (until !== undefined) leases.push({ id, until });
+      }
+      try {
+        await this.ctx.metrics.retry('delete', () => this.ctx.connection.queries.deleteOwned(leases));
+      } catch (error) {
+        // They come back after their lease, to this node or another.
+        if (!this.ctx.outage.failed(error, `deleting ${leases.length} delivered message(s)`))
+          this.ctx.logger.error(
+            `Could not delete ${leases.length} delivered message(s): ${(error as Error).message}`,
+          );
+      } finally {
+        for (const id of ids) this.leases.delete(id);
+        flushed?.resolve();
+      }
+    });
+  }
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void } {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
