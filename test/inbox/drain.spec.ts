@@ -12,13 +12,17 @@ import {
 import { seedInbox } from './support/seed-inbox';
 
 const WORKER = join(__dirname, 'workers', 'drain-worker.ts');
-const MESSAGES = 40;
+const MESSAGES = 200;
+/** A's handlers are slow, so A is still busy when B is ready however long B takes to start. */
+const A_HANDLER_MS = 200;
+const B_HANDLER_MS = 10;
 
 /**
- * Drain on SIGTERM across processes: node A claims every message (two groups delivered one after
- * the other, 200 ms each); a SIGTERM lets its two running handlers finish, hands the rest back at
- * once, and node B delivers them within a few polls, long before the 60 s visibility timeout.
- * Every message is handled exactly once.
+ * Drain on SIGTERM across processes: node A claims a batch (two groups delivered one after the
+ * other, 200 ms each: 20 s of work per group); B starts and waits behind A's groups (strict order
+ * per group). A SIGTERM lets A's two running handlers finish, hands the rest of its batch back at
+ * once, and node B delivers everything left within a few polls, long before the 60 s visibility
+ * timeout. Every message is handled exactly once.
  */
 describe('inbox drain on SIGTERM, two processes', () => {
   it.each(testDatabases())(
@@ -40,8 +44,8 @@ describe('inbox drain on SIGTERM, two processes', () => {
           })),
         );
 
-        const spawn = () => {
-          const child = forkTs(WORKER, [db, prefix, sqliteFile ?? '']);
+        const spawn = (handlerMs: number) => {
+          const child = forkTs(WORKER, [db, prefix, sqliteFile ?? '', String(handlerMs)]);
           children.push(child);
           const messages: Array<{ t: string; id?: string }> = [];
           child.on('message', (m: { t: string; id?: string; pid: number }) => {
@@ -51,9 +55,9 @@ describe('inbox drain on SIGTERM, two processes', () => {
           });
           return { child, messages };
         };
-        const a = spawn();
+        const a = spawn(A_HANDLER_MS);
         await waitUntil(() => done.size >= 2, { timeout: 30_000, message: 'node A delivering' });
-        const b = spawn();
+        const b = spawn(B_HANDLER_MS);
         await waitUntil(() => b.messages.some((m) => m.t === 'ready'), {
           timeout: 30_000,
           message: 'node B ready',

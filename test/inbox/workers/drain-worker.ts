@@ -1,7 +1,7 @@
 /**
- * One inbox node for the drain test: slow handlers (200 ms), two groups, and Nest's shutdown hooks
- * so a SIGTERM drains it. Reports each start and finish over IPC.
- * argv: <db> <tablePrefix> <sqlite file or ''>
+ * One inbox node for the drain test: handlers that take `handlerMs` each, two groups, and Nest's
+ * shutdown hooks so a SIGTERM drains it. Reports each start and finish over IPC.
+ * argv: <db> <tablePrefix> <sqlite file or ''> <handlerMs>
  */
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
@@ -10,7 +10,7 @@ import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing'
 import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
 import { SimbaModule } from '@holdfast/simba';
 
-const [db, prefix, sqliteFile] = process.argv.slice(2);
+const [db, prefix, sqliteFile, handlerMs] = process.argv.slice(2);
 const send = (message: unknown) => process.send?.(message);
 
 @Injectable()
@@ -18,7 +18,7 @@ class Handler {
   @InboxHandler({ namespace: 'drain', name: 'item' })
   async handle(message: InboxMessage): Promise<void> {
     send({ t: 'start', id: message.id, pid: process.pid });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await new Promise((resolve) => setTimeout(resolve, Number(handlerMs)));
     send({ t: 'done', id: message.id, pid: process.pid });
   }
 }
