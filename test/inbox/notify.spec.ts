@@ -248,6 +248,32 @@ describe('inbox wake-up by PostgreSQL LISTEN/NOTIFY', () => {
     });
   });
 
+  it('replaces a LISTEN connection that went silent without closing, and wakes again', async () => {
+    const acceptor = await acceptOnly();
+    const proxy = await proxyToServer();
+    const node = await startNode(dataSource, prefix, {
+      pollInterval: '60s',
+      notifyListenUrl: directUrl({ port: proxy.port }),
+      notifyCheckInterval: '1s',
+    });
+    apps.push(node.app);
+    await waitUntil(() => node.listener.listening, { timeout: 20_000, message: 'the listener' });
+    // The listener's connection stays open and silent for good; new connections are refused.
+    proxy.blackhole({ passCloses: false });
+    await waitUntil(() => !node.listener.listening, {
+      timeout: 20_000,
+      message: 'the listener noticing it no longer hears',
+    });
+    proxy.restore();
+    await waitUntil(() => node.listener.listening, { timeout: 30_000, message: 'a new LISTEN connection' });
+    const { id } = await acceptor.accept({ type, payload: { n: 3 } });
+    // pollInterval is 60 s: only the new listener can deliver this within the wait.
+    await waitUntil(() => node.handled.includes(id), {
+      timeout: 20_000,
+      message: 'delivery by notification',
+    });
+  });
+
   it("on the DataSource's own connection options: listens on the server, detects PgBouncer's deaf LISTEN", async () => {
     const acceptor = await acceptOnly();
     const node = await startNode(dataSource, prefix, { pollInterval: '1s' }); // no notifyListenUrl

@@ -141,6 +141,13 @@ export interface InboxModuleOptions {
    * node warns once and delivers by polling.
    */
   notifyListenUrl?: string;
+  /**
+   * How often a listening node checks that its LISTEN connection still hears (default '30s'): it
+   * sends itself a notification through the DataSource, as at startup. A connection that no
+   * longer hears (a network path that drops packets without closing anything keeps it open and
+   * silent) is closed and opened again. Polling covers the meantime.
+   */
+  notifyCheckInterval?: Duration;
   /** Rows deleted per cleanup statement, each in its own short statement (default 5000). */
   cleanupChunkSize?: number;
   /** Rows per multi-row insert in acceptAll (default 500). */
@@ -225,6 +232,7 @@ export class ResolvedInboxOptions {
     { message: 'must be a postgres:// or postgresql:// URL' },
   )
   notifyListenUrl?: string;
+  @IsOptional() @IsDurationOption() notifyCheckInterval: Duration = '30s';
   @IsOptional() @IsInt() @Min(1) @Max(100_000) cleanupChunkSize = 5000;
   @IsOptional() @IsInt() @Min(1) @Max(5_000) acceptChunkSize = 500;
   @IsOptional() @IsDurationOption() unhandledDelay: Duration = '1m';

@@ -7,7 +7,13 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { findSchedulerRegistry, HoldfastTimers, monotonicMillis, withTimeout } from '@holdfast/core';
+import {
+  findSchedulerRegistry,
+  HoldfastTimers,
+  monotonicMillis,
+  parseDuration,
+  withTimeout,
+} from '@holdfast/core';
 import { InboxDelivery } from '../delivery/inbox-delivery.service';
 import { INBOX_OPTIONS } from '../inbox.constants';
 import { ResolvedInboxOptions } from '../inbox.options';
@@ -41,8 +47,10 @@ type PgClientClass = new (config: Record<string, unknown>) => PgClient;
  * After connecting it sends itself a notification through the DataSource (the way accepts
  * send theirs) and waits for it: a listener that does not hear it (behind PgBouncer in transaction
  * mode, or a `notifyListenUrl` that reaches another database) is closed with one warning, and the
- * node delivers by polling. A dropped connection is reopened with backoff; the outage logs one
- * warning when it starts and one when it ends.
+ * node delivers by polling. The same probe runs every `notifyCheckInterval` while it listens: a
+ * connection that has gone silent without closing (packets dropped on the way) is replaced. A
+ * dropped connection is reopened with backoff; the outage logs one warning when it starts and one
+ * when it ends.
  */
 @Injectable()
 export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -140,9 +148,30 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
         this.logger.debug(`Listening on ${this.channel}`);
       }
       this.attempts = 0;
+      this.armCheck(own);
     } catch (error) {
       if (client) this.dropped(client, error as Error);
     }
+  }
+
+  /**
+   * The next check that the listener still hears. It only judges when the probe's NOTIFY went
+   * through the DataSource: when the database cannot be reached at all, there is nothing to
+   * replace yet, and the next check looks again.
+   */
+  private armCheck(client: PgClient): void {
+    const every = parseDuration(this.options.notifyCheckInterval, 'notifyCheckInterval');
+    this.timers.set(this.timerName, every, () => {
+      if (this.client !== client || this.stopped) return;
+      void this.probeHears().then(
+        (hears) => {
+          if (this.client !== client || this.stopped) return;
+          if (hears) this.armCheck(client);
+          else this.dropped(client, new Error('it stopped hearing its own probe notification'));
+        },
+        () => this.armCheck(client),
+      );
+    });
   }
 
   /** Sends a notification through the DataSource and waits for this listener to hear it. */
