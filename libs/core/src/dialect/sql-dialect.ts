@@ -1,4 +1,5 @@
 import { Dialect } from './dialect';
+import type { TimestampSql, TimestampStorage } from './timestamp-sql';
 
 /** Logical column types; each dialect maps them to DDL. */
 export type ColumnType =
@@ -128,7 +129,20 @@ export interface SqlDialect {
    * handful of parameters instead of one per value. Undefined where the database has no such thing.
    */
   arraySource?(columns: ReadonlyArray<{ name: string; type: ColumnType; placeholder: string }>): string;
+  /**
+   * SQL for a timestamp column compared with the database clock (now, an absolute time, now plus
+   * a delta, reading as epoch ms, epoch ms to a timestamp). `storage`: the live column's form
+   * where the dialect has two (MySQL/MariaDB `DATETIME`, the default, or `TIMESTAMP`).
+   */
+  timestampSql(storage?: TimestampStorage): TimestampSql;
+  /**
+   * The clause that makes an `INSERT` an insert-or-update on the key columns `keys`, setting
+   * `columns` from the proposed row (`ON CONFLICT … DO UPDATE`, MySQL/MariaDB `ON DUPLICATE KEY
+   * UPDATE`); undefined where an INSERT has no such clause (SQL Server, Oracle).
+   */
+  upsertClause(keys: readonly string[], columns: readonly string[]): string | undefined;
+  /** The statement that renames table `from` to `to` (both prefixed names, in the same schema). */
+  renameTable(from: string, to: string): string;
   /** Number of rows a write statement changed, from `dataSource.query` / QueryRunner raw results. */
-
   affectedRows(result: unknown): number;
 }
