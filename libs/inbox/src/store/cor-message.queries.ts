@@ -1,9 +1,16 @@
-import { indexName, SqlClient, tableName, toNumber, type ColumnType } from '@holdfast/core';
+import {
+  indexName,
+  SqlClient,
+  tableName,
+  toNumber,
+  type ColumnType,
+  type TimestampSql,
+} from '@holdfast/core';
 import { PauseUnsupportedError } from '../errors';
 import type { MessageStatus } from '../inbox-message';
 import { Binder } from './binder';
 import { COR_MESSAGE_ORDER_INDEX, COR_MESSAGE_TABLE } from './cor-message.table';
-import { FAR_FUTURE, timeSql, type TimeSql } from './cor-message.time';
+import { FAR_FUTURE } from './next-retry';
 import { MAX_GROUP_KEY_LENGTH as MAX_GROUP_KEY } from './inbox-group.table';
 
 /** A row to insert: everything already validated and encoded. */
@@ -74,7 +81,7 @@ export type Now = number | undefined;
 export class CorMessageQueries {
   readonly table: string;
   private readonly d;
-  private t: TimeSql;
+  private t: TimestampSql;
   /** The delivery-order index (MySQL/MariaDB force it when it exists). */
   private readonly orderIndex: string;
   private hasOrderIndex = false;
@@ -99,7 +106,7 @@ export class CorMessageQueries {
   ) {
     this.table = tableName(prefix, COR_MESSAGE_TABLE.name);
     this.d = sql.dialect;
-    this.t = timeSql(this.d.name);
+    this.t = this.d.timestampSql();
     this.maxRetries = Math.max(1, maxRetries);
     this.orderIndex = indexName(prefix, COR_MESSAGE_ORDER_INDEX);
   }
@@ -119,7 +126,7 @@ export class CorMessageQueries {
       schema ? [name, schema] : [name],
     );
     const type = String(rows[0]?.t ?? 'datetime').toLowerCase();
-    this.t = timeSql(this.d.name, type === 'timestamp' ? 'timestamp' : 'datetime');
+    this.t = this.d.timestampSql(type === 'timestamp' ? 'timestamp' : 'datetime');
     const indexes = await this.sql.query(
       `SELECT 1 FROM information_schema.statistics WHERE table_name = ? AND index_name = ? ` +
         `AND table_schema = ${schema ? '?' : 'DATABASE()'}`,
@@ -130,7 +137,7 @@ export class CorMessageQueries {
 
   /** False where NEXT_RETRY cannot hold FAR_FUTURE, so messages cannot be paused. */
   get canPause(): boolean {
-    return this.t.holdsFarFuture;
+    return FAR_FUTURE <= this.t.maxMillis;
   }
 
   private now(b: Binder, now: Now): string {
@@ -142,9 +149,9 @@ export class CorMessageQueries {
     return now === undefined ? this.t.nowPlus(b, delta) : this.t.at(b, now + delta);
   }
 
-  /** FAR_FUTURE as a constant of the column's type (`b` unused: never a parameter). */
-  private farFuture(_b?: Binder): string {
-    return this.t.farFuture;
+  /** FAR_FUTURE as a constant of the column's type (never a parameter). */
+  private farFuture(): string {
+    return this.t.literal(FAR_FUTURE);
   }
 
   private columns(withPayload: boolean): string {
@@ -187,7 +194,7 @@ export class CorMessageQueries {
   }
 
   /** SQL conditions per status; `n()` binds now once more (MySQL and SQLite number '?' by position). */
-  private statusCondition(status: MessageStatus, n: () => string, b: Binder): string {
+  private statusCondition(status: MessageStatus, n: () => string): string {
     const notExpired = () => `(EXPIRATION IS NULL OR EXPIRATION > ${n()})`;
     const max = Math.trunc(this.maxRetries);
     switch (status) {
@@ -196,9 +203,9 @@ export class CorMessageQueries {
       case 'due':
         return `((NEXT_RETRY IS NULL AND RETRIES < ${max}) OR NEXT_RETRY <= ${n()}) AND ${notExpired()}`;
       case 'retrying':
-        return `(NEXT_RETRY > ${n()} AND NEXT_RETRY < ${this.farFuture(b)}) AND ${notExpired()}`;
+        return `(NEXT_RETRY > ${n()} AND NEXT_RETRY < ${this.farFuture()}) AND ${notExpired()}`;
       case 'paused':
-        return `NEXT_RETRY >= ${this.farFuture(b)} AND ${notExpired()}`;
+        return `NEXT_RETRY >= ${this.farFuture()} AND ${notExpired()}`;
       case 'parked':
         return `(NEXT_RETRY IS NULL AND RETRIES >= ${max}) AND ${notExpired()}`;
     }
@@ -227,7 +234,7 @@ export class CorMessageQueries {
     if (!grouped) return this.insertRows(this.sql, rows, now);
     // The messages and their groups commit together: a message is never seen without its group.
     // PostgreSQL: in one statement (see runInsert); elsewhere in one transaction.
-    if (this.d.name === 'postgres') return this.insertRows(this.sql, rows, now, rows);
+    if (this.d.arraySource) return this.insertRows(this.sql, rows, now, rows);
     // Elsewhere INSERTED is the database clock read once in the transaction and bound into both
     // inserts: the group rows never read COR_MESSAGE (on InnoDB an INSERT … SELECT locks what it
     // reads, and parallel chunks of one acceptAll deadlocked on it).
@@ -251,8 +258,8 @@ export class CorMessageQueries {
   private async insertGroups(tx: SqlClient, rows: readonly NewMessageRow[], at: number): Promise<void> {
     const grouped = rows.filter((r) => r.group !== undefined);
     if (!grouped.length) return;
-    const mysql = this.d.name === 'mysql' || this.d.name === 'mariadb';
-    if (!mysql && this.d.name !== 'sqlite') {
+    const conflict = this.d.upsertClause(['ID'], ['GROUP_KEY', 'INSERTED']);
+    if (conflict === undefined) {
       const d = new Binder(this.d);
       const gone = this.keyedIn(
         d,
@@ -263,13 +270,8 @@ export class CorMessageQueries {
     }
     const b = new Binder(this.d);
     const values = grouped.map((r) => `(${b.bind(r.id)}, ${b.bind(r.group!)}, ${this.t.at(b, at)})`);
-    const conflict = mysql
-      ? ' ON DUPLICATE KEY UPDATE GROUP_KEY = VALUES(GROUP_KEY), INSERTED = VALUES(INSERTED)'
-      : this.d.name === 'sqlite'
-        ? ' ON CONFLICT (ID) DO UPDATE SET GROUP_KEY = excluded.GROUP_KEY, INSERTED = excluded.INSERTED'
-        : '';
     await tx.execute(
-      `INSERT INTO ${this.groupTable} (ID, GROUP_KEY, INSERTED) VALUES ${values.join(', ')}${conflict}`,
+      `INSERT INTO ${this.groupTable} (ID, GROUP_KEY, INSERTED) VALUES ${values.join(', ')}${conflict ? ` ${conflict}` : ''}`,
       b.params,
     );
   }
@@ -369,7 +371,7 @@ export class CorMessageQueries {
       `WITH hf_inserted AS (${insert} RETURNING ID, INSERTED), hf_grouped AS (` +
         `INSERT INTO ${this.groupTable} (ID, GROUP_KEY, INSERTED) SELECT u.id, u.grp, i.INSERTED ` +
         `FROM hf_inserted i JOIN ${source} ON u.id = i.ID ` +
-        `ON CONFLICT (ID) DO UPDATE SET GROUP_KEY = EXCLUDED.GROUP_KEY, INSERTED = EXCLUDED.INSERTED) ${tail}`,
+        `${this.d.upsertClause(['ID'], ['GROUP_KEY', 'INSERTED'])}) ${tail}`,
       b.params,
     );
     return rows;
@@ -438,7 +440,7 @@ export class CorMessageQueries {
     const inserted = this.now(b, now);
     // EXPIRATION: absolute epoch ms, or INSERTED + the TTL (one clock value per statement).
     const expiration =
-      `CASE WHEN u.exp IS NOT NULL THEN to_timestamp(u.exp / 1000.0) ` +
+      `CASE WHEN u.exp IS NOT NULL THEN ${this.t.fromMillis('u.exp')} ` +
       `WHEN u.ttlms IS NOT NULL THEN i.ins + u.ttlms * INTERVAL '1 millisecond' END`;
     return this.runInsert(
       client,
@@ -494,7 +496,7 @@ export class CorMessageQueries {
     const b = new Binder(this.d);
     const lease = this.nowPlus(b, now, leaseMs);
     const pick = this.d.limit(
-      `SELECT ID FROM ${this.table} WHERE ${this.statusCondition('due', () => this.now(b, now), b)} ORDER BY INSERTED, ID`,
+      `SELECT ID FROM ${this.table} WHERE ${this.statusCondition('due', () => this.now(b, now))} ORDER BY INSERTED, ID`,
       limit,
     );
     const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
@@ -584,7 +586,7 @@ export class CorMessageQueries {
       `(SELECT hf_k.GROUP_KEY FROM ${this.groupTable} hf_k WHERE hf_k.ID = ${row}.ID) AS group_key`;
     let text: string;
     if (this.d.name === 'postgres') {
-      const due = this.statusCondition('due', () => this.now(b, now), b);
+      const due = this.statusCondition('due', () => this.now(b, now));
       const ready = this.groupReady(b, now, 'hf_m');
       const picked = this.d.limit(
         `SELECT hf_m.ID FROM ${this.table} hf_m WHERE ${due}${ready} ORDER BY INSERTED, ID`,
@@ -606,7 +608,7 @@ export class CorMessageQueries {
       // SQLite: one writer (leader mode), and the statement holds the write lock: nothing can
       // take a predecessor between the pick and the update.
       const lease = this.nowPlus(b, now, leaseMs);
-      const due = this.statusCondition('due', () => this.now(b, now), b);
+      const due = this.statusCondition('due', () => this.now(b, now));
       const ready = this.groupReady(b, now, 'hf_m');
       const pick = this.d.limit(
         `SELECT hf_m.ID FROM ${this.table} hf_m WHERE ${due}${ready} ORDER BY INSERTED, ID`,
@@ -744,7 +746,7 @@ export class CorMessageQueries {
             const b = new Binder(this.d);
             const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
             const target = this.keyed(b, keys);
-            const due = this.statusCondition('due', () => this.now(b, now), b);
+            const due = this.statusCondition('due', () => this.now(b, now));
             taken.push(
               ...(await tx.query<RawRow & { db_now: unknown }>(
                 `SELECT ${dbNow}, ${this.columns(true)} FROM ${target.from} WHERE ${target.where}${due}` +
@@ -804,7 +806,7 @@ export class CorMessageQueries {
     after?: { inserted_ms: unknown; id: string },
   ): Promise<{ inserted_ms: unknown; id: string }[]> {
     const b = new Binder(this.d);
-    let where = this.statusCondition('due', () => this.now(b, now), b);
+    let where = this.statusCondition('due', () => this.now(b, now));
     if (after) {
       const at = this.t.at(b, this.t.toMillis(after.inserted_ms));
       const again = this.t.at(b, this.t.toMillis(after.inserted_ms));
@@ -950,7 +952,7 @@ export class CorMessageQueries {
     const retries = b.bind(seenRetries + 1);
     const next = delayMs === undefined ? 'NULL' : this.nowPlus(b, now, Math.round(delayMs));
     const err = b.bind(error);
-    const where = `ID = ${b.bind(id)} AND RETRIES = ${b.bind(seenRetries)} AND (NEXT_RETRY IS NULL OR NEXT_RETRY < ${this.farFuture(b)})`;
+    const where = `ID = ${b.bind(id)} AND RETRIES = ${b.bind(seenRetries)} AND (NEXT_RETRY IS NULL OR NEXT_RETRY < ${this.farFuture()})`;
     return (
       (await this.sql.execute(
         `UPDATE ${this.table} SET RETRIES = ${retries}, NEXT_RETRY = ${next}, ERROR = ${err} WHERE ${where}`,
@@ -1012,7 +1014,7 @@ export class CorMessageQueries {
     now: number,
   ): Promise<MessageRow[]> {
     const b = new Binder(this.d);
-    const where = status ? ` WHERE ${this.statusCondition(status, () => this.t.at(b, now), b)}` : '';
+    const where = status ? ` WHERE ${this.statusCondition(status, () => this.t.at(b, now))}` : '';
     const select = this.d.limit(
       `SELECT ${this.columns(false)} FROM ${this.table}${where} ORDER BY INSERTED, ID`,
       limit,
@@ -1037,8 +1039,7 @@ export class CorMessageQueries {
     const b = new Binder(this.d);
     const statuses: MessageStatus[] = ['due', 'retrying', 'parked', 'paused', 'expired'];
     const sums = statuses.map(
-      (s) =>
-        `SUM(CASE WHEN ${this.statusCondition(s, () => this.t.at(b, now), b)} THEN 1 ELSE 0 END) AS ${s}`,
+      (s) => `SUM(CASE WHEN ${this.statusCondition(s, () => this.t.at(b, now))} THEN 1 ELSE 0 END) AS ${s}`,
     );
     const [row] = await this.sql.query<Record<string, unknown>>(
       `SELECT COUNT(*) AS total, ${sums.join(', ')} FROM ${this.table}`,
@@ -1071,7 +1072,7 @@ export class CorMessageQueries {
 
   /** Paused: NEXT_RETRY at the seed's FAR_FUTURE. */
   async pause(id: string): Promise<number> {
-    if (!this.t.holdsFarFuture) throw new PauseUnsupportedError(this.table, id);
+    if (!this.canPause) throw new PauseUnsupportedError(this.table, id);
     const b = new Binder(this.d);
     const set = this.t.at(b, FAR_FUTURE);
     return this.sql.execute(
@@ -1083,7 +1084,7 @@ export class CorMessageQueries {
   /** A paused message back to its state before the pause (due, or parked if exhausted). */
   async resume(id: string): Promise<number> {
     const b = new Binder(this.d);
-    const where = `ID = ${b.bind(id)} AND NEXT_RETRY >= ${this.farFuture(b)}`;
+    const where = `ID = ${b.bind(id)} AND NEXT_RETRY >= ${this.farFuture()}`;
     return this.sql.execute(`UPDATE ${this.table} SET NEXT_RETRY = NULL WHERE ${where}`, b.params);
   }
 
