@@ -1,19 +1,16 @@
 import { type SqlClient } from '@holdfast/core';
 import { Binder } from './binder';
-import { CorMessageStatements, type CorMessageTable } from './cor-message.base';
-import type { CorMessageGroups } from './cor-message.groups';
-import { earlier } from './cor-message.groups';
+import { CorMessageGroupedStatements, earlier } from './cor-message.groups';
 import type { MessageRow, Now, RawRow } from './cor-message.rows';
 
-/** Claiming due messages in delivery order, grouped or not, under a lease in NEXT_RETRY. */
-export class CorMessageClaim extends CorMessageStatements {
-  constructor(
-    on: CorMessageTable,
-    private readonly groups: CorMessageGroups,
-  ) {
-    super(on);
-  }
+/** Runs inside a claim's transaction once its rows are locked (tests). */
+type Hold = (tx: SqlClient) => Promise<void>;
 
+/** The claimed rows, and the database clock the claim read (`now` when a test clock is set). */
+type Claimed = { rows: MessageRow[]; now: number };
+
+/** Claiming due messages in delivery order, grouped or not, under a lease in NEXT_RETRY. */
+export class CorMessageClaim extends CorMessageGroupedStatements {
   /**
    * Claims up to `limit` due, unexpired messages in delivery order (INSERTED, ID) and leases
    * them until `now + leaseMs` by moving NEXT_RETRY, so no other node selects them until the
@@ -32,23 +29,13 @@ export class CorMessageClaim extends CorMessageStatements {
    *
    * `hold` (tests) runs inside the claim's transaction after the rows are locked.
    */
-  async claim(
-    limit: number,
-    now: Now,
-    leaseMs: number,
-    hold?: (tx: SqlClient) => Promise<void>,
-  ): Promise<{ rows: MessageRow[]; now: number }> {
+  async claim(limit: number, now: Now, leaseMs: number, hold?: Hold): Promise<Claimed> {
     if (this.d.name === 'mysql' || this.d.name === 'mariadb')
       return this.claimByKeys(limit, now, leaseMs, hold);
     return this.claimInOneStatement(limit, now, leaseMs, hold);
   }
 
-  private async claimInOneStatement(
-    limit: number,
-    now: Now,
-    leaseMs: number,
-    hold?: (tx: SqlClient) => Promise<void>,
-  ): Promise<{ rows: MessageRow[]; now: number }> {
+  private async claimInOneStatement(limit: number, now: Now, leaseMs: number, hold?: Hold): Promise<Claimed> {
     if (this.groupTable !== undefined) return this.claimGroupedInOneStatement(limit, now, leaseMs, hold);
     // Bound in the order the placeholders appear (SQLite numbers '?' by position).
     const b = new Binder(this.d);
@@ -67,15 +54,7 @@ export class CorMessageClaim extends CorMessageStatements {
       this.d.name === 'postgres'
         ? `WITH claimed AS (${update}, INSERTED AS ord_inserted) SELECT * FROM claimed ORDER BY ord_inserted, id`
         : update;
-    const run = async (sql: SqlClient) => {
-      const raw = await sql.query<RawRow & { db_now: unknown }>(text, b.params);
-      if (hold) await hold(sql);
-      return raw;
-    };
-    const raw = hold ? await this.sql.transaction(run) : await run(this.sql);
-    const rows = raw.map((r) => this.read(r));
-    if (this.d.name !== 'postgres') rows.sort(byDeliveryOrder);
-    return { rows, now: raw.length ? this.t.toMillis(raw[0].db_now) : (now ?? NaN) };
+    return this.runClaim(text, b, now, hold);
   }
 
   /**
@@ -89,8 +68,8 @@ export class CorMessageClaim extends CorMessageStatements {
     limit: number,
     now: Now,
     leaseMs: number,
-    hold?: (tx: SqlClient) => Promise<void>,
-  ): Promise<{ rows: MessageRow[]; now: number }> {
+    hold?: Hold,
+  ): Promise<Claimed> {
     const b = new Binder(this.d);
     // SQLite's RETURNING sees the table by its name only (not an alias).
     const groupKey = (row: string) =>
@@ -130,6 +109,14 @@ export class CorMessageClaim extends CorMessageStatements {
         `UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ID IN (${pick}) ` +
         `RETURNING ${dbNow}, ${this.columns(true)}, ${groupKey(this.table)}`;
     }
+    return this.runClaim(text, b, now, hold);
+  }
+
+  /**
+   * Runs a one-statement claim (in a transaction of its own when `hold` is given) and reads its
+   * rows in delivery order.
+   */
+  private async runClaim(text: string, b: Binder, now: Now, hold?: Hold): Promise<Claimed> {
     const run = async (sql: SqlClient) => {
       const raw = await sql.query<RawRow & { db_now: unknown }>(text, b.params);
       if (hold) await hold(sql);
@@ -141,12 +128,7 @@ export class CorMessageClaim extends CorMessageStatements {
     return { rows, now: raw.length ? this.t.toMillis(raw[0].db_now) : (now ?? NaN) };
   }
 
-  private async claimByKeys(
-    limit: number,
-    now: Now,
-    leaseMs: number,
-    hold?: (tx: SqlClient) => Promise<void>,
-  ): Promise<{ rows: MessageRow[]; now: number }> {
+  private async claimByKeys(limit: number, now: Now, leaseMs: number, hold?: Hold): Promise<Claimed> {
     // READ COMMITTED: at REPEATABLE READ InnoDB keeps the lock on every row a locking read looked
     // at, also on those its WHERE then refused: a claim would hold rows another node had just
     // leased, and that node's delete of them would wait for this claim to commit (measured: a

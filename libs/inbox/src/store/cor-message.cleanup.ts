@@ -1,17 +1,9 @@
 import { Binder } from './binder';
-import { CorMessageStatements, type CorMessageTable } from './cor-message.base';
-import type { CorMessageGroups } from './cor-message.groups';
+import { CorMessageGroupedStatements } from './cor-message.groups';
 import type { Now } from './cor-message.rows';
 
 /** The expiry cleanup: expired messages, and group rows whose message is gone. */
-export class CorMessageCleanup extends CorMessageStatements {
-  constructor(
-    on: CorMessageTable,
-    private readonly groups: CorMessageGroups,
-  ) {
-    super(on);
-  }
-
+export class CorMessageCleanup extends CorMessageGroupedStatements {
   /** Up to `limit` ids of expired messages (through the EXPIRATION index). */
   async expiredIds(limit: number, now: Now): Promise<string[]> {
     const b = new Binder(this.d);

@@ -1,17 +1,9 @@
 import { Binder } from './binder';
-import { CorMessageStatements, type CorMessageTable } from './cor-message.base';
-import type { CorMessageGroups } from './cor-message.groups';
+import { CorMessageGroupedStatements } from './cor-message.groups';
 import type { Lease, Now } from './cor-message.rows';
 
 /** What follows a claim: heartbeats, deletes of delivered messages, failures, releases. */
-export class CorMessageCompletion extends CorMessageStatements {
-  constructor(
-    on: CorMessageTable,
-    private readonly groups: CorMessageGroups,
-  ) {
-    super(on);
-  }
-
+export class CorMessageCompletion extends CorMessageGroupedStatements {
   /**
    * Rows still claimed by this node: NEXT_RETRY is still the lease end this node wrote (cut to
    * the millisecond), within the same millisecond. Nothing else writes that value: another node

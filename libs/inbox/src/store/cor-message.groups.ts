@@ -1,6 +1,6 @@
 import { toNumber, type SqlClient } from '@holdfast/core';
 import { Binder } from './binder';
-import { CorMessageStatements } from './cor-message.base';
+import { CorMessageStatements, type CorMessageTable } from './cor-message.base';
 import type { Now } from './cor-message.rows';
 
 /** `e` comes before `g` in delivery order (two aliases of the group table). */
@@ -115,5 +115,15 @@ export class CorMessageGroups extends CorMessageStatements {
         `AND NOT EXISTS (SELECT 1 FROM ${this.table} hf_m WHERE hf_m.ID = hf_g.ID)`,
       b.params,
     );
+  }
+}
+
+/** Statements whose claims or deletes take the group rows into account (see CorMessageGroups). */
+export abstract class CorMessageGroupedStatements extends CorMessageStatements {
+  constructor(
+    on: CorMessageTable,
+    protected readonly groups: CorMessageGroups,
+  ) {
+    super(on);
   }
 }

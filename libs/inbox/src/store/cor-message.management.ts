@@ -2,20 +2,12 @@ import { toNumber } from '@holdfast/core';
 import { PauseUnsupportedError } from '../errors';
 import type { MessageStatus } from '../inbox-message';
 import { Binder } from './binder';
-import { CorMessageStatements, type CorMessageTable } from './cor-message.base';
-import type { CorMessageGroups } from './cor-message.groups';
+import { CorMessageGroupedStatements } from './cor-message.groups';
 import type { MessageRow, Now, RawRow } from './cor-message.rows';
 import { FAR_FUTURE } from './next-retry';
 
 /** What an admin does: counts, lists, one message read, paused, resumed, retried or deleted. */
-export class CorMessageManagement extends CorMessageStatements {
-  constructor(
-    on: CorMessageTable,
-    private readonly groups: CorMessageGroups,
-  ) {
-    super(on);
-  }
-
+export class CorMessageManagement extends CorMessageGroupedStatements {
   async list(
     status: MessageStatus | undefined,
     limit: number,

@@ -1,5 +1,4 @@
 import type { SqlClient } from '@holdfast/core';
-import type { MessageStatus } from '../inbox-message';
 import { CorMessageAccept } from './cor-message.accept';
 import { CorMessageTable } from './cor-message.base';
 import { CorMessageClaim } from './cor-message.claim';
@@ -8,22 +7,43 @@ import { CorMessageCompletion } from './cor-message.completion';
 import { CorMessageGroups } from './cor-message.groups';
 import { detectCorMessageLayout } from './cor-message.layout';
 import { CorMessageManagement } from './cor-message.management';
-import type { Lease, MessageRow, NewMessageRow, Now } from './cor-message.rows';
 
 export type { Lease, MessageRow, NewMessageRow, Now } from './cor-message.rows';
 
 /**
  * Every statement on `<prefix>COR_MESSAGE`, one entry point for the inbox's services. Each job
- * lives in its own file (accept, claim, completion, cleanup, management, the group rows), built
- * from the shared pieces of cor-message.base.ts and the dialect's.
+ * lives in its own file, built from the shared pieces of cor-message.base.ts and the dialect's;
+ * the methods here are theirs (see each one's documentation there).
  */
 export class CorMessageQueries {
   private readonly on: CorMessageTable;
-  private readonly accepting: CorMessageAccept;
-  private readonly claiming: CorMessageClaim;
-  private readonly completing: CorMessageCompletion;
-  private readonly cleaning: CorMessageCleanup;
-  private readonly managing: CorMessageManagement;
+
+  // The methods of each job, bound to it (see each one's documentation there).
+  // cor-message.accept.ts
+  declare readonly existingIds: CorMessageAccept['existingIds'];
+  declare readonly insert: CorMessageAccept['insert'];
+  // cor-message.claim.ts
+  declare readonly claim: CorMessageClaim['claim'];
+  // cor-message.completion.ts
+  declare readonly extendLeases: CorMessageCompletion['extendLeases'];
+  declare readonly deleteOwned: CorMessageCompletion['deleteOwned'];
+  declare readonly deleteDelivered: CorMessageCompletion['deleteDelivered'];
+  declare readonly recordFailure: CorMessageCompletion['recordFailure'];
+  declare readonly release: CorMessageCompletion['release'];
+  // cor-message.cleanup.ts
+  declare readonly expiredIds: CorMessageCleanup['expiredIds'];
+  declare readonly deleteExpired: CorMessageCleanup['deleteExpired'];
+  declare readonly deleteOrphanGroups: CorMessageCleanup['deleteOrphanGroups'];
+  // cor-message.management.ts
+  declare readonly list: CorMessageManagement['list'];
+  declare readonly find: CorMessageManagement['find'];
+  declare readonly counts: CorMessageManagement['counts'];
+  declare readonly countByType: CorMessageManagement['countByType'];
+  declare readonly pause: CorMessageManagement['pause'];
+  declare readonly resume: CorMessageManagement['resume'];
+  declare readonly retryNow: CorMessageManagement['retryNow'];
+  declare readonly setRetries: CorMessageManagement['setRetries'];
+  declare readonly delete: CorMessageManagement['delete'];
 
   constructor(
     readonly sql: SqlClient,
@@ -32,11 +52,34 @@ export class CorMessageQueries {
   ) {
     this.on = new CorMessageTable(sql, prefix, maxRetries);
     const groups = new CorMessageGroups(this.on);
-    this.accepting = new CorMessageAccept(this.on);
-    this.claiming = new CorMessageClaim(this.on, groups);
-    this.completing = new CorMessageCompletion(this.on, groups);
-    this.cleaning = new CorMessageCleanup(this.on, groups);
-    this.managing = new CorMessageManagement(this.on, groups);
+    Object.assign(
+      this,
+      methodsOf(new CorMessageAccept(this.on), ['existingIds', 'insert']),
+      methodsOf(new CorMessageClaim(this.on, groups), ['claim']),
+      methodsOf(new CorMessageCompletion(this.on, groups), [
+        'extendLeases',
+        'deleteOwned',
+        'deleteDelivered',
+        'recordFailure',
+        'release',
+      ]),
+      methodsOf(new CorMessageCleanup(this.on, groups), [
+        'expiredIds',
+        'deleteExpired',
+        'deleteOrphanGroups',
+      ]),
+      methodsOf(new CorMessageManagement(this.on, groups), [
+        'list',
+        'find',
+        'counts',
+        'countByType',
+        'pause',
+        'resume',
+        'retryNow',
+        'setRetries',
+        'delete',
+      ]),
+    );
   }
 
   get table(): string {
@@ -70,105 +113,11 @@ export class CorMessageQueries {
   detectLayout(): Promise<void> {
     return detectCorMessageLayout(this.on);
   }
+}
 
-  // ---- accept (cor-message.accept.ts) --------------------------------------------------------
-
-  existingIds(ids: readonly string[]): Promise<Set<string>> {
-    return this.accepting.existingIds(ids);
-  }
-
-  insert(rows: readonly NewMessageRow[], now: Now): Promise<number> {
-    return this.accepting.insert(rows, now);
-  }
-
-  // ---- delivery (cor-message.claim.ts, cor-message.completion.ts) -----------------------------
-
-  claim(
-    limit: number,
-    now: Now,
-    leaseMs: number,
-    hold?: (tx: SqlClient) => Promise<void>,
-  ): Promise<{ rows: MessageRow[]; now: number }> {
-    return this.claiming.claim(limit, now, leaseMs, hold);
-  }
-
-  extendLeases(leases: readonly Lease[], until: number): Promise<Set<string>> {
-    return this.completing.extendLeases(leases, until);
-  }
-
-  deleteOwned(leases: readonly Lease[]): Promise<number> {
-    return this.completing.deleteOwned(leases);
-  }
-
-  deleteDelivered(ids: readonly string[]): Promise<number> {
-    return this.completing.deleteDelivered(ids);
-  }
-
-  recordFailure(
-    id: string,
-    seenRetries: number,
-    error: string,
-    delayMs: number | undefined,
-    now: Now,
-  ): Promise<boolean> {
-    return this.completing.recordFailure(id, seenRetries, error, delayMs, now);
-  }
-
-  release(ids: readonly string[], delayMs: number, now: Now, error?: string): Promise<number> {
-    return this.completing.release(ids, delayMs, now, error);
-  }
-
-  // ---- cleanup (cor-message.cleanup.ts) ------------------------------------------------------
-
-  expiredIds(limit: number, now: Now): Promise<string[]> {
-    return this.cleaning.expiredIds(limit, now);
-  }
-
-  deleteExpired(ids: readonly string[], now: Now): Promise<number> {
-    return this.cleaning.deleteExpired(ids, now);
-  }
-
-  deleteOrphanGroups(limit: number): Promise<number> {
-    return this.cleaning.deleteOrphanGroups(limit);
-  }
-
-  // ---- management (cor-message.management.ts) ------------------------------------------------
-
-  list(status: MessageStatus | undefined, limit: number, offset: number, now: number): Promise<MessageRow[]> {
-    return this.managing.list(status, limit, offset, now);
-  }
-
-  find(id: string, withPayload = false): Promise<MessageRow | undefined> {
-    return this.managing.find(id, withPayload);
-  }
-
-  counts(now: number): Promise<Record<MessageStatus, number> & { total: number }> {
-    return this.managing.counts(now);
-  }
-
-  countByType(): Promise<
-    { namespace: string | null; name: string; revision: string | null; count: number }[]
-  > {
-    return this.managing.countByType();
-  }
-
-  pause(id: string): Promise<number> {
-    return this.managing.pause(id);
-  }
-
-  resume(id: string): Promise<number> {
-    return this.managing.resume(id);
-  }
-
-  retryNow(id: string, now: Now): Promise<number> {
-    return this.managing.retryNow(id, now);
-  }
-
-  setRetries(id: string, retries: number): Promise<number> {
-    return this.managing.setRetries(id, retries);
-  }
-
-  delete(id: string): Promise<number> {
-    return this.managing.delete(id);
-  }
+/** The methods `names` of `job`, bound to it. */
+function methodsOf<T extends object, K extends keyof T>(job: T, names: readonly K[]): Pick<T, K> {
+  const picked = {} as Pick<T, K>;
+  for (const name of names) picked[name] = (job[name] as (...args: unknown[]) => unknown).bind(job) as T[K];
+  return picked;
 }
