@@ -4,6 +4,7 @@ export type {
   ColumnType,
   DeleteLimitedSpec,
   InsertMissingSpec,
+  KeyedRows,
   SqlDialect,
   UpsertSpec,
 } from './dialect/sql-dialect';

@@ -1,6 +1,7 @@
 import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, SqlDialect, UpsertSpec } from './sql-dialect';
+import type { KeyedRows } from './sql-dialect';
 import { Dialect } from './dialect';
-import type { TimestampSql, TimestampStorage } from './timestamp-sql';
+import type { SqlBinder, TimestampSql, TimestampStorage } from './timestamp-sql';
 
 /** Shared pieces; each concrete dialect overrides what differs. */
 export abstract class BaseDialect implements SqlDialect {
@@ -48,6 +49,18 @@ export abstract class BaseDialect implements SqlDialect {
 
   upsertClause(_keys: readonly string[], _columns: readonly string[]): string | undefined {
     return undefined;
+  }
+
+  readonly keysInFrom: boolean = false;
+  readonly subqueryFence: string = '';
+
+  keyedRows(b: SqlBinder, table: string, key: string, values: readonly unknown[]): KeyedRows {
+    const where = `${key} IN (${values.map((v) => b.bind(v)).join(', ')}) AND `;
+    return { from: table, deleteFrom: `FROM ${table}`, where };
+  }
+
+  forceIndex(_index: string): string {
+    return '';
   }
 
   renameTable(from: string, to: string): string {

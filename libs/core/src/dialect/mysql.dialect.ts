@@ -1,6 +1,12 @@
 import { BaseDialect, utcDateTime } from './base.dialect';
-import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, UpsertSpec } from './sql-dialect';
-import { epochMillis, YEAR_9999_END, type TimestampSql, type TimestampStorage } from './timestamp-sql';
+import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, KeyedRows, UpsertSpec } from './sql-dialect';
+import {
+  epochMillis,
+  YEAR_9999_END,
+  type SqlBinder,
+  type TimestampSql,
+  type TimestampStorage,
+} from './timestamp-sql';
 
 /** A constant instant as a `DATETIME(3)`: UTC wall-clock text. */
 const datetimeLiteral = (ms: number) => `CAST('${utcDateTime(new Date(ms))}' AS DATETIME(3))`;
@@ -67,6 +73,21 @@ export class MysqlDialect extends BaseDialect {
 
   override upsertClause(_keys: readonly string[], columns: readonly string[]): string {
     return `ON DUPLICATE KEY UPDATE ${columns.map((c) => `${c} = VALUES(${c})`).join(', ')}`;
+  }
+
+  override readonly keysInFrom = true;
+
+  /** The table (alias `m`) joined with the keys (`k.hf_key`): InnoDB looks each up by primary key. */
+  override keyedRows(b: SqlBinder, table: string, key: string, values: readonly unknown[]): KeyedRows {
+    const keys = values
+      .map((v, i) => `SELECT ${b.bind(v)}${i === 0 ? ' AS hf_key' : ''}`)
+      .join(' UNION ALL ');
+    const from = `${table} AS m JOIN (${keys}) AS k ON m.${key} = k.hf_key`;
+    return { from, deleteFrom: `m FROM ${from}`, where: '' };
+  }
+
+  override forceIndex(index: string): string {
+    return `FORCE INDEX (${index}) `;
   }
 
   override renameTable(from: string, to: string): string {

@@ -37,6 +37,8 @@ export class PostgresDialect extends BaseDialect {
     return this.onConflictUpsert(spec, 'EXCLUDED');
   }
 
+  override readonly subqueryFence = ' OFFSET 0';
+
   override upsertClause(keys: readonly string[], columns: readonly string[]): string {
     return this.onConflictUpdate(keys, columns, 'EXCLUDED');
   }

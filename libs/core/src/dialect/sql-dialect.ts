@@ -1,5 +1,5 @@
 import { Dialect } from './dialect';
-import type { TimestampSql, TimestampStorage } from './timestamp-sql';
+import type { SqlBinder, TimestampSql, TimestampStorage } from './timestamp-sql';
 
 /** Logical column types; each dialect maps them to DDL. */
 export type ColumnType =
@@ -47,6 +47,16 @@ export interface InsertMissingSpec {
   rows: number;
   /** The values of one row, comma-separated, given the SQL expression of its key. */
   row(key: string): string;
+}
+
+/** The rows of a table picked by key values: see `SqlDialect.keyedRows`. */
+export interface KeyedRows {
+  /** The target of an UPDATE, or what a SELECT reads FROM. */
+  from: string;
+  /** What follows DELETE. */
+  deleteFrom: string;
+  /** `key IN (…) AND `, or '' where `from` holds the keys: ready for one more condition. */
+  where: string;
 }
 
 /**
@@ -141,6 +151,29 @@ export interface SqlDialect {
    * UPDATE`); undefined where an INSERT has no such clause (SQL Server, Oracle).
    */
   upsertClause(keys: readonly string[], columns: readonly string[]): string | undefined;
+  /**
+   * The rows of `table` whose `key` is one of `values` (each bound through `b`), as a statement
+   * target. MySQL/MariaDB: the table (alias `m`) joined with the keys as a derived table, which
+   * InnoDB resolves by primary key at any table size (an `IN (…)` list can turn into a scan of a
+   * small table, and a scanning write locks, and waits for, every row it passes). Elsewhere
+   * `key IN (…)` in `where`.
+   */
+  keyedRows(b: SqlBinder, table: string, key: string, values: readonly unknown[]): KeyedRows;
+  /**
+   * True where `keyedRows` puts the keys in `from` (a join): a statement with bound values in a
+   * SET binds the keys first there, after the SET elsewhere.
+   */
+  readonly keysInFrom: boolean;
+  /**
+   * The hint after a table name in FROM that makes the optimizer walk `index` (MySQL/MariaDB
+   * `FORCE INDEX (…) `, trailing space included); '' where the dialect takes no such hint.
+   */
+  forceIndex(index: string): string;
+  /**
+   * The suffix that keeps a correlated subquery a subquery run per outer row, stopping at its
+   * first match, instead of a join the planner may prefer (PostgreSQL `OFFSET 0`); '' elsewhere.
+   */
+  readonly subqueryFence: string;
   /** The statement that renames table `from` to `to` (both prefixed names, in the same schema). */
   renameTable(from: string, to: string): string;
   /** Number of rows a write statement changed, from `dataSource.query` / QueryRunner raw results. */

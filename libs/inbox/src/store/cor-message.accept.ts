@@ -77,9 +77,10 @@ export class CorMessageAccept extends CorMessageStatements {
     const conflict = this.d.upsertClause(['ID'], ['GROUP_KEY', 'INSERTED']);
     if (conflict === undefined) {
       const d = new Binder(this.d);
-      const gone = this.keyedIn(
+      const gone = this.d.keyedRows(
         d,
         this.groupTable!,
+        'ID',
         grouped.map((r) => r.id),
       );
       await tx.execute(`DELETE ${gone.deleteFrom} WHERE ${gone.where}1 = 1`, d.params);

@@ -3,6 +3,7 @@ import {
   SqlClient,
   tableName,
   toNumber,
+  type KeyedRows,
   type SqlDialect,
   type TimestampSql,
 } from '@holdfast/core';
@@ -155,30 +156,8 @@ export abstract class CorMessageStatements {
     }
   }
 
-  /**
-   * The rows with these ids, as a statement target. MySQL/MariaDB: a join with the keys, which
-   * InnoDB resolves by primary key at any table size; `ID IN (…)` turns into a scan of a small
-   * table there, and a scanning write locks (and waits for) every row it passes. Elsewhere
-   * `ID IN (…)`. `where` ends ready for another condition (`… AND ` or empty).
-   */
-  protected keyed(b: Binder, ids: readonly string[]): { from: string; deleteFrom: string; where: string } {
-    return this.keyedIn(b, this.table, ids);
-  }
-
-  /** `keyed` on another table of the inbox (the group table). */
-  protected keyedIn(
-    b: Binder,
-    table: string,
-    ids: readonly string[],
-  ): { from: string; deleteFrom: string; where: string } {
-    if (this.d.name === 'mysql' || this.d.name === 'mariadb') {
-      const keys = ids
-        .map((id, i) => `SELECT ${b.bind(id)}${i === 0 ? ' AS hf_key' : ''}`)
-        .join(' UNION ALL ');
-      const from = `${table} AS m JOIN (${keys}) AS k ON m.ID = k.hf_key`;
-      return { from, deleteFrom: `m FROM ${from}`, where: '' };
-    }
-    const where = `ID IN (${b.list(ids)}) AND `;
-    return { from: table, deleteFrom: `FROM ${table}`, where };
+  /** The rows with these ids, as a statement target (see SqlDialect.keyedRows). */
+  protected keyed(b: Binder, ids: readonly string[]): KeyedRows {
+    return this.d.keyedRows(b, this.table, 'ID', ids);
   }
 }

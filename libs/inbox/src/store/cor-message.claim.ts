@@ -86,7 +86,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
         `SELECT p.ID FROM hf_picked p WHERE NOT EXISTS (SELECT 1 FROM ${this.groupTable} hf_g ` +
         `JOIN ${this.groupTable} hf_e ON hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${earlier('hf_e', 'hf_g')} ` +
         `JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID WHERE hf_g.ID = p.ID AND ${this.groups.holdsGroup(b, now)} ` +
-        `AND hf_e.ID NOT IN (SELECT ID FROM hf_picked)${this.groups.perRow()})`;
+        `AND hf_e.ID NOT IN (SELECT ID FROM hf_picked)${this.d.subqueryFence})`;
       const lease = this.nowPlus(b, now, leaseMs);
       const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
       text =
@@ -235,8 +235,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
    * backlog if the read were a locking one).
    */
   private orderIndexHint(): string {
-    if ((this.d.name !== 'mysql' && this.d.name !== 'mariadb') || !this.on.hasOrderIndex) return '';
-    return `FORCE INDEX (${this.on.orderIndex}) `;
+    return this.on.hasOrderIndex ? this.d.forceIndex(this.on.orderIndex) : '';
   }
 }
 

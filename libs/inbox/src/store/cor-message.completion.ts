@@ -33,8 +33,7 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
     // Bound in the order the placeholders appear: the keys of the join first on MySQL/MariaDB,
     // after the SET elsewhere (ID IN …).
     const b = new Binder(this.d);
-    const joined = this.d.name === 'mysql' || this.d.name === 'mariadb';
-    const early = joined ? this.keyed(b, ids) : undefined;
+    const early = this.d.keysInFrom ? this.keyed(b, ids) : undefined;
     const set = this.t.at(b, until);
     const { from, where } = early ?? this.keyed(b, ids);
     const changed = await this.sql.execute(
@@ -114,8 +113,7 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
     // Bound in the order the placeholders appear: the keys come first on MySQL/MariaDB (a join),
     // last elsewhere (ID IN …).
     const b = new Binder(this.d);
-    const joined = this.d.name === 'mysql' || this.d.name === 'mariadb';
-    const target = joined ? this.keyed(b, ids) : undefined;
+    const target = this.d.keysInFrom ? this.keyed(b, ids) : undefined;
     const next = this.nowPlus(b, now, Math.max(0, Math.round(delayMs)));
     const err = error === undefined ? '' : `, ERROR = ${b.bind(error)}`;
     const { from, where } = target ?? this.keyed(b, ids);
