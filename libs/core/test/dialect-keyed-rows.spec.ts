@@ -6,7 +6,7 @@ function binder(): SqlBinder & { params: unknown[] } {
   return { params, bind: (value) => (params.push(value), '?') };
 }
 
-describe('dialect statement targets and planner hints', () => {
+describe('dialect statement targets, planner hints and locking', () => {
   it('joins the keys on MySQL/MariaDB and lists them in the WHERE elsewhere', () => {
     for (const d of ['mysql', 'mariadb'] as const) {
       const b = binder();
@@ -32,5 +32,10 @@ describe('dialect statement targets and planner hints', () => {
     expect(DIALECTS.filter((d) => sqlDialect(d).forceIndex('P_IDX') !== '')).toEqual(['mysql', 'mariadb']);
     expect(sqlDialect('postgres').subqueryFence).toBe(' OFFSET 0');
     expect(DIALECTS.filter((d) => sqlDialect(d).subqueryFence !== '')).toEqual(['postgres']);
+  });
+
+  it('says InnoDB locks the rows a locking read scans, and PostgreSQL alone has writable CTEs', () => {
+    expect(DIALECTS.filter((d) => sqlDialect(d).locksScannedRows)).toEqual(['mysql', 'mariadb']);
+    expect(DIALECTS.filter((d) => sqlDialect(d).writableCte)).toEqual(['postgres']);
   });
 });

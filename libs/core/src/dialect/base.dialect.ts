@@ -52,6 +52,8 @@ export abstract class BaseDialect implements SqlDialect {
   }
 
   readonly keysInFrom: boolean = false;
+  readonly locksScannedRows: boolean = false;
+  readonly writableCte: boolean = false;
   readonly subqueryFence: string = '';
 
   keyedRows(b: SqlBinder, table: string, key: string, values: readonly unknown[]): KeyedRows {

@@ -76,6 +76,7 @@ export class MysqlDialect extends BaseDialect {
   }
 
   override readonly keysInFrom = true;
+  override readonly locksScannedRows = true;
 
   /** The table (alias `m`) joined with the keys (`k.hf_key`): InnoDB looks each up by primary key. */
   override keyedRows(b: SqlBinder, table: string, key: string, values: readonly unknown[]): KeyedRows {

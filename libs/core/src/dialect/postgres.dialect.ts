@@ -38,6 +38,7 @@ export class PostgresDialect extends BaseDialect {
   }
 
   override readonly subqueryFence = ' OFFSET 0';
+  override readonly writableCte = true;
 
   override upsertClause(keys: readonly string[], columns: readonly string[]): string {
     return this.onConflictUpdate(keys, columns, 'EXCLUDED');

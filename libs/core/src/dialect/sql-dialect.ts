@@ -165,6 +165,17 @@ export interface SqlDialect {
    */
   readonly keysInFrom: boolean;
   /**
+   * True where a locking read locks every row it looks at, also those its WHERE then refuses
+   * (InnoDB): a statement that must lock only the rows it takes reads their keys first, without a
+   * lock, then locks them by key.
+   */
+  readonly locksScannedRows: boolean;
+  /**
+   * True where a WITH clause can hold a data-modifying statement whose RETURNING rows the main
+   * query reads (PostgreSQL): `WITH u AS (UPDATE … RETURNING …) SELECT … FROM u ORDER BY …`.
+   */
+  readonly writableCte: boolean;
+  /**
    * The hint after a table name in FROM that makes the optimizer walk `index` (MySQL/MariaDB
    * `FORCE INDEX (…) `, trailing space included); '' where the dialect takes no such hint.
    */

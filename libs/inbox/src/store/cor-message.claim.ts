@@ -30,8 +30,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
    * `hold` (tests) runs inside the claim's transaction after the rows are locked.
    */
   async claim(limit: number, now: Now, leaseMs: number, hold?: Hold): Promise<Claimed> {
-    if (this.d.name === 'mysql' || this.d.name === 'mariadb')
-      return this.claimByKeys(limit, now, leaseMs, hold);
+    if (this.d.locksScannedRows) return this.claimByKeys(limit, now, leaseMs, hold);
     return this.claimInOneStatement(limit, now, leaseMs, hold);
   }
 
@@ -48,12 +47,11 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
     const update =
       `UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ID IN (${pick}${this.d.forUpdate(this.d.supportsSkipLocked)}) ` +
       `RETURNING ${dbNow}, ${this.columns(true)}`;
-    // PostgreSQL hands the rows back in delivery order as the database sorts them (collation
-    // included); SQLite cannot wrap an UPDATE in a CTE, and sorts by code point like JavaScript.
-    const text =
-      this.d.name === 'postgres'
-        ? `WITH claimed AS (${update}, INSERTED AS ord_inserted) SELECT * FROM claimed ORDER BY ord_inserted, id`
-        : update;
+    // With a writable CTE (PostgreSQL) the database hands the rows back in delivery order as it
+    // sorts them (collation included); SQLite cannot wrap an UPDATE in a CTE (see runClaim).
+    const text = this.d.writableCte
+      ? `WITH claimed AS (${update}, INSERTED AS ord_inserted) SELECT * FROM claimed ORDER BY ord_inserted, id`
+      : update;
     return this.runClaim(text, b, now, hold);
   }
 
@@ -75,7 +73,8 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
     const groupKey = (row: string) =>
       `(SELECT hf_k.GROUP_KEY FROM ${this.groupTable} hf_k WHERE hf_k.ID = ${row}.ID) AS group_key`;
     let text: string;
-    if (this.d.name === 'postgres') {
+    if (this.d.writableCte) {
+      // PostgreSQL: pick (SKIP LOCKED), keep and lease in one statement of data-modifying CTEs.
       const due = this.statusCondition('due', () => this.now(b, now));
       const ready = this.groups.groupReady(b, now, 'hf_m');
       const picked = this.d.limit(
@@ -124,7 +123,9 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
     };
     const raw = hold ? await this.sql.transaction(run) : await run(this.sql);
     const rows = raw.map((r) => this.read(r));
-    if (this.d.name !== 'postgres') rows.sort(byDeliveryOrder);
+    // Not sorted by a writable CTE: SQLite's RETURNING follows no order; JavaScript sorts by code
+    // point, as SQLite does.
+    if (!this.d.writableCte) rows.sort(byDeliveryOrder);
     return { rows, now: raw.length ? this.t.toMillis(raw[0].db_now) : (now ?? NaN) };
   }
 
