@@ -4,11 +4,13 @@ export type {
   ColumnType,
   DeleteLimitedSpec,
   InsertMissingSpec,
+  KeyedRows,
   SqlDialect,
   UpsertSpec,
 } from './dialect/sql-dialect';
 export { sqlDialect, type SqlDialectOptions } from './dialect/dialects';
 export { utcDateTime } from './dialect/base.dialect';
+export type { SqlBinder, TimestampSql, TimestampStorage } from './dialect/timestamp-sql';
 export { DatabaseResolver } from './database/database-resolver';
 export { SqlClient, toNumber, type SqlClientOptions, type TransactionOptions } from './database/sql-client';
 export {

@@ -1,5 +1,7 @@
 import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, SqlDialect, UpsertSpec } from './sql-dialect';
+import type { KeyedRows } from './sql-dialect';
 import { Dialect } from './dialect';
+import type { SqlBinder, TimestampSql, TimestampStorage } from './timestamp-sql';
 
 /** Shared pieces; each concrete dialect overrides what differs. */
 export abstract class BaseDialect implements SqlDialect {
@@ -30,12 +32,44 @@ export abstract class BaseDialect implements SqlDialect {
 
   /** `INSERT ... ON CONFLICT (keys) DO UPDATE` (PostgreSQL, SQLite): `excluded` names the proposed row. */
   protected onConflictUpsert(spec: UpsertSpec, excluded: string): string {
-    const updates = this.updatable(spec).map((c) => `${c} = ${excluded}.${c}`);
+    const updatable = this.updatable(spec);
     return (
       `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) VALUES ${this.valueRows(spec.columns.length, spec.rows ?? 1)} ` +
-      `ON CONFLICT (${spec.keys.join(', ')}) DO ${updates.length ? `UPDATE SET ${updates.join(', ')}` : 'NOTHING'}`
+      (updatable.length
+        ? this.onConflictUpdate(spec.keys, updatable, excluded)
+        : `ON CONFLICT (${spec.keys.join(', ')}) DO NOTHING`)
     );
   }
+
+  /** `ON CONFLICT (keys) DO UPDATE SET c = excluded.c, …` (PostgreSQL, SQLite). */
+  protected onConflictUpdate(keys: readonly string[], columns: readonly string[], excluded: string): string {
+    const updates = columns.map((c) => `${c} = ${excluded}.${c}`);
+    return `ON CONFLICT (${keys.join(', ')}) DO UPDATE SET ${updates.join(', ')}`;
+  }
+
+  upsertClause(_keys: readonly string[], _columns: readonly string[]): string | undefined {
+    return undefined;
+  }
+
+  readonly keysInFrom: boolean = false;
+  readonly locksScannedRows: boolean = false;
+  readonly writableCte: boolean = false;
+  readonly subqueryFence: string = '';
+
+  keyedRows(b: SqlBinder, table: string, key: string, values: readonly unknown[]): KeyedRows {
+    const where = `${key} IN (${values.map((v) => b.bind(v)).join(', ')}) AND `;
+    return { from: table, deleteFrom: `FROM ${table}`, where };
+  }
+
+  forceIndex(_index: string): string {
+    return '';
+  }
+
+  renameTable(from: string, to: string): string {
+    return `ALTER TABLE ${from} RENAME TO ${unqualified(to)}`;
+  }
+
+  abstract timestampSql(storage?: TimestampStorage): TimestampSql;
 
   /** `INSERT ... SELECT` of table-less rows (`selectRow`) whose key is not in the table yet. */
   insertMissing(spec: InsertMissingSpec): string {
@@ -113,6 +147,11 @@ export abstract class BaseDialect implements SqlDialect {
     const affected = (result as { affected?: number } | undefined)?.affected;
     return typeof affected === 'number' ? affected : 0;
   }
+}
+
+/** A table name without its schema (`S.P_T` → `P_T`). */
+export function unqualified(table: string): string {
+  return table.slice(table.lastIndexOf('.') + 1);
 }
 
 /** Formats a Date as `YYYY-MM-DD HH:MM:SS.mmm` in UTC. */

@@ -1,5 +1,19 @@
-import { BaseDialect } from './base.dialect';
+import { BaseDialect, unqualified, utcDateTime } from './base.dialect';
 import { ColumnType, DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
+import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
+
+/** `DATETIME2(3)` holding UTC, as camunda-bpm-correlate's SQL Server DDL has it. */
+const TIMESTAMPS: TimestampSql = {
+  now: 'SYSUTCDATETIME()',
+  at: (b, ms) => `CAST(${b.bind(utcDateTime(new Date(ms)))} AS DATETIME2(3))`,
+  nowPlus: (b, delta) => `DATEADD(millisecond, ${b.bind(Math.round(delta))}, SYSUTCDATETIME())`,
+  read: (c) => `DATEDIFF_BIG(millisecond, '1970-01-01', ${c})`,
+  toMillis: epochMillis,
+  literal: (ms) => `CAST('${utcDateTime(new Date(ms))}' AS DATETIME2(3))`,
+  fromMillis: (e) =>
+    `DATEADD(millisecond, ${e} % 1000, DATEADD(second, ${e} / 1000, CAST('1970-01-01' AS DATETIME2(3))))`,
+  maxMillis: YEAR_9999_END,
+};
 
 /** SQL Server: generated and unit-tested, not executed here. TypeORM binds @0, @1, ... */
 export class MssqlDialect extends BaseDialect {
@@ -21,6 +35,14 @@ export class MssqlDialect extends BaseDialect {
       (updates.length ? `WHEN MATCHED THEN UPDATE SET ${updates.join(', ')} ` : '') +
       `WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}) VALUES (${cols.map((c) => `s.${c}`).join(', ')});`
     );
+  }
+
+  override renameTable(from: string, to: string): string {
+    return `EXEC sp_rename '${from}', '${unqualified(to)}'`;
+  }
+
+  timestampSql(): TimestampSql {
+    return TIMESTAMPS;
   }
 
   /** SQL Server has no GREATEST before 2022. */

@@ -1,5 +1,44 @@
 import { BaseDialect, utcDateTime } from './base.dialect';
-import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, UpsertSpec } from './sql-dialect';
+import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, KeyedRows, UpsertSpec } from './sql-dialect';
+import {
+  epochMillis,
+  YEAR_9999_END,
+  type SqlBinder,
+  type TimestampSql,
+  type TimestampStorage,
+} from './timestamp-sql';
+
+/** A constant instant as a `DATETIME(3)`: UTC wall-clock text. */
+const datetimeLiteral = (ms: number) => `CAST('${utcDateTime(new Date(ms))}' AS DATETIME(3))`;
+
+/** `DATETIME(3)` holding UTC wall-clock time, compared with `UTC_TIMESTAMP(3)`. */
+const DATETIMES: TimestampSql = {
+  now: 'UTC_TIMESTAMP(3)',
+  at: (b, ms) => `CAST(${b.bind(utcDateTime(new Date(ms)))} AS DATETIME(3))`,
+  nowPlus: (b, delta) => `(UTC_TIMESTAMP(3) + INTERVAL ${b.bind(Math.round(delta) * 1000)} MICROSECOND)`,
+  read: (c) => `CAST(TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', ${c}) DIV 1000 AS SIGNED)`,
+  toMillis: epochMillis,
+  literal: datetimeLiteral,
+  fromMillis: (e) => `DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME(3)), INTERVAL ${e} * 1000 MICROSECOND)`,
+  maxMillis: YEAR_9999_END,
+};
+
+/**
+ * `TIMESTAMP`: the server converts it through the session time zone, so it is written with
+ * FROM_UNIXTIME and read with UNIX_TIMESTAMP, which do not depend on it. It ends in January 2038.
+ */
+const TIMESTAMPS: TimestampSql = {
+  now: 'CURRENT_TIMESTAMP(3)',
+  at: (b, ms) => `FROM_UNIXTIME(${b.bind(Math.round(ms))} / 1000)`,
+  nowPlus: (b, delta) =>
+    `FROM_UNIXTIME(UNIX_TIMESTAMP(CURRENT_TIMESTAMP(3)) + ${b.bind(Math.round(delta))} / 1000)`,
+  read: (c) => `CAST(FLOOR(UNIX_TIMESTAMP(${c}) * 1000) AS SIGNED)`,
+  toMillis: epochMillis,
+  // A DATETIME, to compare with: FROM_UNIXTIME cannot reach a time past the TIMESTAMP range.
+  literal: datetimeLiteral,
+  fromMillis: (e) => `FROM_UNIXTIME(${e} / 1000)`,
+  maxMillis: Date.parse('2038-01-19T03:14:07.999Z'),
+};
 
 /**
  * MySQL 8 and MariaDB 10.6+. DATETIME(3) holds UTC; values are bound as UTC strings so the
@@ -24,12 +63,40 @@ export class MysqlDialect extends BaseDialect {
   }
 
   upsert(spec: UpsertSpec): string {
-    const updates = this.updatable(spec).map((c) => `${c} = VALUES(${c})`);
-    const onDuplicate = updates.length ? updates : [`${spec.keys[0]} = ${spec.keys[0]}`];
+    const updatable = this.updatable(spec);
+    const key = spec.keys[0];
     return (
       `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) VALUES ${this.valueRows(spec.columns.length, spec.rows ?? 1)} ` +
-      `ON DUPLICATE KEY UPDATE ${onDuplicate.join(', ')}`
+      (updatable.length ? this.upsertClause(spec.keys, updatable) : `ON DUPLICATE KEY UPDATE ${key} = ${key}`)
     );
+  }
+
+  override upsertClause(_keys: readonly string[], columns: readonly string[]): string {
+    return `ON DUPLICATE KEY UPDATE ${columns.map((c) => `${c} = VALUES(${c})`).join(', ')}`;
+  }
+
+  override readonly keysInFrom = true;
+  override readonly locksScannedRows = true;
+
+  /** The table (alias `m`) joined with the keys (`k.hf_key`): InnoDB looks each up by primary key. */
+  override keyedRows(b: SqlBinder, table: string, key: string, values: readonly unknown[]): KeyedRows {
+    const keys = values
+      .map((v, i) => `SELECT ${b.bind(v)}${i === 0 ? ' AS hf_key' : ''}`)
+      .join(' UNION ALL ');
+    const from = `${table} AS m JOIN (${keys}) AS k ON m.${key} = k.hf_key`;
+    return { from, deleteFrom: `m FROM ${from}`, where: '' };
+  }
+
+  override forceIndex(index: string): string {
+    return `FORCE INDEX (${index}) `;
+  }
+
+  override renameTable(from: string, to: string): string {
+    return `RENAME TABLE ${from} TO ${to}`;
+  }
+
+  timestampSql(storage: TimestampStorage = 'datetime'): TimestampSql {
+    return storage === 'timestamp' ? TIMESTAMPS : DATETIMES;
   }
 
   override insertMissing(spec: InsertMissingSpec): string {

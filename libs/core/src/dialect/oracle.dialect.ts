@@ -1,5 +1,20 @@
-import { BaseDialect } from './base.dialect';
+import { BaseDialect, utcDateTime } from './base.dialect';
 import { ColumnType, DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
+import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
+
+/** UTC times (`SYS_EXTRACT_UTC`), written as `YYYY-MM-DD HH24:MI:SS.FF3` text. */
+const TIMESTAMPS: TimestampSql = {
+  now: 'SYS_EXTRACT_UTC(SYSTIMESTAMP)',
+  at: (b, ms) => `TO_TIMESTAMP(${b.bind(utcDateTime(new Date(ms)))}, 'YYYY-MM-DD HH24:MI:SS.FF3')`,
+  nowPlus: (b, delta) =>
+    `(SYS_EXTRACT_UTC(SYSTIMESTAMP) + NUMTODSINTERVAL(${b.bind(Math.round(delta) / 1000)}, 'SECOND'))`,
+  read: (c) =>
+    `ROUND((CAST(${c} AS DATE) - DATE '1970-01-01') * 86400000 + EXTRACT(SECOND FROM ${c}) * 1000 - TRUNC(EXTRACT(SECOND FROM ${c})) * 1000)`,
+  toMillis: epochMillis,
+  literal: (ms) => `TIMESTAMP '${utcDateTime(new Date(ms))}'`,
+  fromMillis: (e) => `(TIMESTAMP '1970-01-01 00:00:00' + NUMTODSINTERVAL(${e} / 1000, 'SECOND'))`,
+  maxMillis: YEAR_9999_END,
+};
 
 /** Oracle: generated and unit-tested, not executed here. TypeORM binds :1, :2, ... */
 export class OracleDialect extends BaseDialect {
@@ -29,6 +44,10 @@ export class OracleDialect extends BaseDialect {
       (updates.length ? `WHEN MATCHED THEN UPDATE SET ${updates.join(', ')} ` : '') +
       `WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}) VALUES (${cols.map((c) => `s.${c}`).join(', ')})`
     );
+  }
+
+  timestampSql(): TimestampSql {
+    return TIMESTAMPS;
   }
 
   override selectRow(list: string): string {

@@ -1,5 +1,27 @@
 import { BaseDialect } from './base.dialect';
 import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, UpsertSpec } from './sql-dialect';
+import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
+
+/**
+ * statement_timestamp(), not now() (frozen for a whole transaction) nor clock_timestamp()
+ * (volatile: PostgreSQL cannot compare an index with it, so every condition on the clock would
+ * scan the table). Cut to the millisecond, so a microsecond column holds what a millisecond one
+ * holds.
+ */
+const NOW = "date_trunc('milliseconds', statement_timestamp())";
+
+/** `TIMESTAMP(3) WITH TIME ZONE`, written from ISO-8601 UTC text. */
+const TIMESTAMPS: TimestampSql = {
+  now: NOW,
+  at: (b, ms) => `CAST(${b.bind(new Date(ms).toISOString())} AS TIMESTAMPTZ)`,
+  nowPlus: (b, delta) =>
+    `(${NOW} + CAST(${b.bind(Math.round(delta))} AS DOUBLE PRECISION) * INTERVAL '1 millisecond')`,
+  read: (c) => `CAST(FLOOR(EXTRACT(EPOCH FROM ${c}) * 1000) AS BIGINT)`,
+  toMillis: epochMillis,
+  literal: (ms) => `CAST('${new Date(ms).toISOString()}' AS TIMESTAMPTZ)`,
+  fromMillis: (e) => `to_timestamp(${e} / 1000.0)`,
+  maxMillis: YEAR_9999_END,
+};
 
 export class PostgresDialect extends BaseDialect {
   readonly name = 'postgres' as const;
@@ -13,6 +35,17 @@ export class PostgresDialect extends BaseDialect {
 
   upsert(spec: UpsertSpec): string {
     return this.onConflictUpsert(spec, 'EXCLUDED');
+  }
+
+  override readonly subqueryFence = ' OFFSET 0';
+  override readonly writableCte = true;
+
+  override upsertClause(keys: readonly string[], columns: readonly string[]): string {
+    return this.onConflictUpdate(keys, columns, 'EXCLUDED');
+  }
+
+  timestampSql(): TimestampSql {
+    return TIMESTAMPS;
   }
 
   override insertMissing(spec: InsertMissingSpec): string {

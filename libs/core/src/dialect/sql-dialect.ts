@@ -1,4 +1,5 @@
 import { Dialect } from './dialect';
+import type { SqlBinder, TimestampSql, TimestampStorage } from './timestamp-sql';
 
 /** Logical column types; each dialect maps them to DDL. */
 export type ColumnType =
@@ -46,6 +47,16 @@ export interface InsertMissingSpec {
   rows: number;
   /** The values of one row, comma-separated, given the SQL expression of its key. */
   row(key: string): string;
+}
+
+/** The rows of a table picked by key values: see `SqlDialect.keyedRows`. */
+export interface KeyedRows {
+  /** The target of an UPDATE, or what a SELECT reads FROM. */
+  from: string;
+  /** What follows DELETE. */
+  deleteFrom: string;
+  /** `key IN (…) AND `, or '' where `from` holds the keys: ready for one more condition. */
+  where: string;
 }
 
 /**
@@ -128,7 +139,54 @@ export interface SqlDialect {
    * handful of parameters instead of one per value. Undefined where the database has no such thing.
    */
   arraySource?(columns: ReadonlyArray<{ name: string; type: ColumnType; placeholder: string }>): string;
+  /**
+   * SQL for a timestamp column compared with the database clock (now, an absolute time, now plus
+   * a delta, reading as epoch ms, epoch ms to a timestamp). `storage`: the live column's form
+   * where the dialect has two (MySQL/MariaDB `DATETIME`, the default, or `TIMESTAMP`).
+   */
+  timestampSql(storage?: TimestampStorage): TimestampSql;
+  /**
+   * The clause that makes an `INSERT` an insert-or-update on the key columns `keys`, setting
+   * `columns` from the proposed row (`ON CONFLICT … DO UPDATE`, MySQL/MariaDB `ON DUPLICATE KEY
+   * UPDATE`); undefined where an INSERT has no such clause (SQL Server, Oracle).
+   */
+  upsertClause(keys: readonly string[], columns: readonly string[]): string | undefined;
+  /**
+   * The rows of `table` whose `key` is one of `values` (each bound through `b`), as a statement
+   * target. MySQL/MariaDB: the table (alias `m`) joined with the keys as a derived table, which
+   * InnoDB resolves by primary key at any table size (an `IN (…)` list can turn into a scan of a
+   * small table, and a scanning write locks, and waits for, every row it passes). Elsewhere
+   * `key IN (…)` in `where`.
+   */
+  keyedRows(b: SqlBinder, table: string, key: string, values: readonly unknown[]): KeyedRows;
+  /**
+   * True where `keyedRows` puts the keys in `from` (a join): a statement with bound values in a
+   * SET binds the keys first there, after the SET elsewhere.
+   */
+  readonly keysInFrom: boolean;
+  /**
+   * True where a locking read locks every row it looks at, also those its WHERE then refuses
+   * (InnoDB): a statement that must lock only the rows it takes reads their keys first, without a
+   * lock, then locks them by key.
+   */
+  readonly locksScannedRows: boolean;
+  /**
+   * True where a WITH clause can hold a data-modifying statement whose RETURNING rows the main
+   * query reads (PostgreSQL): `WITH u AS (UPDATE … RETURNING …) SELECT … FROM u ORDER BY …`.
+   */
+  readonly writableCte: boolean;
+  /**
+   * The hint after a table name in FROM that makes the optimizer walk `index` (MySQL/MariaDB
+   * `FORCE INDEX (…) `, trailing space included); '' where the dialect takes no such hint.
+   */
+  forceIndex(index: string): string;
+  /**
+   * The suffix that keeps a correlated subquery a subquery run per outer row, stopping at its
+   * first match, instead of a join the planner may prefer (PostgreSQL `OFFSET 0`); '' elsewhere.
+   */
+  readonly subqueryFence: string;
+  /** The statement that renames table `from` to `to` (both prefixed names, in the same schema). */
+  renameTable(from: string, to: string): string;
   /** Number of rows a write statement changed, from `dataSource.query` / QueryRunner raw results. */
-
   affectedRows(result: unknown): number;
 }

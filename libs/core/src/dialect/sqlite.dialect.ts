@@ -1,5 +1,19 @@
 import { BaseDialect } from './base.dialect';
 import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, UpsertSpec } from './sql-dialect';
+import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
+
+/** ISO-8601 UTC text with milliseconds, which sorts and compares correctly as text. */
+const TIMESTAMPS: TimestampSql = {
+  now: "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')",
+  at: (b, ms) => b.bind(new Date(ms).toISOString()),
+  nowPlus: (b, delta) =>
+    `strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ${b.bind(`+${(Math.round(delta) / 1000).toFixed(3)} seconds`)})`,
+  read: (c) => c,
+  toMillis: epochMillis,
+  literal: (ms) => `'${new Date(ms).toISOString()}'`,
+  fromMillis: (e) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${e} / 1000.0, 'unixepoch')`,
+  maxMillis: YEAR_9999_END,
+};
 
 /**
  * SQLite (better-sqlite3). CURRENT_TIMESTAMP has second precision only, so the clock is
@@ -17,6 +31,14 @@ export class SqliteDialect extends BaseDialect {
 
   /** SQLite is one file behind one connection. */
   override readonly singleConnection = true;
+
+  override upsertClause(keys: readonly string[], columns: readonly string[]): string {
+    return this.onConflictUpdate(keys, columns, 'excluded');
+  }
+
+  timestampSql(): TimestampSql {
+    return TIMESTAMPS;
+  }
 
   override insertMissing(spec: InsertMissingSpec): string {
     return `${this.insertValues(spec)} ON CONFLICT (${spec.key}) DO NOTHING`;

@@ -1,41 +1,10 @@
-import { createIndexSql, createTableSql, tableName, type Dialect } from '@holdfast/core';
+import { createIndexSql, createTableSql, sqlDialect, tableName, type Dialect } from '@holdfast/core';
 import { COR_MESSAGE_TABLE } from './cor-message.table';
+import { FAR_FUTURE } from './next-retry';
 
 /** The previous Holdfast layout kept times as BIGINT epoch ms with two far-future sentinels. */
 const OLD_PAUSED = 8_000_000_000_000_000;
 const OLD_PARKED = 9_000_000_000_000_000;
-const FAR_FUTURE_ISO = '4999-12-03T10:15:30.000Z';
-
-/** A way to run SQL: a TypeORM QueryRunner's `query` fits. */
-export type RunSql = (sql: string, params?: unknown[]) => Promise<unknown>;
-
-/** epoch ms (an integer column) → the timestamp column type of the dialect. */
-function fromMillis(dialect: Dialect, column: string): string {
-  switch (dialect) {
-    case 'postgres':
-      return `to_timestamp(${column} / 1000.0)`;
-    case 'mysql':
-    case 'mariadb':
-      return `DATE_ADD(CAST('1970-01-01 00:00:00' AS DATETIME(3)), INTERVAL ${column} * 1000 MICROSECOND)`;
-    case 'sqlite':
-      return `strftime('%Y-%m-%dT%H:%M:%fZ', ${column} / 1000.0, 'unixepoch')`;
-    case 'mssql':
-      return `DATEADD(millisecond, ${column} % 1000, DATEADD(second, ${column} / 1000, CAST('1970-01-01' AS DATETIME2(3))))`;
-    case 'oracle':
-      return `(TIMESTAMP '1970-01-01 00:00:00' + NUMTODSINTERVAL(${column} / 1000, 'SECOND'))`;
-  }
-}
-
-function farFuture(dialect: Dialect): string {
-  switch (dialect) {
-    case 'postgres':
-      return `CAST('${FAR_FUTURE_ISO}' AS TIMESTAMPTZ)`;
-    case 'sqlite':
-      return `'${FAR_FUTURE_ISO}'`;
-    default:
-      return `CAST('4999-12-03 10:15:30.000' AS ${dialect === 'mssql' ? 'DATETIME2(3)' : dialect === 'oracle' ? 'TIMESTAMP' : 'DATETIME(3)'})`;
-  }
-}
 
 /**
  * The statements that turn a COR_MESSAGE of the previous Holdfast layout (BIGINT times, ERROR cut
@@ -54,26 +23,22 @@ export function corMessageConversionSql(dialect: Dialect, prefix = ''): string[]
   const table = tableName(prefix, COR_MESSAGE_TABLE.name);
   const staging = { ...COR_MESSAGE_TABLE, name: `${COR_MESSAGE_TABLE.name}_HF_NEW` };
   const next = tableName(prefix, staging.name);
-  const bare = (name: string) => name.slice(name.lastIndexOf('.') + 1);
-  const time = (c: string) => `CASE WHEN ${c} IS NULL THEN NULL ELSE ${fromMillis(dialect, c)} END`;
+  const d = sqlDialect(dialect);
+  // The new table's time columns are the dialect's default timestamp type (DATETIME on MySQL).
+  const t = d.timestampSql();
+  const time = (c: string) => `CASE WHEN ${c} IS NULL THEN NULL ELSE ${t.fromMillis(c)} END`;
   const nextRetry =
     `CASE WHEN NEXT_RETRY IS NULL THEN NULL WHEN NEXT_RETRY >= ${OLD_PARKED} THEN NULL ` +
-    `WHEN NEXT_RETRY >= ${OLD_PAUSED} THEN ${farFuture(dialect)} ELSE ${fromMillis(dialect, 'NEXT_RETRY')} END`;
-  const rename =
-    dialect === 'mysql' || dialect === 'mariadb'
-      ? `RENAME TABLE ${next} TO ${table}`
-      : dialect === 'mssql'
-        ? `EXEC sp_rename '${next}', '${bare(table)}'`
-        : `ALTER TABLE ${next} RENAME TO ${bare(table)}`;
+    `WHEN NEXT_RETRY >= ${OLD_PAUSED} THEN ${t.literal(FAR_FUTURE)} ELSE ${t.fromMillis('NEXT_RETRY')} END`;
   return [
     createTableSql(dialect, staging, prefix),
     `INSERT INTO ${next} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, PAYLOAD, ` +
       `INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) ` +
       `SELECT ID, CASE WHEN PAYLOAD_ENCODING = 'json' THEN 'jackson' ELSE PAYLOAD_ENCODING END, PAYLOAD_TYPE_NAMESPACE, ` +
-      `PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, PAYLOAD, ${fromMillis(dialect, 'INSERTED')}, TTL_DURATION, ` +
+      `PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, PAYLOAD, ${t.fromMillis('INSERTED')}, TTL_DURATION, ` +
       `${time('EXPIRATION')}, RETRIES, ${nextRetry}, ERROR FROM ${table}`,
     `DROP TABLE ${table}`,
-    rename,
+    d.renameTable(next, table),
     ...(COR_MESSAGE_TABLE.indexes ?? []).map((index) =>
       createIndexSql(dialect, COR_MESSAGE_TABLE, index, prefix),
     ),

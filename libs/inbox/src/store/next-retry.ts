@@ -13,4 +13,8 @@
  * time of the next attempt, or the end of the running delivery's lease, which is when the
  * message is tried again should that node die.
  */
-export { FAR_FUTURE } from './cor-message.time';
+/**
+ * camunda-bpm-correlate's `MessageEntity.FAR_FUTURE`: NEXT_RETRY of a paused message. A column
+ * that cannot hold it (MySQL/MariaDB `TIMESTAMP`, which ends in 2038) cannot pause messages.
+ */
+export const FAR_FUTURE = Date.parse('4999-12-03T10:15:30Z');

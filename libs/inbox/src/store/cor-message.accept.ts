@@ -1,0 +1,222 @@
+import { type ColumnType, type SqlClient } from '@holdfast/core';
+import { Binder } from './binder';
+import { CorMessageStatements } from './cor-message.base';
+import type { NewMessageRow, Now } from './cor-message.rows';
+import {
+  MAX_ID_LENGTH,
+  MAX_TTL_LENGTH,
+  MAX_TYPE_NAME_LENGTH,
+  MAX_TYPE_NAMESPACE_LENGTH,
+  MAX_TYPE_REVISION_LENGTH,
+} from './cor-message.table';
+import { MAX_GROUP_KEY_LENGTH as MAX_GROUP_KEY } from './inbox-group.table';
+
+const varchar = (length: number): ColumnType => ({ kind: 'varchar', length });
+
+/** The columns of an insert from arrays, each bound as one array, in this order. */
+const ARRAY_COLUMNS: readonly { name: string; type: ColumnType; value: (r: NewMessageRow) => unknown }[] = [
+  { name: 'id', type: varchar(MAX_ID_LENGTH), value: (r) => r.id },
+  { name: 'enc', type: varchar(64), value: (r) => r.encoding },
+  { name: 'ns', type: varchar(MAX_TYPE_NAMESPACE_LENGTH), value: (r) => r.namespace ?? '' },
+  { name: 'name', type: varchar(MAX_TYPE_NAME_LENGTH), value: (r) => r.name },
+  { name: 'rev', type: varchar(MAX_TYPE_REVISION_LENGTH), value: (r) => r.revision },
+  { name: 'payload', type: { kind: 'blob' }, value: (r) => r.payload },
+  { name: 'ttl', type: varchar(MAX_TTL_LENGTH), value: (r) => r.ttl },
+  { name: 'exp', type: { kind: 'bigint' }, value: (r) => r.expiration },
+  { name: 'ttlms', type: { kind: 'bigint' }, value: (r) => r.ttlMs },
+];
+
+/** Accepting messages: which ids exist, and the inserts (with their group rows). */
+export class CorMessageAccept extends CorMessageStatements {
+  /** The ids among `ids` that already exist. */
+  async existingIds(ids: readonly string[]): Promise<Set<string>> {
+    if (!ids.length) return new Set();
+    const b = new Binder(this.d);
+    const rows = await this.sql.query<{ id: string }>(
+      `SELECT ID AS id FROM ${this.table} WHERE ID IN (${b.list(ids)})`,
+      b.params,
+    );
+    return new Set(rows.map((r) => r.id));
+  }
+
+  /**
+   * One multi-row INSERT; INSERTED is the database clock of this statement. A duplicate id makes
+   * the whole statement fail (no conflict clause: its affected-row count is ambiguous on MariaDB),
+   * and the caller sorts that out. Every column gets a value: the seed's DDL has no defaults.
+   */
+  async insert(rows: readonly NewMessageRow[], now: Now): Promise<number> {
+    const grouped = this.groupTable !== undefined && rows.some((r) => r.group !== undefined);
+    if (!grouped) return this.insertRows(this.sql, rows, now);
+    // The messages and their groups commit together: a message is never seen without its group.
+    // Where the database takes arrays (PostgreSQL): in one statement (see runGroupedInsert);
+    // elsewhere in one transaction.
+    if (this.d.arraySource) return this.insertRows(this.sql, rows, now, rows);
+    // Elsewhere INSERTED is the database clock read once in the transaction and bound into both
+    // inserts: the group rows never read COR_MESSAGE (on InnoDB an INSERT … SELECT locks what it
+    // reads, and parallel chunks of one acceptAll deadlocked on it).
+    return this.sql.transaction(async (tx) => {
+      const at =
+        now ??
+        this.t.toMillis(
+          (await tx.query<{ db_now: unknown }>(`SELECT ${this.t.read(this.t.now)} AS db_now`))[0].db_now,
+        );
+      const n = await this.insertRows(tx, rows, at);
+      await this.insertGroups(tx, rows, at);
+      return n;
+    });
+  }
+
+  /**
+   * The group rows of messages just inserted (same transaction), with the INSERTED they were
+   * inserted with. A group row left behind by a message deleted from outside (a Java client) is
+   * overwritten (MySQL/MariaDB, SQLite; other dialects delete it first).
+   */
+  private async insertGroups(tx: SqlClient, rows: readonly NewMessageRow[], at: number): Promise<void> {
+    const grouped = rows.filter((r) => r.group !== undefined);
+    if (!grouped.length) return;
+    const conflict = this.d.upsertClause(['ID'], ['GROUP_KEY', 'INSERTED']);
+    if (conflict === undefined) {
+      const d = new Binder(this.d);
+      const gone = this.d.keyedRows(
+        d,
+        this.groupTable!,
+        'ID',
+        grouped.map((r) => r.id),
+      );
+      await tx.execute(`DELETE ${gone.deleteFrom} WHERE ${gone.where}1 = 1`, d.params);
+    }
+    const b = new Binder(this.d);
+    const values = grouped.map((r) => `(${b.bind(r.id)}, ${b.bind(r.group!)}, ${this.t.at(b, at)})`);
+    await tx.execute(
+      `INSERT INTO ${this.groupTable} (ID, GROUP_KEY, INSERTED) VALUES ${values.join(', ')}${conflict ? ` ${conflict}` : ''}`,
+      b.params,
+    );
+  }
+
+  private async insertRows(
+    client: SqlClient,
+    rows: readonly NewMessageRow[],
+    now: Now,
+    groups?: readonly NewMessageRow[],
+  ): Promise<number> {
+    if (rows.length > 1 && this.d.arraySource) return this.insertFromArrays(client, rows, now, groups);
+    const b = new Binder(this.d);
+    // Bound in the order the placeholders appear: MySQL and SQLite number '?' by position.
+    const values = rows.map((r) => {
+      // NULLs as literals: fewer parameters make large inserts noticeably cheaper to parse.
+      const opt = (v: string | null) => (v === null ? 'NULL' : b.bind(v));
+      const head = `${b.bind(r.id)}, ${b.bind(r.encoding)}, ${b.bind(r.namespace ?? '')}, ${b.bind(r.name)}, ${opt(r.revision)}, ${b.bind(r.payload)}`;
+      const inserted = this.now(b, now);
+      const ttl = opt(r.ttl);
+      const expiration =
+        r.expiration !== null
+          ? this.t.at(b, r.expiration)
+          : r.ttlMs !== null
+            ? this.nowPlus(b, now, r.ttlMs)
+            : 'NULL';
+      return `(${head}, ${inserted}, ${ttl}, ${expiration}, 0, NULL, NULL)`;
+    });
+    return this.runInsert(
+      client,
+      `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
+        `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) VALUES ${values.join(', ')}`,
+      b,
+      rows.length,
+      groups,
+    );
+  }
+
+  /**
+   * Runs an INSERT; with `notifyChannel`, as the data-modifying part of one statement that also
+   * calls pg_notify once: the notification belongs to the insert's transaction, so listeners hear
+   * it when (and only if) the rows are committed, once per statement whatever the row count.
+   */
+  private async runInsert(
+    client: SqlClient,
+    insert: string,
+    b: Binder,
+    rows: number,
+    groups?: readonly NewMessageRow[],
+  ): Promise<number> {
+    if (groups) return this.runGroupedInsert(client, insert, b, rows, groups);
+    if (this.on.notifyChannel === undefined) return client.execute(insert, b.params);
+    const channel = b.bind(this.on.notifyChannel);
+    await client.query(
+      `WITH hf_inserted AS (${insert}) SELECT pg_notify(${channel}, '') AS notified`,
+      b.params,
+    );
+    return rows;
+  }
+
+  /**
+   * PostgreSQL with groups: the messages and their group rows in one statement (atomic without a
+   * transaction of its own, one round trip), the group rows joined to the inserted ones by the
+   * RETURNING of the insert (their INSERTED exactly), plus the NOTIFY when it is on. A group row
+   * left behind by a message deleted from outside is overwritten.
+   */
+  private async runGroupedInsert(
+    client: SqlClient,
+    insert: string,
+    b: Binder,
+    rows: number,
+    groups: readonly NewMessageRow[],
+  ): Promise<number> {
+    const grouped = groups.filter((r) => r.group !== undefined);
+    const source = this.d.arraySource!([
+      {
+        name: 'id',
+        type: varchar(MAX_ID_LENGTH),
+        placeholder: b.bind(grouped.map((r) => r.id)),
+      },
+      {
+        name: 'grp',
+        type: varchar(MAX_GROUP_KEY),
+        placeholder: b.bind(grouped.map((r) => r.group!)),
+      },
+    ]);
+    const tail =
+      this.on.notifyChannel === undefined
+        ? 'SELECT 1 AS done'
+        : `SELECT pg_notify(${b.bind(this.on.notifyChannel)}, '') AS notified`;
+    await client.query(
+      `WITH hf_inserted AS (${insert} RETURNING ID, INSERTED), hf_grouped AS (` +
+        `INSERT INTO ${this.groupTable} (ID, GROUP_KEY, INSERTED) SELECT u.id, u.grp, i.INSERTED ` +
+        `FROM hf_inserted i JOIN ${source} ON u.id = i.ID ` +
+        `${this.d.upsertClause(['ID'], ['GROUP_KEY', 'INSERTED'])}) ${tail}`,
+      b.params,
+    );
+    return rows;
+  }
+
+  /**
+   * The same insert where the database takes arrays (PostgreSQL): one bound array per column and
+   * `INSERT ... SELECT ... FROM UNNEST(...)`, nine parameters for any number of rows, instead of a
+   * VALUES list whose thousands of parameters cost more to parse and bind than the rows themselves.
+   */
+  private insertFromArrays(
+    client: SqlClient,
+    rows: readonly NewMessageRow[],
+    now: Now,
+    groups?: readonly NewMessageRow[],
+  ): Promise<number> {
+    const b = new Binder(this.d);
+    const source = this.d.arraySource!(
+      ARRAY_COLUMNS.map(({ name, type, value }) => ({ name, type, placeholder: b.bind(rows.map(value)) })),
+    );
+    const inserted = this.now(b, now);
+    // EXPIRATION: absolute epoch ms, or INSERTED + the TTL (one clock value per statement).
+    const expiration =
+      `CASE WHEN u.exp IS NOT NULL THEN ${this.t.fromMillis('u.exp')} ` +
+      `WHEN u.ttlms IS NOT NULL THEN i.ins + u.ttlms * INTERVAL '1 millisecond' END`;
+    return this.runInsert(
+      client,
+      `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
+        `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) ` +
+        `SELECT u.id, u.enc, u.ns, u.name, u.rev, u.payload, i.ins, u.ttl, ${expiration}, 0, NULL, NULL ` +
+        `FROM (SELECT ${inserted} AS ins) i CROSS JOIN ${source}`,
+      b,
+      rows.length,
+      groups,
+    );
+  }
+}

@@ -1,0 +1,163 @@
+import {
+  indexName,
+  SqlClient,
+  tableName,
+  toNumber,
+  type KeyedRows,
+  type SqlDialect,
+  type TimestampSql,
+} from '@holdfast/core';
+import type { MessageStatus } from '../inbox-message';
+import type { Binder } from './binder';
+import { COR_MESSAGE_ORDER_INDEX, COR_MESSAGE_TABLE } from './cor-message.table';
+import type { MessageRow, Now, RawRow } from './cor-message.rows';
+import { FAR_FUTURE } from './next-retry';
+
+/**
+ * What every group of statements on `<prefix>COR_MESSAGE` shares: the client, the names, and the
+ * facts learnt after construction (the time columns' live layout, the group table, the NOTIFY
+ * channel), which all of them see at once.
+ */
+export class CorMessageTable {
+  readonly table: string;
+  /** The delivery-order index (MySQL/MariaDB force it when it exists). */
+  readonly orderIndex: string;
+  hasOrderIndex = false;
+  /** Due/parked boundary: RETRIES at or above it (with no NEXT_RETRY) is parked. */
+  readonly maxRetries: number;
+  /** How the time columns are written and read (see detectCorMessageLayout). */
+  t: TimestampSql;
+  /**
+   * PostgreSQL: the channel each insert notifies, in its own statement (so in its own
+   * transaction: one notification per insert statement, sent when it commits). Unset: no NOTIFY.
+   */
+  notifyChannel?: string;
+  /**
+   * `<prefix>HOLDFAST_INBOX_GROUP` when `groupBy` is set: accepts write each message's group
+   * there, claims take only messages whose group has no earlier message waiting elsewhere
+   * (strict order per group), deletes remove the group rows with their messages.
+   */
+  groupTable?: string;
+
+  constructor(
+    readonly sql: SqlClient,
+    prefix: string,
+    maxRetries: number,
+  ) {
+    this.table = tableName(prefix, COR_MESSAGE_TABLE.name);
+    this.t = sql.dialect.timestampSql();
+    this.maxRetries = Math.max(1, maxRetries);
+    this.orderIndex = indexName(prefix, COR_MESSAGE_ORDER_INDEX);
+  }
+
+  /** False where NEXT_RETRY cannot hold FAR_FUTURE, so messages cannot be paused. */
+  get canPause(): boolean {
+    return FAR_FUTURE <= this.t.maxMillis;
+  }
+}
+
+/**
+ * The pieces every group of statements builds from. Times are the seed's timestamp columns,
+ * compared with the database clock inside each statement unless a test clock supplies `now`
+ * (epoch ms, bound). Rows come back with times in epoch ms.
+ */
+export abstract class CorMessageStatements {
+  constructor(protected readonly on: CorMessageTable) {}
+
+  protected get sql(): SqlClient {
+    return this.on.sql;
+  }
+
+  protected get d(): SqlDialect {
+    return this.on.sql.dialect;
+  }
+
+  protected get t(): TimestampSql {
+    return this.on.t;
+  }
+
+  protected get table(): string {
+    return this.on.table;
+  }
+
+  protected get groupTable(): string | undefined {
+    return this.on.groupTable;
+  }
+
+  /** now: the database clock inline, or the bound test clock. */
+  protected now(b: Binder, now: Now): string {
+    return now === undefined ? this.t.now : this.t.at(b, now);
+  }
+
+  /** now + delta: the database clock plus a bound delta, or the bound test clock plus delta. */
+  protected nowPlus(b: Binder, now: Now, delta: number): string {
+    return now === undefined ? this.t.nowPlus(b, delta) : this.t.at(b, now + delta);
+  }
+
+  /** FAR_FUTURE as a constant of the column's type (never a parameter). */
+  protected farFuture(): string {
+    return this.t.literal(FAR_FUTURE);
+  }
+
+  protected columns(withPayload: boolean): string {
+    const t = this.t;
+    return [
+      'ID AS id',
+      'PAYLOAD_ENCODING AS payload_encoding',
+      'PAYLOAD_TYPE_NAMESPACE AS ns',
+      'PAYLOAD_TYPE_NAME AS name',
+      'PAYLOAD_TYPE_REVISION AS revision',
+      ...(withPayload ? ['PAYLOAD AS payload'] : []),
+      // Aliases unlike the column names: ORDER BY INSERTED must mean the column (and its index).
+      `${t.read('INSERTED')} AS inserted_ms`,
+      'TTL_DURATION AS ttl',
+      `${t.read('EXPIRATION')} AS expiration_ms`,
+      'RETRIES AS retries',
+      `${t.read('NEXT_RETRY')} AS next_retry_ms`,
+      'ERROR AS error',
+    ].join(', ');
+  }
+
+  protected read(raw: RawRow): MessageRow {
+    const time = (v: unknown) => (v === null || v === undefined ? null : this.t.toMillis(v));
+    return {
+      id: raw.id,
+      encoding: raw.payload_encoding,
+      // The seed's PAYLOAD_TYPE_NAMESPACE is NOT NULL: a type without one is stored as ''.
+      namespace: raw.ns === null || raw.ns === undefined || raw.ns === '' ? null : raw.ns,
+      name: raw.name,
+      revision: raw.revision ?? null,
+      payload: raw.payload,
+      inserted: this.t.toMillis(raw.inserted_ms),
+      ttl: raw.ttl ?? null,
+      expiration: time(raw.expiration_ms),
+      retries: toNumber(raw.retries),
+      nextRetry: time(raw.next_retry_ms),
+      error: raw.error ?? null,
+      ...(raw.group_key !== null && raw.group_key !== undefined ? { group: raw.group_key } : {}),
+    };
+  }
+
+  /** SQL conditions per status; `n()` binds now once more (MySQL and SQLite number '?' by position). */
+  protected statusCondition(status: MessageStatus, n: () => string): string {
+    const notExpired = () => `(EXPIRATION IS NULL OR EXPIRATION > ${n()})`;
+    const max = Math.trunc(this.on.maxRetries);
+    switch (status) {
+      case 'expired':
+        return `(EXPIRATION IS NOT NULL AND EXPIRATION <= ${n()})`;
+      case 'due':
+        return `((NEXT_RETRY IS NULL AND RETRIES < ${max}) OR NEXT_RETRY <= ${n()}) AND ${notExpired()}`;
+      case 'retrying':
+        return `(NEXT_RETRY > ${n()} AND NEXT_RETRY < ${this.farFuture()}) AND ${notExpired()}`;
+      case 'paused':
+        return `NEXT_RETRY >= ${this.farFuture()} AND ${notExpired()}`;
+      case 'parked':
+        return `(NEXT_RETRY IS NULL AND RETRIES >= ${max}) AND ${notExpired()}`;
+    }
+  }
+
+  /** The rows with these ids, as a statement target (see SqlDialect.keyedRows). */
+  protected keyed(b: Binder, ids: readonly string[]): KeyedRows {
+    return this.d.keyedRows(b, this.table, 'ID', ids);
+  }
+}

@@ -1,0 +1,50 @@
+import { Binder } from './binder';
+import { CorMessageGroupedStatements } from './cor-message.groups';
+import type { Now } from './cor-message.rows';
+
+/** The expiry cleanup: expired messages, and group rows whose message is gone. */
+export class CorMessageCleanup extends CorMessageGroupedStatements {
+  /** Up to `limit` ids of expired messages (through the EXPIRATION index). */
+  async expiredIds(limit: number, now: Now): Promise<string[]> {
+    const b = new Binder(this.d);
+    const n = this.now(b, now);
+    const rows = await this.sql.query<{ id: string }>(
+      this.d.limit(
+        `SELECT ID AS id FROM ${this.table} WHERE EXPIRATION IS NOT NULL AND EXPIRATION <= ${n}`,
+        limit,
+      ),
+      b.params,
+    );
+    return rows.map((r) => r.id);
+  }
+
+  async deleteExpired(ids: readonly string[], now: Now): Promise<number> {
+    if (!ids.length) return 0;
+    const b = new Binder(this.d);
+    const target = this.keyed(b, ids);
+    const expired = `EXPIRATION IS NOT NULL AND EXPIRATION <= ${this.now(b, now)}`;
+    return this.groups.deleting(ids, (client) =>
+      client.execute(`DELETE ${target.deleteFrom} WHERE ${target.where}${expired}`, b.params),
+    );
+  }
+
+  /**
+   * Group rows whose message is gone (deleted by a Java client or by hand): up to `limit` of them
+   * are deleted; returns how many. Run by the expiry cleanup.
+   */
+  async deleteOrphanGroups(limit: number): Promise<number> {
+    if (this.groupTable === undefined) return 0;
+    const rows = await this.sql.query<{ id: string }>(
+      this.d.limit(
+        `SELECT hf_g.ID AS id FROM ${this.groupTable} hf_g LEFT JOIN ${this.table} hf_m ON hf_m.ID = hf_g.ID ` +
+          `WHERE hf_m.ID IS NULL`,
+        limit,
+      ),
+    );
+    await this.groups.deleteGroupsOf(
+      this.sql,
+      rows.map((r) => r.id),
+    );
+    return rows.length;
+  }
+}

@@ -1,0 +1,125 @@
+import { Binder } from './binder';
+import { CorMessageGroupedStatements } from './cor-message.groups';
+import type { Lease, Now } from './cor-message.rows';
+
+/** What follows a claim: heartbeats, deletes of delivered messages, failures, releases. */
+export class CorMessageCompletion extends CorMessageGroupedStatements {
+  /**
+   * Rows still claimed by this node: NEXT_RETRY is still the lease end this node wrote (cut to
+   * the millisecond), within the same millisecond. Nothing else writes that value: another node
+   * claims a row only after its lease has ended and writes its own later lease end; a failure,
+   * a release, a pause or an admin's retry write other times. The statement's target already
+   * holds these ids only; with one lease end (the usual case) this is a plain range on
+   * NEXT_RETRY (an `OR` of id lists made PostgreSQL's delete of a batch markedly slower), else
+   * `(…) OR (…)`, one term per lease end.
+   */
+  private owned(b: Binder, leases: readonly Lease[]): string {
+    const byEnd = new Map<number, string[]>();
+    for (const { id, until } of leases) byEnd.set(until, [...(byEnd.get(until) ?? []), id]);
+    const range = (until: number) =>
+      `NEXT_RETRY >= ${this.t.at(b, until)} AND NEXT_RETRY < ${this.t.at(b, until + 1)}`;
+    if (byEnd.size === 1) return `(${range([...byEnd.keys()][0])})`;
+    const terms = [...byEnd].map(([until, ids]) => `(ID IN (${b.list(ids)}) AND ${range(until)})`);
+    return `(${terms.join(' OR ')})`;
+  }
+
+  /**
+   * A heartbeat: moves the lease end of every row still claimed by this node to `until` (epoch
+   * ms), in one statement, and returns the ids that are still this node's (those it extended).
+   */
+  async extendLeases(leases: readonly Lease[], until: number): Promise<Set<string>> {
+    if (!leases.length) return new Set();
+    const ids = leases.map((l) => l.id);
+    // Bound in the order the placeholders appear: the keys of the join first on MySQL/MariaDB,
+    // after the SET elsewhere (ID IN …).
+    const b = new Binder(this.d);
+    const early = this.d.keysInFrom ? this.keyed(b, ids) : undefined;
+    const set = this.t.at(b, until);
+    const { from, where } = early ?? this.keyed(b, ids);
+    const changed = await this.sql.execute(
+      `UPDATE ${from} SET NEXT_RETRY = ${set} WHERE ${where}${this.owned(b, leases)}`,
+      b.params,
+    );
+    if (changed >= leases.length) return new Set(ids);
+    // Some were not ours any more (or a driver counts unchanged rows apart): ask which are.
+    const r = new Binder(this.d);
+    const target = this.keyed(r, ids);
+    const rows = await this.sql.query<{ id: string }>(
+      `SELECT ID AS id FROM ${target.from} WHERE ${target.where}${this.owned(
+        r,
+        ids.map((id) => ({ id, until })),
+      )}`,
+      r.params,
+    );
+    return new Set(rows.map((row) => row.id));
+  }
+
+  /** Delivered: the rows this node still holds are gone (a claim lost meanwhile is left alone). */
+  async deleteOwned(leases: readonly Lease[]): Promise<number> {
+    if (!leases.length) return 0;
+    const b = new Binder(this.d);
+    const target = this.keyed(
+      b,
+      leases.map((l) => l.id),
+    );
+    return this.groups.deleting(
+      leases.map((l) => l.id),
+      (client) =>
+        client.execute(`DELETE ${target.deleteFrom} WHERE ${target.where}${this.owned(b, leases)}`, b.params),
+    );
+  }
+
+  /** Delivered: the rows are gone. */
+  async deleteDelivered(ids: readonly string[]): Promise<number> {
+    if (!ids.length) return 0;
+    const b = new Binder(this.d);
+    const target = this.keyed(b, ids);
+    return this.groups.deleting(ids, (client) =>
+      client.execute(`DELETE ${target.deleteFrom} WHERE ${target.where}1 = 1`, b.params),
+    );
+  }
+
+  /**
+   * A failed attempt. Applies only if nobody else recorded an attempt meanwhile (RETRIES is
+   * unchanged: a counter, never a timestamp, as the compare-and-set token) and no admin paused
+   * it. `delayMs` undefined parks the message: NEXT_RETRY NULL with RETRIES at maxRetries.
+   */
+  async recordFailure(
+    id: string,
+    seenRetries: number,
+    error: string,
+    delayMs: number | undefined,
+    now: Now,
+  ): Promise<boolean> {
+    const b = new Binder(this.d);
+    const retries = b.bind(seenRetries + 1);
+    const next = delayMs === undefined ? 'NULL' : this.nowPlus(b, now, Math.round(delayMs));
+    const err = b.bind(error);
+    const where = `ID = ${b.bind(id)} AND RETRIES = ${b.bind(seenRetries)} AND (NEXT_RETRY IS NULL OR NEXT_RETRY < ${this.farFuture()})`;
+    return (
+      (await this.sql.execute(
+        `UPDATE ${this.table} SET RETRIES = ${retries}, NEXT_RETRY = ${next}, ERROR = ${err} WHERE ${where}`,
+        b.params,
+      )) > 0
+    );
+  }
+
+  /**
+   * Gives leased messages back without counting an attempt: due at `now + delayMs` (0: at once).
+   * `error` (if given) is stored so an admin sees why (e.g. no handler).
+   */
+  async release(ids: readonly string[], delayMs: number, now: Now, error?: string): Promise<number> {
+    if (!ids.length) return 0;
+    // Bound in the order the placeholders appear: the keys come first on MySQL/MariaDB (a join),
+    // last elsewhere (ID IN …).
+    const b = new Binder(this.d);
+    const target = this.d.keysInFrom ? this.keyed(b, ids) : undefined;
+    const next = this.nowPlus(b, now, Math.max(0, Math.round(delayMs)));
+    const err = error === undefined ? '' : `, ERROR = ${b.bind(error)}`;
+    const { from, where } = target ?? this.keyed(b, ids);
+    return this.sql.execute(
+      `UPDATE ${from} SET NEXT_RETRY = ${next}${err} WHERE ${where}(NEXT_RETRY IS NULL OR NEXT_RETRY < ${this.farFuture()})`,
+      b.params,
+    );
+  }
+}

@@ -1,0 +1,126 @@
+import { toNumber, type SqlClient } from '@holdfast/core';
+import { Binder } from './binder';
+import { CorMessageStatements, type CorMessageTable } from './cor-message.base';
+import type { Now } from './cor-message.rows';
+
+/** `e` comes before `g` in delivery order (two aliases of the group table). */
+export function earlier(e: string, g: string): string {
+  // A row comparison: one range of the group index (GROUP_KEY, INSERTED, ID).
+  return `(${e}.INSERTED, ${e}.ID) < (${g}.INSERTED, ${g}.ID)`;
+}
+
+/**
+ * Strict order per group (`<prefix>HOLDFAST_INBOX_GROUP`): the conditions a grouped claim adds,
+ * and the deletes that take a message's group row with it.
+ */
+export class CorMessageGroups extends CorMessageStatements {
+  /**
+   * ` AND …`: the message `m` (an alias of COR_MESSAGE) has no earlier message of its group that
+   * waits for something else: leased by a node (possibly this one's other batch), waiting for a
+   * retry, paused, or waiting for a handler. Earlier messages that are due do not stop it: they
+   * are taken by the same claim, before it (see claimGroupedInOneStatement). Parked and expired
+   * messages do not hold their group back, nor do messages without a group row.
+   *
+   * The dialect's subquery fence keeps the NOT EXISTS a subquery run per candidate row (stopping
+   * at the first match, through the group index), instead of an anti-join over the whole group
+   * table that PostgreSQL's planner otherwise chooses: 8 s for one claim on a backlog of 30,000
+   * in 100 groups.
+   */
+  groupReady(b: Binder, now: Now, m: string): string {
+    const n1 = this.now(b, now);
+    const n2 = this.now(b, now);
+    return (
+      ` AND NOT EXISTS (SELECT 1 FROM ${this.groupTable} hf_g JOIN ${this.groupTable} hf_e ` +
+      `ON hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${earlier('hf_e', 'hf_g')} ` +
+      `JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID WHERE hf_g.ID = ${m}.ID ` +
+      `AND hf_em.NEXT_RETRY > ${n1} AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${n2})${this.d.subqueryFence})`
+    );
+  }
+
+  /**
+   * True for a message `hf_em` that holds back the later messages of its group: still in the
+   * table, not parked, not expired.
+   */
+  holdsGroup(b: Binder, now: Now): string {
+    const max = Math.trunc(this.on.maxRetries);
+    return (
+      `(hf_em.NEXT_RETRY IS NOT NULL OR hf_em.RETRIES < ${max}) ` +
+      `AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${this.now(b, now)})`
+    );
+  }
+
+  /**
+   * MySQL/MariaDB, inside the claim's transaction once `ids` are locked: their groups, and which
+   * of them have an earlier group member that still holds the group and is not among `ids` (taken
+   * or being claimed by another node since the candidates were read): those are left out.
+   */
+  async groupsOfTaken(
+    tx: SqlClient,
+    ids: readonly string[],
+    now: Now,
+  ): Promise<{ groups: Map<string, string>; blocked: Set<string> }> {
+    const b = new Binder(this.d);
+    const inner =
+      `SELECT 1 FROM ${this.groupTable} hf_e JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID ` +
+      `WHERE hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${earlier('hf_e', 'hf_g')} ` +
+      `AND ${this.holdsGroup(b, now)} AND hf_e.ID NOT IN (${b.list(ids)})`;
+    const rows = await tx.query<{ id: string; group_key: string; blocked: unknown }>(
+      `SELECT hf_g.ID AS id, hf_g.GROUP_KEY AS group_key, CASE WHEN EXISTS (${inner}) THEN 1 ELSE 0 END AS blocked ` +
+        `FROM ${this.groupTable} hf_g WHERE hf_g.ID IN (${b.list(ids)})`,
+      b.params,
+    );
+    const groups = new Map<string, string>();
+    const blocked = new Set<string>();
+    for (const r of rows) {
+      groups.set(r.id, r.group_key);
+      if (toNumber(r.blocked)) blocked.add(r.id);
+    }
+    return { groups, blocked };
+  }
+
+  /**
+   * Runs a delete of messages; with groups, in one transaction with the delete of their group
+   * rows, so a crash between the two leaves no group row behind.
+   */
+  async deleting(ids: readonly string[], work: (client: SqlClient) => Promise<number>): Promise<number> {
+    if (this.groupTable === undefined) return work(this.sql);
+    return this.sql.transaction(async (tx) => {
+      const deleted = await work(tx);
+      await this.deleteGroupsOf(tx, ids);
+      return deleted;
+    });
+  }
+
+  /**
+   * Removes the group rows of these messages once the messages are gone (a message still in the
+   * table, e.g. whose claim another node took meanwhile, keeps its group).
+   */
+  async deleteGroupsOf(client: SqlClient, ids: readonly string[]): Promise<void> {
+    if (this.groupTable === undefined || !ids.length) return;
+    const b = new Binder(this.d);
+    // Where the keys are a join (MySQL/MariaDB), the orphans are found by an anti-join.
+    if (this.d.keysInFrom) {
+      const target = this.d.keyedRows(b, this.groupTable, 'ID', ids);
+      await client.execute(
+        `DELETE ${target.deleteFrom} LEFT JOIN ${this.table} hf_m ON hf_m.ID = m.ID WHERE hf_m.ID IS NULL`,
+        b.params,
+      );
+      return;
+    }
+    await client.execute(
+      `DELETE FROM ${this.groupTable} AS hf_g WHERE hf_g.ID IN (${b.list(ids)}) ` +
+        `AND NOT EXISTS (SELECT 1 FROM ${this.table} hf_m WHERE hf_m.ID = hf_g.ID)`,
+      b.params,
+    );
+  }
+}
+
+/** Statements whose claims or deletes take the group rows into account (see CorMessageGroups). */
+export abstract class CorMessageGroupedStatements extends CorMessageStatements {
+  constructor(
+    on: CorMessageTable,
+    protected readonly groups: CorMessageGroups,
+  ) {
+    super(on);
+  }
+}
