@@ -1,5 +1,5 @@
 import { BaseDialect } from './base.dialect';
-import { ColumnType, DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
+import { DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
 
 /** SQL Server: generated and unit-tested, not executed here. TypeORM binds @0, @1, ... */
 export class MssqlDialect extends BaseDialect {
@@ -41,22 +41,12 @@ export class MssqlDialect extends BaseDialect {
     return `DELETE TOP (${this.deleteBound(spec)}) FROM ${spec.table} WHERE ${spec.where}`;
   }
 
-  columnType(type: ColumnType): string {
-    switch (type.kind) {
-      case 'varchar':
-        return `NVARCHAR(${type.length})`;
-      case 'char':
-        return `NCHAR(${type.length})`;
-      case 'text':
-        return 'NVARCHAR(MAX)';
-      case 'blob':
-        return 'VARBINARY(MAX)';
-      case 'bigint':
-        return 'BIGINT';
-      case 'int':
-        return 'INT';
-      case 'timestamp':
-        return 'DATETIMEOFFSET(3)';
-    }
-  }
+  protected override readonly columnTypeNames = {
+    varchar: 'NVARCHAR',
+    char: 'NCHAR',
+    text: 'NVARCHAR(MAX)',
+    blob: 'VARBINARY(MAX)',
+    int: 'INT',
+    timestamp: 'DATETIMEOFFSET(3)',
+  };
 }

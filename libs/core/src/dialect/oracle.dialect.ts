@@ -1,5 +1,5 @@
 import { BaseDialect } from './base.dialect';
-import { ColumnType, DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
+import { DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
 
 /** Oracle: generated and unit-tested, not executed here. TypeORM binds :1, :2, ... */
 export class OracleDialect extends BaseDialect {
@@ -43,22 +43,10 @@ export class OracleDialect extends BaseDialect {
     return `DELETE FROM ${spec.table} WHERE ${spec.where} AND ROWNUM <= ${this.deleteBound(spec)}`;
   }
 
-  columnType(type: ColumnType): string {
-    switch (type.kind) {
-      case 'varchar':
-        return `VARCHAR2(${type.length})`;
-      case 'char':
-        return `CHAR(${type.length})`;
-      case 'text':
-        return 'CLOB';
-      case 'blob':
-        return 'BLOB';
-      case 'bigint':
-        return 'NUMBER(19)';
-      case 'int':
-        return 'NUMBER(10)';
-      case 'timestamp':
-        return 'TIMESTAMP(3) WITH TIME ZONE';
-    }
-  }
+  protected override readonly columnTypeNames = {
+    varchar: 'VARCHAR2',
+    text: 'CLOB',
+    bigint: 'NUMBER(19)',
+    int: 'NUMBER(10)',
+  };
 }
