@@ -72,6 +72,7 @@ export {
   type MetricInstrument,
   type MetricSpec,
 } from './metrics/declare-metrics';
+export { heldGauge, type TrackHeld } from './metrics/held-gauge';
 export {
   discoverMethods,
   discoverHandlers,
