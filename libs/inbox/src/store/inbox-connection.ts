@@ -66,9 +66,9 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
   }
 
   /**
-   * The bounds of the inbox's client. Its transactions (claims) are bounded on the server: a claim never needs
-   * to sit idle for long, so the bound stays within the lease, and a silent node's batch goes to
-   * another within visibilityTimeout + the bound at the latest. Each of its waits is bounded on
+   * The bounds of the inbox's client. Its transactions (claims) are bounded on the server: a claim
+   * never needs to sit idle for long, so the bound stays within the lease, and a silent node's batch
+   * goes to another within visibilityTimeout + the bound at the latest. Each of its waits is bounded on
    * this side by `statementTimeout`: a connection that stops answering is destroyed.
    */
   protected override clientOptions(): SqlClientOptions {
