@@ -55,6 +55,14 @@ function count(option: string, value: string | undefined): number | undefined {
   return Number(value);
 }
 
+/** Where a database command works: DATABASE_URL, and the table prefix from --prefix, else HOLDFAST_TABLE_PREFIX. */
+function database(
+  io: CliIo,
+  values: { prefix?: string },
+): { url: string | undefined; prefix: string | undefined } {
+  return { url: io.env.DATABASE_URL, prefix: values.prefix ?? io.env.HOLDFAST_TABLE_PREFIX };
+}
+
 /** Runs one `holdfast` command line; resolves with the process exit code (0, 1 failure, 2 usage). */
 export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
   const [command, ...args] = argv;
@@ -68,8 +76,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
       case 'migrate': {
         const values = parse(args, COMMANDS.migrate);
         const ran = await migrateCommand({
-          url: io.env.DATABASE_URL,
-          prefix: values.prefix ?? io.env.HOLDFAST_TABLE_PREFIX,
+          ...database(io, values),
           migrationsTable: values['migrations-table'],
         });
         io.stdout(
@@ -82,8 +89,7 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
       case 'status': {
         const values = parse(args, COMMANDS.status);
         const status = await statusCommand({
-          url: io.env.DATABASE_URL,
-          prefix: values.prefix ?? io.env.HOLDFAST_TABLE_PREFIX,
+          ...database(io, values),
           inboxMaxRetries: count('--inbox-max-retries', values['inbox-max-retries']),
         });
         io.stdout(values.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));

@@ -28,6 +28,7 @@ export {
 } from './database/transient-retry';
 export { sqlClientFor } from './database/sql-client.factory';
 export { resolveDataSource, driverTimezone, type DataSourceOption } from './database/data-source';
+export { HoldfastDatabase, type HoldfastDatabaseOptions } from './database/holdfast-database';
 export { declarePoolNeed, type PoolNeed } from './database/pool-budget';
 export { isValidTablePrefix, validateTablePrefix, tableName } from './naming/table-prefix';
 export { parseDuration, type Duration } from './time/duration';
@@ -74,6 +75,7 @@ export {
   type MetricInstrument,
   type MetricSpec,
 } from './metrics/declare-metrics';
+export { heldGauge, type TrackHeld } from './metrics/held-gauge';
 export {
   discoverMethods,
   discoverHandlers,

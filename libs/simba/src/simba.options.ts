@@ -6,6 +6,7 @@ import {
   type DataSourceOption,
   type Dialect,
   type Duration,
+  type HoldfastDatabaseOptions,
   type SchemaMode,
   InvalidOptionsError,
 } from '@holdfast/core';
@@ -78,16 +79,12 @@ export const SIMBA_DEFAULTS = {
 };
 
 /** Options after defaults, validation and parsing: every duration in milliseconds. */
-export interface ResolvedSimbaOptions {
-  dataSource?: DataSourceOption;
-  tablePrefix: string;
+export interface ResolvedSimbaOptions extends HoldfastDatabaseOptions {
   ttl: number;
   transition: number;
   initialDelay: number;
   standbyPoll: number;
   statementTimeout: number;
-  schema: SchemaMode;
-  dialect?: Dialect;
   autoStart: boolean;
 }
 

@@ -3,6 +3,17 @@ import type { KeyedRows } from './sql-dialect';
 import { Dialect } from './dialect';
 import type { SqlBinder, TimestampSql, TimestampStorage } from './timestamp-sql';
 
+/** The column types by their SQL-standard names; `varchar` and `char` take their length in parentheses. */
+const STANDARD_COLUMN_TYPES: Readonly<Record<ColumnType['kind'], string>> = {
+  varchar: 'VARCHAR',
+  char: 'CHAR',
+  text: 'TEXT',
+  blob: 'BLOB',
+  bigint: 'BIGINT',
+  int: 'INTEGER',
+  timestamp: 'TIMESTAMP(3) WITH TIME ZONE',
+};
+
 /** Shared pieces; each concrete dialect overrides what differs. */
 export abstract class BaseDialect implements SqlDialect {
   abstract readonly name: Dialect;
@@ -129,7 +140,13 @@ export abstract class BaseDialect implements SqlDialect {
     return undefined;
   }
 
-  abstract columnType(type: ColumnType): string;
+  /** The column types this database names otherwise than {@link STANDARD_COLUMN_TYPES}. */
+  protected readonly columnTypeNames: Partial<Record<ColumnType['kind'], string>> = {};
+
+  columnType(type: ColumnType): string {
+    const name = this.columnTypeNames[type.kind] ?? STANDARD_COLUMN_TYPES[type.kind];
+    return 'length' in type ? `${name}(${type.length})` : name;
+  }
 
   timestampParam(date: Date): unknown {
     return date;

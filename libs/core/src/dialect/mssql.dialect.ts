@@ -1,5 +1,5 @@
 import { BaseDialect, unqualified, utcDateTime } from './base.dialect';
-import { ColumnType, DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
+import { DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
 import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
 
 /** `DATETIME2(3)` holding UTC, as camunda-bpm-correlate's SQL Server DDL has it. */
@@ -63,22 +63,12 @@ export class MssqlDialect extends BaseDialect {
     return `DELETE TOP (${this.deleteBound(spec)}) FROM ${spec.table} WHERE ${spec.where}`;
   }
 
-  columnType(type: ColumnType): string {
-    switch (type.kind) {
-      case 'varchar':
-        return `NVARCHAR(${type.length})`;
-      case 'char':
-        return `NCHAR(${type.length})`;
-      case 'text':
-        return 'NVARCHAR(MAX)';
-      case 'blob':
-        return 'VARBINARY(MAX)';
-      case 'bigint':
-        return 'BIGINT';
-      case 'int':
-        return 'INT';
-      case 'timestamp':
-        return 'DATETIMEOFFSET(3)';
-    }
-  }
+  protected override readonly columnTypeNames = {
+    varchar: 'NVARCHAR',
+    char: 'NCHAR',
+    text: 'NVARCHAR(MAX)',
+    blob: 'VARBINARY(MAX)',
+    int: 'INT',
+    timestamp: 'DATETIMEOFFSET(3)',
+  };
 }

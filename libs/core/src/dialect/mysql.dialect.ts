@@ -1,5 +1,5 @@
 import { BaseDialect, utcDateTime } from './base.dialect';
-import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, KeyedRows, UpsertSpec } from './sql-dialect';
+import { DeleteLimitedSpec, InsertMissingSpec, KeyedRows, UpsertSpec } from './sql-dialect';
 import {
   epochMillis,
   YEAR_9999_END,
@@ -128,24 +128,12 @@ export class MysqlDialect extends BaseDialect {
     return `SET STATEMENT max_statement_time = ${seconds} FOR ${sql}`;
   }
 
-  columnType(type: ColumnType): string {
-    switch (type.kind) {
-      case 'varchar':
-        return `VARCHAR(${type.length})`;
-      case 'char':
-        return `CHAR(${type.length})`;
-      case 'text':
-        return 'LONGTEXT';
-      case 'blob':
-        return 'LONGBLOB';
-      case 'bigint':
-        return 'BIGINT';
-      case 'int':
-        return 'INT';
-      case 'timestamp':
-        return 'DATETIME(3)';
-    }
-  }
+  protected override readonly columnTypeNames = {
+    text: 'LONGTEXT',
+    blob: 'LONGBLOB',
+    int: 'INT',
+    timestamp: 'DATETIME(3)',
+  };
 
   override timestampParam(date: Date): unknown {
     return utcDateTime(date);

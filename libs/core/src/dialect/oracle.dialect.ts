@@ -1,5 +1,5 @@
 import { BaseDialect, utcDateTime } from './base.dialect';
-import { ColumnType, DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
+import { DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
 import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
 
 /** UTC times (`SYS_EXTRACT_UTC`), written as `YYYY-MM-DD HH24:MI:SS.FF3` text. */
@@ -62,22 +62,10 @@ export class OracleDialect extends BaseDialect {
     return `DELETE FROM ${spec.table} WHERE ${spec.where} AND ROWNUM <= ${this.deleteBound(spec)}`;
   }
 
-  columnType(type: ColumnType): string {
-    switch (type.kind) {
-      case 'varchar':
-        return `VARCHAR2(${type.length})`;
-      case 'char':
-        return `CHAR(${type.length})`;
-      case 'text':
-        return 'CLOB';
-      case 'blob':
-        return 'BLOB';
-      case 'bigint':
-        return 'NUMBER(19)';
-      case 'int':
-        return 'NUMBER(10)';
-      case 'timestamp':
-        return 'TIMESTAMP(3) WITH TIME ZONE';
-    }
-  }
+  protected override readonly columnTypeNames = {
+    varchar: 'VARCHAR2',
+    text: 'CLOB',
+    bigint: 'NUMBER(19)',
+    int: 'NUMBER(10)',
+  };
 }

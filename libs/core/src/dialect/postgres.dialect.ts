@@ -80,22 +80,5 @@ export class PostgresDialect extends BaseDialect {
     return `UNNEST(${arrays.join(', ')}) AS u(${columns.map((c) => c.name).join(', ')})`;
   }
 
-  columnType(type: ColumnType): string {
-    switch (type.kind) {
-      case 'varchar':
-        return `VARCHAR(${type.length})`;
-      case 'char':
-        return `CHAR(${type.length})`;
-      case 'text':
-        return 'TEXT';
-      case 'blob':
-        return 'BYTEA';
-      case 'bigint':
-        return 'BIGINT';
-      case 'int':
-        return 'INTEGER';
-      case 'timestamp':
-        return 'TIMESTAMP(3) WITH TIME ZONE';
-    }
-  }
+  protected override readonly columnTypeNames = { blob: 'BYTEA' };
 }

@@ -1,5 +1,5 @@
 import { BaseDialect } from './base.dialect';
-import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, UpsertSpec } from './sql-dialect';
+import { DeleteLimitedSpec, InsertMissingSpec, UpsertSpec } from './sql-dialect';
 import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
 
 /** ISO-8601 UTC text with milliseconds, which sorts and compares correctly as text. */
@@ -64,24 +64,8 @@ export class SqliteDialect extends BaseDialect {
     return 'PRAGMA busy_timeout';
   }
 
-  columnType(type: ColumnType): string {
-    switch (type.kind) {
-      case 'varchar':
-        return `VARCHAR(${type.length})`;
-      case 'char':
-        return `CHAR(${type.length})`;
-      case 'text':
-        return 'TEXT';
-      case 'blob':
-        return 'BLOB';
-      case 'bigint':
-        return 'BIGINT';
-      case 'int':
-        return 'INTEGER';
-      case 'timestamp':
-        return 'TEXT';
-    }
-  }
+  /** ISO-8601 UTC text with milliseconds (see above). */
+  protected override readonly columnTypeNames = { timestamp: 'TEXT' };
 
   override timestampParam(date: Date): unknown {
     return date.toISOString();

@@ -3,11 +3,9 @@ import { ModuleRef } from '@nestjs/core';
 import {
   DatabaseResolver,
   declarePoolNeed,
-  SchemaManager,
-  SqlClient,
+  HoldfastDatabase,
   parseDuration,
-  resolveDataSource,
-  sqlClientFor,
+  type SqlClientOptions,
   tableName,
 } from '@holdfast/core';
 import { CompetingLeadership, type InboxLeadership } from '../cluster/inbox-leadership';
@@ -24,25 +22,25 @@ import { INBOX_LEASE_TABLE } from './inbox-lease.table';
 const tableNameOf = (prefix: string) => tableName(prefix, COR_MESSAGE_TABLE.name);
 
 /**
- * The inbox's way to its database, resolved lazily: the application's DataSource may be created
- * after this module's providers (TypeORM's async factory), so it is looked up on first use,
- * at the latest in onModuleInit, where the table is also created or checked.
+ * The inbox's way to its database (core's HoldfastDatabase: the DataSource is looked up on first
+ * use, at the latest in onModuleInit, where the tables are also created or checked).
  */
 @Injectable()
-export class InboxConnection implements OnModuleInit {
+export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
   private readonly logger = new Logger(InboxConnection.name);
-  private _sql?: SqlClient;
   private _queries?: CorMessageQueries;
   private _leadership?: InboxLeadership;
 
   constructor(
-    private readonly moduleRef: ModuleRef,
-    private readonly resolver: DatabaseResolver,
+    moduleRef: ModuleRef,
+    resolver: DatabaseResolver,
     @Inject(INBOX_OPTIONS) private readonly options: ResolvedInboxOptions,
-  ) {}
+  ) {
+    super(moduleRef, resolver, 'InboxModule', options);
+  }
 
   async onModuleInit(): Promise<void> {
-    await new SchemaManager(this.sql).apply(COR_MESSAGE_TABLE, this.options.tablePrefix, this.options.schema);
+    await this.applySchema(COR_MESSAGE_TABLE);
     await this.queries
       .detectLayout()
       .catch((error: Error) =>
@@ -51,19 +49,11 @@ export class InboxConnection implements OnModuleInit {
     const leadership = this.leadership;
     // Competing nodes take turns at the expiry cleanup through a row of their own table.
     if (this.options.deliver && leadership.mode === 'competing') {
-      await new SchemaManager(this.sql).apply(
-        INBOX_LEASE_TABLE,
-        this.options.tablePrefix,
-        this.options.schema,
-      );
+      await this.applySchema(INBOX_LEASE_TABLE);
     }
     // groupBy: every node (accepting or delivering) needs the group table, created or checked.
     if (this.options.groupBy) {
-      await new SchemaManager(this.sql).apply(
-        INBOX_GROUP_TABLE,
-        this.options.tablePrefix,
-        this.options.schema,
-      );
+      await this.applySchema(INBOX_GROUP_TABLE);
     }
     // A delivering node: a claim, and a heartbeat or a completion delete beside it.
     if (this.options.deliver)
@@ -76,25 +66,21 @@ export class InboxConnection implements OnModuleInit {
   }
 
   /**
-   * The inbox's client. Its transactions (claims) are bounded on the server: a claim never needs
-   * to sit idle for long, so the bound stays within the lease, and a silent node's batch goes to
-   * another within visibilityTimeout + the bound at the latest. Each of its waits is bounded on
+   * The bounds of the inbox's client. Its transactions (claims) are bounded on the server: a claim
+   * never needs to sit idle for long, so the bound stays within the lease, and a silent node's batch
+   * goes to another within visibilityTimeout + the bound at the latest. Each of its waits is bounded on
    * this side by `statementTimeout`: a connection that stops answering is destroyed.
    */
-  get sql(): SqlClient {
-    if (!this._sql) {
-      const dataSource = resolveDataSource(this.moduleRef, this.options.dataSource, 'InboxModule');
-      const idle = parseDuration(this.options.idleInTransactionTimeout, 'idleInTransactionTimeout');
-      const lease = parseDuration(this.options.visibilityTimeout, 'visibilityTimeout');
-      const bound = parseDuration(this.options.statementTimeout, 'statementTimeout');
-      this._sql = sqlClientFor(dataSource, this.resolver, this.options.dialect, {
-        idleInTransactionTimeout: idle > 0 ? Math.min(idle, lease) : 0,
-        // Every wait on the database bounded on this side too: a silenced connection is
-        // destroyed, and the delivery loop goes on, instead of waiting for an answer forever.
-        statementTimeout: bound,
-      });
-    }
-    return this._sql;
+  protected override clientOptions(): SqlClientOptions {
+    const idle = parseDuration(this.options.idleInTransactionTimeout, 'idleInTransactionTimeout');
+    const lease = parseDuration(this.options.visibilityTimeout, 'visibilityTimeout');
+    const bound = parseDuration(this.options.statementTimeout, 'statementTimeout');
+    return {
+      idleInTransactionTimeout: idle > 0 ? Math.min(idle, lease) : 0,
+      // Every wait on the database bounded on this side too: a silenced connection is
+      // destroyed, and the delivery loop goes on, instead of waiting for an answer forever.
+      statementTimeout: bound,
+    };
   }
 
   get queries(): CorMessageQueries {

@@ -1,4 +1,4 @@
-import { declareMetrics } from '@holdfast/core';
+import { declareMetrics, heldGauge } from '@holdfast/core';
 
 /** OpenTelemetry instruments of one LockerModule (no-ops without an SDK). */
 export class LockerMetrics {
@@ -31,21 +31,19 @@ export class LockerMetrics {
       description: 'Time from starting to wait until becoming master',
       attributes: ['lock'],
     },
-    master: {
-      kind: 'gauge',
-      name: 'master',
-      unit: '1',
-      description: '1 while this instance is master, else 0',
-      attributes: ['lock'],
-    },
   });
   readonly acquired = this.instruments.acquired;
   readonly lost = this.instruments.lost;
   readonly keepAliveFailures = this.instruments.keepAliveFailures;
   readonly acquireWait = this.instruments.acquireWait;
+  private readonly master = heldGauge('locker', {
+    name: 'master',
+    description: '1 while this instance is master, else 0',
+    attributes: ['lock'],
+  });
 
   /** Reports 1 while master, 0 otherwise. */
   observeRole(lockName: string, isMaster: () => boolean): void {
-    this.instruments.master.addCallback((result) => result.observe(isMaster() ? 1 : 0, { lock: lockName }));
+    this.master({ lock: lockName }, isMaster);
   }
 }

@@ -7,6 +7,7 @@ import {
   type DataSourceOption,
   type Dialect,
   type Duration,
+  type HoldfastDatabaseOptions,
   type SchemaMode,
 } from '@holdfast/core';
 import {
@@ -121,11 +122,7 @@ export function defaultKeepAlivePeriod(type: string, lockAcquireSleepInterval: n
 }
 
 /** Options after defaults, durations in ms, and validation: what the module runs on. */
-export interface ResolvedLockerOptions {
-  dataSource?: DataSourceOption;
-  tablePrefix: string;
-  dialect?: Dialect;
-  schema: SchemaMode;
+export interface ResolvedLockerOptions extends HoldfastDatabaseOptions {
   locker: LockerKindOptions;
   lockName: string;
   lockAcquireSleepInterval: number;

@@ -1,13 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import {
-  DatabaseResolver,
-  SchemaManager,
-  isDuplicateKeyError,
-  resolveDataSource,
-  sqlClientFor,
-  type SqlClient,
-} from '@holdfast/core';
+import { DatabaseResolver, HoldfastDatabase, isDuplicateKeyError, type SqlClient } from '@holdfast/core';
 import { defaultInstanceId } from '../options/locker.options';
 import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
 import { LockQueryResolver } from '../store/lock-query.resolver';
@@ -21,9 +14,8 @@ import type { ScheduledLockMetadata } from './scheduled-lock.options';
  * `BROKER_NAME` names the run (instance and a counter), so only that run can shorten its lock.
  */
 @Injectable()
-export class ScheduledLockExecutor implements OnModuleInit {
+export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleInit {
   private readonly logger = new Logger(ScheduledLockExecutor.name);
-  private sql?: SqlClient;
   private queries?: LockQueryResolver;
   private readonly rows = new Map<string, Promise<void>>();
   private readonly instanceId = defaultInstanceId();
@@ -32,19 +24,15 @@ export class ScheduledLockExecutor implements OnModuleInit {
 
   constructor(
     @Inject(SCHEDULED_LOCK_MODULE_OPTIONS) private readonly options: ResolvedScheduledLockModuleOptions,
-    private readonly moduleRef: ModuleRef,
-    private readonly resolver: DatabaseResolver,
-  ) {}
+    moduleRef: ModuleRef,
+    resolver: DatabaseResolver,
+  ) {
+    super(moduleRef, resolver, 'ScheduledLockModule', options);
+  }
 
   async onModuleInit(): Promise<void> {
-    const dataSource = resolveDataSource(this.moduleRef, this.options.dataSource, 'ScheduledLockModule');
-    this.sql = sqlClientFor(dataSource, this.resolver, this.options.dialect);
     this.queries = new LockQueryResolver(this.sql.dialect, this.options.tablePrefix);
-    await new SchemaManager(this.sql).apply(
-      HOLDFAST_LOCK_TABLE,
-      this.options.tablePrefix,
-      this.options.schema,
-    );
+    await this.applySchema(HOLDFAST_LOCK_TABLE);
   }
 
   /** Runs `job` if this instance gets the lock for this tick; undefined when another has it. */
@@ -114,7 +102,7 @@ export class ScheduledLockExecutor implements OnModuleInit {
   }
 
   private ready(): { sql: SqlClient; queries: LockQueryResolver } {
-    if (!this.sql || !this.queries) {
+    if (!this.queries) {
       throw new Error('ScheduledLockModule is not initialized yet (a job ran before onModuleInit)');
     }
     return { sql: this.sql, queries: this.queries };

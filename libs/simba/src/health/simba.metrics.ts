@@ -1,4 +1,4 @@
-import { declareMetrics } from '@holdfast/core';
+import { declareMetrics, heldGauge } from '@holdfast/core';
 
 /** SimbaModule's OpenTelemetry instruments (no-ops unless the application registers an SDK). */
 export class SimbaMetrics {
@@ -24,31 +24,17 @@ export class SimbaMetrics {
       description: 'Acquire/renew/release calls that failed or timed out',
       attributes: ['mutex', 'operation'],
     },
-    owner: {
-      kind: 'gauge',
-      name: 'owner',
-      unit: '1',
-      description: '1 while this instance owns the mutex, else 0',
-      attributes: ['mutex'],
-    },
   });
   readonly acquired = this.instruments.acquired;
   readonly released = this.instruments.released;
   readonly failures = this.instruments.failures;
-  private readonly owned = new Map<string, () => boolean>();
-
-  constructor() {
-    this.instruments.owner.addCallback((result) => {
-      for (const [key, isOwner] of this.owned) {
-        const [mutex] = key.split('\u0000');
-        result.observe(isOwner() ? 1 : 0, { mutex });
-      }
-    });
-  }
+  private readonly owner = heldGauge('simba', {
+    name: 'owner',
+    description: '1 while this instance owns the mutex, else 0',
+    attributes: ['mutex'],
+  });
 
   track(mutex: string, contenderId: string, isOwner: () => boolean): () => void {
-    const key = `${mutex}\u0000${contenderId}`;
-    this.owned.set(key, isOwner);
-    return () => this.owned.delete(key);
+    return this.owner({ mutex }, isOwner, `${mutex}\u0000${contenderId}`);
   }
 }

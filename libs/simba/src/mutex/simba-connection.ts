@@ -4,10 +4,9 @@ import {
   DatabaseResolver,
   declarePoolNeed,
   findSchedulerRegistry,
+  HoldfastDatabase,
   HoldfastTimers,
-  resolveDataSource,
-  SchemaManager,
-  sqlClientFor,
+  type SqlClientOptions,
 } from '@holdfast/core';
 import { SIMBA_RESOLVED_OPTIONS } from '../simba.constants';
 import type { ResolvedSimbaOptions } from '../simba.options';
@@ -16,29 +15,28 @@ import { MutexQueryResolver } from './mutex-query.resolver';
 import { MutexRepository } from './mutex.repository';
 
 /**
- * The module's way to the database: finds the DataSource (once every provider exists), builds
- * the SqlClient and query resolver, and creates or checks `simba_mutex` at startup.
+ * The module's way to the database (core's HoldfastDatabase: the DataSource is looked up once
+ * every provider exists): the SqlClient and query resolver, and `simba_mutex` created or checked
+ * at startup.
  */
 @Injectable()
-export class SimbaConnection implements OnModuleInit, OnApplicationShutdown {
+export class SimbaConnection extends HoldfastDatabase implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger(SimbaConnection.name);
   private _repository?: MutexRepository;
 
   constructor(
-    private readonly moduleRef: ModuleRef,
-    private readonly resolver: DatabaseResolver,
+    moduleRef: ModuleRef,
+    resolver: DatabaseResolver,
     @Inject(SIMBA_RESOLVED_OPTIONS) private readonly options: ResolvedSimbaOptions,
-  ) {}
+  ) {
+    super(moduleRef, resolver, 'SimbaModule', options);
+  }
 
   async onModuleInit(): Promise<void> {
     const repository = this.repository;
     // Core's schema check refuses a table the code cannot use; the live owner_id length bounds
     // the contender ids (CHAR(32) in Simba's DDL). SQLite enforces no length, so none is known there.
-    const live = await new SchemaManager(repository.sql).apply(
-      SIMBA_MUTEX_TABLE,
-      this.options.tablePrefix,
-      this.options.schema,
-    );
+    const live = await this.applySchema(SIMBA_MUTEX_TABLE);
     repository.ownerIdColumnLength = live.column('owner_id')?.length;
     // One batched tick transaction at a time per module instance.
     declarePoolNeed(repository.sql, { component: `simba (${repository.queries.table})`, connections: 1 });
@@ -71,16 +69,19 @@ export class SimbaConnection implements OnModuleInit, OnApplicationShutdown {
     }
   }
 
+  /**
+   * A tick's transaction sends its statements back to back: an owner frozen inside one (a
+   * stopped VM, a dead link) is ended by the server after about one statement timeout, so the
+   * mutex changes hands within ttl + transition + that, on MariaDB too (PostgreSQL also gets
+   * the statement timeout itself). MariaDB counts whole seconds.
+   */
+  protected override clientOptions(): SqlClientOptions {
+    return { idleInTransactionTimeout: Math.max(1_000, this.options.statementTimeout) };
+  }
+
   get repository(): MutexRepository {
     if (!this._repository) {
-      const dataSource = resolveDataSource(this.moduleRef, this.options.dataSource, 'SimbaModule');
-      // A tick's transaction sends its statements back to back: an owner frozen inside one (a
-      // stopped VM, a dead link) is ended by the server after about one statement timeout, so the
-      // mutex changes hands within ttl + transition + that, on MariaDB too (PostgreSQL also gets
-      // the statement timeout itself). MariaDB counts whole seconds.
-      const sql = sqlClientFor(dataSource, this.resolver, this.options.dialect, {
-        idleInTransactionTimeout: Math.max(1_000, this.options.statementTimeout),
-      });
+      const sql = this.sql;
       this._repository = new MutexRepository(
         sql,
         new MutexQueryResolver(sql.dialect, this.options.tablePrefix),
