@@ -64,13 +64,17 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
   private outageSince?: number;
   private probe?: { nonce: string; heard: () => void };
   private _listening = false;
+  /** `notifyCheckInterval` in ms: how often a listening connection proves it still hears. */
+  private readonly checkMs: number;
 
   constructor(
     private readonly connection: InboxConnection,
     private readonly delivery: InboxDelivery,
     @Inject(INBOX_OPTIONS) private readonly options: ResolvedInboxOptions,
     private readonly moduleRef: ModuleRef,
-  ) {}
+  ) {
+    this.checkMs = parseDuration(options.notifyCheckInterval, 'notifyCheckInterval');
+  }
 
   /** True while the listener is connected, LISTENing and known to hear (its probe came back). */
   get listening(): boolean {
@@ -160,8 +164,7 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
    * replace yet, and the next check looks again.
    */
   private armCheck(client: PgClient): void {
-    const every = parseDuration(this.options.notifyCheckInterval, 'notifyCheckInterval');
-    this.timers.set(this.timerName, every, () => {
+    this.timers.set(this.timerName, this.checkMs, () => {
       if (this.client !== client || this.stopped) return;
       void this.probeHears().then(
         (hears) => {
