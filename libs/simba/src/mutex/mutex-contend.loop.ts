@@ -7,6 +7,9 @@ import type { AcquireResult, BatchRequest, BatchSource } from './mutex-batch';
 
 export type Attempt = 'acquire' | 'peek';
 
+/** Why an instance may not keep its leases; each cause is its own episode of warnings. */
+type RiskCause = 'event-loop' | 'pool' | 'database';
+
 /** What a contend service asks the loop for; the loop answers through the callbacks. */
 export interface LoopRequest {
   readonly mutex: string;
@@ -48,8 +51,8 @@ export class MutexContendLoop {
   private readonly lostName: string;
   private running = false;
   private readonly outage: OutageLog;
-  private lagWarned = false;
-  private lagClearAt = 0;
+  /** The lease-risk episodes under way, per cause: when each ends if its cause is not seen again. */
+  private readonly riskUntil = new Map<RiskCause, number>();
   private readonly lost: string[] = [];
   /** Ticks run (for tests and the benchmark). */
   ticks = 0;
@@ -147,6 +150,7 @@ export class MutexContendLoop {
       if (error instanceof MutexStatementTimeoutError && error.waitingFor === 'connection') {
         // The database is fine: the pool is exhausted. One warning for that, not an outage.
         this.warnOnce(
+          'pool',
           true,
           `no pooled connection came within ${error.timeoutMs} ms (pool exhausted?)`,
           timeout,
@@ -177,19 +181,26 @@ export class MutexContendLoop {
   /** The timer fired late: the event loop was blocked (CPU, a synchronous call, a GC pause). */
   private watchLag(lateMs: number, due: LoopRequest[]): void {
     const bound = Math.min(...due.map((r) => r.transition)) / 4;
-    this.warnOnce(lateMs > bound, `the event loop was blocked for ${Math.round(lateMs)} ms`, bound);
+    this.warnOnce(
+      'event-loop',
+      lateMs > bound,
+      `the event loop was blocked for ${Math.round(lateMs)} ms`,
+      bound,
+    );
   }
 
   private watchDatabase(timing: { connectMs: number; totalMs: number }, due: LoopRequest[]): void {
     const bound = Math.min(...due.map((r) => r.transition)) / 4;
     if (timing.connectMs > bound) {
       this.warnOnce(
+        'pool',
         true,
         `a pooled connection took ${Math.round(timing.connectMs)} ms to come (pool exhausted?)`,
         bound,
       );
     } else {
       this.warnOnce(
+        'database',
         timing.totalMs > bound,
         `the database took ${Math.round(timing.totalMs)} ms to answer`,
         bound,
@@ -197,19 +208,22 @@ export class MutexContendLoop {
     }
   }
 
-  /** One warning per episode; the episode ends after a while without the condition. */
-  private warnOnce(condition: boolean, reason: string, boundMs: number): void {
+  /**
+   * One warning per episode of each cause; an episode ends after 10 s without its cause. Causes
+   * are separate episodes: a slow database earlier does not hide a blocked event loop now.
+   */
+  private warnOnce(cause: RiskCause, condition: boolean, reason: string, boundMs: number): void {
     const now = monotonicMillis();
-    if (condition) {
-      this.lagClearAt = now + 10_000;
-      if (this.lagWarned) return;
-      this.lagWarned = true;
-      this.logger.warn(
-        `Simba may not keep its leases on ${this.repository.queries.table}: ${reason} (the bound is ${Math.round(boundMs)} ms). ` +
-          `Owners that cannot renew step down at their local deadline; standbys acquire late. Said once until it stops for 10 s.`,
-      );
-    } else if (this.lagWarned && now > this.lagClearAt) {
-      this.lagWarned = false;
+    const until = this.riskUntil.get(cause);
+    if (!condition) {
+      if (until !== undefined && now > until) this.riskUntil.delete(cause);
+      return;
     }
+    this.riskUntil.set(cause, now + 10_000);
+    if (until !== undefined) return;
+    this.logger.warn(
+      `Simba may not keep its leases on ${this.repository.queries.table}: ${reason} (the bound is ${Math.round(boundMs)} ms). ` +
+        `Owners that cannot renew step down at their local deadline; standbys acquire late. Said once until it stops for 10 s.`,
+    );
   }
 }
