@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { monotonicMillis } from '@holdfast/core';
+import { HoldfastTimers, monotonicMillis } from '@holdfast/core';
 import { AbstractLocker, InvalidLockerError, LockerService, type LockerContext } from '@holdfast/locker';
 import { Test } from '@nestjs/testing';
 import { LockerModule } from '@holdfast/locker';
@@ -54,13 +54,13 @@ class FakeLocker extends AbstractLocker {
 }
 
 describe('LockerService with a custom locker', () => {
-  const make = async (store: FakeStore) =>
+  const make = async (store: FakeStore, startup: 'block' | 'background' = 'block') =>
     lockerInstance(
       {
         locker: { type: 'custom', useClass: FakeLocker },
         lockAcquireSleepInterval: 300,
         lockKeepAlivePeriod: 100,
-        startup: 'block',
+        startup,
       },
       [],
       // A custom locker is created in LockerModule's scope: its dependencies come from global
@@ -131,6 +131,31 @@ describe('LockerService with a custom locker', () => {
       're-acquire',
     );
     await instance.close();
+  });
+
+  it('a standby retries after a quarter of the interval while the store fails, after the interval while the lock is held', async () => {
+    const sleep = jest.spyOn(HoldfastTimers.prototype, 'sleep');
+    const waits = () =>
+      sleep.mock.calls.filter(([name]) => name.startsWith('holdfast:locker:acquire:')).map(([, ms]) => ms);
+    const store = new FakeStore();
+    store.free = false;
+    store.keepAliveThrows = true; // the store does not answer: every attempt throws
+    const instance = await make(store, 'background');
+    try {
+      await instance.init();
+      await waitUntil(() => waits().length >= 3, 5_000, 'failed attempts');
+      store.keepAliveThrows = false; // it answers: the lock is held by another instance
+      const failed = waits().length;
+      await waitUntil(() => waits().length >= failed + 2, 5_000, 'attempts on a held lock');
+      expect(waits().slice(0, failed)).toEqual(Array(failed).fill(75));
+      // (the attempt in flight when the store came back may have failed still: its wait is skipped)
+      expect(waits().slice(failed + 1)).toEqual(Array(waits().length - failed - 1).fill(300));
+      store.free = true;
+      await waitUntil(() => instance.locker.isMaster, 5_000, 'master');
+    } finally {
+      sleep.mockRestore();
+      await instance.close();
+    }
   });
 
   it('refuses a custom class that is not a Locker', async () => {

@@ -27,11 +27,15 @@ export abstract class AbstractLocker implements Locker {
   }
 
   /**
-   * How long to wait before the next attempt after a failed one: lockAcquireSleepInterval, or
-   * less when the locker knows the lock frees up sooner (a shared lock file that turns stale).
+   * How long to wait before the next attempt after one that did not acquire:
+   * lockAcquireSleepInterval when the lock is held by another instance, a quarter of it when the
+   * attempt failed (the store did not answer), so an instance is back within a fraction of the
+   * interval once the store answers again instead of a whole one. A locker may wait less when it
+   * knows the lock frees up sooner (a shared lock file that turns stale).
    */
-  protected nextAttemptDelay(): number {
-    return this.context.lockAcquireSleepInterval;
+  protected nextAttemptDelay(failed: boolean): number {
+    const interval = this.context.lockAcquireSleepInterval;
+    return failed ? Math.ceil(interval / 4) : interval;
   }
 
   async start(signal: AbortSignal): Promise<void> {
@@ -70,7 +74,7 @@ export abstract class AbstractLocker implements Locker {
       }
       await this.context.timers.sleep(
         `holdfast:locker:acquire:${lockName}`,
-        Math.min(lockAcquireSleepInterval, this.nextAttemptDelay()),
+        Math.min(lockAcquireSleepInterval, this.nextAttemptDelay(this.lastError !== undefined)),
         signal,
       );
     }

@@ -92,10 +92,10 @@ export class SharedFileLocker extends AbstractLocker {
     return true;
   }
 
-  protected override nextAttemptDelay(): number {
-    const interval = this.context.lockAcquireSleepInterval;
-    if (this.seenStaleAt === undefined) return interval;
-    return Math.min(interval, Math.max(0, this.seenStaleAt - Date.now()) + STALE_SLACK_MS);
+  protected override nextAttemptDelay(failed: boolean): number {
+    const delay = super.nextAttemptDelay(failed);
+    if (this.seenStaleAt === undefined) return delay;
+    return Math.min(delay, Math.max(0, this.seenStaleAt - Date.now()) + STALE_SLACK_MS);
   }
 
   async keepAlive(): Promise<boolean> {
