@@ -24,6 +24,7 @@ const serverOnly = serversSelected
       '/test/inbox/accept-under-load.spec.ts',
       '/test/inbox/silent-worker.spec.ts',
       '/test/inbox/blackhole.spec.ts',
+      '/test/inbox/unanswered-claim.spec.ts',
       '/test/simba/frozen-renewal.spec.ts',
       '/test/partition/locker-partition.spec.ts',
     ];

@@ -19,6 +19,8 @@ interface Link {
 export class TcpProxy {
   private server?: Server;
   private readonly links = new Set<Link>();
+  /** Set by `loseAnswerTo`: the request whose answer is lost, once. */
+  private loseAfter?: (sent: string, before: string | undefined) => boolean;
   private open = true;
   private delayMs = 0;
   port = 0;
@@ -38,8 +40,8 @@ export class TcpProxy {
       const upstream = connect(this.targetPort, this.targetHost);
       const link: Link = { client, upstream, silenced: false };
       this.links.add(link);
-      this.forward(link, client, upstream);
-      this.forward(link, upstream, client);
+      this.forward(link, client, upstream, true);
+      this.forward(link, upstream, client, false);
       const close = () => {
         // A dropped path passes no close either: each side notices only by its own timeouts.
         if (link.silenced && link.holdsCloses) return;
@@ -56,8 +58,9 @@ export class TcpProxy {
   }
 
   /** Copies `from` to `to`, in order, after the current delay, with backpressure. */
-  private forward(link: Link, from: Socket, to: Socket): void {
+  private forward(link: Link, from: Socket, to: Socket, request: boolean): void {
     let lastDue = 0;
+    let before: string | undefined;
     const send = (chunk: Buffer) => {
       if (link.silenced || to.destroyed) return;
       if (!to.write(chunk)) {
@@ -69,6 +72,17 @@ export class TcpProxy {
     };
     from.on('data', (chunk: Buffer) => {
       if (link.silenced) return;
+      if (request && this.loseAfter) {
+        const text = chunk.toString('latin1');
+        if (this.loseAfter(text, before)) {
+          // The request reaches the server; nothing comes back on this connection any more.
+          this.loseAfter = undefined;
+          send(chunk);
+          link.silenced = true;
+          return;
+        }
+        before = text;
+      }
       if (this.delayMs <= 0) return send(chunk);
       // Never earlier than the chunk before it, even if the delay shrank meanwhile.
       const due = Math.max(Date.now() + this.delayMs, lastDue);
@@ -111,6 +125,16 @@ export class TcpProxy {
       link.client.pause();
       link.upstream.pause();
     }
+  }
+
+  /**
+   * Lets the next request that `matches` (the text of a chunk the application sends, and of the
+   * chunk it sent before on that connection) reach the server, then drops everything on that
+   * connection from then on, its answer first: the server runs the statement, the application
+   * never learns it did. Other connections, and new ones, are not touched. Once.
+   */
+  loseAnswerTo(matches: (sent: string, before: string | undefined) => boolean): void {
+    this.loseAfter = matches;
   }
 
   /** Accepts new connections again (and stops delaying). */

@@ -1,12 +1,16 @@
 import type { Logger } from '@nestjs/common';
 import { monotonicMillis, withTimeout, type HoldfastTimers } from '@holdfast/core';
+import { randomInt } from 'node:crypto';
 import { Mutex } from 'async-mutex';
 import { InboxClaimLostError } from '../errors';
 import type { InboxClock } from '../inbox.clock';
 import type { InboxMetrics } from '../inbox.metrics';
-import type { Lease, MessageRow } from '../store/cor-message.queries';
+import type { ClaimLease, Lease, MessageRow, Now } from '../store/cor-message.queries';
 import type { InboxConnection } from '../store/inbox-connection';
 import { NoAnswerError, type DatabaseOutage } from './database-outage';
+
+/** Unanswered claims offered to the next claims at most (the oldest are left to their lease end). */
+const MAX_UNANSWERED = 16;
 
 /** What the ledger needs from the delivery service that owns it. */
 export interface ClaimLedgerContext {
@@ -49,6 +53,11 @@ export class ClaimLedger {
   private beating = false;
   /** The database clock at the last claim, and the local monotonic time then. */
   private dbClock = { at: NaN, mono: 0 };
+  /**
+   * Lease ends of this node's claims that got no answer: each may have leased rows to nobody
+   * (the statement ran, its answer was lost). Offered to the next claims until they end.
+   */
+  private unanswered: number[] = [];
   /** Delivered, waiting for the next delete. */
   private completions: string[] = [];
   private flushed?: { promise: Promise<void>; resolve: () => void };
@@ -62,6 +71,33 @@ export class ClaimLedger {
     if (Number.isFinite(now)) this.dbClock = { at: now, mono: started };
     for (const row of rows) this.leases.set(row.id, row.nextRetry ?? now + this.ctx.leaseMs);
     this.startHeartbeat();
+  }
+
+  /**
+   * The lease of the next claim: a lease end this node chooses (so it knows what a claim that
+   * gets no answer wrote), and the lease ends of its unanswered claims that have not ended.
+   * `clockNow` is the injected clock; else the database clock as last seen here (`read` reads it
+   * when there is none yet). Without an injected clock a random part of a second is added, so
+   * two nodes' claims do not write the same lease end in the same millisecond.
+   */
+  async nextLease(clockNow: Now, read: () => Promise<number>): Promise<ClaimLease & { until: number }> {
+    let now = clockNow;
+    if (now === undefined) {
+      if (!Number.isFinite(this.dbClock.at)) {
+        const mono = monotonicMillis();
+        this.dbClock = { at: await read(), mono };
+      }
+      now = this.dbClock.at + (monotonicMillis() - this.dbClock.mono);
+    }
+    const until = Math.round(now) + this.ctx.leaseMs + (clockNow === undefined ? randomInt(1_000) : 0);
+    this.unanswered = this.unanswered.filter((end) => end > now);
+    return { until, orphans: this.unanswered.length ? [...this.unanswered] : undefined };
+  }
+
+  /** A claim failed without an answer we can trust: its rows, if any, are ours to take back. */
+  claimUnanswered(until: number): void {
+    this.unanswered.push(until);
+    if (this.unanswered.length > MAX_UNANSWERED) this.unanswered.shift();
   }
 
   /** The batch is over: whatever of it is still here is not ours to renew any more. */

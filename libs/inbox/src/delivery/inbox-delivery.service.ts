@@ -259,9 +259,15 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private async deliverBatch(): Promise<DeliveryReport> {
     const started = monotonicMillis();
     const clockNow = await this.clock.bindable();
-    const { rows, now } = await this.metrics.retry('claim', () =>
-      this.connection.queries.claim(this.options.batchSize, clockNow, this.leaseMs),
-    );
+    const { rows, now } = await this.metrics.retry('claim', async () => {
+      const lease = await this.ledger.nextLease(clockNow, () => this.clock.now());
+      try {
+        return await this.connection.queries.claim(this.options.batchSize, clockNow, lease);
+      } catch (error) {
+        this.ledger.claimUnanswered(lease.until);
+        throw error;
+      }
+    });
     this.outage.answered();
     const report: DeliveryReport = { ...EMPTY, claimed: rows.length };
     if (!rows.length) return report;

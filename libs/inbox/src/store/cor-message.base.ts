@@ -139,14 +139,15 @@ export abstract class CorMessageStatements {
   }
 
   /** SQL conditions per status; `n()` binds now once more (MySQL and SQLite number '?' by position). */
-  protected statusCondition(status: MessageStatus, n: () => string): string {
+  protected statusCondition(status: MessageStatus, n: () => string, orphaned?: () => string): string {
     const notExpired = () => `(EXPIRATION IS NULL OR EXPIRATION > ${n()})`;
     const max = Math.trunc(this.on.maxRetries);
     switch (status) {
       case 'expired':
         return `(EXPIRATION IS NOT NULL AND EXPIRATION <= ${n()})`;
       case 'due':
-        return `((NEXT_RETRY IS NULL AND RETRIES < ${max}) OR NEXT_RETRY <= ${n()}) AND ${notExpired()}`;
+        // `orphaned`: `OR …` terms for rows a claim of this node leased without an answer (see ClaimLease).
+        return `((NEXT_RETRY IS NULL AND RETRIES < ${max}) OR NEXT_RETRY <= ${n()}${orphaned?.() ?? ''}) AND ${notExpired()}`;
       case 'retrying':
         return `(NEXT_RETRY > ${n()} AND NEXT_RETRY < ${this.farFuture()}) AND ${notExpired()}`;
       case 'paused':

@@ -9,6 +9,15 @@ type Hold = (tx: SqlClient) => Promise<void>;
 /** The claimed rows, and the database clock the claim read (`now` when a test clock is set). */
 type Claimed = { rows: MessageRow[]; now: number };
 
+/**
+ * How a claim leases its rows: for `leaseMs` from the database clock (a number), or until a lease
+ * end the node chose itself (epoch ms). A node that chooses it knows what a claim wrote even when
+ * the claim's answer never came (a timeout, a connection lost after the statement was sent):
+ * such a claim may still have leased rows, to nobody, until its lease ends. Its lease end goes in
+ * `orphans` at the node's next claims, which take those rows back as if they were due.
+ */
+export type ClaimLease = number | { until: number; orphans?: readonly number[] };
+
 /** Claiming due messages in delivery order, grouped or not, under a lease in NEXT_RETRY. */
 export class CorMessageClaim extends CorMessageGroupedStatements {
   /**
@@ -29,18 +38,23 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
    *
    * `hold` (tests) runs inside the claim's transaction after the rows are locked.
    */
-  async claim(limit: number, now: Now, leaseMs: number, hold?: Hold): Promise<Claimed> {
-    if (this.d.locksScannedRows) return this.claimByKeys(limit, now, leaseMs, hold);
-    return this.claimInOneStatement(limit, now, leaseMs, hold);
+  async claim(limit: number, now: Now, lease: ClaimLease, hold?: Hold): Promise<Claimed> {
+    if (this.d.locksScannedRows) return this.claimByKeys(limit, now, lease, hold);
+    return this.claimInOneStatement(limit, now, lease, hold);
   }
 
-  private async claimInOneStatement(limit: number, now: Now, leaseMs: number, hold?: Hold): Promise<Claimed> {
-    if (this.groupTable !== undefined) return this.claimGroupedInOneStatement(limit, now, leaseMs, hold);
+  private async claimInOneStatement(
+    limit: number,
+    now: Now,
+    leaseOf: ClaimLease,
+    hold?: Hold,
+  ): Promise<Claimed> {
+    if (this.groupTable !== undefined) return this.claimGroupedInOneStatement(limit, now, leaseOf, hold);
     // Bound in the order the placeholders appear (SQLite numbers '?' by position).
     const b = new Binder(this.d);
-    const lease = this.nowPlus(b, now, leaseMs);
+    const lease = this.leaseEnd(b, now, leaseOf);
     const pick = this.d.limit(
-      `SELECT ID FROM ${this.table} WHERE ${this.statusCondition('due', () => this.now(b, now))} ORDER BY INSERTED, ID`,
+      `SELECT ID FROM ${this.table} WHERE ${this.due(b, now, leaseOf)} ORDER BY INSERTED, ID`,
       limit,
     );
     const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
@@ -65,7 +79,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
   private async claimGroupedInOneStatement(
     limit: number,
     now: Now,
-    leaseMs: number,
+    leaseOf: ClaimLease,
     hold?: Hold,
   ): Promise<Claimed> {
     const b = new Binder(this.d);
@@ -75,7 +89,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
     let text: string;
     if (this.d.writableCte) {
       // PostgreSQL: pick (SKIP LOCKED), keep and lease in one statement of data-modifying CTEs.
-      const due = this.statusCondition('due', () => this.now(b, now));
+      const due = this.due(b, now, leaseOf);
       const ready = this.groups.groupReady(b, now, 'hf_m');
       const picked = this.d.limit(
         `SELECT hf_m.ID FROM ${this.table} hf_m WHERE ${due}${ready} ORDER BY INSERTED, ID`,
@@ -86,7 +100,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
         `JOIN ${this.groupTable} hf_e ON hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${earlier('hf_e', 'hf_g')} ` +
         `JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID WHERE hf_g.ID = p.ID AND ${this.groups.holdsGroup(b, now)} ` +
         `AND hf_e.ID NOT IN (SELECT ID FROM hf_picked)${this.d.subqueryFence})`;
-      const lease = this.nowPlus(b, now, leaseMs);
+      const lease = this.leaseEnd(b, now, leaseOf);
       const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
       text =
         `WITH hf_picked AS (${picked}${this.d.forUpdate(true)}), hf_kept AS (${kept}), ` +
@@ -96,8 +110,8 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
     } else {
       // SQLite: one writer (leader mode), and the statement holds the write lock: nothing can
       // take a predecessor between the pick and the update.
-      const lease = this.nowPlus(b, now, leaseMs);
-      const due = this.statusCondition('due', () => this.now(b, now));
+      const lease = this.leaseEnd(b, now, leaseOf);
+      const due = this.due(b, now, leaseOf);
       const ready = this.groups.groupReady(b, now, 'hf_m');
       const pick = this.d.limit(
         `SELECT hf_m.ID FROM ${this.table} hf_m WHERE ${due}${ready} ORDER BY INSERTED, ID`,
@@ -129,7 +143,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
     return { rows, now: raw.length ? this.t.toMillis(raw[0].db_now) : (now ?? NaN) };
   }
 
-  private async claimByKeys(limit: number, now: Now, leaseMs: number, hold?: Hold): Promise<Claimed> {
+  private async claimByKeys(limit: number, now: Now, leaseOf: ClaimLease, hold?: Hold): Promise<Claimed> {
     // READ COMMITTED: at REPEATABLE READ InnoDB keeps the lock on every row a locking read looked
     // at, also on those its WHERE then refused: a claim would hold rows another node had just
     // leased, and that node's delete of them would wait for this claim to commit (measured: a
@@ -143,7 +157,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
         const order: string[] = [];
         // A few rounds of candidates: enough to fill a batch past rows other nodes hold.
         for (let round = 0; round < 4 && taken.length < limit; round++) {
-          const candidates = await this.candidates(tx, limit, now, after);
+          const candidates = await this.candidates(tx, limit, now, leaseOf, after);
           if (!candidates.length) break;
           after = candidates[candidates.length - 1];
           order.push(...candidates.map((c) => c.id));
@@ -153,7 +167,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
             const b = new Binder(this.d);
             const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
             const target = this.keyed(b, keys);
-            const due = this.statusCondition('due', () => this.now(b, now));
+            const due = this.due(b, now, leaseOf);
             taken.push(
               ...(await tx.query<RawRow & { db_now: unknown }>(
                 `SELECT ${dbNow}, ${this.columns(true)} FROM ${target.from} WHERE ${target.where}${due}` +
@@ -189,7 +203,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
         // The lease end as a bound value (the database clock read above, plus the lease), so the
         // node knows exactly what it wrote: that value is its claim (see extendLeases).
         const dbNow = this.t.toMillis(taken[0].db_now);
-        const until = (now ?? dbNow) + leaseMs;
+        const until = typeof leaseOf === 'number' ? (now ?? dbNow) + leaseOf : leaseOf.until;
         await tx.execute(
           `UPDATE ${target.from} SET NEXT_RETRY = ${this.t.at(u, until)} WHERE ${target.where}1 = 1`,
           u.params,
@@ -210,10 +224,11 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
     tx: SqlClient,
     limit: number,
     now: Now,
+    leaseOf: ClaimLease,
     after?: { inserted_ms: unknown; id: string },
   ): Promise<{ inserted_ms: unknown; id: string }[]> {
     const b = new Binder(this.d);
-    let where = this.statusCondition('due', () => this.now(b, now));
+    let where = this.due(b, now, leaseOf);
     if (after) {
       const at = this.t.at(b, this.t.toMillis(after.inserted_ms));
       const again = this.t.at(b, this.t.toMillis(after.inserted_ms));
@@ -228,6 +243,26 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
       ),
       b.params,
     );
+  }
+
+  /** The lease end to write: the database clock plus the lease, or the node's own lease end. */
+  private leaseEnd(b: Binder, now: Now, lease: ClaimLease): string {
+    return typeof lease === 'number' ? this.nowPlus(b, now, lease) : this.t.at(b, lease.until);
+  }
+
+  /**
+   * Due rows, and rows still under the lease end of one of this node's claims that got no answer
+   * (each within its millisecond, as CorMessageCompletion tells a lease apart).
+   */
+  private due(b: Binder, now: Now, lease: ClaimLease): string {
+    const orphans = typeof lease === 'number' ? [] : (lease.orphans ?? []);
+    const orphaned = () =>
+      orphans
+        .map(
+          (until) => ` OR (NEXT_RETRY >= ${this.t.at(b, until)} AND NEXT_RETRY < ${this.t.at(b, until + 1)})`,
+        )
+        .join('');
+    return this.statusCondition('due', () => this.now(b, now), orphans.length ? orphaned : undefined);
   }
 
   /**

@@ -9,6 +9,7 @@ import { detectCorMessageLayout } from './cor-message.layout';
 import { CorMessageManagement } from './cor-message.management';
 
 export type { Lease, MessageRow, NewMessageRow, Now } from './cor-message.rows';
+export type { ClaimLease } from './cor-message.claim';
 
 /**
  * Every statement on `<prefix>COR_MESSAGE`, one entry point for the inbox's services. Each job
