@@ -49,10 +49,15 @@ describeEachSimbaTable('simba safety', (ctx) => {
   });
 
   it('16 concurrent first acquisitions of a fresh mutex have exactly one winner', async () => {
-    const repository = app.get(SimbaConnection).repository;
+    // A module with a long transition, so its statement bound (a third of it) leaves room for 16
+    // transactions queued on one row lock and a pool of 10 on a busy machine (666 ms did not).
+    const wide = await createSimbaApp(ctx, { ttl: '10s', transition: '10s', standbyPoll: '200ms' });
+    const repository = wide.get(SimbaConnection).repository;
     const mutex = freshMutex('first16');
     const ids = Array.from({ length: 16 }, (_, i) => `contender-${i}`);
-    const results = await Promise.all(ids.map((id) => repository.acquire(mutex, id, 2_000, 2_000)));
+    const results = await Promise.all(ids.map((id) => repository.acquire(mutex, id, 2_000, 2_000))).finally(
+      () => wide.close(),
+    );
     const winners = results.filter((r) => r.acquired);
     expect(winners).toHaveLength(1);
     const winner = winners[0].owner.ownerId;
