@@ -205,4 +205,17 @@ describe('dialect SQL', () => {
   it('says SQLite alone is one connection to a file', () => {
     expect(DIALECTS.filter((d) => sqlDialect(d).singleConnection)).toEqual(['sqlite']);
   });
+
+  it('says PostgreSQL alone has LISTEN/NOTIFY', () => {
+    expect(DIALECTS.filter((d) => sqlDialect(d).supportsListenNotify)).toEqual(['postgres']);
+  });
+
+  it('reads no catalog where Holdfast does not execute SQL (SQL Server, Oracle)', async () => {
+    const query = jest.fn(async () => []);
+    for (const d of ['mssql', 'oracle'] as const) {
+      expect(await sqlDialect(d).readLiveColumn(query, 'P_T', 'A')).toBeUndefined();
+      expect(await sqlDialect(d).hasIndexNamed(query, 'P_T', 'P_I')).toBe(false);
+    }
+    expect(query).not.toHaveBeenCalled();
+  });
 });

@@ -176,8 +176,35 @@ describeEachDatabase(
       const live = await apply('CHK_EXTRA');
       expect(live.column('extra')).toMatchObject({ kind: 'bigint', nullable: true });
     });
+
+    it('reads one live column and an index by its exact name through a bare query function (SqlDialect)', async () => {
+      const table = t('CHK_CATALOG');
+      const at = { postgres: 'TIMESTAMP WITH TIME ZONE', mariadb: 'TIMESTAMP(3) NULL', sqlite: 'TIMESTAMP' }[
+        ctx.db
+      ];
+      const extra = ctx.db === 'postgres' ? 'TIMESTAMP WITH TIME ZONE' : 'DATETIME(3)';
+      await ctx.sql.execute(ddl(ctx.db, table, { AT: at, EXTRA: extra }));
+      await ctx.sql.execute(`CREATE INDEX ${t('IDX_CHK_CATALOG_N')} ON ${table} (N, ID)`);
+      const d = ctx.sql.dialect;
+      const query = (text: string, params?: unknown[]) => ctx.sql.query(text, params);
+      const column = await d.readLiveColumn(query, table, 'at');
+      expect(column!.name.toUpperCase()).toBe('AT');
+      expect(column!.kind).toBe('timestamp');
+      expect(column!.timestampStorage).toBe(ctx.db === 'mariadb' ? 'timestamp' : undefined);
+      const datetime = await d.readLiveColumn(query, table, 'EXTRA');
+      expect(datetime!.timestampStorage).toBe(ctx.db === 'mariadb' ? 'datetime' : undefined);
+      expect(await d.readLiveColumn(query, table, 'NOT_THERE')).toBeUndefined();
+      expect(await d.readLiveColumn(query, t('CHK_NOT_THERE'), 'AT')).toBeUndefined();
+      expect(await d.hasIndexNamed(query, table, t('IDX_CHK_CATALOG_N'))).toBe(true);
+      expect(await d.hasIndexNamed(query, table, t('IDX_CHK_CATALOG_N').toLowerCase())).toBe(true);
+      // Another name on the same leading column does not count (FORCE INDEX names the index).
+      expect(await d.hasIndexNamed(query, table, t('IDX_CHK_CATALOG_OTHER'))).toBe(false);
+      expect(await new SchemaManager(ctx.sql).indexExists(table, t('IDX_CHK_CATALOG_OTHER'), ['N'])).toBe(
+        true,
+      );
+    });
   },
-  { tables: [...TABLES, 'CHK_NOT_THERE'] },
+  { tables: [...TABLES, 'CHK_CATALOG', 'CHK_NOT_THERE'] },
 );
 
 describe('sqliteAffinity', () => {

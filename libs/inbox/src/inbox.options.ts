@@ -1,4 +1,5 @@
 import {
+  DIALECTS,
   IsDataSourceOption,
   IsDurationOption,
   IsTablePrefix,
@@ -185,7 +186,7 @@ export class InboxRetryOptionsDto {
 /** The options with every default applied, validated once at startup. */
 export class ResolvedInboxOptions {
   @IsOptional() @IsDataSourceOption() dataSource?: DataSourceOption;
-  @IsOptional() @IsIn(['postgres', 'mysql', 'mariadb', 'sqlite', 'mssql', 'oracle']) dialect?: Dialect;
+  @IsOptional() @IsIn([...DIALECTS]) dialect?: Dialect;
   @IsOptional() @IsTablePrefix() tablePrefix = '';
   @IsOptional() @IsIn(SCHEMA_MODES as SchemaMode[]) schema: SchemaMode = 'check';
   @IsOptional() @IsDurationOption() pollInterval: Duration = '1s';

@@ -1,5 +1,6 @@
+import { readCatalogColumns, readIndexNamed, type LiveColumn } from '../schema/live-table';
 import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, SqlDialect, UpsertSpec } from './sql-dialect';
-import type { KeyedRows } from './sql-dialect';
+import type { CatalogQuery, KeyedRows } from './sql-dialect';
 import { Dialect } from './dialect';
 import type { SqlBinder, TimestampSql, TimestampStorage } from './timestamp-sql';
 
@@ -19,6 +20,7 @@ export abstract class BaseDialect implements SqlDialect {
   abstract readonly name: Dialect;
   abstract readonly nowMillis: string;
   abstract readonly supportsSkipLocked: boolean;
+  readonly supportsListenNotify: boolean = false;
   readonly cleanupBatchRows: number = 5_000;
   readonly singleConnection: boolean = false;
 
@@ -163,6 +165,15 @@ export abstract class BaseDialect implements SqlDialect {
   affectedRows(result: unknown): number {
     const affected = (result as { affected?: number } | undefined)?.affected;
     return typeof affected === 'number' ? affected : 0;
+  }
+
+  async readLiveColumn(query: CatalogQuery, table: string, column: string): Promise<LiveColumn | undefined> {
+    const columns = await readCatalogColumns(this.name, query, table);
+    return columns?.find((c) => c.name.toLowerCase() === column.toLowerCase());
+  }
+
+  async hasIndexNamed(query: CatalogQuery, table: string, index: string): Promise<boolean> {
+    return (await readIndexNamed(this.name, query, table, index)) ?? false;
   }
 }
 

@@ -28,6 +28,7 @@ export class PostgresDialect extends BaseDialect {
   /** clock_timestamp(), not now(): now() is frozen for the whole transaction. */
   readonly nowMillis = 'CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)';
   readonly supportsSkipLocked = true;
+  override readonly supportsListenNotify = true;
 
   override placeholder(index: number): string {
     return `$${index}`;

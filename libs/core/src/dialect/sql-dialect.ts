@@ -1,5 +1,12 @@
+import type { LiveColumn } from '../schema/live-table';
 import { Dialect } from './dialect';
 import type { SqlBinder, TimestampSql, TimestampStorage } from './timestamp-sql';
+
+/**
+ * Runs one statement and resolves to its rows: `SqlClient.query`, or a TypeORM QueryRunner's
+ * `query` where no SqlClient exists (a migration).
+ */
+export type CatalogQuery = (sql: string, params?: unknown[]) => Promise<unknown>;
 
 /** Logical column types; each dialect maps them to DDL. */
 export type ColumnType =
@@ -93,6 +100,8 @@ export interface SqlDialect {
   atLeastAfter(value: string, previous: string): string;
   /** True when the dialect has `SELECT ... FOR UPDATE SKIP LOCKED`. */
   readonly supportsSkipLocked: boolean;
+  /** True when the database has LISTEN/NOTIFY channels (PostgreSQL). */
+  readonly supportsListenNotify: boolean;
   /** The row-locking suffix for a SELECT, or '' where the dialect locks otherwise (SQLite). */
   forUpdate(skipLocked?: boolean): string;
   /** `SELECT ...` with a row limit: returns the query text with the limit applied. */
@@ -189,4 +198,17 @@ export interface SqlDialect {
   renameTable(from: string, to: string): string;
   /** Number of rows a write statement changed, from `dataSource.query` / QueryRunner raw results. */
   affectedRows(result: unknown): number;
+  /**
+   * The live column `column` (any case) of `table` (a prefixed name), read from the catalog through
+   * `query`: its type as the database reports it and, on MySQL/MariaDB, its `timestampStorage`.
+   * Undefined when the table or the column is missing, or where Holdfast does not read this
+   * database's catalog (SQL Server, Oracle).
+   */
+  readLiveColumn(query: CatalogQuery, table: string, column: string): Promise<LiveColumn | undefined>;
+  /**
+   * True when `table` (a prefixed name) has an index named exactly `index`, read from the catalog
+   * through `query` (an index of another name on the same columns does not count: `forceIndex`
+   * names it). False where Holdfast does not read this database's catalog (SQL Server, Oracle).
+   */
+  hasIndexNamed(query: CatalogQuery, table: string, index: string): Promise<boolean>;
 }

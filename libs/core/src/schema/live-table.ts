@@ -1,5 +1,7 @@
 import type { SqlClient } from '../database/sql-client';
-import type { ColumnType } from '../dialect/sql-dialect';
+import type { Dialect } from '../dialect/dialect';
+import type { CatalogQuery, ColumnType } from '../dialect/sql-dialect';
+import type { TimestampStorage } from '../dialect/timestamp-sql';
 
 /** A live column's logical kind; 'other' for anything Holdfast never uses (REAL, ENUM, JSON...). */
 export type LiveColumnKind = ColumnType['kind'] | 'other';
@@ -23,6 +25,11 @@ export interface LiveColumn {
   readonly precision?: number;
   /** SQLite only: the column's affinity, which decides what it can store. */
   readonly affinity?: SqliteAffinity;
+  /**
+   * MySQL/MariaDB timestamp columns only: which of the dialect's two timestamp forms the column
+   * has (`DATETIME` or `TIMESTAMP`), for `SqlDialect.timestampSql(storage)`.
+   */
+  readonly timestampStorage?: TimestampStorage;
   readonly nullable: boolean;
   /** True when the column has a default other than NULL. */
   readonly hasDefault: boolean;
@@ -171,11 +178,21 @@ function split(table: string): { schema?: string; name: string } {
  * MySQL/MariaDB, `pragma_table_info` on SQLite. Returns no columns when the table does not exist.
  * Undefined for dialects Holdfast does not execute.
  */
-export async function readLiveColumns(sql: SqlClient, table: string): Promise<LiveColumn[] | undefined> {
+export function readLiveColumns(sql: SqlClient, table: string): Promise<LiveColumn[] | undefined> {
+  return readCatalogColumns(sql.dialect.name, (text, params) => sql.query(text, params), table);
+}
+
+/** `readLiveColumns` through a bare query function (a TypeORM QueryRunner's `query` will do). */
+export async function readCatalogColumns(
+  dialect: Dialect,
+  run: CatalogQuery,
+  table: string,
+): Promise<LiveColumn[] | undefined> {
   const { schema, name } = split(table);
-  switch (sql.dialect.name) {
+  const query = async <T>(text: string, params: unknown[]) => (await run(text, params)) as T[];
+  switch (dialect) {
     case 'postgres': {
-      const rows = await sql.query<Record<string, unknown>>(
+      const rows = await query<Record<string, unknown>>(
         `SELECT column_name AS name, data_type AS data_type, character_maximum_length AS length,
                 datetime_precision AS precision, is_nullable AS nullable, column_default AS dflt
            FROM information_schema.columns
@@ -206,7 +223,7 @@ export async function readLiveColumns(sql: SqlClient, table: string): Promise<Li
     }
     case 'mysql':
     case 'mariadb': {
-      const rows = await sql.query<Record<string, unknown>>(
+      const rows = await query<Record<string, unknown>>(
         `SELECT COLUMN_NAME AS name, DATA_TYPE AS data_type, COLUMN_TYPE AS column_type,
                 CHARACTER_MAXIMUM_LENGTH AS length, DATETIME_PRECISION AS \`precision\`,
                 IS_NULLABLE AS nullable, COLUMN_DEFAULT AS dflt
@@ -216,7 +233,8 @@ export async function readLiveColumns(sql: SqlClient, table: string): Promise<Li
         schema ? [name, schema] : [name],
       );
       return rows.map((r) => {
-        const kind = mysqlKind(String(r.data_type).toLowerCase());
+        const dataType = String(r.data_type).toLowerCase();
+        const kind = mysqlKind(dataType);
         // MariaDB reports a NULL default as the text 'NULL' (a string default is quoted).
         const dflt = r.dflt === null || r.dflt === undefined ? undefined : String(r.dflt);
         return {
@@ -225,13 +243,15 @@ export async function readLiveColumns(sql: SqlClient, table: string): Promise<Li
           kind,
           length: kind === 'varchar' || kind === 'char' ? optionalNumber(r.length) : undefined,
           precision: kind === 'timestamp' ? optionalNumber(r.precision) : undefined,
+          timestampStorage:
+            kind === 'timestamp' ? (dataType === 'timestamp' ? 'timestamp' : 'datetime') : undefined,
           nullable: r.nullable === 'YES',
           hasDefault: dflt !== undefined && dflt.toUpperCase() !== 'NULL',
         };
       });
     }
     case 'sqlite': {
-      const rows = await sql.query<Record<string, unknown>>(
+      const rows = await query<Record<string, unknown>>(
         `SELECT name, type, "notnull" AS not_null, dflt_value AS dflt FROM pragma_table_info(?${schema ? ', ?' : ''}) ORDER BY cid`,
         schema ? [name, schema] : [name],
       );
@@ -251,6 +271,45 @@ export async function readLiveColumns(sql: SqlClient, table: string): Promise<Li
         };
       });
     }
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * True when `table` has an index named exactly `index` (any case), by the catalog; undefined for
+ * dialects Holdfast does not execute. Unlike `SchemaManager.indexExists`, an index of another name
+ * on the same columns does not count: this is for hints that name the index (`FORCE INDEX`).
+ */
+export async function readIndexNamed(
+  dialect: Dialect,
+  run: CatalogQuery,
+  table: string,
+  index: string,
+): Promise<boolean | undefined> {
+  const { schema, name } = split(table);
+  const found = async (text: string, params: unknown[]) =>
+    ((await run(text, params)) as unknown[]).length > 0;
+  switch (dialect) {
+    case 'postgres':
+      return found(
+        `SELECT 1 FROM pg_indexes WHERE lower(tablename) = lower($1) AND lower(indexname) = lower($2) ` +
+          `AND schemaname = ${schema ? 'lower($3)' : 'current_schema()'}`,
+        schema ? [name, index, schema] : [name, index],
+      );
+    case 'mysql':
+    case 'mariadb':
+      return found(
+        `SELECT 1 FROM information_schema.statistics WHERE table_name = ? AND index_name = ? ` +
+          `AND table_schema = ${schema ? '?' : 'DATABASE()'}`,
+        schema ? [name, index, schema] : [name, index],
+      );
+    case 'sqlite':
+      return found(
+        `SELECT 1 FROM ${schema ? `${schema}.` : ''}sqlite_master WHERE type = 'index' ` +
+          `AND lower(tbl_name) = lower(?) AND lower(name) = lower(?)`,
+        [name, index],
+      );
     default:
       return undefined;
   }

@@ -55,39 +55,6 @@ export async function hasEpochMillisLayout(
   prefix = '',
 ): Promise<boolean> {
   const table = tableName(prefix, COR_MESSAGE_TABLE.name);
-  const dot = table.lastIndexOf('.');
-  const name = dot < 0 ? table : table.slice(dot + 1);
-  const schema = dot < 0 ? undefined : table.slice(0, dot);
-  let type: unknown;
-  switch (dialect) {
-    case 'postgres': {
-      const rows = (await query(
-        `SELECT data_type AS t FROM information_schema.columns WHERE lower(table_name) = lower($1) ` +
-          `AND lower(column_name) = 'inserted' AND table_schema = ${schema ? 'lower($2)' : 'current_schema()'}`,
-        schema ? [name, schema] : [name],
-      )) as { t: string }[];
-      type = rows[0]?.t;
-      break;
-    }
-    case 'mysql':
-    case 'mariadb': {
-      const rows = (await query(
-        `SELECT DATA_TYPE AS t FROM information_schema.columns WHERE table_name = ? AND column_name = 'INSERTED' ` +
-          `AND table_schema = ${schema ? '?' : 'DATABASE()'}`,
-        schema ? [name, schema] : [name],
-      )) as { t: string }[];
-      type = rows[0]?.t;
-      break;
-    }
-    case 'sqlite': {
-      const rows = (await query(`SELECT type AS t FROM pragma_table_info(?) WHERE lower(name) = 'inserted'`, [
-        name,
-      ])) as { t: string }[];
-      type = rows[0]?.t;
-      break;
-    }
-    default:
-      return false;
-  }
-  return /int/i.test(String(type ?? ''));
+  const inserted = await sqlDialect(dialect).readLiveColumn(query, table, 'INSERTED');
+  return /int/i.test(inserted?.rawType ?? '');
 }

@@ -102,10 +102,10 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
    * Throws InboxNotifyUnsupportedError for `notify: true` on another database.
    */
   get notifyChannel(): string | undefined {
-    const dialect = this.sql.dialect.name;
-    if (this.options.notify === true && dialect !== 'postgres')
-      throw new InboxNotifyUnsupportedError(dialect);
-    if (this.options.notify === false || dialect !== 'postgres') return undefined;
+    const dialect = this.sql.dialect;
+    if (this.options.notify === true && !dialect.supportsListenNotify)
+      throw new InboxNotifyUnsupportedError(dialect.name);
+    if (this.options.notify === false || !dialect.supportsListenNotify) return undefined;
     return inboxNotifyChannel(tableNameOf(this.options.tablePrefix));
   }
 
