@@ -54,3 +54,46 @@ describeEachDatabase(
   },
   { tag: 'paths' },
 );
+
+/** An upstream that is not async: it returns or throws synchronously. */
+@Injectable()
+class SyncCountries {
+  up = true;
+  calls = 0;
+
+  @Failover({ name: 'paths-sync-country', expiry: '1h' })
+  find(code: string): { code: string; name: string } {
+    this.calls++;
+    if (!this.up) throw new Error('upstream down');
+    return { code, name: 'France' };
+  }
+}
+
+describeEachDatabase(
+  'Failover over an upstream that answers synchronously',
+  (ctx) => {
+    let app: INestApplication | undefined;
+    afterEach(async () => {
+      await app?.close();
+      app = undefined;
+    });
+
+    it('stores its value, recovers from its synchronous throw, and always answers with a promise', async () => {
+      app = await startFailoverApp(ctx, { async: false }, { providers: [SyncCountries] });
+      const countries = app.get(SyncCountries);
+      const stored = countries.find('FR') as unknown;
+      expect(stored).toBeInstanceOf(Promise);
+      expect(await stored).toEqual({ code: 'FR', name: 'France' });
+
+      countries.up = false;
+      const recovered = countries.find('FR') as unknown;
+      expect(recovered).toBeInstanceOf(Promise);
+      expect(await recovered).toEqual({ code: 'FR', name: 'France' });
+      const missing = countries.find('DE') as unknown;
+      expect(missing).toBeInstanceOf(Promise);
+      await expect(missing).rejects.toThrow('upstream down');
+      expect(countries.calls).toBe(3);
+    });
+  },
+  { tag: 'paths-sync' },
+);

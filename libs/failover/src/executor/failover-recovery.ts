@@ -43,7 +43,7 @@ export class FailoverRecovery {
   ): T | null | Promise<T | null> {
     this.metrics.upstreamFailed(meta.name, error);
     // An open circuit never called the upstream: always answer from the store if we can.
-    if (!isBrokenCircuitError(error) && meta.recoverOn && !this.runtimes.recoverOn(meta, error)) {
+    if (meta.recoverOn && !isBrokenCircuitError(error) && !this.runtimes.recoverOn(meta, error)) {
       this.metrics.call(meta.name, 'not-recoverable');
       return Promise.reject(error);
     }
