@@ -1,6 +1,7 @@
 /**
  * npm run bench -- faults [--db postgres,mariadb] [--runs 5] [--faults restart,pause,blackhole,pool]
  *   [--fault-ms 12000] [--out docs/faults.json]
+ * HOLDFAST_FAULTS_DEBUG=1 prints every replica's locker state at each recovery poll.
  * (or HOLDFAST_BENCH_DATABASES, HOLDFAST_FAULTS_RUNS, HOLDFAST_FAULTS, HOLDFAST_FAULTS_MS,
  * HOLDFAST_FAULTS_OUT; HOLDFAST_FAULTS_PORT is the first of three ports it uses, default 25440).
  *
@@ -232,6 +233,8 @@ async function measureRecovery(
       )
         at.locker = Math.max(polledAt, masters[0].lastKeepAlive!);
       else missing.locker = JSON.stringify(states);
+      if (process.env.HOLDFAST_FAULTS_DEBUG)
+        console.log(`DEBUG +${polledAt - faultEnd} ms`, JSON.stringify(states));
     }
     await sleep(250);
   }

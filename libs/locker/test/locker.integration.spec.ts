@@ -131,6 +131,47 @@ describeEachDatabase(
       expect(instance.events.map((e) => e.type)).toEqual(['acquired', 'lost', 'acquired']);
     });
 
+    // A renewal or acquisition that the server ran after the instance gave up on it (the server
+    // paused, then resumed) leaves the lease in the name of an instance that has stepped down.
+    const leaveOwnLease = async (instance: TestInstance, lockName: string) => {
+      const d = ctx.sql.dialect;
+      const setHolder = (holder: string) =>
+        ctx.sql.execute(
+          `UPDATE ${ctx.prefix}HOLDFAST_LOCK SET BROKER_NAME = ${d.placeholder(1)}, TIME = ${d.nowMillis} + ${d.placeholder(2)} WHERE ID = ${d.placeholder(3)}`,
+          [holder, 60_000, lockName],
+        );
+      await instance.init();
+      await waitUntil(() => instance.locker.isMaster, 10_000, 'master');
+      await setHolder('thief'); // the instance steps down (keep-alive false) and releases nothing
+      await waitUntil(() => instance.events.some((e) => e.type === 'lost'), 10_000, 'lost');
+      await setHolder(instance.locker.instanceId); // a lease in its name for another minute
+    };
+
+    it('lease-database: a standby takes back at its next attempt a lease still in its own name', async () => {
+      const lockName = 'lease-own';
+      const instance = await start({ locker: { type: 'lease-database' } }, lockName);
+      await leaveOwnLease(instance, lockName);
+      // Without the take-back nobody could have the lock for a minute.
+      await waitUntil(
+        () => instance.events.filter((e) => e.type === 'acquired').length === 2,
+        10_000,
+        'the own lease taken back',
+      );
+      expect(instance.events.map((e) => e.type)).toEqual(['acquired', 'lost', 'acquired']);
+    });
+
+    it('lease-database: with a configured leaseHolderId (maybe shared), a lease in that name is left to run out', async () => {
+      const lockName = 'lease-own-configured';
+      const instance = await start(
+        { locker: { type: 'lease-database', leaseHolderId: 'fixed-name' } },
+        lockName,
+      );
+      await leaveOwnLease(instance, lockName);
+      await sleep(8 * INTERVAL); // eight attempts
+      expect(instance.locker.isMaster).toBe(false);
+      expect(instance.events.map((e) => e.type)).toEqual(['acquired', 'lost']);
+    });
+
     it("database: the master's own DataSource can still write while the lock is held", async () => {
       const instance = await start({ locker: { type: 'database' }, startup: 'block' }, 'db-writes');
       await instance.init();

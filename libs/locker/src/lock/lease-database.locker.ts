@@ -81,14 +81,24 @@ export class LeaseDatabaseLocker extends AbstractLocker {
     }
   }
 
+  /**
+   * Takes a free or expired lease, or, when this instance's holder id is its own generated one
+   * (unique per instance), a lease that still names this instance: a renewal or an acquisition
+   * whose answer never came (the server paused, then ran it) can leave the lease in our name
+   * after we stepped down, and nobody else may take it until it runs out. A configured
+   * `leaseHolderId` may be shared by mistake, so such a lease is left to run out.
+   */
   protected async tryAcquire(): Promise<boolean> {
     const sent = monotonicMillis();
+    const ownToo = !this.context.holderIdConfigured;
+    const holder = this.context.holderId;
     const changed = await this.run('Acquiring the lease', (sql) =>
-      sql.execute(this.queries.acquireLease(), [
-        this.context.holderId,
-        this.leaseMillis,
-        this.context.lockName,
-      ]),
+      sql.execute(
+        this.queries.acquireLease(ownToo),
+        ownToo
+          ? [holder, this.leaseMillis, this.context.lockName, holder]
+          : [holder, this.leaseMillis, this.context.lockName],
+      ),
     );
     if (changed !== 1) return false;
     this.validUntilMono = sent + this.leaseMillis - this.safetyMargin;

@@ -20,6 +20,8 @@ export interface LockerContext {
   readonly lockName: string;
   /** This instance's name (BROKER_NAME, the lock file's owner). */
   readonly holderId: string;
+  /** True when `holderId` was configured (`leaseHolderId`), false when generated (unique per instance). */
+  readonly holderIdConfigured?: boolean;
   readonly lockAcquireSleepInterval: number;
   readonly lockKeepAlivePeriod: number;
   readonly failIfLocked: boolean;

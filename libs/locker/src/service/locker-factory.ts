@@ -58,6 +58,7 @@ export function lockerContext(source: LockerContextSource): LockerContext {
     options,
     lockName: options.lockName,
     holderId: options.instanceId,
+    holderIdConfigured: options.locker.type === 'lease-database' && !!options.locker.leaseHolderId,
     lockAcquireSleepInterval: options.lockAcquireSleepInterval,
     lockKeepAlivePeriod: options.lockKeepAlivePeriod,
     // failIfLocked governs the first start only; after a demotion the instance waits as standby.

@@ -33,12 +33,16 @@ export class LockQueryResolver {
     return `SELECT ID AS id FROM ${this.table} WHERE ID = ${this.p(1)}`;
   }
 
-  /** Takes an expired or free lease. Params: [holder, leaseMillis, id]. */
-  acquireLease(): string {
+  /**
+   * Takes an expired or free lease. Params: [holder, leaseMillis, id]. With `ownToo`, also a
+   * lease that still names `holder` (params: [holder, leaseMillis, id, holder]): see
+   * LeaseDatabaseLocker.tryAcquire.
+   */
+  acquireLease(ownToo = false): string {
     const now = this.dialect.nowMillis;
     return (
       `UPDATE ${this.table} SET BROKER_NAME = ${this.p(1)}, TIME = ${now} + ${this.p(2)} ` +
-      `WHERE ID = ${this.p(3)} AND (TIME IS NULL OR TIME < ${now})`
+      `WHERE ID = ${this.p(3)} AND (TIME IS NULL OR TIME < ${now}${ownToo ? ` OR BROKER_NAME = ${this.p(4)}` : ''})`
     );
   }
 
