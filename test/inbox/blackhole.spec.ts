@@ -1,5 +1,4 @@
-import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import type { INestApplicationContext } from '@nestjs/common';
 import { sleep, sqlClientFor } from '@holdfast/core';
 import {
   createTestDataSource,
@@ -8,8 +7,9 @@ import {
   uniqueTablePrefix,
   waitUntil,
 } from '@holdfast/core/testing';
-import { InboxHandler, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
+import { MessageAcceptor } from '@holdfast/inbox';
 import type { DataSource } from 'typeorm';
+import { inboxNode, testServerPort } from './support/inbox-node';
 
 const ORDER = { namespace: 'test', name: 'order-placed' };
 /** How long the network path stays silent. */
@@ -27,40 +27,27 @@ class Delivered {
 }
 
 /** A delivering inbox node (or an accept-only one) on `dataSource`. */
-async function inboxNode(
-  dataSource: DataSource,
-  prefix: string,
-  delivered: Delivered,
-  deliver: boolean,
-): Promise<INestApplicationContext> {
-  @Injectable()
-  class Handler {
-    @InboxHandler(ORDER)
-    async handle(message: InboxMessage): Promise<void> {
-      await sleep(20);
-      delivered.ids.add(message.id);
-      delivered.count++;
-    }
-  }
-  @Module({
-    imports: [
-      InboxModule.forRoot({
-        dataSource,
-        tablePrefix: prefix,
-        schema: 'create',
-        cluster: 'competing',
-        deliver,
-        batchSize: 10,
-        pollInterval: '200ms',
-        visibilityTimeout: '5s',
-        wakeOnAccept: false,
-        notify: false,
-      }),
-    ],
-    providers: deliver ? [Handler] : [],
-  })
-  class NodeModule {}
-  return NestFactory.createApplicationContext(NodeModule, { logger: false });
+function startNode(dataSource: DataSource, prefix: string, delivered: Delivered, deliver: boolean) {
+  return inboxNode({
+    dataSource,
+    prefix,
+    type: ORDER,
+    handle: deliver
+      ? async (message) => {
+          await sleep(20);
+          delivered.ids.add(message.id);
+          delivered.count++;
+        }
+      : undefined,
+    inbox: {
+      deliver,
+      batchSize: 10,
+      pollInterval: '200ms',
+      visibilityTimeout: '5s',
+      wakeOnAccept: false,
+      notify: false,
+    },
+  });
 }
 
 /**
@@ -75,19 +62,14 @@ describe('inbox with a blackholed database connection', () => {
       const direct = await createTestDataSource(db);
       const sql = sqlClientFor(direct);
       const prefix = uniqueTablePrefix(`inbox_bh_${db}`);
-      const url = new URL(
-        db === 'postgres'
-          ? (process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test')
-          : (process.env.HOLDFAST_TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306/test'),
-      );
-      const proxy = new TcpProxy(Number(url.port || (db === 'postgres' ? 5432 : 3306)));
+      const proxy = new TcpProxy(testServerPort(db));
       const delivered = new Delivered();
       let acceptOnly: INestApplicationContext | undefined;
       let node: INestApplicationContext | undefined;
       let viaProxy: DataSource | undefined;
       try {
         // Another replica accepts, straight to the database; the one that delivers is behind the proxy.
-        acceptOnly = await inboxNode(direct, prefix, delivered, false);
+        acceptOnly = await startNode(direct, prefix, delivered, false);
         const acceptor = acceptOnly.get(MessageAcceptor);
         const accept = async (tag: string, n: number) =>
           (
@@ -97,7 +79,7 @@ describe('inbox with a blackholed database connection', () => {
           ).map((r) => r.id);
         await proxy.start();
         viaProxy = await createTestDataSource(db, { port: proxy.port, poolSize: 4 });
-        node = await inboxNode(viaProxy, prefix, delivered, true);
+        node = await startNode(viaProxy, prefix, delivered, true);
 
         const before = await accept('before', 200);
         await waitUntil(() => delivered.ids.size >= 20, { timeout: 30_000, message: 'deliveries to start' });

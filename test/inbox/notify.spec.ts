@@ -1,7 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { Injectable, Logger, Module, type INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { Logger, type INestApplicationContext } from '@nestjs/common';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
 import { SchemaManager, sqlClientFor } from '@holdfast/core';
@@ -14,15 +13,9 @@ import {
   waitForMessage,
   waitUntil,
 } from '@holdfast/core/testing';
-import {
-  InboxHandler,
-  InboxModule,
-  InboxNotifyListener,
-  MessageAcceptor,
-  type InboxMessage,
-  type InboxModuleOptions,
-} from '@holdfast/inbox';
+import { InboxNotifyListener, MessageAcceptor, type InboxModuleOptions } from '@holdfast/inbox';
 import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, inboxNotifyChannel } from '@holdfast/inbox/internal';
+import { inboxNode } from './support/inbox-node';
 
 /**
  * PostgreSQL LISTEN/NOTIFY wake-up (PostgreSQL only; in the server suites). Behind PgBouncer in
@@ -52,29 +45,14 @@ interface Node {
 
 async function startNode(dataSource: DataSource, prefix: string, options: Partial<InboxModuleOptions>) {
   const handled: string[] = [];
-  @Injectable()
-  class Handler {
-    @InboxHandler(type)
-    async handle(message: InboxMessage): Promise<void> {
-      handled.push(message.id);
-    }
-  }
-  @Module({
-    imports: [
-      InboxModule.forRoot({
-        dataSource,
-        tablePrefix: prefix,
-        schema: 'create',
-        cluster: 'competing',
-        cleanupInterval: '1h',
-        wakeOnAccept: true,
-        ...options,
-      }),
-    ],
-    providers: [Handler],
-  })
-  class NodeModule {}
-  const app = await NestFactory.createApplicationContext(NodeModule, { logger: ['error', 'warn'] });
+  const app = await inboxNode({
+    dataSource,
+    prefix,
+    type,
+    handle: (message) => void handled.push(message.id),
+    inbox: { cleanupInterval: '1h', wakeOnAccept: true, ...options },
+    logger: ['error', 'warn'],
+  });
   const node: Node = {
     app,
     handled,

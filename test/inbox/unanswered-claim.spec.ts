@@ -1,5 +1,4 @@
-import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import type { INestApplicationContext } from '@nestjs/common';
 import { sqlClientFor } from '@holdfast/core';
 import {
   createTestDataSource,
@@ -8,8 +7,9 @@ import {
   uniqueTablePrefix,
   waitUntil,
 } from '@holdfast/core/testing';
-import { InboxHandler, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
+import { MessageAcceptor } from '@holdfast/inbox';
 import type { DataSource } from 'typeorm';
+import { inboxNode, testServerPort } from './support/inbox-node';
 
 const ORDER = { namespace: 'test', name: 'order-placed' };
 
@@ -32,43 +32,26 @@ describe('inbox: a claim that ran but whose answer was lost', () => {
       const direct = await createTestDataSource(db);
       const sql = sqlClientFor(direct);
       const prefix = uniqueTablePrefix(`inbox_lost_${db}`);
-      const url = new URL(
-        db === 'postgres'
-          ? (process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test')
-          : (process.env.HOLDFAST_TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306/test'),
-      );
-      const proxy = new TcpProxy(Number(url.port || (db === 'postgres' ? 5432 : 3306)));
+      const proxy = new TcpProxy(testServerPort(db));
       const delivered: string[] = [];
       const nodes: INestApplicationContext[] = [];
       let viaProxy: DataSource | undefined;
       const node = async (dataSource: DataSource, deliver: boolean) => {
-        @Injectable()
-        class Handler {
-          @InboxHandler(ORDER)
-          async handle(message: InboxMessage): Promise<void> {
-            delivered.push(message.id);
-          }
-        }
-        @Module({
-          imports: [
-            InboxModule.forRoot({
-              dataSource,
-              tablePrefix: prefix,
-              schema: 'create',
-              cluster: 'competing',
-              deliver,
-              batchSize: 10,
-              pollInterval: '200ms',
-              visibilityTimeout: '2m',
-              statementTimeout: '2s',
-              wakeOnAccept: false,
-              notify: false,
-            }),
-          ],
-          providers: deliver ? [Handler] : [],
-        })
-        class NodeModule {}
-        const app = await NestFactory.createApplicationContext(NodeModule, { logger: false });
+        const app = await inboxNode({
+          dataSource,
+          prefix,
+          type: ORDER,
+          handle: deliver ? (message) => void delivered.push(message.id) : undefined,
+          inbox: {
+            deliver,
+            batchSize: 10,
+            pollInterval: '200ms',
+            visibilityTimeout: '2m',
+            statementTimeout: '2s',
+            wakeOnAccept: false,
+            notify: false,
+          },
+        });
         nodes.push(app);
         return app;
       };
