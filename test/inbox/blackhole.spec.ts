@@ -9,7 +9,8 @@ import {
 } from '@holdfast/core/testing';
 import { MessageAcceptor } from '@holdfast/inbox';
 import type { DataSource } from 'typeorm';
-import { inboxNode, testServerPort } from './support/inbox-node';
+import { serverPort } from '../partition/support/server-url';
+import { inboxNode } from './support/inbox-node';
 
 const ORDER = { namespace: 'test', name: 'order-placed' };
 /** How long the network path stays silent. */
@@ -62,7 +63,7 @@ describe('inbox with a blackholed database connection', () => {
       const direct = await createTestDataSource(db);
       const sql = sqlClientFor(direct);
       const prefix = uniqueTablePrefix(`inbox_bh_${db}`);
-      const proxy = new TcpProxy(testServerPort(db));
+      const proxy = new TcpProxy(serverPort(db));
       const delivered = new Delivered();
       let acceptOnly: INestApplicationContext | undefined;
       let node: INestApplicationContext | undefined;

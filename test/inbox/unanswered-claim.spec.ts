@@ -9,7 +9,8 @@ import {
 } from '@holdfast/core/testing';
 import { MessageAcceptor } from '@holdfast/inbox';
 import type { DataSource } from 'typeorm';
-import { inboxNode, testServerPort } from './support/inbox-node';
+import { serverPort } from '../partition/support/server-url';
+import { inboxNode } from './support/inbox-node';
 
 const ORDER = { namespace: 'test', name: 'order-placed' };
 
@@ -32,7 +33,7 @@ describe('inbox: a claim that ran but whose answer was lost', () => {
       const direct = await createTestDataSource(db);
       const sql = sqlClientFor(direct);
       const prefix = uniqueTablePrefix(`inbox_lost_${db}`);
-      const proxy = new TcpProxy(testServerPort(db));
+      const proxy = new TcpProxy(serverPort(db));
       const delivered: string[] = [];
       const nodes: INestApplicationContext[] = [];
       let viaProxy: DataSource | undefined;

@@ -83,22 +83,15 @@ export class FailoverExecutor implements OnApplicationShutdown {
     upstream: (...args: any[]) => unknown,
     args: unknown[],
   ): Promise<T | null> {
-    let store: FailoverStore;
-    let runtime: Runtime;
-    let rawKey: string;
     try {
       const forCall = this.stores.forCall();
       // A tenant's store seen for the first time: built before anything else.
       if (forCall instanceof Promise)
         return forCall.then((built) => this.executeWith<T>(meta, instance, upstream, args, built));
-      store = forCall;
-      runtime = this.runtimes.get(meta);
-      // Before the upstream: an argument that cannot be keyed fails the call the same way up or down.
-      rawKey = this.runtimes.rawKey(runtime, args);
+      return this.executeWith<T>(meta, instance, upstream, args, forCall);
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.call<T>(meta, instance, upstream, args, store, runtime, rawKey);
   }
 
   private executeWith<T>(
@@ -109,6 +102,7 @@ export class FailoverExecutor implements OnApplicationShutdown {
     store: FailoverStore,
   ): Promise<T | null> {
     const runtime = this.runtimes.get(meta);
+    // Before the upstream: an argument that cannot be keyed fails the call the same way up or down.
     return this.call<T>(meta, instance, upstream, args, store, runtime, this.runtimes.rawKey(runtime, args));
   }
 

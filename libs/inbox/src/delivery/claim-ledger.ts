@@ -81,14 +81,11 @@ export class ClaimLedger {
    * two nodes' claims do not write the same lease end in the same millisecond.
    */
   async nextLease(clockNow: Now, read: () => Promise<number>): Promise<ClaimLease & { until: number }> {
-    let now = clockNow;
-    if (now === undefined) {
-      if (!Number.isFinite(this.dbClock.at)) {
-        const mono = monotonicMillis();
-        this.dbClock = { at: await read(), mono };
-      }
-      now = this.dbClock.at + (monotonicMillis() - this.dbClock.mono);
+    if (clockNow === undefined && !Number.isFinite(this.dbClock.at)) {
+      const mono = monotonicMillis();
+      this.dbClock = { at: await read(), mono };
     }
+    const now = clockNow ?? this.databaseNow();
     const until = Math.round(now) + this.ctx.leaseMs + (clockNow === undefined ? randomInt(1_000) : 0);
     this.unanswered = this.unanswered.filter((end) => end > now);
     return { until, orphans: this.unanswered.length ? [...this.unanswered] : undefined };
@@ -173,6 +170,11 @@ export class ClaimLedger {
   private async leaseNow(): Promise<number> {
     const bound = await this.ctx.clock.bindable();
     if (bound !== undefined) return bound;
+    return this.databaseNow();
+  }
+
+  /** The database clock as last seen here plus what passed since (NaN before any reading). */
+  private databaseNow(): number {
     return this.dbClock.at + (monotonicMillis() - this.dbClock.mono);
   }
 
