@@ -9,7 +9,7 @@ export async function fillBacklog(
   sql: SqlClient,
   table: string,
   size: number,
-  { expired = 0 }: { expired?: number } = {},
+  { expired = 0, analyze = true }: { expired?: number; analyze?: boolean } = {},
 ): Promise<void> {
   const cut = size - expired;
   const columns =
@@ -22,7 +22,7 @@ export async function fillBacklog(
           `CASE WHEN g > ${cut} THEN TIMESTAMPTZ '2026-01-01 00:00:00+00' ELSE clock_timestamp() + INTERVAL '1 day' END, 0, NULL, NULL ` +
           `FROM generate_series(1, ${size}) g`,
       );
-      await sql.execute(`ANALYZE ${table}`);
+      if (analyze) await sql.execute(`ANALYZE ${table}`);
       break;
     case 'mysql':
     case 'mariadb':

@@ -69,6 +69,14 @@ export abstract class BaseDialect implements SqlDialect {
   readonly writableCte: boolean = false;
   readonly subqueryFence: string = '';
 
+  indexWalkFilter(condition: string): string {
+    return condition;
+  }
+
+  keyIn(key: string, subquery: string): string {
+    return `${key} IN (${subquery})`;
+  }
+
   keyedRows(b: SqlBinder, table: string, key: string, values: readonly unknown[]): KeyedRows {
     const where = `${key} IN (${values.map((v) => b.bind(v)).join(', ')}) AND `;
     return { from: table, deleteFrom: `FROM ${table}`, where };

@@ -41,6 +41,14 @@ export class PostgresDialect extends BaseDialect {
   override readonly subqueryFence = ' OFFSET 0';
   override readonly writableCte = true;
 
+  override indexWalkFilter(condition: string): string {
+    return `COALESCE((${condition}), FALSE)`;
+  }
+
+  override keyIn(key: string, subquery: string): string {
+    return `${key} = ANY(ARRAY(${subquery}))`;
+  }
+
   override upsertClause(keys: readonly string[], columns: readonly string[]): string {
     return this.onConflictUpdate(keys, columns, 'EXCLUDED');
   }

@@ -194,6 +194,22 @@ export interface SqlDialect {
    * first match, instead of a join the planner may prefer (PostgreSQL `OFFSET 0`); '' elsewhere.
    */
   readonly subqueryFence: string;
+  /**
+   * `key` is one of the keys `subquery` selects. PostgreSQL runs the subquery once, as an array
+   * (`key = ANY(ARRAY(…))`), so the outer statement finds those rows by the key's index whatever
+   * the table's statistics say: with `IN (…)` a queue table filled since its last ANALYZE is
+   * read whole (a hash semi-join over a sequential scan). `key IN (…)` elsewhere.
+   */
+  keyIn(key: string, subquery: string): string;
+  /**
+   * `condition` as the filter of a walk of an index in order (`ORDER BY … LIMIT n`), estimated
+   * so that the planner keeps to the index whatever the statistics say. PostgreSQL estimates a
+   * queue's due condition from statistics that may predate its backlog (a table filled since its
+   * last ANALYZE looks empty), and then reads the whole table and sorts it for every claim;
+   * wrapped in `COALESCE(…, FALSE)` the condition gets a fixed estimate and the index walk wins.
+   * The condition itself elsewhere.
+   */
+  indexWalkFilter(condition: string): string;
   /** The statement that renames table `from` to `to` (both prefixed names, in the same schema). */
   renameTable(from: string, to: string): string;
   /** Number of rows a write statement changed, from `dataSource.query` / QueryRunner raw results. */

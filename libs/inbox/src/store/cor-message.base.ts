@@ -100,22 +100,35 @@ export abstract class CorMessageStatements {
   }
 
   protected columns(withPayload: boolean): string {
+    return this.selected(withPayload)
+      .map(([expression, alias]) => `${expression} AS ${alias}`)
+      .join(', ');
+  }
+
+  /** The names `columns(withPayload)` gives its columns, to select them again from a CTE. */
+  protected columnAliases(withPayload: boolean): string {
+    return this.selected(withPayload)
+      .map(([, alias]) => alias)
+      .join(', ');
+  }
+
+  private selected(withPayload: boolean): [expression: string, alias: string][] {
     const t = this.t;
     return [
-      'ID AS id',
-      'PAYLOAD_ENCODING AS payload_encoding',
-      'PAYLOAD_TYPE_NAMESPACE AS ns',
-      'PAYLOAD_TYPE_NAME AS name',
-      'PAYLOAD_TYPE_REVISION AS revision',
-      ...(withPayload ? ['PAYLOAD AS payload'] : []),
+      ['ID', 'id'],
+      ['PAYLOAD_ENCODING', 'payload_encoding'],
+      ['PAYLOAD_TYPE_NAMESPACE', 'ns'],
+      ['PAYLOAD_TYPE_NAME', 'name'],
+      ['PAYLOAD_TYPE_REVISION', 'revision'],
+      ...(withPayload ? [['PAYLOAD', 'payload'] as [string, string]] : []),
       // Aliases unlike the column names: ORDER BY INSERTED must mean the column (and its index).
-      `${t.read('INSERTED')} AS inserted_ms`,
-      'TTL_DURATION AS ttl',
-      `${t.read('EXPIRATION')} AS expiration_ms`,
-      'RETRIES AS retries',
-      `${t.read('NEXT_RETRY')} AS next_retry_ms`,
-      'ERROR AS error',
-    ].join(', ');
+      [t.read('INSERTED'), 'inserted_ms'],
+      ['TTL_DURATION', 'ttl'],
+      [t.read('EXPIRATION'), 'expiration_ms'],
+      ['RETRIES', 'retries'],
+      [t.read('NEXT_RETRY'), 'next_retry_ms'],
+      ['ERROR', 'error'],
+    ];
   }
 
   protected read(raw: RawRow): MessageRow {

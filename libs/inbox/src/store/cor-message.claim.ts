@@ -25,9 +25,11 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
    * them until `now + leaseMs` by moving NEXT_RETRY, so no other node selects them until the
    * lease ends. The claim locks only the rows it takes, whatever the table size:
    *
-   * - PostgreSQL: one statement (`UPDATE … WHERE ID IN (SELECT … ORDER BY INSERTED, ID LIMIT n
-   *   FOR UPDATE SKIP LOCKED) RETURNING`): rows are locked as the ordered index scan hands them
-   *   out, and nothing stays open across a round trip.
+   * - PostgreSQL: one statement (`UPDATE … WHERE ID = ANY(ARRAY(SELECT … ORDER BY INSERTED, ID
+   *   LIMIT n FOR UPDATE SKIP LOCKED)) RETURNING`): rows are locked as the ordered index scan
+   *   hands them out, the update finds them by primary key (not by a scan of the table, which
+   *   the planner chooses for `IN (…)` when the statistics predate a bulk of new rows), and
+   *   nothing stays open across a round trip.
    * - MySQL/MariaDB: InnoDB locks every row a locking read looks at, so the locking read never
    *   scans: a non-locking read of candidate keys walks the delivery-order index (forced), then
    *   a locking read joined with those keys (`FOR UPDATE SKIP LOCKED`) takes exactly those rows
@@ -54,17 +56,19 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
     const b = new Binder(this.d);
     const lease = this.leaseEnd(b, now, leaseOf);
     const pick = this.d.limit(
-      `SELECT ID FROM ${this.table} WHERE ${this.due(b, now, leaseOf)} ORDER BY INSERTED, ID`,
+      `SELECT ID FROM ${this.table} WHERE ${this.d.indexWalkFilter(this.due(b, now, leaseOf))} ORDER BY INSERTED, ID`,
       limit,
     );
     const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
     const update =
-      `UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ID IN (${pick}${this.d.forUpdate(this.d.supportsSkipLocked)}) ` +
+      `UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ${this.d.keyIn('ID', pick + this.d.forUpdate(this.d.supportsSkipLocked))} ` +
       `RETURNING ${dbNow}, ${this.columns(true)}`;
     // With a writable CTE (PostgreSQL) the database hands the rows back in delivery order as it
-    // sorts them (collation included); SQLite cannot wrap an UPDATE in a CTE (see runClaim).
+    // sorts them (collation included), without the sort key itself (a timestamp the driver would
+    // parse for every row); SQLite cannot wrap an UPDATE in a CTE (see runClaim).
     const text = this.d.writableCte
-      ? `WITH claimed AS (${update}, INSERTED AS ord_inserted) SELECT * FROM claimed ORDER BY ord_inserted, id`
+      ? `WITH claimed AS (${update}, INSERTED AS ord_inserted) ` +
+        `SELECT db_now, ${this.columnAliases(true)} FROM claimed ORDER BY ord_inserted, id`
       : update;
     return this.runClaim(text, b, now, hold);
   }
@@ -89,7 +93,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
     let text: string;
     if (this.d.writableCte) {
       // PostgreSQL: pick (SKIP LOCKED), keep and lease in one statement of data-modifying CTEs.
-      const due = this.due(b, now, leaseOf);
+      const due = this.d.indexWalkFilter(this.due(b, now, leaseOf));
       const ready = this.groups.groupReady(b, now, 'hf_m');
       const picked = this.d.limit(
         `SELECT hf_m.ID FROM ${this.table} hf_m WHERE ${due}${ready} ORDER BY INSERTED, ID`,
@@ -104,9 +108,9 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
       const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
       text =
         `WITH hf_picked AS (${picked}${this.d.forUpdate(true)}), hf_kept AS (${kept}), ` +
-        `claimed AS (UPDATE ${this.table} AS hf_u SET NEXT_RETRY = ${lease} WHERE ID IN (SELECT ID FROM hf_kept) ` +
+        `claimed AS (UPDATE ${this.table} AS hf_u SET NEXT_RETRY = ${lease} WHERE ${this.d.keyIn('ID', 'SELECT ID FROM hf_kept')} ` +
         `RETURNING ${dbNow}, ${this.columns(true)}, ${groupKey('hf_u')}, INSERTED AS ord_inserted) ` +
-        `SELECT * FROM claimed ORDER BY ord_inserted, id`;
+        `SELECT db_now, ${this.columnAliases(true)}, group_key FROM claimed ORDER BY ord_inserted, id`;
     } else {
       // SQLite: one writer (leader mode), and the statement holds the write lock: nothing can
       // take a predecessor between the pick and the update.
