@@ -45,6 +45,13 @@ export interface DeliveryReport {
   skipped: number;
 }
 
+/** A claimed batch: its rows, the database clock then, and the local monotonic time it started. */
+interface Claim {
+  rows: MessageRow[];
+  now: number;
+  started: number;
+}
+
 interface Item {
   row: MessageRow;
   message?: InboxMessage;
@@ -97,6 +104,8 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   /** What this node has claimed and not finished: heartbeats, completion deletes, lost claims. */
   private readonly ledger: ClaimLedger;
   private readonly expiry: ExpiryCleanup;
+  /** The next batch, claimed while a full one was delivered (see deliverBatch). */
+  private prefetched?: Promise<Claim>;
 
   constructor(
     private readonly connection: InboxConnection,
@@ -173,6 +182,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     // No more polls or cleanups; heartbeats and completion flushes go on while handlers drain.
     this.timers.clear(this.timerName('poll'));
     this.timers.clear(this.timerName('cleanup'));
+    const handedBack = this.handBackPrefetched();
     const finished = Promise.all([this.cycle?.catch(() => undefined), this.gate.waitForUnlock()]);
     if ((await withTimeout(finished, this.graceMs, () => 'timeout' as const)) === 'timeout') {
       const left = this.ledger.ids();
@@ -187,6 +197,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
           `and the messages handed back to other nodes`,
       );
     }
+    await handedBack;
     await this.ledger.flush().catch(() => undefined);
     this.ledger.stop();
     this.timers.clearAll();
@@ -221,7 +232,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     this.timers.set(this.timerName('poll'), delay, () => {
       this.idle = false;
       this.wakeRequested = false;
-      this.cycle = this.deliverDue().then(
+      this.cycle = this.deliverNext(true).then(
         (report) => {
           this.idle = true;
           // Grouped: what this run finished may have made the next message of a group due.
@@ -250,13 +261,28 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     return this.expiry.run();
   }
 
-  /** Claims and delivers one batch of due messages (one run at a time per node). */
-  async deliverDue(): Promise<DeliveryReport> {
-    if (!this.connection.leadership.isLeader()) return { ...EMPTY };
-    return this.gate.runExclusive(() => this.deliverBatch());
+  /**
+   * Claims and delivers one batch of due messages (one run at a time per node); resolves once
+   * what was delivered is deleted.
+   */
+  deliverDue(): Promise<DeliveryReport> {
+    return this.deliverNext(false);
   }
 
-  private async deliverBatch(): Promise<DeliveryReport> {
+  /**
+   * `overlap`: a run of the delivery loop. It claims the next batch while it delivers a full one
+   * (ungrouped), and returns before its last deletes are done (see deliverBatch).
+   */
+  private async deliverNext(overlap: boolean): Promise<DeliveryReport> {
+    if (!this.connection.leadership.isLeader()) {
+      await this.handBackPrefetched();
+      return { ...EMPTY };
+    }
+    return this.gate.runExclusive(() => this.deliverBatch(overlap));
+  }
+
+  /** Claims up to `batchSize` due messages; the ledger holds (and renews) them from then on. */
+  private async claimBatch(): Promise<Claim> {
     const started = monotonicMillis();
     const clockNow = await this.clock.bindable();
     const { rows, now } = await this.metrics.retry('claim', async () => {
@@ -269,13 +295,61 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       }
     });
     this.outage.answered();
+    if (rows.length) this.ledger.take(rows, now, started);
+    return { rows, now, started };
+  }
+
+  private async deliverBatch(overlap: boolean): Promise<DeliveryReport> {
+    const next = this.prefetched;
+    this.prefetched = undefined;
+    const { rows, now, started } = await (next ?? this.claimBatch());
     const report: DeliveryReport = { ...EMPTY, claimed: rows.length };
     if (!rows.length) return report;
-    this.ledger.take(rows, now, started);
+    if (
+      overlap &&
+      rows.length >= this.options.batchSize &&
+      this.options.groupBy === undefined &&
+      this.running
+    ) {
+      // A full batch: more are waiting. The next batch is claimed now, while this one runs (a
+      // local queue of one batch), so that the database's work and the handlers' overlap. Its
+      // rows wait for handler slots; a shutdown hands them back unstarted. Not when grouped: a
+      // group's next message is only ready once the one before it is gone.
+      const prefetch = this.claimBatch();
+      prefetch.catch(() => undefined); // a failed claim fails the run that takes it
+      this.prefetched = prefetch;
+    }
+    let lastDeletes: Promise<void> | undefined;
     try {
-      return await this.deliverClaimed(rows, now, started, report);
+      const delivered = await this.deliverClaimed(rows, now, started, report);
+      // The last deletes of this batch (the others went while it ran). In the loop, ungrouped,
+      // the next claim goes out beside them: its rows are other rows (these are leased), and its
+      // handlers wait for the slots these deletes give back. Grouped, the next claim waits.
+      lastDeletes = this.ledger.flush().finally(() => this.ledger.finish(rows));
+      if (!overlap || this.options.groupBy !== undefined || !this.running) await lastDeletes;
+      else
+        lastDeletes.catch((error) =>
+          this.logger.error(`Could not delete delivered messages: ${(error as Error).message}`),
+        );
+      return delivered;
     } finally {
-      this.ledger.finish(rows);
+      if (!lastDeletes) await this.ledger.flush().finally(() => this.ledger.finish(rows));
+    }
+  }
+
+  /** The batch claimed ahead, not started: due again at once, for any node (shutdown, lost leadership). */
+  private async handBackPrefetched(): Promise<void> {
+    const next = this.prefetched;
+    this.prefetched = undefined;
+    const claim = await next?.catch(() => undefined);
+    if (!claim?.rows.length) return;
+    const ids = this.ledger.stillHeld(claim.rows.map((row) => row.id));
+    try {
+      await this.ledger.handBack(ids);
+    } catch (error) {
+      this.logger.warn(`Could not hand back ${ids.length} message(s): ${(error as Error).message}`);
+    } finally {
+      this.ledger.finish(claim.rows);
     }
   }
 
@@ -305,12 +379,10 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       else groups.set(key, [item]);
     }
 
+    // A group whose failure could not be recorded (a database error) comes back after its lease.
     const outcomes = await Promise.allSettled(
       [...groups.values()].map((items) => this.deliverGroup(items, now, started, report)),
     );
-    // The last deletes of this batch (the others went while it ran), even if recording a failure
-    // of another group hit a database error (that group's messages come back after their lease).
-    await this.ledger.flush();
     for (const outcome of outcomes) {
       if (outcome.status === 'rejected' && !this.outage.failed(outcome.reason, 'recording an outcome')) {
         this.logger.error(
