@@ -1,6 +1,6 @@
 /**
  * npm run bench -- inbox [--single N] [--bulk N] [--workers 2] [--latency N] [--rate 500]
- *                        [--databases postgres,mariadb,sqlite] [--profile DIR]
+ *                        [--databases postgres,mariadb,sqlite] [--profile DIR] [--no-analyze]
  *
  * @holdfast/inbox against graphile-worker 0.17 and pg-boss 10 on the same PostgreSQL, in the same
  * run (ratios against graphile-worker), then Holdfast alone on MariaDB and SQLite:
@@ -49,6 +49,13 @@ const QUEUE = 'bench';
 const TYPE = { namespace: 'bench', name: 'item' };
 const POOL = 10;
 let PROFILE_DIR: string | undefined;
+/**
+ * ANALYZE each system's table after the accepts, before delivery (`--no-analyze`: not): the
+ * planner then knows the backlog, as it does for a table that has lived longer than the
+ * autovacuum's first pass. Without it, PostgreSQL plans the first claims of a table filled since
+ * its last ANALYZE as if it were nearly empty.
+ */
+let ANALYZE = true;
 const GW_SETTINGS = {
   concurrentJobs: 10,
   maxPoolSize: 12,
@@ -380,6 +387,7 @@ async function benchInbox(db: Db, s: Sizes): Promise<Figures> {
     const batch = messages(0, s.bulk);
     const tBulk = await timed(() => acceptor.acceptAll(batch));
     const total = s.single + s.bulk + 200;
+    if (ANALYZE && db === 'postgres') await ds.query(`ANALYZE ${PREFIX}COR_MESSAGE`);
     const delivery = await runWorkers(`inbox:${db}`, s.workers, total, env);
     const latency = await runWorkers(`inbox:${db}`, s.workers, s.latency, env, () =>
       paced(s.latency, s.rate, (i) => acceptor.accept({ type: TYPE, payload: { t: wallNow(), i } })),
@@ -408,12 +416,14 @@ async function measurePeer(
   kind: 'graphile' | 'boss',
   send: (payload: Record<string, unknown>) => Promise<unknown>,
   prepareBulk: (count: number) => () => Promise<unknown>,
+  analyze: () => Promise<unknown>,
 ): Promise<Figures> {
   await concurrently(200, 10, (i) => send({ warm: i }));
   const tSingle = await concurrently(s.single, 10, (i) => send({ i }));
   const insertBulk = prepareBulk(s.bulk);
   const tBulk = await timed(insertBulk);
   const total = s.single + s.bulk + 200;
+  if (ANALYZE) await analyze();
   const delivery = await runWorkers(kind, s.workers, total);
   const latency = await runWorkers(kind, s.workers, s.latency, {}, () =>
     paced(s.latency, s.rate, (i) => send({ t: wallNow(), i })),
@@ -443,6 +453,7 @@ async function benchGraphile(s: Sizes): Promise<Figures> {
         const specs = Array.from({ length: n }, (_, i) => ({ identifier: QUEUE, payload: { i } }));
         return () => u.addJobs(specs);
       },
+      () => ds.query(`ANALYZE ${GW_SCHEMA}._private_jobs`),
     );
   } finally {
     await utils?.release();
@@ -467,6 +478,7 @@ async function benchBoss(s: Sizes): Promise<Figures> {
         const jobs = Array.from({ length: n }, (_, i) => ({ name: QUEUE, data: { i } }));
         return () => boss.insert(jobs);
       },
+      () => ds.query(`ANALYZE ${BOSS_SCHEMA}.job`),
     );
   } finally {
     await boss.stop({ graceful: false, wait: true }).catch(() => undefined);
@@ -511,6 +523,7 @@ export async function main(args: string[]): Promise<void> {
     latency: arg(args, 'latency', 2_500),
     rate: arg(args, 'rate', 500),
   };
+  ANALYZE = !args.includes('--no-analyze');
   const p = args.indexOf('--profile');
   if (p >= 0) PROFILE_DIR = args[p + 1];
   const i = args.indexOf('--databases');
@@ -523,6 +536,11 @@ export async function main(args: string[]): Promise<void> {
   console.log('pg-boss: fetch(batchSize 100) + complete(ids) loop, 50 ms sleep when empty');
   const notify = process.env.HOLDFAST_INBOX_BENCH_NOTIFY === 'false' ? 'off' : 'on (PostgreSQL)';
   console.log(`Holdfast: batchSize 100, pollInterval 50ms, notify ${notify}, wakeOnAccept`);
+  console.log(
+    ANALYZE
+      ? 'PostgreSQL tables ANALYZEd after the accepts, before delivery (--no-analyze: not)'
+      : 'no ANALYZE before delivery',
+  );
   if (databases.includes('postgres') && process.env.HOLDFAST_INBOX_BENCH_ALONE === '1') {
     // HOLDFAST_INBOX_BENCH_ALONE=1: Holdfast alone on PostgreSQL too (before/after comparisons).
     table('postgres: Holdfast alone', [['Holdfast', await benchInbox('postgres', sizes)]]);
