@@ -83,6 +83,38 @@ describeEachDatabase(
       expect(handled).toHaveLength(messages); // each exactly once
       expect(b.probe.calls.length).toBeGreaterThan(0);
     }, 60_000);
+
+    it('on close: hands back the batch claimed ahead (ungrouped, full batches) unstarted; another node takes it', async () => {
+      const messages = 30;
+      const slow = () => new Promise<void>((resolve) => setTimeout(resolve, 200));
+      // Full batches of 5: while one runs, the next 5 are claimed ahead and wait for slots.
+      const options = { pollInterval: '100ms', batchSize: 5, visibilityTimeout: '60s', shutdownGrace: '5s' };
+      const a = await createInboxApp(ctx, options);
+      apps.push(a);
+      a.probe.behaviour = slow;
+      const ids = new Set(
+        (
+          await a.acceptor.acceptAll(Array.from({ length: messages }, (_, i) => ({ type, payload: { i } })))
+        ).map((r) => r.id),
+      );
+      await waitUntil(() => a.probe.calls.length >= 1, { timeout: 15_000, message: 'node A delivering' });
+      const b = await createInboxApp(
+        ctx,
+        { ...options, pollInterval: '200ms' },
+        { waitForLeadership: false },
+      );
+      apps.push(b);
+      await a.close();
+      apps.splice(apps.indexOf(a), 1);
+      const byA = a.probe.calls.length;
+      await waitUntil(() => a.probe.calls.length + b.probe.calls.length >= messages, {
+        timeout: 20_000,
+        message: `the rest taken by node B long before the 60 s visibility timeout (A ${byA}, B ${b.probe.calls.length})`,
+      });
+      const handled = [...a.probe.calls, ...b.probe.calls].map((m) => m.id);
+      expect(new Set(handled)).toEqual(ids);
+      expect(handled).toHaveLength(messages); // each exactly once
+    }, 60_000);
   },
   { tag: 'inbox_drain' },
 );
