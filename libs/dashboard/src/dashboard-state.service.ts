@@ -5,7 +5,12 @@ import { type LockStatus } from '@holdfast/cli';
 import { StatusQueries } from '@holdfast/cli/internal';
 import { resolveDataSource, sqlClientFor, type SqlClient } from '@holdfast/core';
 import { FailoverMetrics, getFailoverStoreToken } from '@holdfast/failover';
-import { FailoverRegistry, FailoverWriter } from '@holdfast/failover/internal';
+import {
+  DEFAULT_FAILOVER_STORE,
+  FAILOVER_STORE_NAME,
+  FailoverRegistry,
+  FailoverWriter,
+} from '@holdfast/failover/internal';
 import { MessageManagement, type MessageInfo } from '@holdfast/inbox';
 import { DEFAULT_INBOX_NAME, INBOX_NAME, InboxClock } from '@holdfast/inbox/internal';
 import { LockerService, type ResolvedLockerOptions } from '@holdfast/locker';
@@ -133,11 +138,24 @@ export class DashboardStateService {
     }
   }
 
+  /**
+   * A provider of the default FailoverModule, read from that module itself: beside a named one
+   * (`forRoot({ name })`), which has the same classes, `moduleRef.get` could return the named
+   * module's. Without a default module, whichever module has it.
+   */
+  private defaultFailover<T>(token: Type<T> | string | symbol): T | undefined {
+    for (const module of this.modules.values()) {
+      if (module.providers.get(FAILOVER_STORE_NAME)?.instance !== DEFAULT_FAILOVER_STORE) continue;
+      return module.providers.get(token as Type<T>)?.instance as T | undefined;
+    }
+    return this.optional<T>(token);
+  }
+
   private async failover(): Promise<FailoverSection> {
-    const registry = this.optional(FailoverRegistry)!;
-    const metrics = this.optional(FailoverMetrics);
-    const writer = this.optional(FailoverWriter);
-    const store = this.optional<FailoverStoreLike>(getFailoverStoreToken());
+    const registry = this.defaultFailover(FailoverRegistry)!;
+    const metrics = this.defaultFailover(FailoverMetrics);
+    const writer = this.defaultFailover(FailoverWriter);
+    const store = this.defaultFailover<FailoverStoreLike>(getFailoverStoreToken());
     const now = new Date();
     const failovers = await Promise.all(
       registry.list().map(async ({ metadata, declaredOn }) => {

@@ -354,6 +354,35 @@ describe('HoldfastDashboardModule with failover only (memory store)', () => {
   });
 });
 
+@Injectable()
+class Rankings {
+  @Failover({ name: 'ranking', store: 'reports' })
+  async ranking(id: string): Promise<{ id: string }> {
+    return { id };
+  }
+}
+
+describe('HoldfastDashboardModule beside a named FailoverModule', () => {
+  it('shows the default failover store, not the named one registered after it', async () => {
+    const memory = { store: { type: 'memory' as const }, cleanup: { enabled: false } };
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        FailoverModule.forRoot(memory),
+        FailoverModule.forRoot({ ...memory, name: 'reports' }),
+        HoldfastDashboardModule.forRoot({ guard: { canActivate: () => true } }),
+      ],
+      providers: [Quotes, Rankings],
+    }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    try {
+      const res = await request(app.getHttpServer()).get('/holdfast/api/state').expect(200);
+      expect(res.body.failover.failovers.map((f: { name: string }) => f.name)).toEqual(['quote']);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 class DashboardOptionsFactory {
   create() {
     return { title: 'From a class' };

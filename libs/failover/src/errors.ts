@@ -110,3 +110,36 @@ export class UnknownPayloadClassError extends FailoverStoreException {
     );
   }
 }
+
+/**
+ * A `@Failover({ store })` names a store no `FailoverModule.forRoot({ name })` of the application
+ * registers (or one its provider cannot see: a module with `isGlobal: false` it does not import).
+ * Thrown at bootstrap.
+ */
+export class UnknownFailoverStoreError extends FailoverError {
+  constructor(
+    readonly failover: string,
+    readonly store: string,
+    readonly declaredOn: string,
+    readonly known: readonly string[],
+    reason = 'no FailoverModule is registered under that name',
+  ) {
+    super(
+      `Failover '${failover}' on ${declaredOn} uses store '${store}': ${reason} ` +
+        `(registered: ${known.length ? known.map((name) => `'${name}'`).join(', ') : 'none'}). ` +
+        `Import FailoverModule.forRoot({ name: '${store}', … }), or fix the failover's 'store'.`,
+      'HOLDFAST_FAILOVER_UNKNOWN_STORE',
+    );
+  }
+}
+
+/** Two `FailoverModule.forRoot()` of one application register the same `name` (or both none). */
+export class DuplicateFailoverStoreError extends FailoverError {
+  constructor(readonly store: string) {
+    super(
+      `Two FailoverModules are registered as store '${store}': give each its own 'name' ` +
+        `(FailoverModule.forRoot({ name: 'reports', … })); the one without a name is 'default'.`,
+      'HOLDFAST_FAILOVER_DUPLICATE_STORE',
+    );
+  }
+}

@@ -1,13 +1,24 @@
 import { Inject } from '@nestjs/common';
-import { FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from './failover.constants';
+import { FailoverExecutor } from './executor/failover-executor';
+import { getFailoverStoreToken } from './failover.constants';
+import { getFailoverOptionsToken, getFailoverToken } from './failover.tokens';
+
+type InjectDecorator = ParameterDecorator & PropertyDecorator;
 
 /**
  * Injects the active `FailoverStore` (the SQL, memory or custom store the module was given), as
- * `@InjectDataSource()` injects TypeORM's DataSource: `constructor(@InjectFailoverStore() store: FailoverStore)`.
+ * `@InjectDataSource()` injects TypeORM's DataSource: `constructor(@InjectFailoverStore() store: FailoverStore)`;
+ * with a name, the store of the FailoverModule registered with that `name`.
  */
-export const InjectFailoverStore = (): ParameterDecorator & PropertyDecorator =>
-  Inject(getFailoverStoreToken());
+export const InjectFailoverStore = (name?: string): InjectDecorator => Inject(getFailoverStoreToken(name));
 
-/** Injects the validated, defaulted options of `FailoverModule` (`ResolvedFailoverModuleOptions`). */
-export const InjectFailoverOptions = (): ParameterDecorator & PropertyDecorator =>
-  Inject(FAILOVER_RESOLVED_OPTIONS);
+/**
+ * Injects the validated, defaulted options of `FailoverModule` (`ResolvedFailoverModuleOptions`);
+ * with a name, those of the module registered with that `name`.
+ */
+export const InjectFailoverOptions = (name?: string): InjectDecorator =>
+  Inject(getFailoverOptionsToken(name));
+
+/** Injects the `FailoverExecutor` of the FailoverModule registered with `name` (the default one without). */
+export const InjectFailoverExecutor = (name?: string): InjectDecorator =>
+  Inject(getFailoverToken(FailoverExecutor, name));

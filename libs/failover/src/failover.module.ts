@@ -6,7 +6,6 @@ import { FailoverExecutor } from './executor/failover-executor';
 import { FailoverExplorer } from './executor/failover.explorer';
 import { FailoverRegistry } from './executor/failover.registry';
 import { FailoverWriter } from './executor/failover-writer';
-import { FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from './failover.constants';
 import { FailoverConfigurableModule } from './failover.module-definition';
 import { resolvedOptionsProvider, storeProvider } from './failover.providers';
 import { FailoverHealthIndicator } from './health/failover.health';
@@ -19,7 +18,8 @@ import { PayloadColumnResolver } from './store/payload-column.resolver';
 
 /**
  * `FailoverModule.forRoot({ store: { type: 'sql' } })` (or `forRootAsync`) once in the app;
- * then `@Failover({ name })` on any provider method.
+ * then `@Failover({ name })` on any provider method. A second store beside it:
+ * `FailoverModule.forRoot({ name: 'reports', … })` and `@Failover({ name, store: 'reports' })`.
  */
 @Module({
   imports: [DiscoveryModule],
@@ -40,19 +40,7 @@ import { PayloadColumnResolver } from './store/payload-column.resolver';
     FailoverCleanupService,
     FailoverHealthIndicator,
   ],
-  exports: [
-    FAILOVER_RESOLVED_OPTIONS,
-    getFailoverStoreToken(),
-    DatabaseResolver,
-    FailoverStoreQueryResolver,
-    PayloadColumnResolver,
-    FailoverTypeRegistry,
-    FailoverExecutor,
-    FailoverStores,
-    FailoverRegistry,
-    FailoverCleanupService,
-    FailoverHealthIndicator,
-    FailoverMetrics,
-  ],
+  // Exports depend on the module's name (failover.module-definition.ts): the classes for the
+  // default module, getFailoverToken(Class, name) for a named one.
 })
 export class FailoverModule extends FailoverConfigurableModule {}

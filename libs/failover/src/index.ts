@@ -1,4 +1,5 @@
 export { FailoverModule } from './failover.module';
+export type { FailoverModuleExtras } from './failover.module-definition';
 export type {
   FailoverModuleOptions,
   AsyncWriteOptions,
@@ -14,7 +15,8 @@ export type {
 export { Failover } from './decorator/failover.decorator';
 export type { FailoverOptions } from './decorator/failover-options';
 export { getFailoverStoreToken } from './failover.constants';
-export { InjectFailoverStore, InjectFailoverOptions } from './failover.decorators';
+export { getFailoverToken } from './failover.tokens';
+export { InjectFailoverStore, InjectFailoverOptions, InjectFailoverExecutor } from './failover.decorators';
 export { FailoverExecutor } from './executor/failover-executor';
 export { RecoveredPayloadHandler, type RecoveryContext } from './executor/recovered-payload.handler';
 export { FailoverCleanupService } from './cleanup/failover-cleanup.service';

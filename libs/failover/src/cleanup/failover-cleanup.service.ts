@@ -9,14 +9,20 @@ import {
   Optional,
 } from '@nestjs/common';
 import { Cron, SchedulerRegistry } from '@nestjs/schedule';
-import { FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from '../failover.constants';
+import {
+  FAILOVER_RESOLVED_OPTIONS,
+  FAILOVER_STORE_NAME,
+  failoverJobName,
+  getFailoverStoreToken,
+} from '../failover.constants';
 import { FailoverMetrics } from '../health/failover.metrics';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 import type { FailoverStore } from '../store/failover-store';
 import { FailoverStores } from '../tenant/failover-stores';
 import { cronPeriodMillis } from './schedule-cron';
 
-export const FAILOVER_CLEANUP_JOB = 'holdfast:failover:cleanup';
+/** The cron job of the default FailoverModule; a named one's is `holdfast:failover:<name>:cleanup`. */
+export const FAILOVER_CLEANUP_JOB = failoverJobName('cleanup', undefined);
 
 /**
  * Deletes expired entries on a cron schedule (default hourly), through @nestjs/schedule: the
@@ -42,6 +48,7 @@ export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApp
     private readonly stores: FailoverStores,
     private readonly metrics: FailoverMetrics,
     @Optional() private readonly schedulerRegistry?: SchedulerRegistry,
+    @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,
   ) {
     const { enabled, cron } = options.cleanup;
     this.leaseMs = enabled ? Math.max(1_000, Math.floor(cronPeriodMillis(cron) / 2)) : 0;
@@ -49,7 +56,7 @@ export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApp
       // This instance's own tick, carrying the @Cron() metadata ScheduleModule's explorer reads.
       const run = FailoverCleanupService.prototype.tick;
       const tick = () => run.call(this);
-      Cron(cron, { name: FAILOVER_CLEANUP_JOB })(this, 'tick', { value: tick });
+      Cron(cron, { name: failoverJobName('cleanup', storeName) })(this, 'tick', { value: tick });
       Object.defineProperty(this, 'tick', { value: tick });
     }
   }

@@ -30,6 +30,11 @@ export interface FailoverOptions {
   recoverAll?: boolean;
   /** This failover's execution (overrides the module's `execution`). */
   execution?: ExecutionOptions;
+  /**
+   * The FailoverModule that serves this failover: the one registered with
+   * `FailoverModule.forRoot({ name: store })`. Default: the module without a name.
+   */
+  store?: string;
 }
 
 /** The validated declaration, attached to the method. */
@@ -65,6 +70,8 @@ export function failoverMetadata(options: FailoverOptions, where: string): Failo
     const cls = Array.isArray(options.type) ? options.type[0] : options.type;
     if (typeof cls !== 'function') fail(`'type' must be a class or [Class], got ${String(options.type)}`);
   }
+  if (options.store !== undefined && (typeof options.store !== 'string' || options.store.trim() === ''))
+    fail(`'store' must be the non-empty name of a FailoverModule, got ${JSON.stringify(options.store)}`);
   if (options.recoverOn !== undefined && typeof options.recoverOn !== 'function')
     fail(`'recoverOn' must be a function`);
   const { keyGenerator, payloadSplitter } = options;

@@ -1,14 +1,18 @@
-import { Inject } from '@nestjs/common';
+import { Inject, Optional } from '@nestjs/common';
 import { FailoverConfigurationError } from '../errors';
 import { FailoverExecutor } from '../executor/failover-executor';
-import { FAILOVER_EXECUTOR_PROPERTY, FAILOVER_METADATA } from '../failover.constants';
+import { FAILOVER_METADATA, failoverExecutorProperty, isDefaultFailoverStore } from '../failover.constants';
+import { getFailoverToken } from '../failover.tokens';
 import { failoverMetadata, type FailoverOptions } from './failover-options';
 
 /**
  * Serves the last good value when the upstream call fails. The method is wrapped here, at
  * decoration time, so calls from other providers and the class's own `this.` calls both go
  * through it (an interceptor would see neither). The executor arrives by property injection:
- * a provider using @Failover() in an app without FailoverModule fails at bootstrap.
+ * a provider using @Failover() in an app without FailoverModule fails at bootstrap. With
+ * `store: name`, the executor of the FailoverModule registered with that name is injected (into a
+ * property of its own, so one class may use several stores); the explorer reports a store that no
+ * module registers at bootstrap. Either way the store is resolved once, never per call.
  */
 export function Failover(options: FailoverOptions): MethodDecorator {
   return (target, propertyKey, descriptor: PropertyDescriptor) => {
@@ -17,15 +21,25 @@ export function Failover(options: FailoverOptions): MethodDecorator {
     const upstream = descriptor.value;
     if (typeof upstream !== 'function')
       throw new FailoverConfigurationError(`@Failover() on ${where}: not a method`);
-    Inject(FailoverExecutor)(target, FAILOVER_EXECUTOR_PROPERTY);
+    const property = failoverExecutorProperty(meta.store);
+    if (isDefaultFailoverStore(meta.store)) {
+      Inject(FailoverExecutor)(target, property);
+    } else {
+      // Optional: a store no module registers is reported by the explorer, with a typed error.
+      Inject(getFailoverToken(FailoverExecutor, meta.store))(target, property);
+      Optional()(target, property);
+    }
+    const missing = isDefaultFailoverStore(meta.store)
+      ? 'with FailoverModule imported'
+      : `with a FailoverModule named '${meta.store}' imported`;
 
     const wrapped = function (this: Record<symbol, FailoverExecutor | undefined>, ...args: unknown[]) {
-      const executor = this?.[FAILOVER_EXECUTOR_PROPERTY];
+      const executor = this?.[property];
       if (!executor) {
         return Promise.reject(
           new FailoverConfigurationError(
             `${where} is decorated with @Failover('${meta.name}') but its instance was not created by Nest ` +
-              `with FailoverModule imported (was it created with 'new'?).`,
+              `${missing} (was it created with 'new'?).`,
           ),
         );
       }

@@ -3,7 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { HoldfastError, HoldfastTimers } from '@holdfast/core';
 import type { FailoverMetadata } from '../decorator/failover-options';
-import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
+import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME, failoverJobName } from '../failover.constants';
 import { FailoverMetrics } from '../health/failover.metrics';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 import { PayloadCodec } from '../payload/payload-codec';
@@ -42,12 +42,15 @@ export class FailoverExecutor implements OnApplicationShutdown {
     codec: PayloadCodec,
     @Optional() moduleRef?: ModuleRef,
     @Optional() schedulerRegistry?: SchedulerRegistry,
+    @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,
   ) {
     this.storeGuard = failoverStoreGuard(options.storeTimeout, this.logger);
     // While the store is skipped, its ping (the global store's) tells when it answers again.
     const ping = stores.ping();
-    if (ping)
-      this.storeGuard.probeWith(ping, new HoldfastTimers(schedulerRegistry), 'holdfast:failover:store-probe');
+    if (ping) {
+      const probe = failoverJobName('store-probe', storeName);
+      this.storeGuard.probeWith(ping, new HoldfastTimers(schedulerRegistry), probe);
+    }
     this.runtimes = new FailoverRuntimes(options, metrics, this.logger, moduleRef);
     this.keeper = new FailoverKeeper(options, writer, codec, metrics, this.runtimes, this.logger);
     const lookups = new FailoverLookup(writer, this.storeGuard, metrics, this.logger);

@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { HoldfastTimers } from '@holdfast/core';
-import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
+import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME, failoverJobName } from '../failover.constants';
 import { FailoverMetrics } from '../health/failover.metrics';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 import type { PayloadType } from '../payload/payload-type';
@@ -25,7 +25,6 @@ interface PendingWrite {
  * so a graceful stop loses nothing. With `async: false` each write is awaited by the caller
  * (its failure still stays out of the caller's way).
  */
-const FLUSH_TIMER = 'holdfast:failover:write-behind';
 
 @Injectable()
 export class FailoverWriter implements BeforeApplicationShutdown {
@@ -35,8 +34,12 @@ export class FailoverWriter implements BeforeApplicationShutdown {
   private readonly storeIds = new WeakMap<FailoverStore, number>();
   private readonly callerWrites = new Set<Promise<boolean>>();
   private nextStoreId = 0;
-  /** The write-behind flush, `holdfast:failover:write-behind` in the app's SchedulerRegistry. */
+  /**
+   * The write-behind flush, `holdfast:failover:write-behind` in the app's SchedulerRegistry
+   * (`holdfast:failover:<name>:write-behind` for a named FailoverModule).
+   */
   private readonly timers: HoldfastTimers;
+  private readonly flushTimer: string;
   private flushing?: Promise<void>;
   private closed = false;
 
@@ -44,8 +47,10 @@ export class FailoverWriter implements BeforeApplicationShutdown {
     @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
     private readonly metrics: FailoverMetrics,
     @Optional() registry?: SchedulerRegistry,
+    @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,
   ) {
     this.timers = new HoldfastTimers(registry);
+    this.flushTimer = failoverJobName('write-behind', storeName);
   }
 
   store(
@@ -138,8 +143,8 @@ export class FailoverWriter implements BeforeApplicationShutdown {
   }
 
   private schedule(delay: number): void {
-    if (this.timers.has(FLUSH_TIMER) || this.closed) return;
-    this.timers.set(FLUSH_TIMER, delay, () => this.startFlush());
+    if (this.timers.has(this.flushTimer) || this.closed) return;
+    this.timers.set(this.flushTimer, delay, () => this.startFlush());
   }
 
   private startFlush(): void {

@@ -1,18 +1,33 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import { discoverMethods } from '@holdfast/core';
 import type { FailoverMetadata } from '../decorator/failover-options';
-import { FailoverConfigurationError } from '../errors';
-import { FAILOVER_METADATA, FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from '../failover.constants';
+import {
+  DuplicateFailoverStoreError,
+  FailoverConfigurationError,
+  UnknownFailoverStoreError,
+} from '../errors';
+import {
+  DEFAULT_FAILOVER_STORE,
+  FAILOVER_METADATA,
+  FAILOVER_RESOLVED_OPTIONS,
+  FAILOVER_STORE_NAME,
+  failoverExecutorProperty,
+  getFailoverStoreToken,
+} from '../failover.constants';
 import type { ResolvedFailoverModuleOptions, SqlStoreOptions } from '../options/failover-module.options';
 import { FailoverTypeRegistry } from '../payload/failover-type.registry';
 import type { FailoverStore } from '../store/failover-store';
 import { FailoverExecutor } from './failover-executor';
-import { FailoverRegistry } from './failover.registry';
+import { FailoverRegistry, type DiscoveredFailover } from './failover.registry';
+
+type DiscoveredMethodWrapper = ReturnType<typeof discoverMethods>[number]['wrapper'];
 
 /**
- * Finds every @Failover method at bootstrap: rejects duplicate names, registers payload types
- * (the recovery allowlist) and logs one summary line per failover.
+ * Finds every @Failover method at bootstrap: rejects duplicate names and stores no module
+ * registers, registers payload types (the recovery allowlist) and logs one summary line per
+ * failover. With several FailoverModules (`forRoot({ name })`), each one's explorer checks every
+ * failover and takes those addressed to it (`@Failover({ store })`, default 'default').
  */
 function splitterName(splitter: FailoverMetadata['payloadSplitter']): string {
   if (!splitter) return '-';
@@ -31,6 +46,7 @@ export class FailoverExplorer implements OnModuleInit {
     @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
     @Inject(getFailoverStoreToken()) private readonly store: FailoverStore,
     private readonly executor: FailoverExecutor,
+    @Optional() @Inject(FAILOVER_STORE_NAME) private readonly storeName: string = DEFAULT_FAILOVER_STORE,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -38,11 +54,27 @@ export class FailoverExplorer implements OnModuleInit {
     this.types.configure(sql?.allowedPayloadClasses, sql?.strictAllowlist);
     for (const type of this.options.types) this.types.register(type, 'FailoverModule types');
     const found: Array<{ metadata: FailoverMetadata; host?: ModuleRef }> = [];
+    const stores = this.storeNames();
+    // Names are unique across every store of the app (metrics and logs go by name).
+    const all = new Map<string, DiscoveredFailover>();
     for (const { metadata, declaredOn, wrapper } of discoverMethods<FailoverMetadata>(
       this.discovery,
       this.scanner,
       FAILOVER_METADATA,
     )) {
+      const existing = all.get(metadata.name);
+      if (existing && existing.metadata !== metadata) {
+        throw new FailoverConfigurationError(
+          `Duplicate failover name '${metadata.name}': declared on ${existing.declaredOn} and on ${declaredOn}. ` +
+            `Names must be unique; use 'domain' to share stored entries between failovers.`,
+        );
+      }
+      all.set(metadata.name, { metadata, declaredOn });
+      const store = metadata.store ?? DEFAULT_FAILOVER_STORE;
+      if (!stores.includes(store))
+        throw new UnknownFailoverStoreError(metadata.name, store, declaredOn, stores);
+      if (store !== this.storeName) continue;
+      this.checkInjected(metadata, declaredOn, wrapper, stores);
       this.register(metadata, declaredOn);
       const host = wrapper.host?.getProviderByKey<ModuleRef>(ModuleRef)?.instance;
       found.push({ metadata, host: host ?? undefined });
@@ -52,13 +84,51 @@ export class FailoverExplorer implements OnModuleInit {
     this.summarize();
   }
 
+  /** The names of every FailoverModule of the app; two of one name stop the bootstrap. */
+  private storeNames(): string[] {
+    const names: string[] = [];
+    for (const wrapper of this.discovery.getProviders()) {
+      if (wrapper.token !== FAILOVER_STORE_NAME || typeof wrapper.instance !== 'string') continue;
+      if (names.includes(wrapper.instance)) throw new DuplicateFailoverStoreError(wrapper.instance);
+      names.push(wrapper.instance);
+    }
+    // A module built outside the discovery (none today) still knows its own name.
+    if (!names.includes(this.storeName)) names.push(this.storeName);
+    return names;
+  }
+
+  /**
+   * A named store exists but the provider's module cannot see it (`isGlobal: false` and not
+   * imported there): its optional property injection left the executor out. Checked on class
+   * providers Nest built (a factory's or a value's instance gets no property injection).
+   */
+  private checkInjected(
+    metadata: FailoverMetadata,
+    declaredOn: string,
+    wrapper: DiscoveredMethodWrapper,
+    stores: string[],
+  ): void {
+    if (metadata.store === undefined || metadata.store === DEFAULT_FAILOVER_STORE) return;
+    const instance: unknown = wrapper.instance;
+    if (!wrapper.metatype || wrapper.inject || !wrapper.isDependencyTreeStatic()) return;
+    if (instance === null || typeof instance !== 'object') return;
+    if ((instance as Record<symbol, unknown>)[failoverExecutorProperty(metadata.store)] !== undefined) return;
+    throw new UnknownFailoverStoreError(
+      metadata.name,
+      metadata.store,
+      declaredOn,
+      stores,
+      `that FailoverModule is not visible from the module of ${declaredOn} (it has isGlobal: false and is not imported there)`,
+    );
+  }
+
   /** One line per failover, and warnings for set-ups that usually are mistakes. */
   private summarize(): void {
     const store = this.store.description ?? this.options.store.type;
     const found = this.registry.list();
     for (const { metadata, declaredOn } of found) {
       this.logger.log(
-        `Failover '${metadata.name}' on ${declaredOn}: domain=${metadata.domain ?? '-'} expiry=${metadata.expiryMs}ms ` +
+        `Failover '${metadata.name}'${this.storeName === DEFAULT_FAILOVER_STORE ? '' : ` (store '${this.storeName}')`} on ${declaredOn}: domain=${metadata.domain ?? '-'} expiry=${metadata.expiryMs}ms ` +
           `store=${store}${this.options.multiTenant ? ' (per tenant)' : ''} async=${this.options.async ? 'write-behind' : 'off'} ` +
           `splitter=${splitterName(metadata.payloadSplitter)}${metadata.recoverAll ? ' recoverAll' : ''}`,
       );
@@ -87,13 +157,6 @@ export class FailoverExplorer implements OnModuleInit {
   }
 
   private register(metadata: FailoverMetadata, declaredOn: string): void {
-    const existing = this.registry.get(metadata.name);
-    if (existing && existing.metadata !== metadata) {
-      throw new FailoverConfigurationError(
-        `Duplicate failover name '${metadata.name}': declared on ${existing.declaredOn} and on ${declaredOn}. ` +
-          `Names must be unique; use 'domain' to share stored entries between failovers.`,
-      );
-    }
     if (metadata.type)
       this.types.register(metadata.type, `the type of @Failover('${metadata.name}') on ${declaredOn}`);
     this.registry.add({ metadata, declaredOn });
