@@ -83,4 +83,11 @@ export {
   type DiscoveredMethod,
   type DiscoveredHandler,
 } from './discovery/discover-methods';
+export {
+  NamedInstances,
+  DEFAULT_INSTANCE_NAME,
+  type NamedAlias,
+  type NamedInstancesSpec,
+  type NamedModuleExtras,
+} from './module/named-instances';
 export { healthResult, probeHealth, type HealthResult, type HealthStatus } from './health/health-check';

@@ -1,3 +1,4 @@
+import { DEFAULT_INSTANCE_NAME } from '@holdfast/core';
 /** Metadata key of @Failover() on a method. */
 export const FAILOVER_METADATA = 'holdfast:failover';
 /** Property on decorated instances that receives the FailoverExecutor by property injection. */
@@ -7,7 +8,7 @@ const NAMED_EXECUTOR_PROPERTIES = new Map<string, symbol>();
 export const FAILOVER_RESOLVED_OPTIONS = Symbol('holdfast:failover-resolved-options');
 /** The name of the store a module registers (`forRoot({ name })`), `DEFAULT_FAILOVER_STORE` without one. */
 export const FAILOVER_STORE_NAME = Symbol('holdfast:failover-store-name');
-export const DEFAULT_FAILOVER_STORE = 'default';
+export const DEFAULT_FAILOVER_STORE = DEFAULT_INSTANCE_NAME;
 const FAILOVER_STORE = Symbol('holdfast:failover-store');
 
 /** Whether `name` designates the default (unnamed) FailoverModule. */

@@ -1,16 +1,10 @@
-import { ConfigurableModuleBuilder, type Provider, type Type } from '@nestjs/common';
+import { ConfigurableModuleBuilder, type Type } from '@nestjs/common';
 import { DatabaseResolver } from '@holdfast/core';
 import { FailoverCleanupService } from './cleanup/failover-cleanup.service';
-import { FailoverConfigurationError } from './errors';
 import { FailoverExecutor } from './executor/failover-executor';
 import { FailoverRegistry } from './executor/failover.registry';
-import {
-  DEFAULT_FAILOVER_STORE,
-  FAILOVER_RESOLVED_OPTIONS,
-  FAILOVER_STORE_NAME,
-  getFailoverStoreToken,
-} from './failover.constants';
-import { getFailoverOptionsToken, getFailoverToken } from './failover.tokens';
+import { getFailoverStoreToken } from './failover.constants';
+import { FAILOVER_STORES } from './failover.tokens';
 import { FailoverHealthIndicator } from './health/failover.health';
 import { FailoverMetrics } from './health/failover.metrics';
 import type { FailoverModuleOptions } from './options/failover-module.options';
@@ -47,38 +41,6 @@ const EXPORTED_SERVICES: Array<Type<unknown>> = [
   FailoverMetrics,
 ];
 
-/** The default module exports its classes; a named one exports aliases under its own tokens. */
-function namedStore(name: string | undefined): {
-  providers: Provider[];
-  exports: Array<Provider | string | symbol>;
-} {
-  if (name !== undefined && (typeof name !== 'string' || name.trim() === '' || name !== name.trim())) {
-    throw new FailoverConfigurationError(
-      `FailoverModule.forRoot({ name }): the name must be a non-empty string without surrounding spaces, got ${JSON.stringify(name)}`,
-    );
-  }
-  const storeName = name ?? DEFAULT_FAILOVER_STORE;
-  const nameProvider: Provider = { provide: FAILOVER_STORE_NAME, useValue: storeName };
-  if (storeName === DEFAULT_FAILOVER_STORE) {
-    return {
-      providers: [nameProvider],
-      exports: [FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken(), ...EXPORTED_SERVICES],
-    };
-  }
-  const aliases: Provider[] = [
-    { provide: getFailoverOptionsToken(storeName), useExisting: FAILOVER_RESOLVED_OPTIONS },
-    { provide: getFailoverStoreToken(storeName), useExisting: getFailoverStoreToken() },
-    ...EXPORTED_SERVICES.map((service) => ({
-      provide: getFailoverToken(service, storeName),
-      useExisting: service,
-    })),
-  ];
-  return {
-    providers: [nameProvider, ...aliases],
-    exports: aliases.map((alias) => (alias as { provide: string }).provide),
-  };
-}
-
 export const {
   ConfigurableModuleClass: FailoverConfigurableModule,
   MODULE_OPTIONS_TOKEN: FAILOVER_MODULE_OPTIONS,
@@ -87,13 +49,10 @@ export const {
 } = new ConfigurableModuleBuilder<FailoverModuleOptions>({ moduleName: 'Failover' })
   .setClassMethodName('forRoot')
   // Global by default: @Failover() methods may live in any module of the app.
-  .setExtras<FailoverModuleExtras>({ isGlobal: true, name: undefined }, (definition, extras) => {
-    const named = namedStore(extras.name);
-    return {
-      ...definition,
-      global: extras.isGlobal,
-      providers: [...(definition.providers ?? []), ...named.providers],
-      exports: [...(definition.exports ?? []), ...named.exports],
-    };
-  })
+  .setExtras<FailoverModuleExtras>(
+    { isGlobal: true, name: undefined },
+    FAILOVER_STORES.extras(EXPORTED_SERVICES, [
+      { token: getFailoverStoreToken(), named: (name) => getFailoverStoreToken(name) as string },
+    ]),
+  )
   .build();

@@ -1,5 +1,15 @@
 import type { Type } from '@nestjs/common';
-import { FAILOVER_RESOLVED_OPTIONS, isDefaultFailoverStore } from './failover.constants';
+import { NamedInstances } from '@holdfast/core';
+import { FailoverConfigurationError } from './errors';
+import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from './failover.constants';
+
+/** The FailoverModules of an application: the default one, and those registered with `forRoot({ name })`. */
+export const FAILOVER_STORES = new NamedInstances({
+  lib: 'failover',
+  optionsToken: FAILOVER_RESOLVED_OPTIONS,
+  nameToken: FAILOVER_STORE_NAME,
+  invalidName: (message) => new FailoverConfigurationError(`FailoverModule.${message}`),
+});
 
 /**
  * The injection token of one FailoverModule's service, as `getDataSourceToken(name)` in
@@ -8,10 +18,10 @@ import { FAILOVER_RESOLVED_OPTIONS, isDefaultFailoverStore } from './failover.co
  * registered with `name`.
  */
 export function getFailoverToken<T>(service: Type<T>, name?: string): Type<T> | string {
-  return isDefaultFailoverStore(name) ? service : `holdfast:failover:${name}:${service.name}`;
+  return FAILOVER_STORES.token(service, name);
 }
 
 /** The token of one FailoverModule's validated options (`@InjectFailoverOptions(name)`). */
 export function getFailoverOptionsToken(name?: string): symbol | string {
-  return isDefaultFailoverStore(name) ? FAILOVER_RESOLVED_OPTIONS : `holdfast:failover:${name}:options`;
+  return FAILOVER_STORES.optionsToken(name);
 }

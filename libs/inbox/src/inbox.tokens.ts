@@ -1,9 +1,14 @@
 import type { Type } from '@nestjs/common';
-import { DEFAULT_INBOX_NAME, INBOX_OPTIONS } from './inbox.constants';
+import { InvalidOptionsError, NamedInstances } from '@holdfast/core';
+import { INBOX_NAME, INBOX_OPTIONS } from './inbox.constants';
 
-function isDefault(name: string | undefined): boolean {
-  return name === undefined || name === DEFAULT_INBOX_NAME;
-}
+/** The inboxes of an application: the default one, and those registered with `forRoot({ name })`. */
+export const INBOXES = new NamedInstances({
+  lib: 'inbox',
+  optionsToken: INBOX_OPTIONS,
+  nameToken: INBOX_NAME,
+  invalidName: (message) => new InvalidOptionsError('InboxModule', [message]),
+});
 
 /**
  * The injection token of one inbox's service, as `getDataSourceToken(name)` in `@nestjs/typeorm`:
@@ -11,10 +16,10 @@ function isDefault(name: string | undefined): boolean {
  * `holdfast:inbox:<name>:<Class>` for the inbox registered with `name`.
  */
 export function getInboxToken<T>(service: Type<T>, name?: string): Type<T> | string {
-  return isDefault(name) ? service : `holdfast:inbox:${name}:${service.name}`;
+  return INBOXES.token(service, name);
 }
 
 /** The token of one inbox's validated options (`@InjectInboxOptions(name)`). */
 export function getInboxOptionsToken(name?: string): symbol | string {
-  return isDefault(name) ? INBOX_OPTIONS : `holdfast:inbox:${name}:options`;
+  return INBOXES.optionsToken(name);
 }
