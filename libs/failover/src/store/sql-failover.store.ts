@@ -11,6 +11,7 @@ import {
   sqlRetryCounter,
   withTransientRetry,
   type SchemaMode,
+  type SqlRowReader,
 } from '@holdfast/core';
 import { FailoverTypeRegistry } from '../payload/failover-type.registry';
 import { PayloadCodec } from '../payload/payload-codec';
@@ -94,6 +95,11 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind {
   private readonly multiRowUpserts = new Map<number, string>();
   private readonly cleanBatches = new Map<number, string>();
   private readonly dbClock: DatabaseClock;
+  /**
+   * The find statement as a synchronous row reader (SQLite) and where its columns sit in a row;
+   * null when the client cannot read synchronously or the (custom) query lacks a column.
+   */
+  private findReader?: { reader: SqlRowReader; asOf: number; expireOn: number; payload: number; payloadClass: number } | null;
 
   constructor(private readonly config: SqlFailoverStoreConfig) {
     this.table = tableName(config.tablePrefix, FAILOVER_STORE_TABLE.name);
@@ -185,6 +191,18 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind {
     };
     this.multiRowUpserts.clear();
     this.cleanBatches.clear();
+    this.findReader = undefined;
+  }
+
+  private rowReader() {
+    if (this.findReader !== undefined) return this.findReader;
+    const reader = this.sql.rowReader(this.q.find);
+    const at = (column: string) => reader?.columns.indexOf(column) ?? -1;
+    const [asOf, expireOn, payload, payloadClass] = ['as_of', 'expire_on', 'payload', 'payload_class'].map(at);
+    return (this.findReader =
+      reader && asOf >= 0 && expireOn >= 0 && payload >= 0 && payloadClass >= 0
+        ? { reader, asOf, expireOn, payload, payloadClass }
+        : null);
   }
 
   private get q() {
@@ -301,7 +319,7 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind {
     return this.sql.query<Row>(sample ? this.q.findWithClock : this.q.find, [name, key]).then((rows) => {
       const row = rows[0];
       if (row && sample) this.observeClock(row, sent);
-      return row && this.entryOf<T>(row, name, key, type);
+      return row && this.entryOfRow<T>(row, name, key, type);
     });
   }
 
@@ -312,12 +330,28 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind {
    */
   findNow<T>(name: string, key: string, type?: PayloadType): FailoverEntry<T> | undefined | typeof NOT_NOW {
     const sample = !this.dialectUnknown && this.dbClock.wantsSample();
+    const fast = !sample && this.rowReader();
+    if (fast) {
+      // The common read: one cached statement, one row as an array, no object per row.
+      const values = fast.reader.row([name, key]);
+      if (values === undefined) return NOT_NOW;
+      if (values === null) return undefined;
+      return this.entryOf<T>(
+        values[fast.asOf],
+        values[fast.expireOn],
+        values[fast.payload],
+        values[fast.payloadClass] as string,
+        name,
+        key,
+        type,
+      );
+    }
     const sent = sample ? DatabaseClock.monotonic() : 0;
     const rows = this.sql.querySync<Row>(sample ? this.q.findWithClock : this.q.find, [name, key]);
     if (!rows) return NOT_NOW;
     const row = rows[0];
     if (row && sample) this.observeClock(row, sent);
-    return row && this.entryOf<T>(row, name, key, type);
+    return row && this.entryOfRow<T>(row, name, key, type);
   }
 
   private observeClock(row: Row, sent: number): void {
@@ -325,15 +359,27 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind {
       this.dbClock.observe(toNumber(row.db_now), sent, DatabaseClock.monotonic());
   }
 
-  private entryOf<T>(row: Row, name: string, key: string, type?: PayloadType): FailoverEntry<T> {
+  private entryOfRow<T>(row: Row, name: string, key: string, type?: PayloadType): FailoverEntry<T> {
+    return this.entryOf(row.as_of, row.expire_on, row.payload, row.payload_class, name, key, type);
+  }
+
+  private entryOf<T>(
+    asOf: unknown,
+    expireOn: unknown,
+    payload: unknown,
+    payloadClass: string,
+    name: string,
+    key: string,
+    type?: PayloadType,
+  ): FailoverEntry<T> {
     const d = this.sql.dialect;
-    const json = this.payloadColumn.read(row.payload, name, row.payload_class);
+    const json = this.payloadColumn.read(payload, name, payloadClass);
     return {
       name,
       key,
-      asOf: d.readTimestamp(row.as_of),
-      expireOn: d.readTimestamp(row.expire_on),
-      payload: this.codec.decode<T>(name, json, row.payload_class, type),
+      asOf: d.readTimestamp(asOf),
+      expireOn: d.readTimestamp(expireOn),
+      payload: this.codec.decode<T>(name, json, payloadClass, type),
     };
   }
 
