@@ -12,7 +12,12 @@ import {
   resetBoundedSession,
   type IsolationLevel,
 } from './transaction-bound';
-import { directChannel, type DriverChannel, type StatementResult, type SyncRowReader } from './driver-channel';
+import {
+  directChannel,
+  type DriverChannel,
+  type StatementResult,
+  type SyncRowReader,
+} from './driver-channel';
 import {
   boundedWait,
   ConnectionTrust,
