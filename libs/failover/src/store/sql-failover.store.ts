@@ -54,6 +54,15 @@ export interface SqlFailoverStoreConfig {
 export const CLEANUP_LEASE_NAME = '$holdfast-cleanup';
 const CLEANUP_LEASE_KEY = 'lease';
 
+interface FindReader {
+  reader: SqlRowReader;
+  /** Where each column sits in a row of the reader. */
+  asOf: number;
+  expireOn: number;
+  payload: number;
+  payloadClass: number;
+}
+
 interface Row {
   db_now?: unknown;
   as_of: unknown;
@@ -99,7 +108,7 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind {
    * The find statement as a synchronous row reader (SQLite) and where its columns sit in a row;
    * null when the client cannot read synchronously or the (custom) query lacks a column.
    */
-  private findReader?: { reader: SqlRowReader; asOf: number; expireOn: number; payload: number; payloadClass: number } | null;
+  private findReader?: FindReader | null;
 
   constructor(private readonly config: SqlFailoverStoreConfig) {
     this.table = tableName(config.tablePrefix, FAILOVER_STORE_TABLE.name);
@@ -194,15 +203,25 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind {
     this.findReader = undefined;
   }
 
-  private rowReader() {
+  private rowReader(): FindReader | null {
     if (this.findReader !== undefined) return this.findReader;
-    const reader = this.sql.rowReader(this.q.find);
-    const at = (column: string) => reader?.columns.indexOf(column) ?? -1;
-    const [asOf, expireOn, payload, payloadClass] = ['as_of', 'expire_on', 'payload', 'payload_class'].map(at);
-    return (this.findReader =
-      reader && asOf >= 0 && expireOn >= 0 && payload >= 0 && payloadClass >= 0
-        ? { reader, asOf, expireOn, payload, payloadClass }
-        : null);
+    const find = this.q.find;
+    let reader = this.sql.rowReader(find);
+    const needed = ['as_of', 'expire_on', 'payload', 'payload_class'];
+    if (!reader || !needed.every((c) => reader!.columns.includes(c))) return (this.findReader = null);
+    // The timestamps in epoch ms when the database computes them more cheaply than Date parses them.
+    const millis = this.sql.dialect.timestampSql().millis;
+    if (millis) {
+      try {
+        reader = this.sql.rowReader(
+          `SELECT ${millis('as_of')} AS as_of, ${millis('expire_on')} AS expire_on, payload, payload_class FROM (${find})`,
+        )!;
+      } catch {
+        // A (custom) find that cannot be a subquery: read as it is.
+      }
+    }
+    const [asOf, expireOn, payload, payloadClass] = needed.map((c) => reader!.columns.indexOf(c));
+    return (this.findReader = { reader, asOf, expireOn, payload, payloadClass });
   }
 
   private get q() {
