@@ -59,9 +59,11 @@ export class DatabaseClock {
     return monotonic();
   }
 
-  /** Epoch milliseconds on the database's clock (the process clock until the first reading). */
-  now(): number {
-    const mono = monotonic();
+  /**
+   * Epoch milliseconds on the database's clock (the process clock until the first reading).
+   * `mono`: a `monotonic()` reading the caller took a moment ago, instead of a new one.
+   */
+  now(mono = monotonic()): number {
     const age = mono - this.syncedAt;
     if (age > this.sampleMs) {
       this.sampleDue = true;

@@ -494,9 +494,9 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind {
   }
 
   /** The database clock, estimated without a round trip (see DatabaseClock). */
-  clock(): number {
+  clock(monotonic?: number): number {
     // An unknown dialect has no clock expression we trust: the process clock, as before.
-    return this.dialectUnknown ? Date.now() : this.dbClock.now();
+    return this.dialectUnknown ? Date.now() : this.dbClock.now(monotonic);
   }
 
   async ping(): Promise<void> {
