@@ -12,7 +12,13 @@ export { sqlDialect, type SqlDialectOptions } from './dialect/dialects';
 export { utcDateTime } from './dialect/base.dialect';
 export type { SqlBinder, TimestampSql, TimestampStorage } from './dialect/timestamp-sql';
 export { DatabaseResolver } from './database/database-resolver';
-export { SqlClient, toNumber, type SqlClientOptions, type TransactionOptions } from './database/sql-client';
+export {
+  SqlClient,
+  toNumber,
+  type SqlClientOptions,
+  type SqlRowReader,
+  type TransactionOptions,
+} from './database/sql-client';
 export {
   beginBoundedTransaction,
   endBoundedTransaction,

@@ -83,6 +83,53 @@ describeEachDatabase(
       const rows = await ctx.sql.query(`SELECT ID FROM ${t()} WHERE ID LIKE 'tx-%'`);
       expect(rows).toHaveLength(8);
     });
+
+    it('answers a point read synchronously through a row reader on SQLite only, never inside a transaction', async () => {
+      const d = ctx.sql.dialect;
+      const reader = ctx.sql.rowReader(`SELECT N AS n, ID AS id FROM ${t()} WHERE ID = ${p(1)}`);
+      if (ctx.db !== 'sqlite') {
+        expect(reader).toBeUndefined();
+        return;
+      }
+      expect(reader!.columns).toEqual(['n', 'id']);
+      expect(reader!.row(['a'])).toEqual([1, 'a']);
+      expect(reader!.row(['nope'])).toBeNull();
+      await ctx.sql.transaction(async (tx) => {
+        // The shared connection is held by the transaction: the reader cannot run now.
+        expect(reader!.row(['a'])).toBeUndefined();
+        expect(tx.rowReader(`SELECT ID FROM ${t()}`)).toBeUndefined();
+        await tx.execute(`UPDATE ${t()} SET N = ${p(1)} WHERE ID = ${p(2)}`, [2, 'a']);
+      });
+      expect(reader!.row(['a'])).toEqual([2, 'a']);
+      expect(d.name).toBe('sqlite');
+    });
+
+    it('reads timestamps in epoch ms in SQL where the dialect can, exactly as the client reads them', async () => {
+      const d = ctx.sql.dialect;
+      const millis = d.timestampSql().millis;
+      if (!millis) return;
+      const values = [
+        ...[0, -1, 1, Date.parse('2026-03-04T05:06:07.089Z'), Date.parse('9999-12-31T23:59:59.999Z')].map(
+          (ms) => d.timestampParam(new Date(ms)),
+        ),
+        // Not what the dialect writes: left to the client, which reads them as before.
+        '2026-03-04 05:06:07',
+        '2026-03-04T05:06:07.089+02:00',
+        'now',
+        '12:30',
+        '2460000.5',
+        'not a time',
+      ];
+      for (const value of values) {
+        const [row] = await ctx.sql.query<{ ms: unknown }>(
+          `SELECT ${millis('v')} AS ms FROM (${d.selectRow(`${p(1)} AS v`)}) given`,
+          [value],
+        );
+        const expected = d.readTimestamp(value).getTime();
+        const got = d.readTimestamp(row.ms).getTime();
+        expect([value, got]).toEqual([value, expected]);
+      }
+    });
   },
   { tables: ['CORE_THING'] },
 );

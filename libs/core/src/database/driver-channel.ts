@@ -13,6 +13,11 @@ export interface DriverChannel {
   /** SQLite: the statement runs synchronously, so callers can skip an await when nothing is queued. */
   readonly synchronous?: boolean;
   runSync?(sql: string, params: readonly unknown[]): StatementResult;
+  /**
+   * SQLite: a read compiled once whose `row` answers synchronously with its first row as an
+   * array of column values (in `columns` order), or null when there is none.
+   */
+  rowReader?(sql: string): SyncRowReader;
   /** Network drivers: one connection of the pool, for a statement whose wait is bounded. */
   checkout?(): Promise<PooledConnection>;
 }
@@ -27,10 +32,21 @@ export interface PooledConnection {
   destroy(): void;
 }
 
+/** A prepared read answered synchronously, one row as an array of column values. */
+export interface SyncRowReader {
+  /** The result's column names, in the order of a row's values. */
+  readonly columns: readonly string[];
+  /** The first row, or null when there is none. */
+  row(params: readonly unknown[]): unknown[] | null;
+}
+
 interface SqliteStatement {
   reader: boolean;
   all(...params: unknown[]): unknown[];
+  get(...params: unknown[]): unknown;
   run(...params: unknown[]): { changes: number };
+  raw(toggle?: boolean): SqliteStatement;
+  columns(): Array<{ name: string }>;
 }
 
 /**
@@ -126,7 +142,16 @@ export function directChannel(dataSource: DataSource): DriverChannel | undefined
       if (statement.reader) return { records: statement.all(...params) };
       return { affected: statement.run(...params).changes };
     };
-    return { synchronous: true, runSync, run: async (sql, params) => runSync(sql, params) };
+    const rowReader = (sql: string): SyncRowReader => {
+      // Its own statement, in raw mode (arrays, no object per row), read with get(): one step.
+      const statement = (connection.prepare(sql) as SqliteStatement).raw(true);
+      if (!statement.reader) throw new TypeError('rowReader needs a statement that returns rows');
+      return {
+        columns: statement.columns().map((c) => c.name),
+        row: (params) => (statement.get(...params) as unknown[] | undefined) ?? null,
+      };
+    };
+    return { synchronous: true, runSync, rowReader, run: async (sql, params) => runSync(sql, params) };
   }
   return undefined;
 }

@@ -12,7 +12,12 @@ import {
   resetBoundedSession,
   type IsolationLevel,
 } from './transaction-bound';
-import { directChannel, type DriverChannel, type StatementResult } from './driver-channel';
+import {
+  directChannel,
+  type DriverChannel,
+  type StatementResult,
+  type SyncRowReader,
+} from './driver-channel';
 import {
   boundedWait,
   ConnectionTrust,
@@ -143,6 +148,23 @@ export class SqlClient {
     const channel = this.channel;
     if (!channel?.runSync || !this.gate || this.gate.isLocked()) return undefined;
     return (channel.runSync(sql, params).records ?? []) as T[];
+  }
+
+  /**
+   * A point read for hot paths, compiled once: `row(params)` answers with the first row as an
+   * array of column values (in `columns` order) or null, synchronously, when the statement can
+   * run now (as `querySync`), and undefined when it cannot (use `query`). Undefined for a
+   * database that cannot read synchronously (anything but SQLite) or inside a transaction.
+   */
+  rowReader(sql: string): SqlRowReader | undefined {
+    const channel = this.channel;
+    const gate = this.gate;
+    if (!channel?.rowReader || !gate) return undefined;
+    const reader = channel.rowReader(sql);
+    return {
+      columns: reader.columns,
+      row: (params) => (gate.isLocked() ? undefined : reader.row(params)),
+    };
   }
 
   /** Runs a write statement and returns the number of rows it changed. */
@@ -351,6 +373,12 @@ export class SqlClient {
       },
     );
   }
+}
+
+/** See `SqlClient.rowReader`. */
+export interface SqlRowReader extends Omit<SyncRowReader, 'row'> {
+  /** The first row (null: none), or undefined when the statement cannot run synchronously now. */
+  row(params: readonly unknown[]): unknown[] | null | undefined;
 }
 
 /** The runners whose connection a bounded client destroyed, shared by the clients of a DataSource. */

@@ -12,6 +12,10 @@ const TIMESTAMPS: TimestampSql = {
   toMillis: epochMillis,
   literal: (ms) => `'${new Date(ms).toISOString()}'`,
   fromMillis: (e) => `strftime('%Y-%m-%dT%H:%M:%fZ', ${e} / 1000.0, 'unixepoch')`,
+  // SQLite parses the ISO text this dialect writes (24 characters ending in Z) faster than
+  // JavaScript's Date does; any other text is left to the client, as before.
+  millis: (c) =>
+    `CASE WHEN substr(${c}, 24) = 'Z' THEN COALESCE(CAST(ROUND(unixepoch(${c}, 'subsec') * 1000) AS INTEGER), ${c}) ELSE ${c} END`,
   maxMillis: YEAR_9999_END,
 };
 

@@ -30,6 +30,12 @@ export interface TimestampSql {
   literal(ms: number): string;
   /** An integer SQL expression of epoch ms as a value of the column's type. */
   fromMillis(expression: string): string;
+  /**
+   * Optional: a select expression of the column in epoch ms (an integer) when the database can
+   * compute it more cheaply than the client parses the column; for a value it cannot read, the
+   * column's value as it is. Either way `toMillis` (and `SqlDialect.readTimestamp`) reads it.
+   */
+  millis?(column: string): string;
   /** The latest time (epoch ms) the column can hold. */
   readonly maxMillis: number;
 }

@@ -42,14 +42,18 @@ export class FailoverLookup {
     );
   }
 
-  /** The entry while it is live on the store's clock; an expired one is deleted (bounded wait). */
+  /**
+   * The entry while it is live on the store's clock; an expired one is deleted (bounded wait).
+   * `monotonic`: the caller's `performance.now()` reading, when it took one a moment ago.
+   */
   unexpired<T>(
     meta: FailoverMetadata,
     store: FailoverStore,
     key: string,
     entry: FailoverEntry<T>,
+    monotonic?: number,
   ): FailoverEntry<T> | undefined | Promise<undefined> {
-    if (storeNow(store) <= entry.expireOn.getTime()) return entry;
+    if (storeNow(store, monotonic) <= entry.expireOn.getTime()) return entry;
     const write = this.writer.delete(store, meta.name, meta.effectiveName, key);
     if (!write) return undefined;
     return guarded(this.guard, this.metrics, 'delete', async () => {
@@ -61,12 +65,15 @@ export class FailoverLookup {
    * `lookup` without a wait, when the store can read synchronously right now (SQLite with its
    * connection free, the memory store) and no write of the key is pending: NOT_NOW otherwise.
    * An expired entry is deleted as `lookup` does (a promise then, for the bounded delete).
+   * `monotonic`: the caller's `performance.now()` reading of this call (the read takes
+   * microseconds), for the expiry check.
    */
   lookupNow<T>(
     meta: FailoverMetadata,
     store: FailoverStore,
     key: string,
     type?: PayloadType,
+    monotonic?: number,
   ): FailoverEntry<T> | undefined | Promise<undefined> | typeof NOT_NOW {
     if (!canFindNow(store) || !this.guard.closed) return NOT_NOW;
     if (this.writer.pendingEntry(store, meta.effectiveName, key) !== undefined) return NOT_NOW;
@@ -80,7 +87,7 @@ export class FailoverLookup {
     }
     if (entry !== NOT_NOW) this.guard.succeededNow();
     if (entry === NOT_NOW || entry === undefined) return entry;
-    return this.unexpired(meta, store, key, entry);
+    return this.unexpired(meta, store, key, entry, monotonic);
   }
 
   recoveryFailed(meta: FailoverMetadata, storeError: unknown): void {

@@ -6,6 +6,7 @@ import type { FailoverMetrics } from '../health/failover.metrics';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 import type { PayloadType } from '../payload/payload-type';
 import { markRecovered } from '../payload/referential';
+import { DatabaseClock } from '../store/database-clock';
 import { NOT_NOW, type FailoverEntry, type FailoverStore } from '../store/failover-store';
 import { StoreTimeoutError, type StoreGuard } from '../store/store-guard';
 import type { FailoverLookup } from './failover-lookup';
@@ -41,7 +42,9 @@ export class FailoverRecovery {
     rawKey: string,
     error: unknown,
   ): T | null | Promise<T | null> {
-    this.metrics.upstreamFailed(meta.name, error);
+    // One clock reading for the whole recovery: the failure's time and the expiry check.
+    const mono = DatabaseClock.monotonic();
+    this.metrics.upstreamFailed(meta.name, error, mono);
     // An open circuit never called the upstream: always answer from the store if we can.
     if (meta.recoverOn && !isBrokenCircuitError(error) && !this.runtimes.recoverOn(meta, error)) {
       this.metrics.call(meta.name, 'not-recoverable');
@@ -52,7 +55,7 @@ export class FailoverRecovery {
       return this.gather<T>(meta, runtime, store, args, error).then((recovered) =>
         this.answer(meta, rawKey, key, args, error, recovered),
       );
-    const now = this.lookups.lookupNow<T>(meta, store, key, runtime.entryType);
+    const now = this.lookups.lookupNow<T>(meta, store, key, runtime.entryType, mono);
     if (now !== NOT_NOW && !(now instanceof Promise))
       return this.answer(meta, rawKey, key, args, error, now && markRecovered(now.payload, now.asOf, error));
     if (

@@ -6,9 +6,12 @@ import { StoreGuard, StoreTimeoutError, isStoreSkipped } from '../store/store-gu
 /** A write the writer already reported: counted by the store breaker, not seen by the caller. */
 export class StoreWriteFailed extends Error {}
 
-/** The store's clock: the database's for SQL stores, so skewed instances agree on what is live. */
-export function storeNow(store: FailoverStore): number {
-  return store.clock ? store.clock() : Date.now();
+/**
+ * The store's clock: the database's for SQL stores, so skewed instances agree on what is live.
+ * `monotonic`: a `performance.now()` reading taken a moment ago (see `FailoverStore.clock`).
+ */
+export function storeNow(store: FailoverStore, monotonic?: number): number {
+  return store.clock ? store.clock(monotonic) : Date.now();
 }
 
 /**

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { Injectable } from '@nestjs/common';
 import { declareMetrics } from '@holdfast/core';
 
@@ -23,19 +24,23 @@ class Tally implements FailoverTally {
   private readonly attributeSets: Partial<Record<CallOutcome, { failover: string; outcome: CallOutcome }>> =
     {};
   private error: unknown;
-  private errorAt = 0;
+  /** performance.now() at the last error (the recovery's own reading, not one more). */
+  private errorMono?: number;
 
   constructor(private readonly failover: string) {}
 
   get lastError(): { message: string; at: Date } | undefined {
-    if (!this.errorAt) return undefined;
+    if (this.errorMono === undefined) return undefined;
     const error = this.error;
-    return { message: error instanceof Error ? error.message : String(error), at: new Date(this.errorAt) };
+    return {
+      message: error instanceof Error ? error.message : String(error),
+      at: new Date(Date.now() - (performance.now() - this.errorMono)),
+    };
   }
 
-  upstreamFailed(error: unknown): void {
+  upstreamFailed(error: unknown, mono: number): void {
     this.error = error;
-    this.errorAt = Date.now();
+    this.errorMono = mono;
   }
 
   attributes(outcome: CallOutcome): { failover: string; outcome: CallOutcome } {
@@ -148,9 +153,12 @@ export class FailoverMetrics {
     this.calls.add(1, tally.attributes(outcome));
   }
 
-  /** The upstream of `failover` failed with `error` (whatever recovery then did). */
-  upstreamFailed(failover: string, error: unknown): void {
-    this.tally(failover).upstreamFailed(error);
+  /**
+   * The upstream of `failover` failed with `error` (whatever recovery then did); `mono` is the
+   * caller's `performance.now()` reading of the failure, when it took one.
+   */
+  upstreamFailed(failover: string, error: unknown, mono = performance.now()): void {
+    this.tally(failover).upstreamFailed(error, mono);
   }
 
   private tally(failover: string): Tally {

@@ -14,10 +14,13 @@ export class DatabaseClock {
   private base?: { db: number; mono: number };
   private syncedAt = -Infinity;
   private syncing?: Promise<void>;
+  /** Set by `now()` once the last reading is older than `sampleMs`; cleared by a reading. */
+  private sampleDue = true;
 
   constructor(
     private readonly read: () => Promise<number>,
     private readonly resyncMs = 10_000,
+    private readonly sampleMs = 1_000,
   ) {}
 
   /** Reads the database clock now (at init, and in the background when the reading is old). */
@@ -39,14 +42,16 @@ export class DatabaseClock {
     if (!Number.isFinite(db)) return;
     this.base = { db, mono: (sent + received) / 2 };
     this.syncedAt = received;
+    this.sampleDue = false;
   }
 
   /**
    * Whether a statement about to run should also read the database clock: at most one reading
-   * per `sampleMs`, so hot reads do not pay for it.
+   * per `sampleMs`, so hot reads do not pay for it. Decided by the last `now()` (every call
+   * reads it for its stamps or its expiry check), so the read itself takes no clock reading.
    */
-  wantsSample(sampleMs = 1_000): boolean {
-    return monotonic() - this.syncedAt > sampleMs;
+  wantsSample(): boolean {
+    return this.sampleDue;
   }
 
   /** Monotonic ms, for `observe`. */
@@ -54,10 +59,16 @@ export class DatabaseClock {
     return monotonic();
   }
 
-  /** Epoch milliseconds on the database's clock (the process clock until the first reading). */
-  now(): number {
-    const mono = monotonic();
-    if (mono - this.syncedAt > this.resyncMs) void this.sync().catch(() => undefined);
+  /**
+   * Epoch milliseconds on the database's clock (the process clock until the first reading).
+   * `mono`: a `monotonic()` reading the caller took a moment ago, instead of a new one.
+   */
+  now(mono = monotonic()): number {
+    const age = mono - this.syncedAt;
+    if (age > this.sampleMs) {
+      this.sampleDue = true;
+      if (age > this.resyncMs) void this.sync().catch(() => undefined);
+    }
     return this.base ? Math.round(this.base.db + (mono - this.base.mono)) : Date.now();
   }
 }

@@ -53,8 +53,10 @@ export interface FailoverStore {
   /**
    * The same clock in epoch ms without a round trip, for AS_OF, EXPIRE_ON and the expiry check
    * on every call (SQL stores: the database clock, kept by DatabaseClock). Default: the process clock.
+   * `monotonic`: a `performance.now()` reading the caller took a moment ago, for a store whose
+   * clock follows the monotonic clock to use instead of reading it again (others ignore it).
    */
-  clock?(): number;
+  clock?(monotonic?: number): number;
   /** Throws when the store cannot be reached (health checks). */
   ping?(): Promise<void>;
   /** A name for logs and health output. */
