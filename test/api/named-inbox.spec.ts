@@ -13,6 +13,7 @@ import {
   type InboxMessage,
   type ResolvedInboxOptions,
 } from '@holdfast/inbox';
+import { InvalidOptionsError } from '@holdfast/core';
 import { SimbaModule } from '@holdfast/simba';
 
 /**
@@ -108,3 +109,11 @@ describeEachDatabase(
   },
   { tag: 'inbox2' },
 );
+
+describe('InboxModule.forRoot({ name }) with a bad name', () => {
+  it.each([[''], [' '], ['audit '], [42]])('refuses %p with a typed InvalidOptionsError', (name) => {
+    const declare = () => InboxModule.forRoot({ dataSource: 'default', name: name as string });
+    expect(declare).toThrow(InvalidOptionsError);
+    expect(declare).toThrow(/InboxModule[^]*non-empty string without surrounding spaces/);
+  });
+});
