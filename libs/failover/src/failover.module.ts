@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { DatabaseResolver } from '@holdfast/core';
-import { FailoverCleanupService } from './cleanup/failover-cleanup.service';
+import { FailoverCleanupSchedule, FailoverCleanupService } from './cleanup/failover-cleanup.service';
 import { FailoverExecutor } from './executor/failover-executor';
 import { FailoverExplorer } from './executor/failover.explorer';
 import { FailoverRegistry } from './executor/failover.registry';
@@ -38,6 +38,7 @@ import { PayloadColumnResolver } from './store/payload-column.resolver';
     FailoverRegistry,
     FailoverExplorer,
     FailoverCleanupService,
+    FailoverCleanupSchedule,
     FailoverHealthIndicator,
   ],
   // Exports depend on the module's name (failover.module-definition.ts): the classes for the

@@ -48,17 +48,9 @@ export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApp
     private readonly stores: FailoverStores,
     private readonly metrics: FailoverMetrics,
     @Optional() private readonly schedulerRegistry?: SchedulerRegistry,
-    @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,
   ) {
     const { enabled, cron } = options.cleanup;
     this.leaseMs = enabled ? Math.max(1_000, Math.floor(cronPeriodMillis(cron) / 2)) : 0;
-    if (enabled) {
-      // This instance's own tick, carrying the @Cron() metadata ScheduleModule's explorer reads.
-      const run = FailoverCleanupService.prototype.tick;
-      const tick = () => run.call(this);
-      Cron(cron, { name: failoverJobName('cleanup', storeName) })(this, 'tick', { value: tick });
-      Object.defineProperty(this, 'tick', { value: tick });
-    }
   }
 
   onApplicationBootstrap(): void {
@@ -127,5 +119,34 @@ export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApp
   async beforeApplicationShutdown(): Promise<void> {
     this.closed = true;
     await this.running;
+  }
+}
+
+/**
+ * The cleanup's job: `FailoverCleanupService.tick` on the module's cron, declared with @Cron()
+ * when the module is built (the expression comes from the options), so the app's ScheduleModule
+ * runs and stops it. A provider of its own that no named FailoverModule aliases:
+ * @nestjs/schedule 12 registers the jobs of every provider it finds, aliases included, so a job
+ * declared on the (aliased) service of a named module would be registered twice.
+ */
+@Injectable()
+export class FailoverCleanupSchedule {
+  constructor(
+    private readonly cleanup: FailoverCleanupService,
+    @Inject(FAILOVER_RESOLVED_OPTIONS) options: ResolvedFailoverModuleOptions,
+    @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,
+  ) {
+    const { enabled, cron } = options.cleanup;
+    if (enabled) {
+      // This instance's own tick, carrying the @Cron() metadata ScheduleModule's explorer reads.
+      const tick = () => cleanup.tick();
+      Cron(cron, { name: failoverJobName('cleanup', storeName) })(this, 'tick', { value: tick });
+      Object.defineProperty(this, 'tick', { value: tick });
+    }
+  }
+
+  /** One scheduled run (see FailoverCleanupService.tick). */
+  tick(): Promise<number> {
+    return this.cleanup.tick();
   }
 }
