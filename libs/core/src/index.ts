@@ -40,6 +40,7 @@ export { isValidTablePrefix, validateTablePrefix, tableName } from './naming/tab
 export { parseDuration, type Duration } from './time/duration';
 export { monotonicMillis, sleep } from './time/monotonic';
 export { withTimeout, type WithTimeoutOptions } from './time/with-timeout';
+export { DeadlineQueue, type Deadline } from './time/deadline-queue';
 export { HoldfastTimers, findSchedulerRegistry, type TimeoutRegistry } from './time/holdfast-timers';
 export type { TableSpec, ColumnSpec, IndexSpec } from './schema/table-spec';
 export {
