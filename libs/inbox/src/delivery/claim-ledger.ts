@@ -9,6 +9,11 @@ import type { ClaimLease, Lease, MessageRow, Now } from '../store/cor-message.qu
 import type { InboxConnection } from '../store/inbox-connection';
 import { NoAnswerError, type DatabaseOutage } from './database-outage';
 
+/** A running handler call, as the ledger sees it: given up when its claim is lost. */
+export interface RunningCall {
+  abort(reason: unknown): void;
+}
+
 /** Unanswered claims offered to the next claims at most (the oldest are left to their lease end). */
 const MAX_UNANSWERED = 16;
 
@@ -43,8 +48,8 @@ export interface ClaimLedgerContext {
  */
 export class ClaimLedger {
   private readonly leases = new Map<string, number>();
-  /** Running handlers by message id (to abort one whose claim is lost). */
-  private readonly inHand = new Map<string, AbortController>();
+  /** Running handler calls by message id (to give one up when its claim is lost). */
+  private readonly inHand = new Map<string, RunningCall>();
   /** Heartbeats and completion deletes, one at a time (both read and move the lease ends). */
   private readonly gate = new Mutex();
   private readonly beatMs: number;
@@ -60,10 +65,17 @@ export class ClaimLedger {
   private unanswered: number[] = [];
   /** Delivered, waiting for the next delete. */
   private completions: string[] = [];
-  private flushed?: { promise: Promise<void>; resolve: () => void };
+  /** What to call once the next delete is done (see complete). */
+  private afterFlush: (() => void)[] = [];
+  private flushTimerName?: string;
 
   constructor(private readonly ctx: ClaimLedgerContext) {
     this.beatMs = Math.max(1, Math.floor(ctx.leaseMs / 3));
+  }
+
+  /** `holdfast:inbox:flush:<table>` (the table is known once the module has its options). */
+  private get flushTimer(): string {
+    return (this.flushTimerName ??= this.ctx.timerName('flush'));
   }
 
   /** Records a claim's rows (taken at `now` on the database clock, `started` locally) and beats. */
@@ -122,13 +134,18 @@ export class ClaimLedger {
     return ids.filter((id) => this.leases.has(id));
   }
 
-  /** A handler runs for `id`: its controller aborts if the claim is lost. */
-  running(id: string, controller: AbortController): void {
-    this.inHand.set(id, controller);
+  /** A handler call runs for `id`: it is given up if the claim is lost. */
+  running(id: string, call: RunningCall): void {
+    this.inHand.set(id, call);
   }
 
   stopped(id: string): void {
     this.inHand.delete(id);
+  }
+
+  /** Gives up every running handler call (shutdown after the grace period). */
+  abortRunning(reason: unknown): void {
+    for (const call of this.inHand.values()) call.abort(reason);
   }
 
   /** Makes claimed messages due now again, for any node. */
@@ -226,8 +243,7 @@ export class ClaimLedger {
   private loseClaim(id: string, detail: string): void {
     this.leases.delete(id);
     const error = new InboxClaimLostError(id, detail);
-    const controller = this.inHand.get(id);
-    if (controller && !controller.signal.aborted) controller.abort(error);
+    this.inHand.get(id)?.abort(error);
     // During an outage the outage's one warning says it; each lost claim is a detail.
     if (this.ctx.outage.ongoing) this.ctx.logger.debug(error.message);
     else this.ctx.logger.warn(error.message);
@@ -238,19 +254,18 @@ export class ClaimLedger {
   /**
    * A delivered message: deleted with the next flush, after `completionFlushInterval` or as soon
    * as `flushAt` are waiting (every handler slot of the node waiting for its delete, at most).
-   * Resolves when that flush is done.
+   * `deleted` is called when that flush is done (or has failed: the message then comes back
+   * after its lease).
    */
-  complete(id: string): Promise<void> {
+  complete(id: string, deleted: () => void): void {
     this.completions.push(id);
-    this.flushed ??= deferred();
-    const done = this.flushed.promise;
-    const timers = this.ctx.timers();
+    this.afterFlush.push(deleted);
     if (this.completions.length >= this.ctx.flushAt) {
       void this.flush();
-    } else if (!timers.has(this.ctx.timerName('flush'))) {
-      timers.set(this.ctx.timerName('flush'), this.ctx.flushMs, () => void this.flush());
+    } else if (this.completions.length === 1) {
+      // The first since the last flush (which cleared the timer): the flush is due in flushMs.
+      this.ctx.timers().set(this.flushTimer, this.ctx.flushMs, () => void this.flush());
     }
-    return done;
   }
 
   /**
@@ -258,11 +273,12 @@ export class ClaimLedger {
    * whose claim was lost is left to the node that has it). Resolves when every flush so far is done.
    */
   flush(): Promise<void> {
-    this.ctx.timers().clear(this.ctx.timerName('flush'));
-    const ids = this.completions.splice(0);
-    const flushed = this.flushed;
-    this.flushed = undefined;
+    this.ctx.timers().clear(this.flushTimer);
+    const ids = this.completions;
+    const after = this.afterFlush;
     if (!ids.length) return this.gate.waitForUnlock();
+    this.completions = [];
+    this.afterFlush = [];
     return this.gate.runExclusive(async () => {
       const leases: Lease[] = [];
       for (const id of ids) {
@@ -279,14 +295,8 @@ export class ClaimLedger {
           );
       } finally {
         for (const id of ids) this.leases.delete(id);
-        flushed?.resolve();
+        for (const deleted of after) deleted();
       }
     });
   }
-}
-
-function deferred(): { promise: Promise<void>; resolve: () => void } {
-  let resolve!: () => void;
-  const promise = new Promise<void>((r) => (resolve = r));
-  return { promise, resolve };
 }

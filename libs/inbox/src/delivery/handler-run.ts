@@ -1,74 +1,199 @@
-import { withTimeout } from '@holdfast/core';
-import { Semaphore } from 'async-mutex';
-import type { RegisteredHandler } from '../handler/inbox-handler.registry';
+import { DeadlineQueue } from '@holdfast/core';
+import type { InboxHandlerContext, RegisteredHandler } from '../handler/inbox-handler.registry';
+
+/**
+ * A counting semaphore whose free slot is taken synchronously (async-mutex's `Semaphore` has no
+ * synchronous acquire, and the delivery takes a slot per message). Waiters are served first come,
+ * first served; a slot given back goes straight to the longest waiter.
+ */
+class Slots {
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private free: number) {}
+
+  /** Takes a slot now if one is free. */
+  tryTake(): boolean {
+    if (this.free === 0) return false;
+    this.free--;
+    return true;
+  }
+
+  /** Resolves once a slot is this caller's. */
+  take(): Promise<void> {
+    if (this.tryTake()) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  give(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.free++;
+  }
+}
 
 /**
  * Handler concurrency: one limit for the node, and one per handler that declares its own
  * (`@InboxHandler({ concurrency })`).
  */
 export class HandlerSlots {
-  private readonly node: Semaphore;
-  private readonly perHandler = new Map<RegisteredHandler, Semaphore>();
+  private readonly node: Slots;
+  private readonly perHandler = new Map<RegisteredHandler, Slots>();
 
   constructor(concurrency: number) {
-    this.node = new Semaphore(concurrency);
+    this.node = new Slots(concurrency);
   }
 
   /**
-   * Waits for a slot of the handler (its own limit first), then one of the node. The delivery
-   * gives the handler's slot back when the call ends and the node's when its message is deleted,
-   * so that the messages in a node's hands (running, or delivered and not yet deleted: what a
-   * crash delivers again) never outnumber its concurrency.
+   * Takes a slot of the handler (its own limit first), then one of the node: at once when both
+   * are free (true), else undefined and `acquire` waits. The delivery gives the handler's slot
+   * back when the call ends (`releaseHandler`) and the node's when its message is deleted
+   * (`releaseNode`), so that the messages in a node's hands (running, or delivered and not yet
+   * deleted: what a crash delivers again) never outnumber its concurrency.
    */
-  async acquire(handler: RegisteredHandler): Promise<{ handler: () => void; node: () => void }> {
-    let own: Semaphore | undefined;
-    if (handler.concurrency !== undefined) {
-      own = this.perHandler.get(handler);
-      if (!own) this.perHandler.set(handler, (own = new Semaphore(handler.concurrency)));
-    }
-    const [, releaseOwn] = own ? await own.acquire() : [0, () => undefined];
-    const [, release] = await this.node.acquire();
-    return { handler: releaseOwn, node: release };
+  tryAcquire(handler: RegisteredHandler): boolean {
+    const own = this.own(handler);
+    if (own && !own.tryTake()) return false;
+    if (this.node.tryTake()) return true;
+    own?.give();
+    return false;
+  }
+
+  /** Waits for a slot of the handler, then one of the node. */
+  async acquire(handler: RegisteredHandler): Promise<void> {
+    await this.own(handler)?.take();
+    await this.node.take();
+  }
+
+  releaseHandler(handler: RegisteredHandler): void {
+    this.perHandler.get(handler)?.give();
+  }
+
+  releaseNode(): void {
+    this.node.give();
+  }
+
+  private own(handler: RegisteredHandler): Slots | undefined {
+    if (handler.concurrency === undefined) return undefined;
+    let own = this.perHandler.get(handler);
+    if (!own) this.perHandler.set(handler, (own = new Slots(handler.concurrency)));
+    return own;
   }
 }
 
 /**
- * Waits for the handler at most `ms` (0: no limit), or until its signal aborts (claim lost,
- * shutdown). A handler that takes longer counts as a failed attempt (with backoff, then parking),
- * so a stuck message cannot hold the loop; its signal aborts with the timeout error:
- * `HandlerTimeoutError` when `handlerTimeout` was set, else `VisibilityTimeoutError` (the limit
- * then is the visibility timeout).
+ * One handler call for one message: the handler's context, whose `signal` is created only when
+ * the handler reads it (most never do), and the way the delivery gives the call up: a time limit
+ * (the delivery's DeadlineQueue, one timer for all calls), a lost claim, a shutdown.
  */
-export async function runWithinLimit(
-  work: () => unknown,
-  id: string,
-  controller: AbortController,
+export class HandlerRun {
+  /** What the handler gets: a plain object, as `{ signal }` spreads and destructures. */
+  readonly context: InboxHandlerContext;
+  private controller?: AbortController;
+  private abortedWith?: { reason: unknown };
+  /** Rejects the call's wait when it is given up. */
+  private giveUp?: (reason: unknown) => void;
+
+  constructor(readonly id: string) {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the getter's own `this` is the context
+    const run = this;
+    this.context = {
+      get signal() {
+        return run.signal;
+      },
+    };
+  }
+
+  get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortedWith) this.controller.abort(this.abortedWith.reason);
+    }
+    return this.controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.abortedWith !== undefined;
+  }
+
+  /** Why the call was given up (undefined while it was not). */
+  get reason(): unknown {
+    return this.abortedWith?.reason;
+  }
+
+  /** Gives the call up with `reason`: its signal aborts and its wait rejects (first reason wins). */
+  abort(reason: unknown): void {
+    if (this.abortedWith) return;
+    this.abortedWith = { reason };
+    this.controller?.abort(reason);
+    this.giveUp?.(reason);
+  }
+
+  /**
+   * Calls `work` now and waits for it within `deadlines` (none: no limit), or until the call is
+   * given up (`abort`): then it rejects with the reason and `work` goes on unobserved. A
+   * synchronous handler's result is taken as it is, without a promise (undefined is returned).
+   */
+  execute(work: () => unknown, deadlines: DeadlineQueue<HandlerRun> | undefined): Promise<void> | undefined {
+    if (this.abortedWith) return Promise.reject(this.abortedWith.reason);
+    const deadline = deadlines?.add(this);
+    let result: unknown;
+    try {
+      result = work();
+    } catch (error) {
+      if (deadline) deadlines!.remove(deadline);
+      return Promise.reject(error);
+    }
+    if (!isThenable(result)) {
+      if (deadline) deadlines!.remove(deadline);
+      return undefined;
+    }
+    return new Promise<void>((resolve, reject) => {
+      const settle = () => {
+        if (deadline) deadlines!.remove(deadline);
+        this.giveUp = undefined;
+      };
+      this.giveUp = (reason) => {
+        settle();
+        reject(reason);
+      };
+      if (this.abortedWith) this.giveUp(this.abortedWith.reason); // given up while it started
+      result.then(
+        () => {
+          settle();
+          resolve();
+        },
+        (error: unknown) => {
+          settle();
+          reject(error);
+        },
+      );
+    });
+  }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as PromiseLike<unknown>).then === 'function'
+  );
+}
+
+/**
+ * The time limit of handler calls (`ms`; none when 0): a call that takes longer counts as a failed
+ * attempt (with backoff, then parking), so a stuck message cannot hold the loop; its signal aborts
+ * with the timeout error: `HandlerTimeoutError` when `handlerTimeout` was set, else
+ * `VisibilityTimeoutError` (the limit then is the visibility timeout).
+ */
+export function handlerDeadlines(
   ms: number,
   handlerTimeoutSet: boolean,
-): Promise<void> {
-  if (ms <= 0) {
-    await new Promise<void>((resolve, reject) => {
-      const onAbort = () => reject(controller.signal.reason);
-      controller.signal.addEventListener('abort', onAbort, { once: true });
-      Promise.resolve()
-        .then(work)
-        .then(
-          () => resolve(),
-          (error: unknown) => reject(error),
-        )
-        .finally(() => controller.signal.removeEventListener('abort', onAbort));
-    });
-    return;
-  }
-  await withTimeout(
-    work,
-    ms,
-    () => {
-      const error = handlerTimeoutSet ? new HandlerTimeoutError(id, ms) : new VisibilityTimeoutError(id, ms);
-      controller.abort(error);
-      throw error;
-    },
-    { signal: controller.signal },
+): DeadlineQueue<HandlerRun> | undefined {
+  if (!(ms > 0)) return undefined;
+  return new DeadlineQueue<HandlerRun>(ms, (run) =>
+    run.abort(
+      handlerTimeoutSet ? new HandlerTimeoutError(run.id, ms) : new VisibilityTimeoutError(run.id, ms),
+    ),
   );
 }
 

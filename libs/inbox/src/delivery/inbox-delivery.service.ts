@@ -8,6 +8,7 @@ import {
 import {
   findSchedulerRegistry,
   HoldfastTimers,
+  type DeadlineQueue,
   monotonicMillis,
   parseDuration,
   withTimeout,
@@ -19,7 +20,7 @@ import { InboxClaimLostError } from '../errors';
 import { InboxHandlerRegistry, type RegisteredHandler } from '../handler/inbox-handler.registry';
 import { InboxClock } from '../inbox.clock';
 import { INBOX_OPTIONS } from '../inbox.constants';
-import type { InboxMessage, PayloadEncoding } from '../inbox-message';
+import type { InboxMessage, MessageType, PayloadEncoding } from '../inbox-message';
 import { InboxMetrics } from '../inbox.metrics';
 import { ResolvedInboxOptions } from '../inbox.options';
 import type { MessageRow } from '../store/cor-message.queries';
@@ -28,7 +29,7 @@ import { nextRetryDelay, type BackoffPolicy } from './backoff';
 import { ClaimLedger } from './claim-ledger';
 import { DatabaseOutage } from './database-outage';
 import { ExpiryCleanup } from './expiry-cleanup';
-import { errorText, HandlerSlots, InboxShutdownError, runWithinLimit } from './handler-run';
+import { errorText, handlerDeadlines, HandlerRun, HandlerSlots, InboxShutdownError } from './handler-run';
 
 export { errorText } from './handler-run';
 
@@ -95,17 +96,18 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private idle = true;
   /** An accept asked for a run while one was in progress: the next starts right after it. */
   private wakeRequested = false;
-  private readonly handlerMs: number;
+  /** The handler calls' time limit, on one timer (none without a limit). */
+  private readonly deadlines: DeadlineQueue<HandlerRun> | undefined;
   /** Handler concurrency on this node, and per handler with its own limit. */
   private readonly slots: HandlerSlots;
-  /** The running handlers' abort controllers. */
-  private readonly handlers = new Set<AbortController>();
   private readonly outage: DatabaseOutage;
   /** What this node has claimed and not finished: heartbeats, completion deletes, lost claims. */
   private readonly ledger: ClaimLedger;
   private readonly expiry: ExpiryCleanup;
   /** The next batch, claimed while a full one was delivered (see deliverBatch). */
   private prefetched?: Promise<Claim>;
+  /** Gives a node slot back once its message is deleted (see HandlerSlots). */
+  private readonly releaseNodeSlot = () => this.slots.releaseNode();
 
   constructor(
     private readonly connection: InboxConnection,
@@ -120,10 +122,11 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     this.cleanupMs = parseDuration(options.cleanupInterval, 'cleanupInterval');
     this.unhandledMs = parseDuration(options.unhandledDelay, 'unhandledDelay');
     this.graceMs = parseDuration(options.shutdownGrace, 'shutdownGrace');
-    this.handlerMs =
+    const handlerMs =
       options.handlerTimeout === undefined
         ? this.leaseMs
         : parseDuration(options.handlerTimeout, 'handlerTimeout');
+    this.deadlines = handlerDeadlines(handlerMs, options.handlerTimeout !== undefined);
     const concurrency = options.concurrency ?? options.batchSize;
     this.slots = new HandlerSlots(concurrency);
     const r = options.retry;
@@ -186,7 +189,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     const finished = Promise.all([this.cycle?.catch(() => undefined), this.gate.waitForUnlock()]);
     if ((await withTimeout(finished, this.graceMs, () => 'timeout' as const)) === 'timeout') {
       const left = this.ledger.ids();
-      for (const controller of this.handlers) controller.abort(new InboxShutdownError(this.graceMs));
+      this.ledger.abortRunning(new InboxShutdownError(this.graceMs));
       await this.ledger
         .handBack(left)
         .catch((error) =>
@@ -200,6 +203,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     await handedBack;
     await this.ledger.flush().catch(() => undefined);
     this.ledger.stop();
+    this.deadlines?.clear();
     this.timers.clearAll();
     if (this.options.deliver) await this.connection.leadership.stop();
   }
@@ -359,29 +363,10 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     started: number,
     report: DeliveryReport,
   ): Promise<DeliveryReport> {
-    const groups = new Map<string, Item[]>();
-    for (const row of rows) {
-      const item = this.toItem(row);
-      // The group stored at accept (strict order: the claim took a run from the group's head);
-      // rows without one (a Java client's, or accepted before groupBy) are grouped in the batch.
-      let key = row.group !== undefined ? `g:${row.group}` : `m:${row.id}`;
-      if (row.group === undefined && item.message && this.options.groupBy) {
-        try {
-          key = `g:${String(this.options.groupBy(item.message))}`;
-        } catch (error) {
-          this.logger.warn(
-            `groupBy threw for message '${row.id}' (${(error as Error).message}); delivering it alone`,
-          );
-        }
-      }
-      const group = groups.get(key);
-      if (group) group.push(item);
-      else groups.set(key, [item]);
-    }
-
+    const groups = this.groupsOf(rows);
     // A group whose failure could not be recorded (a database error) comes back after its lease.
     const outcomes = await Promise.allSettled(
-      [...groups.values()].map((items) => this.deliverGroup(items, now, started, report)),
+      groups.map((items) => this.deliverGroup(items, now, started, report)),
     );
     for (const outcome of outcomes) {
       if (outcome.status === 'rejected' && !this.outage.failed(outcome.reason, 'recording an outcome')) {
@@ -394,22 +379,57 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     return report;
   }
 
+  /**
+   * The batch's rows as groups in delivery order: a group stored at accept (strict order: the
+   * claim took a run from the group's head); rows without one (a Java client's, or accepted
+   * before groupBy) are grouped in the batch by `groupBy`; without `groupBy`, each row alone.
+   */
+  private groupsOf(rows: readonly MessageRow[]): Item[][] {
+    const groupBy = this.options.groupBy;
+    if (!groupBy && rows.every((row) => row.group === undefined))
+      return rows.map((row) => [this.toItem(row)]);
+    const groups = new Map<string, Item[]>();
+    for (const row of rows) {
+      const item = this.toItem(row);
+      let key = row.group !== undefined ? `g:${row.group}` : `m:${row.id}`;
+      if (row.group === undefined && item.message && groupBy) {
+        try {
+          key = `g:${String(groupBy(item.message))}`;
+        } catch (error) {
+          this.logger.warn(
+            `groupBy threw for message '${row.id}' (${(error as Error).message}); delivering it alone`,
+          );
+        }
+      }
+      const group = groups.get(key);
+      if (group) group.push(item);
+      else groups.set(key, [item]);
+    }
+    return [...groups.values()];
+  }
+
   private toItem(row: MessageRow): Item {
     try {
+      // Optional keys are left out, not set to undefined (built without spreads: once per message).
+      const { namespace, name, revision } = row;
+      const type: MessageType =
+        namespace !== null
+          ? revision !== null
+            ? { namespace, name, revision }
+            : { namespace, name }
+          : revision !== null
+            ? { name, revision }
+            : { name };
       const message: InboxMessage = {
         id: row.id,
-        type: {
-          ...(row.namespace !== null ? { namespace: row.namespace } : {}),
-          name: row.name,
-          ...(row.revision !== null ? { revision: row.revision } : {}),
-        },
+        type,
         encoding: apiEncoding(row.encoding) ?? (row.encoding as PayloadEncoding),
         payload: decodePayload(row.id, row.encoding, row.payload),
         inserted: new Date(row.inserted),
-        ...(row.ttl !== null ? { ttl: row.ttl } : {}),
-        ...(row.expiration !== null ? { expiration: new Date(row.expiration) } : {}),
         retries: row.retries,
       };
+      if (row.ttl !== null) message.ttl = row.ttl;
+      if (row.expiration !== null) message.expiration = new Date(row.expiration);
       return { row, message };
     } catch (decodeError) {
       return { row, decodeError };
@@ -425,14 +445,18 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   ): Promise<void> {
     for (let i = 0; i < items.length; i++) {
       const handler = items[i].message ? this.registry.find(items[i].message!.type) : undefined;
-      const slots = handler && !items[i].decodeError ? await this.slots.acquire(handler) : undefined;
-      const hold: { untilDeleted?: Promise<void> } = {};
+      const slotted = handler !== undefined && !items[i].decodeError;
+      if (slotted && !this.slots.tryAcquire(handler)) await this.slots.acquire(handler);
+      const hold = { untilDeleted: false };
       try {
         if (!(await this.deliverItem(items, i, handler, claimedAt, started, report, hold))) return;
       } finally {
-        slots?.handler();
-        if (hold.untilDeleted) void hold.untilDeleted.finally(slots?.node);
-        else slots?.node();
+        if (slotted) {
+          this.slots.releaseHandler(handler);
+          // The node's slot comes back once the message is deleted (see HandlerSlots), set up
+          // by deliverItem when it completed the message.
+          if (!hold.untilDeleted) this.slots.releaseNode();
+        }
       }
     }
   }
@@ -445,7 +469,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     claimedAt: number,
     started: number,
     report: DeliveryReport,
-    hold: { untilDeleted?: Promise<void> },
+    hold: { untilDeleted: boolean },
   ): Promise<boolean> {
     if (!this.running) {
       // Shutting down: what this group has not started goes back to the other nodes now.
@@ -456,8 +480,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     const { row, message, decodeError } = items[i];
     // The database time of the claim plus what has passed locally since: expiry is checked
     // right before each delivery, not only when the batch was selected.
-    const now = claimedAt + (monotonicMillis() - started);
-    if (row.expiration !== null && row.expiration <= now) {
+    if (row.expiration !== null && row.expiration <= claimedAt + (monotonicMillis() - started)) {
       report.expired++;
       this.ledger.drop(row.id); // left for the cleanup
       return true;
@@ -478,24 +501,19 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       report.skipped += items.length - i;
       return false;
     }
-    const controller = new AbortController();
-    this.handlers.add(controller);
-    this.ledger.running(row.id, controller);
+    const run = new HandlerRun(row.id);
+    this.ledger.running(row.id, run);
     try {
       if (decodeError) throw decodeError;
-      await runWithinLimit(
-        () => handler!.handle(message!, { signal: controller.signal }),
-        row.id,
-        controller,
-        this.handlerMs,
-        this.options.handlerTimeout !== undefined,
-      );
-      if (controller.signal.aborted) throw controller.signal.reason;
+      const call = run.execute(() => handler!.handle(message!, run.context), this.deadlines);
+      if (call) await call;
+      if (run.aborted) throw run.reason;
       report.delivered++;
-      hold.untilDeleted = this.ledger.complete(row.id);
+      this.ledger.complete(row.id, this.releaseNodeSlot);
+      hold.untilDeleted = true;
       this.metrics.delivered.add(1);
     } catch (error) {
-      const reason: unknown = controller.signal.reason;
+      const reason: unknown = run.reason;
       if (reason instanceof InboxShutdownError) return false; // handed back
       if (reason instanceof InboxClaimLostError) {
         // Not ours any more: no failure recorded, and the rest of the group is not started
@@ -511,7 +529,6 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
         return false;
       }
     } finally {
-      this.handlers.delete(controller);
       this.ledger.stopped(row.id);
     }
     return true;

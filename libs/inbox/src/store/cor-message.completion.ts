@@ -15,7 +15,11 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
    */
   private owned(b: Binder, leases: readonly Lease[]): string {
     const byEnd = new Map<number, string[]>();
-    for (const { id, until } of leases) byEnd.set(until, [...(byEnd.get(until) ?? []), id]);
+    for (const { id, until } of leases) {
+      const ids = byEnd.get(until);
+      if (ids) ids.push(id);
+      else byEnd.set(until, [id]);
+    }
     const range = (until: number) =>
       `NEXT_RETRY >= ${this.t.at(b, until)} AND NEXT_RETRY < ${this.t.at(b, until + 1)}`;
     if (byEnd.size === 1) return `(${range([...byEnd.keys()][0])})`;
