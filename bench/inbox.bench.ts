@@ -1,6 +1,7 @@
 /**
  * npm run bench -- inbox [--single N] [--bulk N] [--workers 2] [--latency N] [--rate 500]
  *                        [--databases postgres,mariadb,sqlite] [--profile DIR] [--no-analyze]
+ *                        (HOLDFAST_INBOX_BENCH_BATCH=N: Holdfast's batchSize, default 100)
  *
  * @holdfast/inbox against graphile-worker 0.17 and pg-boss 10 on the same PostgreSQL, in the same
  * run (ratios against graphile-worker), then Holdfast alone on MariaDB and SQLite:
@@ -12,6 +13,9 @@
  *  4. latency: `--latency` messages accepted one by one at `--rate` per second while the 2
  *     workers sit idle; accept-to-handled time (the accepting call's start to the handler's start,
  *     one machine, one wall clock) p50/p99.
+ *  5. the delivery's CPU time per message: the worker processes' own (`process.cpuUsage`, from
+ *     'go', start-up included) and PostgreSQL's (every server process, from /proc). Less noisy
+ *     than the rates on a shared machine, and it says which side a change moved.
  * graphile-worker runs in its documented high-throughput setup: concurrentJobs 10 per process,
  * localQueue.size 500, completeJobBatchDelay 0 and failJobBatchDelay 0 (batched completion),
  * maxPoolSize 12, its LISTEN/NOTIFY on (the default), prepared statements (the default).
@@ -19,6 +23,7 @@
  */
 import 'reflect-metadata';
 import type { ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource, type DataSourceOptions } from 'typeorm';
@@ -92,6 +97,8 @@ async function dataSource(db: Db, sqliteFile?: string): Promise<DataSource> {
 }
 
 const GROUPS = Number(process.env.HOLDFAST_INBOX_BENCH_GROUPS ?? 0);
+/** Holdfast's batchSize (`--batch`, passed on to the worker processes). */
+const BATCH = Number(process.env.HOLDFAST_INBOX_BENCH_BATCH ?? 100);
 function idHash(id: string): number {
   let h = 0;
   for (let i = 0; i < id.length; i++) h = (h * 31 + id.charCodeAt(i)) >>> 0;
@@ -131,7 +138,7 @@ async function inboxApp(db: Db, ds: DataSource, deliver: boolean): Promise<INest
         schema: 'create',
         deliver,
         cluster: leader ? 'leader' : 'competing',
-        batchSize: 100,
+        batchSize: BATCH,
         pollInterval: '50ms',
         // HOLDFAST_INBOX_BENCH_NOTIFY=false: what LISTEN/NOTIFY costs and brings (PostgreSQL).
         ...(process.env.HOLDFAST_INBOX_BENCH_NOTIFY === 'false' ? { notify: false } : {}),
@@ -176,11 +183,13 @@ async function concurrently(
 // 'go', delivers and reports its tally every 100 ms, and on 'stop' reports its latencies and ends.
 
 function reportLoop(tally: Tally, stop: () => Promise<void>): void {
+  const cpuAtGo = process.cpuUsage();
   const report = setInterval(() => process.send!({ t: 'count', n: tally.n }), 100);
   process.on('message', (m: { t: string }) => {
     if (m.t !== 'stop') return;
     clearInterval(report);
-    process.send!({ t: 'latencies', latencies: tally.latencies });
+    const cpu = process.cpuUsage(cpuAtGo);
+    process.send!({ t: 'latencies', latencies: tally.latencies, cpuMs: (cpu.user + cpu.system) / 1000 });
     void stop().finally(() => process.exit(0));
   });
 }
@@ -269,6 +278,40 @@ async function bossWorker(): Promise<void> {
 interface WorkerRun {
   elapsed: number;
   latencies: number[];
+  /** CPU time the workers used from 'go' to 'stop' (user + system), ms. */
+  workerCpuMs: number;
+  /** CPU time of every PostgreSQL server process from 'go' until all was handled, ms (Linux). */
+  databaseCpuMs: number;
+}
+
+/**
+ * User + system CPU time of every PostgreSQL process on this machine so far (its backends, the
+ * WAL writer, autovacuum), in ms, from /proc; NaN where /proc is missing. A backend that exits
+ * between two readings takes its time with it, so readings bracket a window in which the
+ * workers' connections stay open.
+ */
+function postgresCpuMs(): number {
+  let dir: string[];
+  try {
+    dir = readdirSync('/proc');
+  } catch {
+    return NaN;
+  }
+  const tick = 1000 / 100; // USER_HZ
+  let total = 0;
+  for (const pid of dir) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) continue;
+      const fields = stat.slice(close + 2).split(' '); // from field 3 (state) on
+      total += (Number(fields[11]) + Number(fields[12])) * tick; // utime, stime
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
 }
 
 /**
@@ -299,26 +342,32 @@ async function runWorkers(
   let finish!: () => void;
   const finished = new Promise<void>((r) => (finish = r));
   const latencies: number[] = [];
+  let workerCpuMs = 0;
   for (const c of children) {
-    c.on('message', (m: { t: string; n: number; latencies: number[] }) => {
-      if (m.t === 'latencies') latencies.push(...m.latencies);
+    c.on('message', (m: { t: string; n: number; latencies: number[]; cpuMs: number }) => {
+      if (m.t === 'latencies') {
+        latencies.push(...m.latencies);
+        workerCpuMs += m.cpuMs;
+      }
       if (m.t !== 'count') return;
       counts.set(c, m.n);
       if ([...counts.values()].reduce((a, b) => a + b, 0) >= total) finish();
     });
   }
+  const databaseCpuAtGo = postgresCpuMs();
   const started = performance.now();
   for (const c of children) c.send({ t: 'go' });
   if (feed) await feed();
   await finished;
   const elapsed = performance.now() - started;
+  const databaseCpuMs = postgresCpuMs() - databaseCpuAtGo;
   const reported = Promise.all(
     children.map((c) => waitForMessage(c, (m: { t: string }) => m.t === 'latencies', 15_000)),
   );
   for (const c of children) c.send({ t: 'stop' });
   await reported;
   await Promise.all(children.map((c) => waitForExit(c, 15_000)));
-  return { elapsed, latencies };
+  return { elapsed, latencies, workerCpuMs, databaseCpuMs };
 }
 
 /** Calls `send(i)` for i < n at `rate` per second (each call starts on schedule; not awaited in turn). */
@@ -355,6 +404,9 @@ interface Figures {
   delivery: number;
   p50: number;
   p99: number;
+  /** Delivery: CPU time per message of the worker processes and of PostgreSQL, µs. */
+  workerCpu: number;
+  databaseCpu: number;
 }
 
 interface Sizes {
@@ -399,6 +451,7 @@ async function benchInbox(db: Db, s: Sizes): Promise<Figures> {
       delivery: rate(total, delivery.elapsed),
       p50: percentile(latency.latencies, 50),
       p99: percentile(latency.latencies, 99),
+      ...cpuPerMessage(delivery, total, db),
     };
   } finally {
     await drop();
@@ -434,6 +487,15 @@ async function measurePeer(
     delivery: rate(total, delivery.elapsed),
     p50: percentile(latency.latencies, 50),
     p99: percentile(latency.latencies, 99),
+    ...cpuPerMessage(delivery, total, 'postgres'),
+  };
+}
+
+/** The delivery's CPU time per message, µs (the database's only for PostgreSQL, a server here). */
+function cpuPerMessage(run: WorkerRun, total: number, db: Db): Pick<Figures, 'workerCpu' | 'databaseCpu'> {
+  return {
+    workerCpu: (run.workerCpuMs * 1000) / total,
+    databaseCpu: db === 'postgres' ? (run.databaseCpuMs * 1000) / total : NaN,
   };
 }
 
@@ -493,12 +555,15 @@ function table(title: string, columns: [string, Figures][], baseline?: Figures):
   console.log(`\n${title}\n`);
   const head = ['measure', ...columns.map(([name]) => name)];
   if (baseline) head.push(...columns.slice(1).map(([name]) => `${name} ÷ gw`));
-  const rows: [string, (f: Figures) => number, 'rate' | 'ms'][] = [
+  // 'cost': lower is better, like a latency.
+  const rows: [string, (f: Figures) => number, 'rate' | 'ms' | 'cost'][] = [
     ['accept ×1, concurrency 10 (msg/s)', (f) => f.single, 'rate'],
     ['bulk accept (msg/s)', (f) => f.bulk, 'rate'],
     ['delivery, 2 processes (msg/s)', (f) => f.delivery, 'rate'],
     ['latency p50 (ms)', (f) => f.p50, 'ms'],
     ['latency p99 (ms)', (f) => f.p99, 'ms'],
+    ['delivery CPU per message, workers (µs)', (f) => f.workerCpu, 'cost'],
+    ['delivery CPU per message, PostgreSQL (µs)', (f) => f.databaseCpu, 'cost'],
   ];
   console.log(`| ${head.join(' | ')} |`);
   console.log(`|${head.map(() => '---').join('|')}|`);
@@ -535,7 +600,7 @@ export async function main(args: string[]): Promise<void> {
   console.log(`graphile-worker settings (per process): ${JSON.stringify(GW_SETTINGS)}`);
   console.log('pg-boss: fetch(batchSize 100) + complete(ids) loop, 50 ms sleep when empty');
   const notify = process.env.HOLDFAST_INBOX_BENCH_NOTIFY === 'false' ? 'off' : 'on (PostgreSQL)';
-  console.log(`Holdfast: batchSize 100, pollInterval 50ms, notify ${notify}, wakeOnAccept`);
+  console.log(`Holdfast: batchSize ${BATCH}, pollInterval 50ms, notify ${notify}, wakeOnAccept`);
   console.log(
     ANALYZE
       ? 'PostgreSQL tables ANALYZEd after the accepts, before delivery (--no-analyze: not)'
