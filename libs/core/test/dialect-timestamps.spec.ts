@@ -62,6 +62,10 @@ describe('dialect timestamp SQL', () => {
       const t = sqlDialect(d).timestampSql();
       expect(t.toMillis(new Date(1_234))).toBe(1_234);
       expect(t.toMillis('1234')).toBe(1_234);
+      expect(t.toMillis('-1234')).toBe(-1_234);
+      expect(t.toMillis('1234.9')).toBe(1_234);
+      expect(t.toMillis('')).toBeNaN();
+      expect(t.toMillis('-')).toBeNaN();
       expect(t.toMillis('1970-01-01 00:00:01.234')).toBe(1_234);
     }
   });

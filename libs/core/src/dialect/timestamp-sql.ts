@@ -52,8 +52,20 @@ export function epochMillis(value: unknown): number {
   if (typeof value === 'number') return value;
   if (typeof value === 'bigint') return Number(value);
   if (typeof value === 'string') {
+    if (isIntegerText(value)) return Number(value); // a BIGINT as the driver hands it: the usual case
     if (/^-?\d+(\.\d+)?$/.test(value)) return Math.floor(Number(value));
     return Date.parse(/[zZ]|[+-]\d\d:?\d\d$/.test(value) ? value : `${value.replace(' ', 'T')}Z`);
   }
   return NaN;
+}
+
+/** Digits only, with an optional leading minus sign. */
+function isIntegerText(text: string): boolean {
+  const from = text.charCodeAt(0) === 45 ? 1 : 0; // '-'
+  if (text.length <= from) return false;
+  for (let i = from; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return false; // not 0-9
+  }
+  return true;
 }
