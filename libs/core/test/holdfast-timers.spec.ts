@@ -55,4 +55,27 @@ describe('HoldfastTimers', () => {
     registry.deleteTimeout('holdfast:test:b'); // what ScheduleModule does at app.close()
     expect(() => registered.clearAll()).not.toThrow();
   });
+
+  it('runs a 0 ms timer at the next turn of the event loop, unregistered, and clears or replaces it', async () => {
+    const registry = new SchedulerRegistry();
+    const timers = new HoldfastTimers(registry);
+    const fired: string[] = [];
+    timers.set('holdfast:test:now', 0, () => fired.push('now'));
+    expect(timers.has('holdfast:test:now')).toBe(true);
+    expect(registry.getTimeouts()).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(fired).toEqual(['now']);
+    expect(timers.has('holdfast:test:now')).toBe(false);
+
+    timers.set('holdfast:test:now', 0, () => fired.push('cleared'));
+    timers.clear('holdfast:test:now');
+    timers.set('holdfast:test:later', 60_000, () => fired.push('replaced'));
+    timers.set('holdfast:test:later', 0, () => fired.push('soon'));
+    expect(registry.getTimeouts()).toEqual([]);
+    timers.set('holdfast:test:all', 0, () => fired.push('all'));
+    timers.clearAll();
+    timers.set('holdfast:test:last', -5, () => fired.push('last'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(fired).toEqual(['now', 'last']);
+  });
 });

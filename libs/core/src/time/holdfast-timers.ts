@@ -14,21 +14,35 @@ export interface TimeoutRegistry {
  * (`holdfast:<lib>:<what>:<instance>`), so `schedulerRegistry.getTimeouts()` lists them and
  * ScheduleModule clears any left at `app.close()`. Without a registry (no ScheduleModule) the
  * same bookkeeping is kept here. Timers never keep the process alive.
+ *
+ * A timer of 0 ms (or less) runs at the next turn of the event loop, after the pending I/O
+ * (`setImmediate`), not after the 1 ms that `setTimeout` waits at least; it is kept here only
+ * (it fires before anyone could list it).
  */
 export class HoldfastTimers {
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly soon = new Map<string, NodeJS.Immediate>();
 
   constructor(private readonly registry?: TimeoutRegistry) {}
 
   /** Runs `fn` once after `ms` as `name`, replacing a pending timer of that name. */
   set(name: string, ms: number, fn: () => void): void {
     this.clear(name);
+    if (!(ms > 0)) {
+      const immediate = setImmediate(() => {
+        if (this.soon.get(name) === immediate) this.soon.delete(name);
+        fn();
+      });
+      immediate.unref();
+      this.soon.set(name, immediate);
+      return;
+    }
     const timer: NodeJS.Timeout = setTimeout(
       () => {
         this.forget(name, timer);
         fn();
       },
-      Math.max(0, ms),
+      ms,
     );
     timer.unref();
     this.timers.set(name, timer);
@@ -37,11 +51,16 @@ export class HoldfastTimers {
 
   /** Whether a timer of that name is pending. */
   has(name: string): boolean {
-    return this.timers.has(name);
+    return this.timers.has(name) || this.soon.has(name);
   }
 
   /** Cancels the pending timer of that name, if any. */
   clear(name: string): void {
+    const immediate = this.soon.get(name);
+    if (immediate) {
+      clearImmediate(immediate);
+      this.soon.delete(name);
+    }
     const timer = this.timers.get(name);
     if (!timer) return;
     clearTimeout(timer);
@@ -50,7 +69,7 @@ export class HoldfastTimers {
 
   /** Cancels every pending timer of this component. */
   clearAll(): void {
-    for (const name of [...this.timers.keys()]) this.clear(name);
+    for (const name of [...this.timers.keys(), ...this.soon.keys()]) this.clear(name);
   }
 
   /** Resolves after `ms` (a registered timer named `name`); rejects with the signal's reason on abort. */
