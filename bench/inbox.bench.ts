@@ -1,7 +1,7 @@
 /**
  * npm run bench -- inbox [--single N] [--bulk N] [--workers 2] [--latency N] [--rate 500]
  *                        [--databases postgres,mariadb,sqlite] [--profile DIR] [--no-analyze]
- *                        (HOLDFAST_INBOX_BENCH_BATCH=N: Holdfast's batchSize, default 100)
+ *                        [--batches 100,500]
  *
  * @holdfast/inbox against graphile-worker 0.17 and pg-boss 10 on the same PostgreSQL, in the same
  * run (ratios against graphile-worker), then Holdfast alone on MariaDB and SQLite:
@@ -16,6 +16,8 @@
  *  5. the delivery's CPU time per message: the worker processes' own (`process.cpuUsage`, from
  *     'go', start-up included) and PostgreSQL's (every server process, from /proc). Less noisy
  *     than the rates on a shared machine, and it says which side a change moved.
+ * Holdfast runs once per `--batches` size on PostgreSQL (its batchSize: 100, the default, and
+ * 500, what graphile-worker's local queue below fetches at once), with the first size elsewhere.
  * graphile-worker runs in its documented high-throughput setup: concurrentJobs 10 per process,
  * localQueue.size 500, completeJobBatchDelay 0 and failJobBatchDelay 0 (batched completion),
  * maxPoolSize 12, its LISTEN/NOTIFY on (the default), prepared statements (the default).
@@ -97,7 +99,7 @@ async function dataSource(db: Db, sqliteFile?: string): Promise<DataSource> {
 }
 
 const GROUPS = Number(process.env.HOLDFAST_INBOX_BENCH_GROUPS ?? 0);
-/** Holdfast's batchSize (`--batch`, passed on to the worker processes). */
+/** Holdfast's batchSize in a worker process (the main process passes it on, see `--batches`). */
 const BATCH = Number(process.env.HOLDFAST_INBOX_BENCH_BATCH ?? 100);
 function idHash(id: string): number {
   let h = 0;
@@ -421,9 +423,10 @@ const rate = (n: number, ms: number) => (n / ms) * 1000;
 const messages = (from: number, n: number) =>
   Array.from({ length: n }, (_, i) => ({ type: TYPE, payload: { i: from + i } }));
 
-async function benchInbox(db: Db, s: Sizes): Promise<Figures> {
+async function benchInbox(db: Db, s: Sizes, batch: number): Promise<Figures> {
   const sqliteFile = db === 'sqlite' ? tempSqliteFile('inbox-bench') : undefined;
-  const env: Record<string, string> = sqliteFile ? { HOLDFAST_INBOX_BENCH_SQLITE: sqliteFile } : {};
+  const env: Record<string, string> = { HOLDFAST_INBOX_BENCH_BATCH: String(batch) };
+  if (sqliteFile) env.HOLDFAST_INBOX_BENCH_SQLITE = sqliteFile;
   const ds = await dataSource(db, sqliteFile);
   const drop = async () => {
     await ds.query(`DROP TABLE IF EXISTS ${PREFIX}COR_MESSAGE`);
@@ -600,7 +603,11 @@ export async function main(args: string[]): Promise<void> {
   console.log(`graphile-worker settings (per process): ${JSON.stringify(GW_SETTINGS)}`);
   console.log('pg-boss: fetch(batchSize 100) + complete(ids) loop, 50 ms sleep when empty');
   const notify = process.env.HOLDFAST_INBOX_BENCH_NOTIFY === 'false' ? 'off' : 'on (PostgreSQL)';
-  console.log(`Holdfast: batchSize ${BATCH}, pollInterval 50ms, notify ${notify}, wakeOnAccept`);
+  const b = args.indexOf('--batches');
+  const batches = (b >= 0 ? args[b + 1] : '100,500').split(',').map(Number);
+  console.log(
+    `Holdfast: batchSize ${batches.join(' and ')}, pollInterval 50ms, notify ${notify}, wakeOnAccept`,
+  );
   console.log(
     ANALYZE
       ? 'PostgreSQL tables ANALYZEd after the accepts, before delivery (--no-analyze: not)'
@@ -608,23 +615,23 @@ export async function main(args: string[]): Promise<void> {
   );
   if (databases.includes('postgres') && process.env.HOLDFAST_INBOX_BENCH_ALONE === '1') {
     // HOLDFAST_INBOX_BENCH_ALONE=1: Holdfast alone on PostgreSQL too (before/after comparisons).
-    table('postgres: Holdfast alone', [['Holdfast', await benchInbox('postgres', sizes)]]);
+    const columns: [string, Figures][] = [];
+    for (const batch of batches)
+      columns.push([`Holdfast ${batch}`, await benchInbox('postgres', sizes, batch)]);
+    table('postgres: Holdfast alone', columns);
   } else if (databases.includes('postgres')) {
     const gw = await benchGraphile(sizes);
-    const hf = await benchInbox('postgres', sizes);
+    const hf: [string, Figures][] = [];
+    for (const batch of batches) hf.push([`Holdfast ${batch}`, await benchInbox('postgres', sizes, batch)]);
     const boss = await benchBoss(sizes);
     table(
       'PostgreSQL, same run (ratios ÷ graphile-worker, > 1.00 is better)',
-      [
-        ['graphile-worker', gw],
-        ['Holdfast', hf],
-        ['pg-boss', boss],
-      ],
+      [['graphile-worker', gw], ...hf, ['pg-boss', boss]],
       gw,
     );
   }
   for (const db of databases.filter((d) => d !== 'postgres')) {
-    table(`${db}: Holdfast alone`, [['Holdfast', await benchInbox(db, sizes)]]);
+    table(`${db}: Holdfast alone`, [[`Holdfast ${batches[0]}`, await benchInbox(db, sizes, batches[0])]]);
   }
 }
 
