@@ -14,8 +14,7 @@ export type {
 } from './options/failover-module.options';
 export { Failover } from './decorator/failover.decorator';
 export type { FailoverOptions } from './decorator/failover-options';
-export { getFailoverStoreToken } from './failover.constants';
-export { getFailoverToken } from './failover.tokens';
+export { getFailoverStoreToken, getFailoverToken } from './failover.tokens';
 export { InjectFailoverStore, InjectFailoverOptions, InjectFailoverExecutor } from './failover.decorators';
 export { FailoverExecutor } from './executor/failover-executor';
 export { RecoveredPayloadHandler, type RecoveryContext } from './executor/recovered-payload.handler';
