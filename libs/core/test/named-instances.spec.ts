@@ -1,6 +1,6 @@
 import { Inject, Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { DEFAULT_INSTANCE_NAME, HoldfastError, NamedInstances } from '../src';
+import { DEFAULT_INSTANCE_NAME, HoldfastError, NamedInstances } from '../src/kit';
 
 class ThingError extends HoldfastError {
   constructor(message: string) {

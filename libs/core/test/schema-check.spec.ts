@@ -1,4 +1,4 @@
-import { SchemaManager, SchemaMismatchError, type TableSpec } from '@holdfast/core';
+import { SchemaManager, SchemaMismatchError, type TableSpec } from '@holdfast/core/kit';
 import { readCatalogIndexes, sqliteAffinity } from '../src/schema/live-table';
 import { describeEachDatabase, type TestDatabase } from '@holdfast/core/testing';
 

@@ -1,4 +1,4 @@
-import { DEFAULT_INSTANCE_NAME } from '@holdfast/core';
+import { DEFAULT_INSTANCE_NAME } from '@holdfast/core/kit';
 /** Metadata key of @Failover() on a method. */
 export const FAILOVER_METADATA = 'holdfast:failover';
 /** Property on decorated instances that receives the FailoverExecutor by property injection. */

@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder, type Type } from '@nestjs/common';
-import { DatabaseResolver } from '@holdfast/core';
+import { DatabaseResolver } from '@holdfast/core/kit';
 import { FailoverCleanupService } from './cleanup/failover-cleanup.service';
 import { FailoverExecutor } from './executor/failover-executor';
 import { FailoverRegistry } from './executor/failover.registry';

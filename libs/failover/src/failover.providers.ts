@@ -1,6 +1,6 @@
 import type { Provider } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { DatabaseResolver } from '@holdfast/core';
+import { DatabaseResolver } from '@holdfast/core/kit';
 import { FAILOVER_RESOLVED_OPTIONS } from './failover.constants';
 import { getFailoverStoreToken } from './failover.tokens';
 import { FAILOVER_MODULE_OPTIONS } from './failover.module-definition';

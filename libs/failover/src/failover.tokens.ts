@@ -1,5 +1,5 @@
 import type { Type } from '@nestjs/common';
-import { NamedInstances } from '@holdfast/core';
+import { NamedInstances } from '@holdfast/core/kit';
 import { FailoverConfigurationError } from './errors';
 import {
   FAILOVER_EXECUTOR_PROPERTY,

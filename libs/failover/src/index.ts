@@ -41,5 +41,5 @@ export {
 export { StoreTimeoutError } from './store/store-guard';
 export { FailoverStoreQueryResolver, type FailoverQueryContext } from './store/failover-store-query.resolver';
 export { PayloadColumnResolver } from './store/payload-column.resolver';
-export { DatabaseResolver } from '@holdfast/core';
+export { DatabaseResolver } from '@holdfast/core/kit';
 export * from './errors';

@@ -2,7 +2,7 @@ import { Injectable, Module, type INestApplication, type ModuleMetadata } from '
 import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { toNumber } from '@holdfast/core';
+import { toNumber } from '@holdfast/core/kit';
 import { describeEachDatabase, testDataSourceOptions } from '@holdfast/core/testing';
 import {
   DuplicateFailoverStoreError,

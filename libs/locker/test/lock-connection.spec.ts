@@ -3,7 +3,7 @@
  * by the application's own work does not starve their keep-alives, and a pool too small to spare
  * one is reported at startup.
  */
-import { sqlClientFor } from '@holdfast/core';
+import { sqlClientFor } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   testDatabases,

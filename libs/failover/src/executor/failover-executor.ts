@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { HoldfastError, HoldfastTimers } from '@holdfast/core';
+import { HoldfastError, HoldfastTimers } from '@holdfast/core/kit';
 import type { FailoverMetadata } from '../decorator/failover-options';
 import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.constants';
 import { failoverJobName } from '../failover.tokens';

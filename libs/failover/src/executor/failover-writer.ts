@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { HoldfastTimers } from '@holdfast/core';
+import { HoldfastTimers } from '@holdfast/core/kit';
 import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.constants';
 import { failoverJobName } from '../failover.tokens';
 import { FailoverMetrics } from '../health/failover.metrics';

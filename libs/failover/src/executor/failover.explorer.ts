@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
-import { discoverMethods } from '@holdfast/core';
+import { discoverMethods } from '@holdfast/core/kit';
 import type { FailoverMetadata } from '../decorator/failover-options';
 import {
   DuplicateFailoverStoreError,

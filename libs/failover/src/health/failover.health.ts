@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { probeHealth, withTimeout, type HealthResult } from '@holdfast/core';
+import { probeHealth, withTimeout, type HealthResult } from '@holdfast/core/kit';
 import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
 import { getFailoverStoreToken } from '../failover.tokens';
 import { FailoverExecutor } from '../executor/failover-executor';

@@ -1,5 +1,10 @@
 import type { ModuleRef } from '@nestjs/core';
-import { DatabaseResolver, HoldfastDatabase, UnsupportedDialectError, type Dialect } from '@holdfast/core';
+import {
+  DatabaseResolver,
+  HoldfastDatabase,
+  UnsupportedDialectError,
+  type Dialect,
+} from '@holdfast/core/kit';
 import type { DataSource } from 'typeorm';
 import type { SqlStoreOptions } from '../options/failover-module.options';
 

@@ -1,5 +1,5 @@
 import type { ModuleRef } from '@nestjs/core';
-import type { DatabaseResolver } from '@holdfast/core';
+import type { DatabaseResolver } from '@holdfast/core/kit';
 import type { ResolvedFailoverModuleOptions, SqlStoreOptions } from '../options/failover-module.options';
 import { PayloadCodec } from '../payload/payload-codec';
 import type { FailoverStore } from './failover-store';

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { tableName } from '@holdfast/core';
+import { tableName } from '@holdfast/core/kit';
 import { FailoverTenantError } from '../errors';
 import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
 import { getFailoverStoreToken } from '../failover.tokens';

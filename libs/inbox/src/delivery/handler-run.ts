@@ -1,4 +1,4 @@
-import { withTimeout } from '@holdfast/core';
+import { withTimeout } from '@holdfast/core/kit';
 import { Semaphore } from 'async-mutex';
 import type { RegisteredHandler } from '../handler/inbox-handler.registry';
 

@@ -4,7 +4,7 @@ import {
   declarePoolNeed,
   monotonicMillis,
   type SqlClient,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import { resolve } from 'node:path';
 import { LockerConfigurationError } from '../errors';
 import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';

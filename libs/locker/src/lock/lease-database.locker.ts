@@ -5,7 +5,7 @@ import {
   toNumber,
   withTransientRetry,
   type SqlClient,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
 import { LockQueryResolver } from '../store/lock-query.resolver';
 import { AbstractLocker } from './abstract.locker';

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { HoldfastError, SqlClient, withTimeout } from '@holdfast/core';
+import { HoldfastError, SqlClient, withTimeout } from '@holdfast/core/kit';
 import type { QueryRunner } from 'typeorm';
 
 /** A lock statement or a wait for a pooled connection took longer than its bound. */

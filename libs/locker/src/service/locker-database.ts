@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { DatabaseResolver, HoldfastDatabase } from '@holdfast/core';
+import { DatabaseResolver, HoldfastDatabase } from '@holdfast/core/kit';
 import { LOCKER_OPTIONS } from '../locker.constants';
 import type { ResolvedLockerOptions } from '../options/locker.options';
 

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
-import type { HoldfastTimers, SqlClient } from '@holdfast/core';
+import type { HoldfastTimers, SqlClient } from '@holdfast/core/kit';
 import { InvalidLockerError } from '../errors';
 import { DatabaseLocker } from '../lock/database.locker';
 import { LeaseDatabaseLocker } from '../lock/lease-database.locker';
