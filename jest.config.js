@@ -8,6 +8,7 @@ delete swcrc.$schema;
 
 const moduleNameMapper = {
   '^@holdfast/core/testing$': '<rootDir>/libs/core/src/testing',
+  '^@holdfast/core/kit$': '<rootDir>/libs/core/src/kit',
   '^@holdfast/([a-z]+)/internal$': '<rootDir>/libs/$1/src/internal',
   '^@holdfast/([a-z]+)$': '<rootDir>/libs/$1/src',
 };

@@ -10,7 +10,7 @@
  */
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { sleep, sqlClientFor } from '@holdfast/core';
+import { sleep, sqlClientFor } from '@holdfast/core/kit';
 import { createTestDataSource, tempSqliteFile, uniqueTablePrefix } from '@holdfast/core/testing';
 import {
   Failover,

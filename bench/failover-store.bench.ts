@@ -20,7 +20,7 @@
 import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { sqlClientFor } from '@holdfast/core';
+import { sqlClientFor } from '@holdfast/core/kit';
 import { createTestDataSource, tempSqliteFile, uniqueTablePrefix } from '@holdfast/core/testing';
 import { Failover, FailoverModule, FailoverStoreQueryResolver } from '@holdfast/failover';
 import { SqlFailoverStore, failoverKey } from '@holdfast/failover/internal';

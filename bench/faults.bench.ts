@@ -24,7 +24,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { sqlClientFor, tableName } from '@holdfast/core';
+import { sqlClientFor, tableName } from '@holdfast/core/kit';
 import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
 import {
   createTestDataSource,

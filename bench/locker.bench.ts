@@ -7,7 +7,7 @@
  * goals: after SIGKILL ≤ lease length + lockAcquireSleepInterval, after stop ≤ lockAcquireSleepInterval.
  * The ratio column is max / goal (≤ 1 meets the goal). Short intervals keep the run to a few minutes.
  */
-import { monotonicMillis, sqlClientFor } from '@holdfast/core';
+import { monotonicMillis, sqlClientFor } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   tempSqliteFile,

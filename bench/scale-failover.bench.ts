@@ -11,7 +11,7 @@
  * `scaleFailover()` returns the rows, for a combined `npm run bench -- scale`.
  */
 import { performance } from 'node:perf_hooks';
-import { sqlClientFor } from '@holdfast/core';
+import { sqlClientFor } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   tempSqliteFile,

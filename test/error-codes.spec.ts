@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import ts from 'typescript';
 import * as core from '@holdfast/core';
+import * as coreKit from '@holdfast/core/kit';
 import * as coreTesting from '@holdfast/core/testing';
 import * as failover from '@holdfast/failover';
 import * as simba from '@holdfast/simba';
@@ -188,6 +189,7 @@ describe('error codes', () => {
       [...classes].some(([child]) => listed.has(child) && chainOf(child, classes).includes(name));
     const entries: Record<string, Record<string, unknown>> = {
       core,
+      'core/kit': coreKit,
       'core/testing': coreTesting,
       failover,
       simba,

@@ -13,7 +13,7 @@ import {
   type InboxMessage,
   type ResolvedInboxOptions,
 } from '@holdfast/inbox';
-import { InvalidOptionsError } from '@holdfast/core';
+import { InvalidOptionsError } from '@holdfast/core/kit';
 import { SimbaModule } from '@holdfast/simba';
 
 /**

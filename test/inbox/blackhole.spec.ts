@@ -1,5 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { sleep, sqlClientFor } from '@holdfast/core';
+import { sleep, sqlClientFor } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   TcpProxy,

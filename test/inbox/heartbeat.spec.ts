@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { sqlClientFor } from '@holdfast/core';
+import { sqlClientFor } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   forkTs,

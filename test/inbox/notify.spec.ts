@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Logger, type INestApplicationContext } from '@nestjs/common';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { SchemaManager, sqlClientFor } from '@holdfast/core';
+import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   forkTs,

@@ -1,5 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { sqlClientFor } from '@holdfast/core';
+import { sqlClientFor } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   TcpProxy,

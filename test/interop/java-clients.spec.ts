@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { SchemaManager, sleep, sqlClientFor } from '@holdfast/core';
+import { SchemaManager, sleep, sqlClientFor } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   describeEachDatabase,

@@ -1,4 +1,4 @@
-import { monotonicMillis } from '@holdfast/core';
+import { monotonicMillis } from '@holdfast/core/kit';
 import { forkTs, waitForExit } from '@holdfast/core/testing';
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';

@@ -4,7 +4,7 @@
  * graceful stop → a standby takes over, the lease locker ignores skewed app clocks, and a lease
  * master cut off from the database (TcpProxy) demotes before anyone else can acquire.
  */
-import { monotonicMillis } from '@holdfast/core';
+import { monotonicMillis } from '@holdfast/core/kit';
 import {
   TcpProxy,
   waitForExit,

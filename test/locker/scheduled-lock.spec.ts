@@ -3,7 +3,7 @@
  * runs exactly once; a runner SIGKILLed mid-job keeps the tick's lock until lockAtMostFor, and
  * the job runs again after that, never earlier.
  */
-import { monotonicMillis } from '@holdfast/core';
+import { monotonicMillis } from '@holdfast/core/kit';
 import {
   forkTs,
   waitUntil,

@@ -26,6 +26,7 @@ module.exports = {
   ],
   moduleNameMapper: {
     '^@holdfast/core/testing$': '<rootDir>/libs/core/src/testing',
+    '^@holdfast/core/kit$': '<rootDir>/libs/core/src/kit',
     '^@holdfast/([a-z]+)/internal$': '<rootDir>/libs/$1/src/internal',
     '^@holdfast/([a-z]+)$': '<rootDir>/libs/$1/src',
     '^@nestjs/(common|core|testing|typeorm|schedule|terminus|platform-express)(/.*)?$': `<rootDir>/${here}/node_modules/@nestjs/$1$2`,

@@ -72,6 +72,7 @@ export interface Manifest {
   repository?: { url?: string; directory?: string };
   engines?: Record<string, string>;
   exports?: Record<string, unknown>;
+  typesVersions?: Record<string, Record<string, string[]>>;
   bin?: Record<string, string>;
   files?: string[];
   scripts?: Record<string, string>;

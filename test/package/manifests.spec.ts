@@ -79,6 +79,23 @@ it('@holdfast/cli ships the holdfast bin', () => {
   expect(readFileSync(join(ROOT, 'libs/cli/src/main.ts'), 'utf8')).toMatch(/^#!\/usr\/bin\/env node\n/);
 });
 
+it('@holdfast/core/kit is its own entry (the module kit), and the main entry holds the errors only', () => {
+  const core = manifest('core');
+  expect(core.exports?.['./kit']).toEqual({ types: './dist/kit/index.d.ts', default: './dist/kit/index.js' });
+  expect(core.typesVersions?.['*']?.kit).toEqual(['dist/kit/index.d.ts']);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const main = require(join(ROOT, 'libs/core/src')) as Record<string, unknown>;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const kit = require(join(ROOT, 'libs/core/src/kit')) as Record<string, unknown>;
+  for (const name of ['SqlClient', 'HoldfastDatabase', 'NamedInstances', 'SchemaManager', 'parseDuration']) {
+    expect(main[name]).toBeUndefined();
+    expect(typeof kit[name]).toBe('function');
+  }
+  // The errors are the same classes in both.
+  for (const [name, value] of Object.entries(main)) expect(kit[name]).toBe(value);
+  expect(typeof main.HoldfastError).toBe('function');
+});
+
 it('@holdfast/core/testing is its own entry, and the main entry does not carry the test kit', () => {
   expect(manifest('core').exports?.['./testing']).toEqual({
     types: './dist/testing/index.d.ts',

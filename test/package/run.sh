@@ -107,8 +107,11 @@ check_install() {
     const core = require('@holdfast/core'), testing = require('@holdfast/core/testing');
     if ('describeEachDatabase' in core || 'forkTs' in core) problems.push('@holdfast/core main entry carries the test kit');
     if (typeof testing.describeEachDatabase !== 'function') problems.push('@holdfast/core/testing lacks describeEachDatabase');
+    const kit = require('@holdfast/core/kit');
+    if ('SqlClient' in core) problems.push('@holdfast/core main entry carries the module kit');
+    if (typeof kit.SqlClient !== 'function' || kit.HoldfastError !== core.HoldfastError) problems.push('@holdfast/core/kit lacks the module kit or has errors of its own');
     if (problems.length) { console.error(problems.join('\n')); process.exit(1); }
-    console.log('no optional peer the app did not ask for, LICENSE in each package, every source map resolves, test kit only at @holdfast/core/testing');
+    console.log('no optional peer the app did not ask for, LICENSE in each package, every source map resolves, test kit only at @holdfast/core/testing, module kit only at @holdfast/core/kit');
   "
 }
 

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sqlClientFor, tableName } from '@holdfast/core';
+import { sqlClientFor, tableName } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   TcpProxy,

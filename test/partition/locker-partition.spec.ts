@@ -9,7 +9,7 @@
  * while the old master is still cut off, and one healthy master after the last heal.
  * Needs PostgreSQL or MariaDB (left out of a SQLite-only run by jest.config.js); soak.
  */
-import { monotonicMillis, sqlClientFor, tableName } from '@holdfast/core';
+import { monotonicMillis, sqlClientFor, tableName } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   TcpProxy,

@@ -9,7 +9,7 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSourceOptions } from 'typeorm';
-import { tableName } from '@holdfast/core';
+import { tableName } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   testDatabases,

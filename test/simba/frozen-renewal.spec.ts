@@ -1,6 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { sqlClientFor, type SqlClient } from '@holdfast/core';
+import { sqlClientFor, type SqlClient } from '@holdfast/core/kit';
 import { createTestDataSource, testDatabases, uniqueTablePrefix } from '@holdfast/core/testing';
 import {
   defaultContenderId,

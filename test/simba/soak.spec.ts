@@ -85,7 +85,7 @@ async function soak(db: TestDatabase): Promise<SoakResult> {
   const alive = () => workers.filter((w) => w.child.exitCode === null && w.child.signalCode === null);
   // Create the table first so that five processes do not race on CREATE TABLE.
   const setup = await createTestDataSource(db, { sqliteFile: sqliteFile === '-' ? undefined : sqliteFile });
-  const { SchemaManager, sqlClientFor } = await import('@holdfast/core');
+  const { SchemaManager, sqlClientFor } = await import('@holdfast/core/kit');
   const { SIMBA_MUTEX_TABLE } = await import('@holdfast/simba/internal');
   await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
   try {

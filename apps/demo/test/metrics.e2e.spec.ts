@@ -10,7 +10,7 @@ import {
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import request from 'supertest';
-import { declaredMetrics } from '@holdfast/core';
+import { declaredMetrics } from '@holdfast/core/kit';
 import { FailoverHealthIndicator } from '@holdfast/failover';
 import { InboxHealthIndicator } from '@holdfast/inbox';
 import { LockerHealthIndicator } from '@holdfast/locker';

@@ -1,4 +1,4 @@
-import { HoldfastError, InvalidTablePrefixError } from '@holdfast/core';
+import { HoldfastError, InvalidTablePrefixError } from '@holdfast/core/kit';
 import { parseArgs } from 'node:util';
 import { ddlCommand } from './commands/ddl.command';
 import { migrateCommand } from './commands/migrate.command';

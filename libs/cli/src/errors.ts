@@ -1,4 +1,4 @@
-import { HoldfastError } from '@holdfast/core';
+import { HoldfastError } from '@holdfast/core/kit';
 
 /** The command line asked for something the CLI does not have (exit code 2, with the usage). */
 export class CliUsageError extends HoldfastError {

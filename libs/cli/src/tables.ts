@@ -1,4 +1,4 @@
-import type { TableSpec } from '@holdfast/core';
+import type { TableSpec } from '@holdfast/core/kit';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';

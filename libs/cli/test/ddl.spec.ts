@@ -1,4 +1,4 @@
-import { DIALECTS } from '@holdfast/core';
+import { DIALECTS } from '@holdfast/core/kit';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { HOLDFAST_TABLES } from '../src';

@@ -1,4 +1,4 @@
-import { SchemaManager, sqlClientFor } from '@holdfast/core';
+import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/core/testing';
 import { HOLDFAST_MIGRATIONS, HOLDFAST_TABLES } from '../src';
 import { cli, testDatabaseUrl } from './cli-support';

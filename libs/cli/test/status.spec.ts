@@ -1,4 +1,4 @@
-import { tableName, type SqlClient } from '@holdfast/core';
+import { tableName, type SqlClient } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/core/testing';
 import { FAR_FUTURE } from '@holdfast/inbox/internal';
 import { HOLDFAST_TABLES, type HoldfastStatus } from '../src';

@@ -1,4 +1,4 @@
-import { DeadlineQueue } from '@holdfast/core';
+import { DeadlineQueue } from '@holdfast/core/kit';
 
 describe('DeadlineQueue', () => {
   beforeEach(() => jest.useFakeTimers());

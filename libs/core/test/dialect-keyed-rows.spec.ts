@@ -1,4 +1,4 @@
-import { DIALECTS, sqlDialect, type SqlBinder } from '@holdfast/core';
+import { DIALECTS, sqlDialect, type SqlBinder } from '@holdfast/core/kit';
 
 /** Binds with `?` and keeps the values. */
 function binder(): SqlBinder & { params: unknown[] } {

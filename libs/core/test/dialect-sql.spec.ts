@@ -1,4 +1,4 @@
-import { DIALECTS, ddlScript, sqlDialect, type TableSpec } from '@holdfast/core';
+import { DIALECTS, ddlScript, sqlDialect, type TableSpec } from '@holdfast/core/kit';
 import { countPlaceholders as placeholderCount } from '@holdfast/core/testing';
 
 const spec = { table: 'P_T', columns: ['A', 'B', 'C', 'D'], keys: ['A', 'B'] };

@@ -1,4 +1,4 @@
-import { DIALECTS, sqlDialect, type SqlBinder } from '@holdfast/core';
+import { DIALECTS, sqlDialect, type SqlBinder } from '@holdfast/core/kit';
 
 /** Collects bound values, numbering placeholders the dialect's way. */
 function binder(d: (typeof DIALECTS)[number]): SqlBinder & { params: unknown[] } {

@@ -1,7 +1,7 @@
 import { Controller, Get, Injectable, Module, Scope, SetMetadata } from '@nestjs/common';
 import { DiscoveryModule, DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { discoverHandlers, discoverMethods, HoldfastError, NonStaticHandlerError } from '@holdfast/core';
+import { discoverHandlers, discoverMethods, HoldfastError, NonStaticHandlerError } from '@holdfast/core/kit';
 
 const KEY = 'holdfast:test:discovered';
 const Handles = (what: string): MethodDecorator => SetMetadata(KEY, what);

@@ -1,4 +1,4 @@
-import { InvalidDurationError, parseDuration } from '@holdfast/core';
+import { InvalidDurationError, parseDuration } from '@holdfast/core/kit';
 
 describe('parseDuration', () => {
   it.each([

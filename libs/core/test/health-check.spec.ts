@@ -1,6 +1,6 @@
 import { Test } from '@nestjs/testing';
 import { HealthCheckService, TerminusModule } from '@nestjs/terminus';
-import { healthResult, probeHealth } from '@holdfast/core';
+import { healthResult, probeHealth } from '@holdfast/core/kit';
 
 // The indicators build terminus's result shape without loading terminus; this proves that the
 // real HealthCheckService reads it: up passes, down fails the check with the details kept.

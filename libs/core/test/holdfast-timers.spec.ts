@@ -1,5 +1,5 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { HoldfastTimers } from '@holdfast/core';
+import { HoldfastTimers } from '@holdfast/core/kit';
 import { waitUntil } from '@holdfast/core/testing';
 
 describe('HoldfastTimers', () => {

@@ -5,7 +5,7 @@ import {
   MeterProvider,
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
-import { sqlRetryCounter, type Meter } from '@holdfast/core';
+import { sqlRetryCounter, type Meter } from '@holdfast/core/kit';
 import { holdfastMeter } from '../src/metrics/meter';
 
 // The instruments go through the application's own @opentelemetry/api: with an SDK registered,

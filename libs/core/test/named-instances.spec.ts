@@ -1,6 +1,6 @@
 import { Inject, Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { DEFAULT_INSTANCE_NAME, HoldfastError, NamedInstances } from '../src';
+import { DEFAULT_INSTANCE_NAME, HoldfastError, NamedInstances } from '../src/kit';
 
 class ThingError extends HoldfastError {
   constructor(message: string) {
@@ -35,7 +35,7 @@ function thingModule(extras: { name?: string; isGlobal?: boolean }, label: strin
       ThingService,
     ],
   };
-  return things.extras([ThingService], [{ token: STORE, named: (name) => `holdfast:thing:${name}:store` }])(
+  return things.extras([ThingService], [{ token: STORE, named: (name) => things.key('store', name) }])(
     definition,
     { isGlobal: true, ...extras },
   );
@@ -48,6 +48,13 @@ describe('NamedInstances (core module kit)', () => {
     expect(things.token(ThingService, 'reports')).toBe('holdfast:thing:reports:ThingService');
     expect(things.optionsToken()).toBe(OPTIONS);
     expect(things.optionsToken('reports')).toBe('holdfast:thing:reports:options');
+  });
+
+  it('spells every other name of an instance (job names, aliased tokens) the same way: key(what, name)', () => {
+    expect(things.key('cleanup')).toBe('holdfast:thing:cleanup');
+    expect(things.key('cleanup', DEFAULT_INSTANCE_NAME)).toBe('holdfast:thing:cleanup');
+    expect(things.key('cleanup', 'reports')).toBe('holdfast:thing:reports:cleanup');
+    expect(things.key('store', 'reports')).toBe('holdfast:thing:reports:store');
   });
 
   it('a default and a named instance coexist, each injected by its own tokens', async () => {

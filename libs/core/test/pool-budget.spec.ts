@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { type PoolNeed } from '@holdfast/core';
+import { type PoolNeed } from '@holdfast/core/kit';
 import { configuredPoolSize, poolBudgetWarning } from '../src/database/pool-budget';
 
 describe('pool budget', () => {

@@ -1,5 +1,5 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { sqlClientFor, type SqlClient } from '@holdfast/core';
+import { sqlClientFor, type SqlClient } from '@holdfast/core/kit';
 import {
   type PrivateServer,
   PrivateMariadb,

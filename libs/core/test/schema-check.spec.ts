@@ -1,5 +1,5 @@
-import { SchemaManager, SchemaMismatchError, type TableSpec } from '@holdfast/core';
-import { sqliteAffinity } from '../src/schema/live-table';
+import { SchemaManager, SchemaMismatchError, type TableSpec } from '@holdfast/core/kit';
+import { readCatalogIndexes, sqliteAffinity } from '../src/schema/live-table';
 import { describeEachDatabase, type TestDatabase } from '@holdfast/core/testing';
 
 /** A table in the shape of the seeds' problems: a CHAR(32) owner, a seed timestamp, an optional extra. */
@@ -202,6 +202,16 @@ describeEachDatabase(
       expect(await new SchemaManager(ctx.sql).indexExists(table, t('IDX_CHK_CATALOG_OTHER'), ['N'])).toBe(
         true,
       );
+      // Both read the one catalog reader: every index with its leading column.
+      const indexes = await readCatalogIndexes(d.name, query, table);
+      expect(indexes!.find((i) => i.name.toLowerCase() === t('IDX_CHK_CATALOG_N').toLowerCase())).toEqual({
+        name: expect.any(String),
+        leading: 'n',
+      });
+      expect(await new SchemaManager(ctx.sql).indexExists(table, t('IDX_CHK_CATALOG_OTHER'), ['AT'])).toBe(
+        false,
+      );
+      expect(await readCatalogIndexes(d.name, query, t('CHK_NOT_THERE'))).toEqual([]);
     });
   },
   { tables: [...TABLES, 'CHK_CATALOG', 'CHK_NOT_THERE'] },

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { SchemaLockTimeoutError, SchemaManager, sqlClientFor, type TableSpec } from '@holdfast/core';
+import { SchemaLockTimeoutError, SchemaManager, sqlClientFor, type TableSpec } from '@holdfast/core/kit';
 import { createTestDataSource, describeEachDatabase, testDataSourceOptions } from '@holdfast/core/testing';
 
 const SPEC: TableSpec = {

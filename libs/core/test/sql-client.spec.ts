@@ -1,4 +1,4 @@
-import { SchemaManager, SchemaMissingError, type TableSpec } from '@holdfast/core';
+import { SchemaManager, SchemaMissingError, type TableSpec } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/core/testing';
 
 const THING: TableSpec = {

@@ -1,4 +1,4 @@
-import { InvalidDurationError, SqlTimeoutError, isConnectionError, sqlClientFor } from '@holdfast/core';
+import { InvalidDurationError, SqlTimeoutError, isConnectionError, sqlClientFor } from '@holdfast/core/kit';
 import { createTestDataSource, describeEachDatabase, TcpProxy, waitUntil } from '@holdfast/core/testing';
 import type { DataSource } from 'typeorm';
 

@@ -1,4 +1,4 @@
-import { InvalidTablePrefixError, tableName, validateTablePrefix } from '@holdfast/core';
+import { InvalidTablePrefixError, tableName, validateTablePrefix } from '@holdfast/core/kit';
 
 describe('table prefix validation', () => {
   it.each(['BAD-PREFIX', '.leadingdot', 'pre fix', 'x;DROP TABLE y;--', '"quoted"', 'préfix', 'a..b', '.'])(

@@ -1,5 +1,5 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
-import { monotonicMillis } from '@holdfast/core';
+import { monotonicMillis } from '@holdfast/core/kit';
 import { TcpProxy, waitUntil } from '@holdfast/core/testing';
 
 /** An echo server and a client through the proxy. */

@@ -1,5 +1,5 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { monotonicMillis, sqlClientFor, type SqlClient } from '@holdfast/core';
+import { monotonicMillis, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
 import { isTransientConflictError } from '../src/database/sql-errors';
 import {
   createTestDataSource,

@@ -1,5 +1,5 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { InvalidOptionsError, sqlClientFor, type IsolationLevel, type SqlClient } from '@holdfast/core';
+import { InvalidOptionsError, sqlClientFor, type IsolationLevel, type SqlClient } from '@holdfast/core/kit';
 import { describeEachDatabase, testDataSourceOptions } from '@holdfast/core/testing';
 
 /**

@@ -1,5 +1,5 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { sqlClientFor, withTransientRetry, type SqlClient, type TransientRetry } from '@holdfast/core';
+import { sqlClientFor, withTransientRetry, type SqlClient, type TransientRetry } from '@holdfast/core/kit';
 import { isTransientConflictError } from '../src/database/sql-errors';
 import { describeEachDatabase, testDataSourceOptions } from '@holdfast/core/testing';
 

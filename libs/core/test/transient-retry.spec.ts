@@ -5,7 +5,7 @@ import {
   sqlRetryCounter,
   withTransientRetry,
   type TransientRetry,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import { isAlreadyExistsError, isTransientConflictError } from '../src/database/sql-errors';
 
 const deadlock = () => Object.assign(new Error('Deadlock found when trying to get lock'), { errno: 1213 });

@@ -7,7 +7,7 @@ import {
   IsTablePrefix,
   NestedOptions,
   validateOptions,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 
 class Circular {
   self = this;

@@ -1,4 +1,4 @@
-import { withTimeout } from '@holdfast/core';
+import { withTimeout } from '@holdfast/core/kit';
 
 class Late extends Error {}
 

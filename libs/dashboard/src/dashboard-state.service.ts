@@ -3,7 +3,7 @@ import { ModuleRef, ModulesContainer } from '@nestjs/core';
 import { hostname } from 'node:os';
 import { type LockStatus } from '@holdfast/cli';
 import { StatusQueries } from '@holdfast/cli/internal';
-import { resolveDataSource, sqlClientFor, type SqlClient } from '@holdfast/core';
+import { resolveDataSource, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
 import { FailoverMetrics, getFailoverStoreToken } from '@holdfast/failover';
 import {
   DEFAULT_FAILOVER_STORE,

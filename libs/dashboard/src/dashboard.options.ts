@@ -1,5 +1,5 @@
 import { IsInt, IsOptional, IsString, Max, Min, MinLength } from 'class-validator';
-import { IsDurationOption, parseDuration, validateOptions, type Duration } from '@holdfast/core';
+import { IsDurationOption, parseDuration, validateOptions, type Duration } from '@holdfast/core/kit';
 
 /** What the dashboard shows and how often the page refreshes. `path` and `guard` are forRoot extras. */
 export interface HoldfastDashboardOptions {

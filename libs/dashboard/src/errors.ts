@@ -1,4 +1,4 @@
-import { HoldfastError } from '@holdfast/core';
+import { HoldfastError } from '@holdfast/core/kit';
 
 /** `path` is not a URL path the dashboard can be served at. */
 export class InvalidDashboardPathError extends HoldfastError {

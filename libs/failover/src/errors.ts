@@ -1,4 +1,4 @@
-import { HoldfastError } from '@holdfast/core';
+import { HoldfastError } from '@holdfast/core/kit';
 
 /** Base of the failover module's errors. */
 export class FailoverError extends HoldfastError {}

@@ -1,7 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { FailoverExecutor } from './executor/failover-executor';
-import { getFailoverStoreToken } from './failover.constants';
-import { getFailoverOptionsToken, getFailoverToken } from './failover.tokens';
+import { getFailoverOptionsToken, getFailoverStoreToken, getFailoverToken } from './failover.tokens';
 
 type InjectDecorator = ParameterDecorator & PropertyDecorator;
 

@@ -1,10 +1,9 @@
 import { ConfigurableModuleBuilder, type Type } from '@nestjs/common';
-import { DatabaseResolver } from '@holdfast/core';
+import { DatabaseResolver } from '@holdfast/core/kit';
 import { FailoverCleanupService } from './cleanup/failover-cleanup.service';
 import { FailoverExecutor } from './executor/failover-executor';
 import { FailoverRegistry } from './executor/failover.registry';
-import { getFailoverStoreToken } from './failover.constants';
-import { FAILOVER_STORES } from './failover.tokens';
+import { FAILOVER_STORES, getFailoverStoreToken } from './failover.tokens';
 import { FailoverHealthIndicator } from './health/failover.health';
 import { FailoverMetrics } from './health/failover.metrics';
 import type { FailoverModuleOptions } from './options/failover-module.options';
@@ -52,7 +51,7 @@ export const {
   .setExtras<FailoverModuleExtras>(
     { isGlobal: true, name: undefined },
     FAILOVER_STORES.extras(EXPORTED_SERVICES, [
-      { token: getFailoverStoreToken(), named: (name) => getFailoverStoreToken(name) as string },
+      { token: getFailoverStoreToken(), named: (name) => FAILOVER_STORES.key('store', name) },
     ]),
   )
   .build();

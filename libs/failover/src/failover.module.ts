@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { DatabaseResolver } from '@holdfast/core';
+import { DatabaseResolver } from '@holdfast/core/kit';
 import { FailoverCleanupSchedule, FailoverCleanupService } from './cleanup/failover-cleanup.service';
 import { FailoverExecutor } from './executor/failover-executor';
 import { FailoverExplorer } from './executor/failover.explorer';

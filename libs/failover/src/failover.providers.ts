@@ -1,7 +1,8 @@
 import type { Provider } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { DatabaseResolver } from '@holdfast/core';
-import { FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from './failover.constants';
+import { DatabaseResolver } from '@holdfast/core/kit';
+import { FAILOVER_RESOLVED_OPTIONS } from './failover.constants';
+import { getFailoverStoreToken } from './failover.tokens';
 import { FAILOVER_MODULE_OPTIONS } from './failover.module-definition';
 import type { FailoverModuleOptions } from './options/failover-module.options';
 import { resolveFailoverOptions } from './options/failover-options.validation';

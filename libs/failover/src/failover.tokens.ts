@@ -1,9 +1,17 @@
 import type { Type } from '@nestjs/common';
-import { NamedInstances } from '@holdfast/core';
+import { NamedInstances } from '@holdfast/core/kit';
 import { FailoverConfigurationError } from './errors';
-import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from './failover.constants';
+import {
+  FAILOVER_EXECUTOR_PROPERTY,
+  FAILOVER_RESOLVED_OPTIONS,
+  FAILOVER_STORE,
+  FAILOVER_STORE_NAME,
+} from './failover.constants';
 
-/** The FailoverModules of an application: the default one, and those registered with `forRoot({ name })`. */
+/**
+ * The FailoverModules of an application: the default one, and those registered with
+ * `forRoot({ name })`. Every name of one module (tokens, scheduler jobs) is spelled by it.
+ */
 export const FAILOVER_STORES = new NamedInstances({
   lib: 'failover',
   optionsToken: FAILOVER_RESOLVED_OPTIONS,
@@ -24,4 +32,39 @@ export function getFailoverToken<T>(service: Type<T>, name?: string): Type<T> | 
 /** The token of one FailoverModule's validated options (`@InjectFailoverOptions(name)`). */
 export function getFailoverOptionsToken(name?: string): symbol | string {
   return FAILOVER_STORES.optionsToken(name);
+}
+
+/**
+ * Injection token of the active FailoverStore: `@Inject(getFailoverStoreToken())`; with a name,
+ * that of the FailoverModule registered with that `name` (`holdfast:failover:<name>:store`).
+ */
+export function getFailoverStoreToken(): symbol;
+export function getFailoverStoreToken(name: string | undefined): symbol | string;
+export function getFailoverStoreToken(name?: string): symbol | string {
+  return FAILOVER_STORES.isDefault(name) ? FAILOVER_STORE : FAILOVER_STORES.key('store', name);
+}
+
+/**
+ * The name a SchedulerRegistry entry (cron job, timeout) of one FailoverModule is registered
+ * under: `holdfast:failover:<what>` for the default module, and
+ * `holdfast:failover:<name>:<what>` for a named one, so two modules never collide.
+ */
+export function failoverJobName(what: string, storeName: string | undefined): string {
+  return FAILOVER_STORES.key(what, storeName);
+}
+
+const NAMED_EXECUTOR_PROPERTIES = new Map<string, symbol>();
+
+/**
+ * The property a decorated instance receives a store's FailoverExecutor in: one per store name,
+ * so methods of one class may use different stores. Resolved when the method is decorated.
+ */
+export function failoverExecutorProperty(storeName: string | undefined): symbol {
+  if (FAILOVER_STORES.isDefault(storeName)) return FAILOVER_EXECUTOR_PROPERTY;
+  let property = NAMED_EXECUTOR_PROPERTIES.get(storeName!);
+  if (!property) {
+    property = Symbol(`holdfast:failover-executor:${storeName}`);
+    NAMED_EXECUTOR_PROPERTIES.set(storeName!, property);
+  }
+  return property;
 }

@@ -14,8 +14,7 @@ export type {
 } from './options/failover-module.options';
 export { Failover } from './decorator/failover.decorator';
 export type { FailoverOptions } from './decorator/failover-options';
-export { getFailoverStoreToken } from './failover.constants';
-export { getFailoverToken } from './failover.tokens';
+export { getFailoverStoreToken, getFailoverToken } from './failover.tokens';
 export { InjectFailoverStore, InjectFailoverOptions, InjectFailoverExecutor } from './failover.decorators';
 export { FailoverExecutor } from './executor/failover-executor';
 export { RecoveredPayloadHandler, type RecoveryContext } from './executor/recovered-payload.handler';
@@ -42,5 +41,5 @@ export {
 export { StoreTimeoutError } from './store/store-guard';
 export { FailoverStoreQueryResolver, type FailoverQueryContext } from './store/failover-store-query.resolver';
 export { PayloadColumnResolver } from './store/payload-column.resolver';
-export { DatabaseResolver } from '@holdfast/core';
+export { DatabaseResolver } from '@holdfast/core/kit';
 export * from './errors';

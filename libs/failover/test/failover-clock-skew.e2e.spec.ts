@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { sqlClientFor, type SqlClient } from '@holdfast/core';
+import { sqlClientFor, type SqlClient } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   forkTs,

@@ -1,6 +1,6 @@
 import { Injectable, type INestApplication, type Type } from '@nestjs/common';
 import { startFailoverApp, withAppBehindProxy } from './support/failover-app';
-import { sleep, toNumber } from '@holdfast/core';
+import { sleep, toNumber } from '@holdfast/core/kit';
 import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
 import {
   Failover,

@@ -1,6 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { InvalidOptionsError } from '@holdfast/core';
+import { InvalidOptionsError } from '@holdfast/core/kit';
 import {
   Failover,
   FailoverExecutor,

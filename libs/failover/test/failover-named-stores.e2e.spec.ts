@@ -2,7 +2,7 @@ import { Injectable, Module, type INestApplication, type ModuleMetadata } from '
 import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { toNumber } from '@holdfast/core';
+import { toNumber } from '@holdfast/core/kit';
 import { describeEachDatabase, testDataSourceOptions } from '@holdfast/core/testing';
 import {
   DuplicateFailoverStoreError,
@@ -20,6 +20,7 @@ import {
   type ResolvedFailoverModuleOptions,
 } from '@holdfast/failover';
 import { failoverKey } from '@holdfast/failover/internal';
+import { failoverJobName } from '../src/failover.tokens';
 
 /**
  * Two failover stores in one application (issue 14, item 4), as two inboxes: the default
@@ -317,5 +318,17 @@ describe('named failover stores: bad inputs', () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+describe('named failover stores: names', () => {
+  it('spells tokens and scheduler jobs as holdfast:failover:[<name>:]<what> (NamedInstances.key)', () => {
+    expect(typeof getFailoverStoreToken()).toBe('symbol');
+    expect(getFailoverStoreToken('default')).toBe(getFailoverStoreToken());
+    expect(getFailoverStoreToken('reports')).toBe('holdfast:failover:reports:store');
+    expect(getFailoverToken(FailoverExecutor, 'reports')).toBe('holdfast:failover:reports:FailoverExecutor');
+    expect(failoverJobName('write-behind', undefined)).toBe('holdfast:failover:write-behind');
+    expect(failoverJobName('store-probe', 'default')).toBe('holdfast:failover:store-probe');
+    expect(failoverJobName('cleanup', 'reports')).toBe('holdfast:failover:reports:cleanup');
   });
 });

@@ -1,6 +1,6 @@
 import { Injectable, Logger, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { toNumber } from '@holdfast/core';
+import { toNumber } from '@holdfast/core/kit';
 import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
 import {
   Failover,

@@ -1,5 +1,5 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
-import { sleep } from '@holdfast/core';
+import { sleep } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/core/testing';
 import { Failover } from '@holdfast/failover';
 import { startFailoverApp } from './support/failover-app';

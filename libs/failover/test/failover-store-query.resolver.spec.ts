@@ -1,4 +1,4 @@
-import { DIALECTS, sqlDialect } from '@holdfast/core';
+import { DIALECTS, sqlDialect } from '@holdfast/core/kit';
 import { countPlaceholders as placeholderCount } from '@holdfast/core/testing';
 import { FailoverStoreQueryResolver } from '@holdfast/failover';
 

@@ -2,7 +2,7 @@ import { Injectable, Logger, Module, SetMetadata, type INestApplication } from '
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { startFailoverApp, withAppBehindProxy } from './support/failover-app';
-import { toNumber } from '@holdfast/core';
+import { toNumber } from '@holdfast/core/kit';
 import {
   describeEachDatabase,
   testDataSourceOptions,

@@ -1,7 +1,12 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
-import { DatabaseResolver, InvalidOptionsError, UnsupportedDialectError, sqlClientFor } from '@holdfast/core';
+import {
+  DatabaseResolver,
+  InvalidOptionsError,
+  UnsupportedDialectError,
+  sqlClientFor,
+} from '@holdfast/core/kit';
 import { createTestDataSource, uniqueTablePrefix } from '@holdfast/core/testing';
 import {
   Failover,

@@ -1,5 +1,5 @@
 import { describeEachDatabase } from '@holdfast/core/testing';
-import { SchemaMismatchError } from '@holdfast/core';
+import { SchemaMismatchError } from '@holdfast/core/kit';
 import {
   FailoverTypeRegistry,
   PayloadCodec,

@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { toNumber } from '@holdfast/core';
+import { toNumber } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/core/testing';
 import {
   FailoverStoreException,

@@ -1,4 +1,4 @@
-import { HoldfastError } from '@holdfast/core';
+import { HoldfastError } from '@holdfast/core/kit';
 
 /** A message given to MessageAcceptor was refused; nothing of the call was stored. */
 export class InvalidMessageError extends HoldfastError {

@@ -1,4 +1,4 @@
-import { DEFAULT_INSTANCE_NAME } from '@holdfast/core';
+import { DEFAULT_INSTANCE_NAME } from '@holdfast/core/kit';
 /** The validated options with defaults (one provider for forRoot and forRootAsync). */
 export const INBOX_OPTIONS = Symbol('INBOX_OPTIONS');
 /** The name of the inbox a module registers (`forRoot({ name })`), `DEFAULT_INBOX_NAME` without one. */

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { declareMetrics, sqlRetryCounter, withTransientRetry, type TransientRetry } from '@holdfast/core';
+import { declareMetrics, sqlRetryCounter, withTransientRetry, type TransientRetry } from '@holdfast/core/kit';
 
 /** OpenTelemetry instruments of the inbox (no-ops until the application registers an SDK). */
 @Injectable()

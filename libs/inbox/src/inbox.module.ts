@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { DatabaseResolver } from '@holdfast/core';
+import { DatabaseResolver } from '@holdfast/core/kit';
 import { MessageAcceptor } from './acceptor/message-acceptor.service';
 import { InboxDelivery } from './delivery/inbox-delivery.service';
 import { InboxHandlerExplorer } from './handler/inbox-handler.explorer';

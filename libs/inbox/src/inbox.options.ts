@@ -8,7 +8,7 @@ import {
   type Dialect,
   type Duration,
   type SchemaMode,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import { Type } from 'class-transformer';
 import {
   IsIn,

@@ -1,5 +1,5 @@
 import type { Provider } from '@nestjs/common';
-import { validateOptions } from '@holdfast/core';
+import { validateOptions } from '@holdfast/core/kit';
 import { INBOX_OPTIONS } from './inbox.constants';
 import { INBOX_MODULE_OPTIONS } from './inbox.module-definition';
 import { InboxRetryOptionsDto, ResolvedInboxOptions, type InboxModuleOptions } from './inbox.options';

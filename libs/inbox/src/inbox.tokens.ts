@@ -1,5 +1,5 @@
 import type { Type } from '@nestjs/common';
-import { InvalidOptionsError, NamedInstances } from '@holdfast/core';
+import { InvalidOptionsError, NamedInstances } from '@holdfast/core/kit';
 import { INBOX_NAME, INBOX_OPTIONS } from './inbox.constants';
 
 /** The inboxes of an application: the default one, and those registered with `forRoot({ name })`. */

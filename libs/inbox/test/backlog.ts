@@ -1,4 +1,4 @@
-import type { SqlClient } from '@holdfast/core';
+import type { SqlClient } from '@holdfast/core/kit';
 
 /**
  * Fills COR_MESSAGE with `size` due messages in one statement (ids '0000000001'…, INSERTED one

@@ -1,4 +1,4 @@
-import { SchemaManager, SqlClient, sqlClientFor } from '@holdfast/core';
+import { SchemaManager, SqlClient, sqlClientFor } from '@holdfast/core/kit';
 import { createTestDataSource, describeEachDatabase } from '@holdfast/core/testing';
 import { COR_MESSAGE_TABLE, CorMessageQueries } from '../src/internal';
 import { fillBacklog, planProblems } from './backlog';

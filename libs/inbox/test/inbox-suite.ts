@@ -1,4 +1,4 @@
-import { InvalidOptionsError } from '@holdfast/core';
+import { InvalidOptionsError } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/core/testing';
 import { InvalidMessageError, MessageNotFoundError, PayloadEncodingError, type InboxMessage } from '../src';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { SchemaManager, tableDdl, type TableSpec } from '@holdfast/core';
+import { SchemaManager, tableDdl, type TableSpec } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/core/testing';
 import { ConvertCorMessageTimes1764000000405 } from '../../cli/src/migrations/1764000000405-convert-cor-message-times';
 import { PauseUnsupportedError } from '../src';

@@ -1,4 +1,4 @@
-import { HoldfastError } from '@holdfast/core';
+import { HoldfastError } from '@holdfast/core/kit';
 
 /** `failIfLocked: true` and another instance holds the lock: bootstrap fails at once. */
 export class LockHeldError extends HoldfastError {

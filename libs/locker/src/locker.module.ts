@@ -5,6 +5,7 @@ import { ConfigurableLockerModule } from './locker-module.definition';
 import { LOCKER_OPTIONS } from './locker.constants';
 import { createDatabaseResolverProvider, createResolvedOptionsProvider } from './locker.providers';
 import { LockHandlersExplorer } from './service/lock-handlers.explorer';
+import { LockerDatabase } from './service/locker-database';
 import { LockerService } from './service/locker.service';
 
 /**
@@ -16,6 +17,7 @@ import { LockerService } from './service/locker.service';
   providers: [
     createResolvedOptionsProvider(),
     createDatabaseResolverProvider(),
+    LockerDatabase,
     LockHandlersExplorer,
     LockerService,
     LockerHealthIndicator,

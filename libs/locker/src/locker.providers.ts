@@ -1,5 +1,5 @@
 import type { Provider } from '@nestjs/common';
-import { DatabaseResolver } from '@holdfast/core';
+import { DatabaseResolver } from '@holdfast/core/kit';
 import { LOCKER_OPTIONS } from './locker.constants';
 import { LOCKER_MODULE_OPTIONS } from './locker-module.definition';
 import { resolveLockerOptions, type LockerModuleOptions } from './options/locker.options';

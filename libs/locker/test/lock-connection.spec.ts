@@ -3,7 +3,7 @@
  * by the application's own work does not starve their keep-alives, and a pool too small to spare
  * one is reported at startup.
  */
-import { sqlClientFor } from '@holdfast/core';
+import { sqlClientFor } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   testDatabases,
@@ -82,12 +82,7 @@ for (const db of testDatabases().filter((d): d is Exclude<TestDatabase, 'sqlite'
     it('a statement that starts while the connection is being closed runs on a new one (a lease released under a holder() read)', async () => {
       const dataSource = await createTestDataSource(db, { poolSize: 3 });
       sources.push(dataSource);
-      const connection = new LockConnection(
-        dataSource,
-        sqlClientFor(dataSource).dialect,
-        3_000,
-        new Logger('test'),
-      );
+      const connection = new LockConnection(sqlClientFor(dataSource), 3_000, new Logger('test'));
       await connection.run('connect', (sql) => sql.query('SELECT 1 AS one'));
       // The read starts, then the connection goes before it is sent: what the lease locker's
       // stop() did when a holder() read came in right after a demotion. The read used to be sent

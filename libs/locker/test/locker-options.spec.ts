@@ -1,4 +1,4 @@
-import { InvalidOptionsError } from '@holdfast/core';
+import { InvalidOptionsError } from '@holdfast/core/kit';
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { LockTimingError, LockerModule, LockerService, type LockerModuleOptions } from '@holdfast/locker';

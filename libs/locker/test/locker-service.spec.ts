@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { HoldfastTimers, monotonicMillis } from '@holdfast/core';
+import { HoldfastTimers, monotonicMillis } from '@holdfast/core/kit';
 import { AbstractLocker, InvalidLockerError, LockerService, type LockerContext } from '@holdfast/locker';
 import { Test } from '@nestjs/testing';
 import { LockerModule } from '@holdfast/locker';

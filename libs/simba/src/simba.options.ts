@@ -9,7 +9,7 @@ import {
   type HoldfastDatabaseOptions,
   type SchemaMode,
   InvalidOptionsError,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import { IsBoolean, IsOptional, ValidateBy, type ValidationOptions } from 'class-validator';
 
 export interface SimbaModuleOptions {

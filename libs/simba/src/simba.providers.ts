@@ -1,5 +1,5 @@
 import type { Provider } from '@nestjs/common';
-import { DatabaseResolver } from '@holdfast/core';
+import { DatabaseResolver } from '@holdfast/core/kit';
 import { SimbaExplorer } from './explorer/simba.explorer';
 import { SimbaHealthIndicator } from './health/simba.health';
 import { SimbaMetrics } from './health/simba.metrics';

@@ -1,7 +1,7 @@
 import { Controller, Injectable, Module, Scope, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { NonStaticHandlerError, SchemaMissingError } from '@holdfast/core';
+import { NonStaticHandlerError, SchemaMissingError } from '@holdfast/core/kit';
 import { testDataSourceOptions } from '@holdfast/core/testing';
 import {
   MutexContendRegistry,

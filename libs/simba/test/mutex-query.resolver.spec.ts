@@ -1,4 +1,4 @@
-import { DIALECTS, sqlDialect } from '@holdfast/core';
+import { DIALECTS, sqlDialect } from '@holdfast/core/kit';
 import { MutexQueryResolver } from '../src';
 
 const PLACEHOLDER: Record<string, RegExp> = { postgres: /\$\d+/g, mssql: /@\d+/g, oracle: /:\d+/g };

@@ -1,4 +1,4 @@
-import { InvalidOptionsError } from '@holdfast/core';
+import { InvalidOptionsError } from '@holdfast/core/kit';
 import { Test } from '@nestjs/testing';
 import {
   AbstractMutexContender,

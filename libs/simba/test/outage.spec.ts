@@ -7,7 +7,7 @@ import {
   type TestDatabase,
 } from '@holdfast/core/testing';
 import type { DataSource } from 'typeorm';
-import { sqlDialect, type SqlClient } from '@holdfast/core';
+import { sqlDialect, type SqlClient } from '@holdfast/core/kit';
 import {
   MutexContendServiceFactory,
   MutexQueryResolver,

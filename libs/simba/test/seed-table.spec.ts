@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { describeEachDatabase } from '@holdfast/core/testing';
 import { Test } from '@nestjs/testing';
-import { SchemaMismatchError } from '@holdfast/core';
+import { SchemaMismatchError } from '@holdfast/core/kit';
 import {
   AbstractMutexContender,
   SimbaModule,

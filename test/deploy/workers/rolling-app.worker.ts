@@ -32,7 +32,7 @@ import { NestFactory } from '@nestjs/core';
 import { Interval, ScheduleModule } from '@nestjs/schedule';
 import { InjectRepository, TypeOrmModule } from '@nestjs/typeorm';
 import { Column, DataSource, Entity, PrimaryColumn, type Repository } from 'typeorm';
-import { tableName } from '@holdfast/core';
+import { tableName } from '@holdfast/core/kit';
 import { testDataSourceOptions, type TestDatabase } from '@holdfast/core/testing';
 import { Failover, FailoverHealthIndicator, FailoverModule, Referential } from '@holdfast/failover';
 import { InboxHandler, InboxMetrics, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { Test } from '@nestjs/testing';
-import { SchemaManager, sqlClientFor } from '@holdfast/core';
+import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   forkTs,

@@ -1,5 +1,5 @@
 import { Test } from '@nestjs/testing';
-import { SchemaManager, sqlClientFor } from '@holdfast/core';
+import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
 import { InboxModule, MessageAcceptor, type AcceptMessage } from '@holdfast/inbox';
 import { COR_MESSAGE_TABLE, INBOX_GROUP_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 import type { DataSource } from 'typeorm';

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { SchemaManager, sqlClientFor } from '@holdfast/core';
+import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
 import {
   forkTs,
   tempSqliteFile,

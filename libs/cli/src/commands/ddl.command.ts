@@ -1,4 +1,4 @@
-import { DIALECTS, ddlScript, isDialect, validateTablePrefix } from '@holdfast/core';
+import { DIALECTS, ddlScript, isDialect, validateTablePrefix } from '@holdfast/core/kit';
 import { CliUsageError } from '../errors';
 import { HOLDFAST_TABLES } from '../tables';
 

@@ -1,4 +1,4 @@
-import { validateTablePrefix } from '@holdfast/core';
+import { validateTablePrefix } from '@holdfast/core/kit';
 import { DataSource } from 'typeorm';
 import { dataSourceOptionsFromUrl } from '../database-url';
 import { HOLDFAST_MIGRATIONS } from '../migrations';

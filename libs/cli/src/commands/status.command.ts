@@ -1,4 +1,4 @@
-import { sqlClientFor, validateTablePrefix } from '@holdfast/core';
+import { sqlClientFor, validateTablePrefix } from '@holdfast/core/kit';
 import { DataSource } from 'typeorm';
 import { dataSourceOptionsFromUrl } from '../database-url';
 import { StatusQueries, type HoldfastStatus } from '../status/status-queries';

@@ -1,4 +1,4 @@
-import { HoldfastTableMigration } from '@holdfast/core';
+import { HoldfastTableMigration } from '@holdfast/core/kit';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
 
 /** `<prefix>FAILOVER_STORE` and its EXPIRE_ON index. */

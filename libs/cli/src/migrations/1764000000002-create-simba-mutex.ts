@@ -1,4 +1,4 @@
-import { HoldfastTableMigration } from '@holdfast/core';
+import { HoldfastTableMigration } from '@holdfast/core/kit';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 
 /** Creates `<prefix>simba_mutex` (prefix from HOLDFAST_TABLE_PREFIX) for @holdfast/simba. */

@@ -1,4 +1,4 @@
-import { HoldfastTableMigration } from '@holdfast/core';
+import { HoldfastTableMigration } from '@holdfast/core/kit';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
 
 /** `<prefix>HOLDFAST_LOCK` for @holdfast/locker (prefix from HOLDFAST_TABLE_PREFIX). */

@@ -1,4 +1,4 @@
-import { HoldfastTableMigration } from '@holdfast/core';
+import { HoldfastTableMigration } from '@holdfast/core/kit';
 import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
 
 /**

@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { DatabaseResolver } from '@holdfast/core';
+import { DatabaseResolver } from '@holdfast/core/kit';
 import { corMessageConversionSql, hasEpochMillisLayout } from '@holdfast/inbox/internal';
 
 /**

@@ -1,4 +1,4 @@
-import { HoldfastTableMigration } from '@holdfast/core';
+import { HoldfastTableMigration } from '@holdfast/core/kit';
 import { INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 
 /** `<prefix>HOLDFAST_INBOX_LEASE`: the tick of the inbox's once-per-cluster expiry cleanup. */

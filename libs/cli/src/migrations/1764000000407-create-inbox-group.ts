@@ -1,4 +1,4 @@
-import { HoldfastTableMigration } from '@holdfast/core';
+import { HoldfastTableMigration } from '@holdfast/core/kit';
 import { INBOX_GROUP_TABLE } from '@holdfast/inbox/internal';
 
 /** `<prefix>HOLDFAST_INBOX_GROUP`: the group of each message accepted with `groupBy` (strict order per group). */

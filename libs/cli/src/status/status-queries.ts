@@ -1,4 +1,4 @@
-import { SchemaManager, tableName, toNumber, type SqlClient } from '@holdfast/core';
+import { SchemaManager, tableName, toNumber, type SqlClient } from '@holdfast/core/kit';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
 import { COR_MESSAGE_TABLE, CorMessageQueries } from '@holdfast/inbox/internal';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';

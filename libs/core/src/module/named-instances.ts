@@ -40,14 +40,25 @@ export class NamedInstances {
     return name === undefined || name === DEFAULT_INSTANCE_NAME;
   }
 
+  /**
+   * The one naming scheme of an instance's strings (tokens, scheduler job names):
+   * `holdfast:<lib>:<what>` for the default instance, `holdfast:<lib>:<name>:<what>` for a named
+   * one, so two instances never collide.
+   */
+  key(what: string, name?: string): string {
+    return this.isDefault(name)
+      ? `holdfast:${this.spec.lib}:${what}`
+      : `holdfast:${this.spec.lib}:${name}:${what}`;
+  }
+
   /** The class itself for the default instance, `holdfast:<lib>:<name>:<Class>` for a named one. */
   token<T>(service: Type<T>, name?: string): Type<T> | string {
-    return this.isDefault(name) ? service : `holdfast:${this.spec.lib}:${name}:${service.name}`;
+    return this.isDefault(name) ? service : this.key(service.name, name);
   }
 
   /** The token of one instance's validated options. */
   optionsToken(name?: string): symbol | string {
-    return this.isDefault(name) ? this.spec.optionsToken : `holdfast:${this.spec.lib}:${name}:options`;
+    return this.isDefault(name) ? this.spec.optionsToken : this.key('options', name);
   }
 
   /**

@@ -276,6 +276,84 @@ export async function readCatalogColumns(
   }
 }
 
+/** An index of a live table as the catalog lists it. */
+export interface CatalogIndex {
+  name: string;
+  /** Its first key column, lower case; undefined when that is an expression. */
+  leading?: string;
+}
+
+/**
+ * Reads a table's indexes from the catalog: `pg_indexes` on PostgreSQL,
+ * information_schema.statistics on MySQL/MariaDB, `sqlite_master` and `pragma_index_info` on
+ * SQLite. None when the table does not exist; undefined for dialects Holdfast does not execute.
+ * The one index reader of core: `readIndexNamed` and `SchemaManager.indexExists` ask it.
+ */
+export async function readCatalogIndexes(
+  dialect: Dialect,
+  run: CatalogQuery,
+  table: string,
+): Promise<CatalogIndex[] | undefined> {
+  const { schema, name } = split(table);
+  switch (dialect) {
+    case 'postgres': {
+      const rows = (await run(
+        `SELECT indexname, indexdef FROM pg_indexes WHERE lower(tablename) = lower($1) ` +
+          `AND schemaname = ${schema ? 'lower($2)' : 'current_schema()'}`,
+        schema ? [name, schema] : [name],
+      )) as Array<{ indexname: string; indexdef: string }>;
+      return rows.map((r) => ({
+        name: String(r.indexname),
+        leading: postgresLeadingColumn(String(r.indexdef)),
+      }));
+    }
+    case 'mysql':
+    case 'mariadb': {
+      const rows = (await run(
+        `SELECT INDEX_NAME, COLUMN_NAME, SEQ_IN_INDEX FROM information_schema.statistics ` +
+          `WHERE table_name = ? AND table_schema = ${schema ? '?' : 'DATABASE()'}`,
+        schema ? [name, schema] : [name],
+      )) as Array<{ INDEX_NAME: string; COLUMN_NAME: string | null; SEQ_IN_INDEX: unknown }>;
+      const indexes = new Map<string, CatalogIndex>();
+      for (const r of rows) {
+        const index = indexes.get(r.INDEX_NAME) ?? { name: String(r.INDEX_NAME) };
+        indexes.set(r.INDEX_NAME, index);
+        // A functional key part has no column name (MySQL 8).
+        if (Number(r.SEQ_IN_INDEX) === 1 && r.COLUMN_NAME)
+          index.leading = String(r.COLUMN_NAME).toLowerCase();
+      }
+      return [...indexes.values()];
+    }
+    case 'sqlite': {
+      const p = schema ? `${schema}.` : '';
+      const rows = (await run(
+        `SELECT name FROM ${p}sqlite_master WHERE type = 'index' AND lower(tbl_name) = lower(?)`,
+        [name],
+      )) as Array<{ name: string }>;
+      const indexes: CatalogIndex[] = [];
+      for (const r of rows) {
+        const columns = (await run(`SELECT name, seqno FROM pragma_index_info(?)`, [r.name])) as Array<{
+          name: string | null;
+          seqno: unknown;
+        }>;
+        const first = columns.find((c) => Number(c.seqno) === 0)?.name;
+        indexes.push({ name: String(r.name), leading: first ? String(first).toLowerCase() : undefined });
+      }
+      return indexes;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The first key column of a PostgreSQL index definition (`... USING btree ("A", b)` → `a`). */
+function postgresLeadingColumn(definition: string): string | undefined {
+  const match = / USING \w+ \(\s*("(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)\s*[,)]/.exec(definition);
+  if (!match) return undefined;
+  const column = match[1].startsWith('"') ? match[1].slice(1, -1).replace(/""/g, '"') : match[1];
+  return column.toLowerCase();
+}
+
 /**
  * True when `table` has an index named exactly `index` (any case), by the catalog; undefined for
  * dialects Holdfast does not execute. Unlike `SchemaManager.indexExists`, an index of another name
@@ -287,30 +365,6 @@ export async function readIndexNamed(
   table: string,
   index: string,
 ): Promise<boolean | undefined> {
-  const { schema, name } = split(table);
-  const found = async (text: string, params: unknown[]) =>
-    ((await run(text, params)) as unknown[]).length > 0;
-  switch (dialect) {
-    case 'postgres':
-      return found(
-        `SELECT 1 FROM pg_indexes WHERE lower(tablename) = lower($1) AND lower(indexname) = lower($2) ` +
-          `AND schemaname = ${schema ? 'lower($3)' : 'current_schema()'}`,
-        schema ? [name, index, schema] : [name, index],
-      );
-    case 'mysql':
-    case 'mariadb':
-      return found(
-        `SELECT 1 FROM information_schema.statistics WHERE table_name = ? AND index_name = ? ` +
-          `AND table_schema = ${schema ? '?' : 'DATABASE()'}`,
-        schema ? [name, index, schema] : [name, index],
-      );
-    case 'sqlite':
-      return found(
-        `SELECT 1 FROM ${schema ? `${schema}.` : ''}sqlite_master WHERE type = 'index' ` +
-          `AND lower(tbl_name) = lower(?) AND lower(name) = lower(?)`,
-        [name, index],
-      );
-    default:
-      return undefined;
-  }
+  const wanted = index.toLowerCase();
+  return (await readCatalogIndexes(dialect, run, table))?.some((i) => i.name.toLowerCase() === wanted);
 }

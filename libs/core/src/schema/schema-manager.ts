@@ -6,7 +6,7 @@ import { SchemaLockTimeoutError, SchemaMissingError } from '../errors/holdfast.e
 import { tableName } from '../naming/table-prefix';
 import { createIndexSql, createTableSql, indexName } from './ddl';
 import { checkLiveTable } from './column-check';
-import { LiveTable, readLiveColumns } from './live-table';
+import { LiveTable, readCatalogIndexes, readLiveColumns } from './live-table';
 import { TableSpec } from './table-spec';
 
 /**
@@ -249,54 +249,20 @@ export class SchemaManager {
     }
   }
 
-  /** True when an index with that name, or any index led by the same columns, exists. */
+  /**
+   * True when an index with that name, or any index led by the same column, exists (always true
+   * where Holdfast does not read the catalog).
+   */
   async indexExists(table: string, index: string, columns: readonly string[]): Promise<boolean> {
-    const { schema, name } = this.split(table);
+    const indexes = await readCatalogIndexes(
+      this.sql.dialect.name,
+      (text, params) => this.sql.query(text, params),
+      table,
+    );
+    if (!indexes) return true;
+    const wanted = index.toLowerCase();
     const first = columns[0].toLowerCase();
-    const d = this.sql.dialect;
-    switch (d.name) {
-      case 'postgres': {
-        const rows = await this.sql.query<{ indexname: string; indexdef: string }>(
-          `SELECT indexname, indexdef FROM pg_indexes WHERE lower(tablename) = lower($1) AND schemaname = ${schema ? 'lower($2)' : 'current_schema()'}`,
-          schema ? [name, schema] : [name],
-        );
-        return rows.some(
-          (r) =>
-            r.indexname.toLowerCase() === index.toLowerCase() ||
-            new RegExp(`\\(\\s*"?${first}"?[\\s,)]`, 'i').test(r.indexdef),
-        );
-      }
-      case 'mysql':
-      case 'mariadb': {
-        const rows = await this.sql.query<{ INDEX_NAME: string; COLUMN_NAME: string; SEQ_IN_INDEX: unknown }>(
-          `SELECT INDEX_NAME, COLUMN_NAME, SEQ_IN_INDEX FROM information_schema.statistics WHERE table_name = ? AND table_schema = ${schema ? '?' : 'DATABASE()'}`,
-          schema ? [name, schema] : [name],
-        );
-        return rows.some(
-          (r) =>
-            r.INDEX_NAME.toLowerCase() === index.toLowerCase() ||
-            (Number(r.SEQ_IN_INDEX) === 1 && r.COLUMN_NAME.toLowerCase() === first),
-        );
-      }
-      case 'sqlite': {
-        const p = schema ? `${schema}.` : '';
-        const rows = await this.sql.query<{ name: string }>(
-          `SELECT name FROM ${p}sqlite_master WHERE type = 'index' AND lower(tbl_name) = lower(?)`,
-          [name],
-        );
-        for (const r of rows) {
-          if (r.name.toLowerCase() === index.toLowerCase()) return true;
-          const cols = await this.sql.query<{ name: string; seqno: number }>(
-            `SELECT name, seqno FROM pragma_index_info(?)`,
-            [r.name],
-          );
-          if (cols.some((c) => Number(c.seqno) === 0 && c.name.toLowerCase() === first)) return true;
-        }
-        return false;
-      }
-      default:
-        return true;
-    }
+    return indexes.some((i) => i.name.toLowerCase() === wanted || i.leading === first);
   }
 }
 

@@ -37,13 +37,10 @@ export class HoldfastTimers {
       this.soon.set(name, immediate);
       return;
     }
-    const timer: NodeJS.Timeout = setTimeout(
-      () => {
-        this.forget(name, timer);
-        fn();
-      },
-      ms,
-    );
+    const timer: NodeJS.Timeout = setTimeout(() => {
+      this.forget(name, timer);
+      fn();
+    }, ms);
     timer.unref();
     this.timers.set(name, timer);
     this.registry?.addTimeout(name, timer);

@@ -1,4 +1,4 @@
-import type { TableSpec } from '@holdfast/core';
+import type { TableSpec } from '@holdfast/core/kit';
 
 /** Two tables with indexes, booted at once like the modules of one app. */
 export const BOOT_TABLES: readonly TableSpec[] = [

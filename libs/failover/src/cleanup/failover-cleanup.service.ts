@@ -9,12 +9,8 @@ import {
   Optional,
 } from '@nestjs/common';
 import { Cron, SchedulerRegistry } from '@nestjs/schedule';
-import {
-  FAILOVER_RESOLVED_OPTIONS,
-  FAILOVER_STORE_NAME,
-  failoverJobName,
-  getFailoverStoreToken,
-} from '../failover.constants';
+import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.constants';
+import { failoverJobName, getFailoverStoreToken } from '../failover.tokens';
 import { FailoverMetrics } from '../health/failover.metrics';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 import type { FailoverStore } from '../store/failover-store';

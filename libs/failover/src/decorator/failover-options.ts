@@ -1,4 +1,4 @@
-import { parseDuration, type Duration } from '@holdfast/core';
+import { parseDuration, type Duration } from '@holdfast/core/kit';
 import { FailoverConfigurationError } from '../errors';
 import type { KeyGenerator } from '../key/key-generator';
 import type { ExecutionOptions } from '../options/failover-module.options';

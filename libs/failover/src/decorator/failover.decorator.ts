@@ -1,8 +1,8 @@
 import { Inject, Optional } from '@nestjs/common';
 import { FailoverConfigurationError } from '../errors';
 import { FailoverExecutor } from '../executor/failover-executor';
-import { FAILOVER_METADATA, failoverExecutorProperty, isDefaultFailoverStore } from '../failover.constants';
-import { getFailoverToken } from '../failover.tokens';
+import { FAILOVER_METADATA } from '../failover.constants';
+import { FAILOVER_STORES, failoverExecutorProperty, getFailoverToken } from '../failover.tokens';
 import { failoverMetadata, type FailoverOptions } from './failover-options';
 
 /**
@@ -22,14 +22,14 @@ export function Failover(options: FailoverOptions): MethodDecorator {
     if (typeof upstream !== 'function')
       throw new FailoverConfigurationError(`@Failover() on ${where}: not a method`);
     const property = failoverExecutorProperty(meta.store);
-    if (isDefaultFailoverStore(meta.store)) {
+    if (FAILOVER_STORES.isDefault(meta.store)) {
       Inject(FailoverExecutor)(target, property);
     } else {
       // Optional: a store no module registers is reported by the explorer, with a typed error.
       Inject(getFailoverToken(FailoverExecutor, meta.store))(target, property);
       Optional()(target, property);
     }
-    const missing = isDefaultFailoverStore(meta.store)
+    const missing = FAILOVER_STORES.isDefault(meta.store)
       ? 'with FailoverModule imported'
       : `with a FailoverModule named '${meta.store}' imported`;
 

@@ -1,9 +1,10 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { HoldfastError, HoldfastTimers } from '@holdfast/core';
+import { HoldfastError, HoldfastTimers } from '@holdfast/core/kit';
 import type { FailoverMetadata } from '../decorator/failover-options';
-import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME, failoverJobName } from '../failover.constants';
+import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.constants';
+import { failoverJobName } from '../failover.tokens';
 import { FailoverMetrics } from '../health/failover.metrics';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 import { PayloadCodec } from '../payload/payload-codec';

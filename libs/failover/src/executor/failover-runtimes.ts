@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
 import { ConsecutiveBreaker, circuitBreaker, handleWhen, type CircuitBreakerPolicy } from 'cockatiel';
-import { parseDuration } from '@holdfast/core';
+import { parseDuration } from '@holdfast/core/kit';
 import type { FailoverMetadata } from '../decorator/failover-options';
 import { PayloadSplitterError } from '../errors';
 import type { FailoverMetrics } from '../health/failover.metrics';

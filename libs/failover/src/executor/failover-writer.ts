@@ -1,7 +1,8 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { HoldfastTimers } from '@holdfast/core';
-import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME, failoverJobName } from '../failover.constants';
+import { HoldfastTimers } from '@holdfast/core/kit';
+import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.constants';
+import { failoverJobName } from '../failover.tokens';
 import { FailoverMetrics } from '../health/failover.metrics';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 import type { PayloadType } from '../payload/payload-type';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
-import { discoverMethods } from '@holdfast/core';
+import { discoverMethods } from '@holdfast/core/kit';
 import type { FailoverMetadata } from '../decorator/failover-options';
 import {
   DuplicateFailoverStoreError,
@@ -12,9 +12,8 @@ import {
   FAILOVER_METADATA,
   FAILOVER_RESOLVED_OPTIONS,
   FAILOVER_STORE_NAME,
-  failoverExecutorProperty,
-  getFailoverStoreToken,
 } from '../failover.constants';
+import { failoverExecutorProperty, getFailoverStoreToken } from '../failover.tokens';
 import type { ResolvedFailoverModuleOptions, SqlStoreOptions } from '../options/failover-module.options';
 import { FailoverTypeRegistry } from '../payload/failover-type.registry';
 import type { FailoverStore } from '../store/failover-store';

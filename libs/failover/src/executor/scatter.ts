@@ -1,4 +1,4 @@
-import { withTimeout } from '@holdfast/core';
+import { withTimeout } from '@holdfast/core/kit';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 
 /** What a slice operation that passed `scatter.timeout` gives. */

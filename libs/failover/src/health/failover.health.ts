@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { probeHealth, withTimeout, type HealthResult } from '@holdfast/core';
-import { FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from '../failover.constants';
+import { probeHealth, withTimeout, type HealthResult } from '@holdfast/core/kit';
+import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
+import { getFailoverStoreToken } from '../failover.tokens';
 import { FailoverExecutor } from '../executor/failover-executor';
 import { FailoverWriter } from '../executor/failover-writer';
 import type { FailoverStore } from '../store/failover-store';

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { Injectable } from '@nestjs/common';
-import { declareMetrics } from '@holdfast/core';
+import { declareMetrics } from '@holdfast/core/kit';
 
 export type CallOutcome = 'success' | 'recovered' | 'handler' | 'failed' | 'not-recoverable';
 

@@ -1,5 +1,5 @@
 import type { InjectionToken } from '@nestjs/common';
-import type { DataSourceOption, DatabaseResolver, Dialect, Duration, SchemaMode } from '@holdfast/core';
+import type { DataSourceOption, DatabaseResolver, Dialect, Duration, SchemaMode } from '@holdfast/core/kit';
 import type { PayloadCipher } from '../payload/payload-cipher';
 import type { Class } from '../payload/payload-type';
 import type { PayloadClassDeclaration } from '../payload/failover-type.registry';

@@ -18,7 +18,7 @@ import {
   isValidTablePrefix,
   parseDuration,
   validateOptions,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import { isValidCron } from '../cleanup/schedule-cron';
 import { resolveCipher } from '../payload/payload-cipher';
 import type { FailoverModuleOptions, ResolvedFailoverModuleOptions } from './failover-module.options';

@@ -1,4 +1,4 @@
-import type { SqlDialect } from '@holdfast/core';
+import type { SqlDialect } from '@holdfast/core/kit';
 import { FailoverStoreException } from '../errors';
 import type { PayloadCipher } from '../payload/payload-cipher';
 import { PayloadColumnResolver } from './payload-column.resolver';

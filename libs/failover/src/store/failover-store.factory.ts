@@ -1,12 +1,5 @@
 import type { ModuleRef } from '@nestjs/core';
-import {
-  DatabaseResolver,
-  SqlClient,
-  UnsupportedDialectError,
-  driverTimezone,
-  resolveDataSource,
-  sqlDialect,
-} from '@holdfast/core';
+import type { DatabaseResolver } from '@holdfast/core/kit';
 import type { ResolvedFailoverModuleOptions, SqlStoreOptions } from '../options/failover-module.options';
 import { PayloadCodec } from '../payload/payload-codec';
 import type { FailoverStore } from './failover-store';
@@ -14,6 +7,7 @@ import { FailoverStoreQueryResolver } from './failover-store-query.resolver';
 import { MemoryFailoverStore } from './memory-failover.store';
 import { resolveCipher } from '../payload/payload-cipher';
 import { EncryptingPayloadColumnResolver } from './encrypting-payload-column.resolver';
+import { FailoverDatabase } from './failover-database';
 import { PayloadColumnResolver } from './payload-column.resolver';
 import { SqlFailoverStore } from './sql-failover.store';
 
@@ -40,31 +34,18 @@ export async function createFailoverStore(
       return lazyStore(() => moduleRef.get(store.useExisting!, { strict: false }));
     case 'sql': {
       const sqlOptions = store as SqlStoreOptions;
-      const sql = () => {
-        const dataSource = resolveDataSource(moduleRef, sqlOptions.dataSource, 'FailoverModule');
-        const resolver = instance(sqlOptions.databaseResolver, databaseResolver);
-        try {
-          const dialect = resolver.resolve(dataSource, sqlOptions.dialect);
-          return new SqlClient(
-            dataSource,
-            sqlDialect(dialect, { driverTimezone: driverTimezone(dataSource) ?? 'local' }),
-          );
-        } catch (error) {
-          if (!(error instanceof UnsupportedDialectError)) throw error;
+      const database = new FailoverDatabase(
+        moduleRef,
+        () => instance(sqlOptions.databaseResolver, databaseResolver),
+        sqlOptions,
+        (error) =>
           sqlStore.useFallback(
             `${error.message} Using portable INSERT/UPDATE statements with '?' placeholders.`,
-            {
-              unknownDialect: true,
-            },
-          );
-          return new SqlClient(
-            dataSource,
-            sqlDialect('mysql', { driverTimezone: driverTimezone(dataSource) ?? 'local' }),
-          );
-        }
-      };
+            { unknownDialect: true },
+          ),
+      );
       const sqlStore = new SqlFailoverStore({
-        sql,
+        sql: () => database.sql,
         tablePrefix: sqlOptions.tablePrefix,
         schema: sqlOptions.schema,
         queries: instance(sqlOptions.queryResolver, queries),

@@ -1,4 +1,4 @@
-import type { TableSpec } from '@holdfast/core';
+import type { TableSpec } from '@holdfast/core/kit';
 
 /** `<prefix>FAILOVER_STORE`: the last good value of each (failover, key). */
 export const FAILOVER_STORE_TABLE: TableSpec = {

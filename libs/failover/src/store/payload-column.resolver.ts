@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { SqlDialect } from '@holdfast/core';
+import type { SqlDialect } from '@holdfast/core/kit';
 import { MalformedPayloadError } from '../errors';
 
 /**

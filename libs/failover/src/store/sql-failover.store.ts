@@ -12,7 +12,7 @@ import {
   withTransientRetry,
   type SchemaMode,
   type SqlRowReader,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import { FailoverTypeRegistry } from '../payload/failover-type.registry';
 import { PayloadCodec } from '../payload/payload-codec';
 import type { PayloadType } from '../payload/payload-type';

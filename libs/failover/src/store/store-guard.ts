@@ -1,4 +1,4 @@
-import type { HoldfastTimers } from '@holdfast/core';
+import type { HoldfastTimers } from '@holdfast/core/kit';
 import { FailoverError } from '../errors';
 
 /** A store wait that passed `storeTimeout`. */

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { tableName } from '@holdfast/core';
+import { tableName } from '@holdfast/core/kit';
 import { FailoverTenantError } from '../errors';
-import { FAILOVER_RESOLVED_OPTIONS, getFailoverStoreToken } from '../failover.constants';
+import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
+import { getFailoverStoreToken } from '../failover.tokens';
 import type { ResolvedFailoverModuleOptions, SqlStoreOptions } from '../options/failover-module.options';
 import type { FailoverStore } from '../store/failover-store';
 import { FAILOVER_STORE_TABLE } from '../store/failover-store.table';

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { isDuplicateKeyError } from '@holdfast/core';
+import { isDuplicateKeyError } from '@holdfast/core/kit';
 import { v7 as uuidv7 } from 'uuid';
 import { InvalidMessageError } from '../errors';
 import { InboxDelivery } from '../delivery/inbox-delivery.service';

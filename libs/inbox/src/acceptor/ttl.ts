@@ -1,4 +1,4 @@
-import { parseDuration, type Duration } from '@holdfast/core';
+import { parseDuration, type Duration } from '@holdfast/core/kit';
 import { Duration as LuxonDuration } from 'luxon';
 
 export interface ParsedTtl {

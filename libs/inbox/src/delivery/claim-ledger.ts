@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { monotonicMillis, withTimeout, type HoldfastTimers } from '@holdfast/core';
+import { monotonicMillis, withTimeout, type HoldfastTimers } from '@holdfast/core/kit';
 import { randomInt } from 'node:crypto';
 import { Mutex } from 'async-mutex';
 import { InboxClaimLostError } from '../errors';

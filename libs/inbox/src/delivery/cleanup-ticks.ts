@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { isDuplicateKeyError, tableName } from '@holdfast/core';
+import { isDuplicateKeyError, tableName } from '@holdfast/core/kit';
 import type { InboxClock } from '../inbox.clock';
 import type { InboxMetrics } from '../inbox.metrics';
 import type { ResolvedInboxOptions } from '../inbox.options';

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { isConnectionError, monotonicMillis } from '@holdfast/core';
+import { isConnectionError, monotonicMillis } from '@holdfast/core/kit';
 
 /** A statement of the delivery loop got no answer in time (it may still be waiting). */
 export class NoAnswerError extends Error {

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { HoldfastTimers } from '@holdfast/core';
+import type { HoldfastTimers } from '@holdfast/core/kit';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { InboxClock } from '../inbox.clock';
 import type { InboxMetrics } from '../inbox.metrics';

@@ -1,4 +1,4 @@
-import { DeadlineQueue } from '@holdfast/core';
+import { DeadlineQueue } from '@holdfast/core/kit';
 import type { InboxHandlerContext, RegisteredHandler } from '../handler/inbox-handler.registry';
 
 /**

@@ -12,7 +12,7 @@ import {
   monotonicMillis,
   parseDuration,
   withTimeout,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import { ModuleRef } from '@nestjs/core';
 import { Mutex } from 'async-mutex';
 import { apiEncoding, decodePayload } from '../acceptor/message-codec';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { discoverHandlers } from '@holdfast/core';
+import { discoverHandlers } from '@holdfast/core/kit';
 import { DEFAULT_INBOX_NAME, INBOX_HANDLER_METADATA, INBOX_NAME } from '../inbox.constants';
 import type { InboxHandlerOptions } from './inbox-handler.decorator';
 import { InboxHandlerRegistry } from './inbox-handler.registry';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { probeHealth, type HealthResult } from '@holdfast/core';
+import { probeHealth, type HealthResult } from '@holdfast/core/kit';
 import { InboxDelivery } from '../delivery/inbox-delivery.service';
 import { MessageManagement } from '../management/message-management.service';
 

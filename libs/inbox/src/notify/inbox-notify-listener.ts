@@ -13,7 +13,7 @@ import {
   monotonicMillis,
   parseDuration,
   withTimeout,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import { InboxDelivery } from '../delivery/inbox-delivery.service';
 import { INBOX_OPTIONS } from '../inbox.constants';
 import { ResolvedInboxOptions } from '../inbox.options';

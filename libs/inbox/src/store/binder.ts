@@ -1,4 +1,4 @@
-import type { SqlDialect } from '@holdfast/core';
+import type { SqlDialect } from '@holdfast/core/kit';
 
 /** Collects bound values and hands out their placeholders in order ($1, $2… or ?). */
 export class Binder {

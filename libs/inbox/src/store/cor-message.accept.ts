@@ -1,4 +1,4 @@
-import { type ColumnType, type SqlClient } from '@holdfast/core';
+import { type ColumnType, type SqlClient } from '@holdfast/core/kit';
 import { Binder } from './binder';
 import { CorMessageStatements } from './cor-message.base';
 import type { NewMessageRow, Now } from './cor-message.rows';

@@ -6,7 +6,7 @@ import {
   type KeyedRows,
   type SqlDialect,
   type TimestampSql,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import type { MessageStatus } from '../inbox-message';
 import type { Binder } from './binder';
 import { COR_MESSAGE_ORDER_INDEX, COR_MESSAGE_TABLE } from './cor-message.table';

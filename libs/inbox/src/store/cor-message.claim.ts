@@ -1,4 +1,4 @@
-import { type SqlClient } from '@holdfast/core';
+import { type SqlClient } from '@holdfast/core/kit';
 import { Binder } from './binder';
 import { CorMessageGroupedStatements, earlier } from './cor-message.groups';
 import type { MessageRow, Now, RawRow } from './cor-message.rows';

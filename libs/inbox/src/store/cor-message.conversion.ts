@@ -1,4 +1,4 @@
-import { createIndexSql, createTableSql, sqlDialect, tableName, type Dialect } from '@holdfast/core';
+import { createIndexSql, createTableSql, sqlDialect, tableName, type Dialect } from '@holdfast/core/kit';
 import { COR_MESSAGE_TABLE } from './cor-message.table';
 import { FAR_FUTURE } from './next-retry';
 

@@ -1,4 +1,4 @@
-import { toNumber, type SqlClient } from '@holdfast/core';
+import { toNumber, type SqlClient } from '@holdfast/core/kit';
 import { Binder } from './binder';
 import { CorMessageStatements, type CorMessageTable } from './cor-message.base';
 import type { Now } from './cor-message.rows';

@@ -1,4 +1,4 @@
-import { toNumber } from '@holdfast/core';
+import { toNumber } from '@holdfast/core/kit';
 import { PauseUnsupportedError } from '../errors';
 import type { MessageStatus } from '../inbox-message';
 import { Binder } from './binder';

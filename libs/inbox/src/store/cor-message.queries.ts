@@ -1,4 +1,4 @@
-import type { SqlClient } from '@holdfast/core';
+import type { SqlClient } from '@holdfast/core/kit';
 import { CorMessageAccept } from './cor-message.accept';
 import { CorMessageTable } from './cor-message.base';
 import { CorMessageClaim } from './cor-message.claim';

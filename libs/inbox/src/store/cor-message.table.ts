@@ -1,4 +1,4 @@
-import type { IndexSpec, TableSpec } from '@holdfast/core';
+import type { IndexSpec, TableSpec } from '@holdfast/core/kit';
 
 /** Longest message id (the reference's column width); longer ids are refused, never truncated. */
 export const MAX_ID_LENGTH = 64;

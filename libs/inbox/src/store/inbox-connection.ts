@@ -7,7 +7,7 @@ import {
   parseDuration,
   type SqlClientOptions,
   tableName,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import { CompetingLeadership, type InboxLeadership } from '../cluster/inbox-leadership';
 import { SimbaLeadership } from '../cluster/simba-leadership';
 import { InboxClusterModeError, InboxNotifyUnsupportedError } from '../errors';

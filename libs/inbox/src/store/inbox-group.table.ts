@@ -1,4 +1,4 @@
-import type { IndexSpec, TableSpec } from '@holdfast/core';
+import type { IndexSpec, TableSpec } from '@holdfast/core/kit';
 import { MAX_ID_LENGTH } from './cor-message.table';
 
 /** Longest group key `groupBy` may return; a longer one is refused at accept. */

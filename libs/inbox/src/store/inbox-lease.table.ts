@@ -1,4 +1,4 @@
-import type { TableSpec } from '@holdfast/core';
+import type { TableSpec } from '@holdfast/core/kit';
 
 /**
  * `<prefix>HOLDFAST_INBOX_LEASE`: the inbox's own coordination rows, kept out of COR_MESSAGE so

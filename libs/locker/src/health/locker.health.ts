@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { healthResult, type HealthResult } from '@holdfast/core';
+import { healthResult, type HealthResult } from '@holdfast/core/kit';
 import { LockerService } from '../service/locker.service';
 
 /**

@@ -4,10 +4,8 @@ import {
   declarePoolNeed,
   monotonicMillis,
   type SqlClient,
-  type SqlDialect,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import { resolve } from 'node:path';
-import type { DataSource } from 'typeorm';
 import { LockerConfigurationError } from '../errors';
 import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
 import { LockQueryResolver } from '../store/lock-query.resolver';
@@ -50,17 +48,11 @@ export class DatabaseLocker extends AbstractLocker {
 
   override async configure(context: LockerContext): Promise<void> {
     super.configure(context);
-    const { dataSource, sql } = context.database();
+    const { sql } = context.database();
     const { tablePrefix, schema } = context.options;
     // The one place the database locker differs by database: SQLite locks files, not rows.
     if (sql.dialect.singleConnection) {
-      this.hold = new SqliteWriteLock(
-        dataSource,
-        sql.dialect,
-        tablePrefix,
-        context.lockName,
-        context.holderId,
-      );
+      this.hold = new SqliteWriteLock(sql, tablePrefix, context.lockName, context.holderId);
       return;
     }
     const queries = new LockQueryResolver(sql.dialect, tablePrefix);
@@ -79,8 +71,7 @@ export class DatabaseLocker extends AbstractLocker {
     }
     declareLockConnection(sql, context.lockName);
     const connection = new LockConnection(
-      dataSource,
-      sql.dialect,
+      sql,
       statementTimeoutFor(context.lockAcquireSleepInterval, keepAlive),
       this.logger,
     );
@@ -268,12 +259,12 @@ export class SqliteWriteLock implements HeldTransaction {
   private db?: SqliteDatabase;
 
   constructor(
-    dataSource: DataSource,
-    dialect: SqlDialect,
+    sql: SqlClient,
     tablePrefix: string,
     private readonly lockName: string,
     private readonly holderId: string,
   ) {
+    const { dataSource, dialect } = sql;
     const database = String((dataSource.options as { database?: unknown }).database ?? '');
     if (!database || database === ':memory:' || database.startsWith('file::memory:')) {
       throw new LockerConfigurationError(

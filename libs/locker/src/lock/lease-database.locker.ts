@@ -5,7 +5,7 @@ import {
   toNumber,
   withTransientRetry,
   type SqlClient,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
 import { LockQueryResolver } from '../store/lock-query.resolver';
 import { AbstractLocker } from './abstract.locker';
@@ -46,13 +46,12 @@ export class LeaseDatabaseLocker extends AbstractLocker {
 
   override async configure(context: LockerContext): Promise<void> {
     super.configure(context);
-    const { sql, dataSource } = context.database();
+    const { sql } = context.database();
     this.sql = sql;
     if (!sql.dialect.singleConnection) {
       declareLockConnection(sql, context.lockName);
       this.connection = new LockConnection(
-        dataSource,
-        sql.dialect,
+        sql,
         statementTimeoutFor(context.lockAcquireSleepInterval, context.lockKeepAlivePeriod),
         this.logger,
       );

@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
-import { HoldfastError, SqlClient, withTimeout, type SqlDialect } from '@holdfast/core';
-import type { DataSource, QueryRunner } from 'typeorm';
+import { HoldfastError, SqlClient, withTimeout } from '@holdfast/core/kit';
+import type { QueryRunner } from 'typeorm';
 
 /** A lock statement or a wait for a pooled connection took longer than its bound. */
 export class LockStatementTimeoutError extends HoldfastError {
@@ -48,8 +48,8 @@ export class LockConnection {
   onClosed?: () => void;
 
   constructor(
-    private readonly dataSource: DataSource,
-    private readonly dialect: SqlDialect,
+    /** The module's client: the reserved connection is taken from its DataSource's pool. */
+    private readonly shared: SqlClient,
     private readonly timeoutMs: number,
     private readonly logger: Logger,
   ) {}
@@ -66,7 +66,7 @@ export class LockConnection {
   /** The reserved connection as a SqlClient, connecting first (bounded) when there is none. */
   async sql(): Promise<SqlClient> {
     if (this.client) return this.client;
-    const runner = this.dataSource.createQueryRunner();
+    const runner = this.shared.dataSource.createQueryRunner();
     const connecting = runner.connect();
     try {
       await this.bounded(connecting, 'Waiting for a pooled connection for the lock');
@@ -79,7 +79,7 @@ export class LockConnection {
       throw error;
     }
     this.runner = runner;
-    this.client = new SqlClient(this.dataSource, this.dialect, runner);
+    this.client = new SqlClient(this.shared.dataSource, this.shared.dialect, runner);
     // TCP keepalive on the lock's socket: a dead peer is noticed even while the lock sits idle.
     const connection = (runner as unknown as { databaseConnection?: DriverConnection }).databaseConnection;
     const socket = connection?.connection?.stream ?? connection?.stream;

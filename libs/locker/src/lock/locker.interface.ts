@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { HoldfastTimers, SchemaMode, SqlClient } from '@holdfast/core';
+import type { HoldfastTimers, SchemaMode, SqlClient } from '@holdfast/core/kit';
 import type { DataSource } from 'typeorm';
 
 /** What a locker reads of its module's resolved options. */

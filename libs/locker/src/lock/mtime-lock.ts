@@ -1,4 +1,4 @@
-import { HoldfastTimers, monotonicMillis } from '@holdfast/core';
+import { HoldfastTimers, monotonicMillis } from '@holdfast/core/kit';
 import { promises as fs, rmdirSync } from 'node:fs';
 import { v4 as uuidv4 } from 'uuid';
 

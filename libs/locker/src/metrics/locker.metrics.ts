@@ -1,4 +1,4 @@
-import { declareMetrics, heldGauge } from '@holdfast/core';
+import { declareMetrics, heldGauge } from '@holdfast/core/kit';
 
 /** OpenTelemetry instruments of one LockerModule (no-ops without an SDK). */
 export class LockerMetrics {

@@ -9,7 +9,7 @@ import {
   type Duration,
   type HoldfastDatabaseOptions,
   type SchemaMode,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import {
   IsBoolean,
   IsDefined,

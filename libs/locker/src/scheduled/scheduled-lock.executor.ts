@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { DatabaseResolver, HoldfastDatabase, isDuplicateKeyError, type SqlClient } from '@holdfast/core';
+import { DatabaseResolver, HoldfastDatabase, isDuplicateKeyError, type SqlClient } from '@holdfast/core/kit';
 import { defaultInstanceId } from '../options/locker.options';
 import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
 import { LockQueryResolver } from '../store/lock-query.resolver';

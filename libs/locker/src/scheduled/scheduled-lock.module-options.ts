@@ -4,7 +4,7 @@ import {
   type DataSourceOption,
   type Dialect,
   type SchemaMode,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 
 export interface ScheduledLockModuleOptions {
   /** The TypeORM DataSource, or the name of a @nestjs/typeorm one (default: the default one). */

@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { DatabaseResolver } from '@holdfast/core';
+import { DatabaseResolver } from '@holdfast/core/kit';
 import { SCHEDULED_LOCK_MODULE_OPTIONS } from './scheduled-lock.constants';
 import { ScheduledLockExecutor } from './scheduled-lock.executor';
 import {

@@ -1,4 +1,4 @@
-import { parseDuration, type Duration } from '@holdfast/core';
+import { parseDuration, type Duration } from '@holdfast/core/kit';
 import { ScheduledLockConfigurationError } from '../errors';
 
 export interface ScheduledLockOptions {

@@ -1,6 +1,6 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { discoverHandlers } from '@holdfast/core';
+import { discoverHandlers } from '@holdfast/core/kit';
 import type { LockHandlerOptions } from '../decorators/on-lock.decorators';
 import { LOCK_ACQUIRED_HANDLER, LOCK_LOST_HANDLER } from '../locker.constants';
 

@@ -1,13 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
-import {
-  resolveDataSource,
-  sqlClientFor,
-  type DatabaseResolver,
-  type HoldfastTimers,
-  type SqlClient,
-} from '@holdfast/core';
-import type { DataSource } from 'typeorm';
+import type { HoldfastTimers, SqlClient } from '@holdfast/core/kit';
 import { InvalidLockerError } from '../errors';
 import { DatabaseLocker } from '../lock/database.locker';
 import { LeaseDatabaseLocker } from '../lock/lease-database.locker';
@@ -41,8 +34,8 @@ export async function createLocker(options: ResolvedLockerOptions, moduleRef: Mo
 /** What {@link lockerContext} needs from the service. */
 export interface LockerContextSource {
   readonly options: ResolvedLockerOptions;
-  readonly moduleRef: ModuleRef;
-  readonly resolver: DatabaseResolver;
+  /** The module's database (a LockerDatabase), resolved on first use. */
+  readonly database: { readonly sql: SqlClient };
   readonly timers: HoldfastTimers;
   /** Whether the service has not finished its first start yet. */
   readonly firstStart: () => boolean;
@@ -52,8 +45,8 @@ export interface LockerContextSource {
 
 /** The context a locker is configured with: its options, the database (resolved on first use), timers. */
 export function lockerContext(source: LockerContextSource): LockerContext {
-  const { options, moduleRef, resolver } = source;
-  let database: { dataSource: DataSource; sql: SqlClient } | undefined;
+  const { options } = source;
+  let database: ReturnType<LockerContext['database']> | undefined;
   return {
     options,
     lockName: options.lockName,
@@ -67,8 +60,8 @@ export function lockerContext(source: LockerContextSource): LockerContext {
     },
     database: () => {
       if (!database) {
-        const dataSource = resolveDataSource(moduleRef, options.dataSource, 'LockerModule');
-        database = { dataSource, sql: sqlClientFor(dataSource, resolver, options.dialect) };
+        const sql = source.database.sql;
+        database = { dataSource: sql.dataSource, sql };
       }
       return database;
     },

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { HoldfastError, monotonicMillis } from '@holdfast/core';
+import { HoldfastError, monotonicMillis } from '@holdfast/core/kit';
 import type { LockLostReason } from '../decorators/on-lock.decorators';
 import type { Locker } from '../lock/locker.interface';
 import type { LockerMetrics } from '../metrics/locker.metrics';

@@ -1,5 +1,5 @@
 import type { SchedulerRegistry } from '@nestjs/schedule';
-import { HoldfastTimers } from '@holdfast/core';
+import { HoldfastTimers } from '@holdfast/core/kit';
 
 /**
  * The locker's two timers, keep-alive and watchdog, named per lock in the app's

@@ -10,11 +10,11 @@ import {
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { DatabaseResolver } from '@holdfast/core';
 import { LOCKER_OPTIONS } from '../locker.constants';
 import { LockerMetrics } from '../metrics/locker.metrics';
 import type { ResolvedLockerOptions } from '../options/locker.options';
 import { LockHandlersExplorer } from './lock-handlers.explorer';
+import { LockerDatabase } from './locker-database';
 import { createLocker, lockerContext } from './locker-factory';
 import { LockerStateMachine, type LockerRole } from './locker-state-machine';
 import { LockerTimers } from './locker-timers';
@@ -40,7 +40,7 @@ export class LockerService
   constructor(
     @Inject(LOCKER_OPTIONS) readonly options: ResolvedLockerOptions,
     private readonly moduleRef: ModuleRef,
-    private readonly resolver: DatabaseResolver,
+    private readonly database: LockerDatabase,
     handlers: LockHandlersExplorer,
     @Optional() registry?: SchedulerRegistry,
   ) {
@@ -96,8 +96,7 @@ export class LockerService
     await locker.configure?.(
       lockerContext({
         options: this.options,
-        moduleRef: this.moduleRef,
-        resolver: this.resolver,
+        database: this.database,
         timers: this.timers.timers,
         firstStart: () => this.machine.firstStart,
         loggerName: LockerService.name,

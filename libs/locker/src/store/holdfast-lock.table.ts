@@ -1,4 +1,4 @@
-import type { TableSpec } from '@holdfast/core';
+import type { TableSpec } from '@holdfast/core/kit';
 
 /**
  * `<prefix>HOLDFAST_LOCK`: one row per lock name. `TIME` is the lease expiry in epoch ms from

@@ -1,4 +1,4 @@
-import { tableName, type SqlDialect } from '@holdfast/core';
+import { tableName, type SqlDialect } from '@holdfast/core/kit';
 import { HOLDFAST_LOCK_TABLE } from './holdfast-lock.table';
 
 /**

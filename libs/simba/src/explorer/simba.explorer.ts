@@ -7,7 +7,7 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { discoverHandlers, discoverMethods } from '@holdfast/core';
+import { discoverHandlers, discoverMethods } from '@holdfast/core/kit';
 import { defaultContenderId, type MutexContender } from '../mutex/mutex-contender';
 import { MutexContendRegistry } from '../mutex/mutex-contend.registry';
 import { MutexContendServiceFactory } from '../mutex/mutex-contend-service.factory';

@@ -17,7 +17,7 @@ import {
   sqlDialect,
   UnsupportedDialectError,
   type Duration,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import { FenceColumnNotFoundError, InvalidFencingTokenError, StaleFencingTokenError } from './fencing.errors';
 
 /** The property that keeps a row's fence when none is named. */

@@ -1,4 +1,4 @@
-import { HoldfastError } from '@holdfast/core';
+import { HoldfastError } from '@holdfast/core/kit';
 
 /** A fencing token that is not a safe non-negative integer. */
 export class InvalidFencingTokenError extends HoldfastError {

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { probeHealth, type HealthResult } from '@holdfast/core';
+import { probeHealth, type HealthResult } from '@holdfast/core/kit';
 import { MutexContendRegistry } from '../mutex/mutex-contend.registry';
 import { SimbaConnection } from '../mutex/simba-connection';
 

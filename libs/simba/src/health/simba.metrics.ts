@@ -1,4 +1,4 @@
-import { declareMetrics, heldGauge } from '@holdfast/core';
+import { declareMetrics, heldGauge } from '@holdfast/core/kit';
 
 /** SimbaModule's OpenTelemetry instruments (no-ops unless the application registers an SDK). */
 export class SimbaMetrics {

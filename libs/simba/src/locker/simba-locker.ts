@@ -1,5 +1,5 @@
 import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
-import { parseDuration, withTimeout, type Duration } from '@holdfast/core';
+import { parseDuration, withTimeout, type Duration } from '@holdfast/core/kit';
 import { MutexAcquireTimeoutError, MutexLockerStateError, MutexLostError } from '../errors';
 import { AbstractMutexContender, assertMutexName } from '../mutex/mutex-contender';
 import { ContendServiceStatus, type MutexContendService } from '../mutex/mutex-contend.service';

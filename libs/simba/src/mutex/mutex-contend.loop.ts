@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { monotonicMillis, HoldfastTimers } from '@holdfast/core';
+import { monotonicMillis, HoldfastTimers } from '@holdfast/core/kit';
 import { MutexStatementTimeoutError } from '../errors';
 import { MutexOwner } from './mutex-owner';
 import { OutageLog } from './outage-log';

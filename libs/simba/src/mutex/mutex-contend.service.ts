@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { InvalidOptionsError, monotonicMillis } from '@holdfast/core';
+import { InvalidOptionsError, monotonicMillis } from '@holdfast/core/kit';
 import { MutexServiceStatusError } from '../errors';
 import { SimbaMetrics } from '../health/simba.metrics';
 import { assertContenderId, assertMutexName, type MutexContender } from './mutex-contender';

@@ -1,4 +1,4 @@
-import { monotonicMillis } from '@holdfast/core';
+import { monotonicMillis } from '@holdfast/core/kit';
 
 /**
  * Who owns a mutex, as read from `simba_mutex`, with the database clock at the time of the

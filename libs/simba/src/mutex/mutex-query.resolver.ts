@@ -1,4 +1,4 @@
-import { tableName, type SqlDialect } from '@holdfast/core';
+import { tableName, type SqlDialect } from '@holdfast/core/kit';
 import { SIMBA_MUTEX_TABLE } from '../table/simba-mutex.table';
 
 /** A statement and its bound parameters. */

@@ -6,7 +6,7 @@ import {
   withTimeout,
   withTransientRetry,
   type SqlClient,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 
 import { ContenderIdTooLongError, MutexStatementTimeoutError } from '../errors';
 import type { AcquireResult, BatchRequest, BatchSource } from './mutex-batch';

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { monotonicMillis } from '@holdfast/core';
+import { monotonicMillis } from '@holdfast/core/kit';
 
 /**
  * One warning per outage instead of one per failed poll: the first failure is a warning with its

@@ -7,7 +7,7 @@ import {
   HoldfastDatabase,
   HoldfastTimers,
   type SqlClientOptions,
-} from '@holdfast/core';
+} from '@holdfast/core/kit';
 import { SIMBA_RESOLVED_OPTIONS } from '../simba.constants';
 import type { ResolvedSimbaOptions } from '../simba.options';
 import { SIMBA_MUTEX_TABLE } from '../table/simba-mutex.table';

@@ -1,4 +1,4 @@
-import type { TableSpec } from '@holdfast/core';
+import type { TableSpec } from '@holdfast/core/kit';
 
 export const MUTEX_NAME_MAX_LENGTH = 66;
 export const OWNER_ID_MAX_LENGTH = 128;

@@ -1,0 +1,105 @@
+// @holdfast/core/kit: the module kit, what the Holdfast modules share to build themselves (SQL
+// dialects, the SqlClient, HoldfastDatabase, schema checks, options validation, discovery,
+// named instances, metrics, health). For module authors; applications use the main entry,
+// '@holdfast/core' (the errors and the option types), and the modules' own entries. The kit
+// also carries everything of the main entry, so a module imports from one place.
+export * from '../errors/holdfast.error';
+export { DIALECTS, isDialect, type Dialect } from '../dialect/dialect';
+export type {
+  ColumnType,
+  DeleteLimitedSpec,
+  InsertMissingSpec,
+  KeyedRows,
+  SqlDialect,
+  UpsertSpec,
+} from '../dialect/sql-dialect';
+export { sqlDialect, type SqlDialectOptions } from '../dialect/dialects';
+export { utcDateTime } from '../dialect/base.dialect';
+export type { SqlBinder, TimestampSql, TimestampStorage } from '../dialect/timestamp-sql';
+export { DatabaseResolver } from '../database/database-resolver';
+export {
+  SqlClient,
+  toNumber,
+  type SqlClientOptions,
+  type SqlRowReader,
+  type TransactionOptions,
+} from '../database/sql-client';
+export {
+  beginBoundedTransaction,
+  endBoundedTransaction,
+  type IsolationLevel,
+} from '../database/transaction-bound';
+export { isDuplicateKeyError, isSyntaxError, isConnectionError } from '../database/sql-errors';
+export { SqlTimeoutError } from '../database/connection-bound';
+export {
+  withTransientRetry,
+  sqlRetryCounter,
+  type TransientRetry,
+  type TransientRetryOptions,
+} from '../database/transient-retry';
+export { sqlClientFor } from '../database/sql-client.factory';
+export { resolveDataSource, driverTimezone, type DataSourceOption } from '../database/data-source';
+export { HoldfastDatabase, type HoldfastDatabaseOptions } from '../database/holdfast-database';
+export { declarePoolNeed, type PoolNeed } from '../database/pool-budget';
+export { isValidTablePrefix, validateTablePrefix, tableName } from '../naming/table-prefix';
+export { parseDuration, type Duration } from '../time/duration';
+export { monotonicMillis, sleep } from '../time/monotonic';
+export { withTimeout, type WithTimeoutOptions } from '../time/with-timeout';
+export { DeadlineQueue, type Deadline } from '../time/deadline-queue';
+export { HoldfastTimers, findSchedulerRegistry, type TimeoutRegistry } from '../time/holdfast-timers';
+export type { TableSpec, ColumnSpec, IndexSpec } from '../schema/table-spec';
+export {
+  createTableSql,
+  createIndexSql,
+  tableDdl,
+  ddlScript,
+  indexName,
+  type DdlOptions,
+} from '../schema/ddl';
+export { HoldfastTableMigration } from '../schema/table-migration';
+export {
+  SchemaManager,
+  SCHEMA_MODES,
+  type SchemaMode,
+  type SchemaManagerOptions,
+} from '../schema/schema-manager';
+export type { LiveTable, LiveColumn, LiveColumnKind, SqliteAffinity } from '../schema/live-table';
+export {
+  validateOptions,
+  NestedOptions,
+  IsDurationOption,
+  IsTablePrefix,
+  IsDataSourceOption,
+} from '../options/validate-options';
+export { DatabaseOptionsDto } from '../options/database-options.dto';
+export type {
+  Meter,
+  MetricAttributes,
+  MetricCounter,
+  MetricHistogram,
+  MetricOptions,
+  ObservableMetric,
+} from '../metrics/meter';
+export {
+  declareMetrics,
+  declaredMetrics,
+  type DeclaredMetric,
+  type MetricInstrument,
+  type MetricSpec,
+} from '../metrics/declare-metrics';
+export { heldGauge, type TrackHeld } from '../metrics/held-gauge';
+export {
+  discoverMethods,
+  discoverHandlers,
+  NonStaticHandlerError,
+  type DiscoveredMethod,
+  type DiscoveredHandler,
+} from '../discovery/discover-methods';
+export {
+  NamedInstances,
+  DEFAULT_INSTANCE_NAME,
+  type NamedAlias,
+  type NamedInstancesSpec,
+  type NamedModuleExtras,
+} from '../module/named-instances';
+export { healthResult, probeHealth, type HealthResult, type HealthStatus } from '../health/health-check';

@@ -1,0 +1,62 @@
+import type { ModuleRef } from '@nestjs/core';
+import {
+  DatabaseResolver,
+  HoldfastDatabase,
+  UnsupportedDialectError,
+  type Dialect,
+} from '@holdfast/core/kit';
+import type { DataSource } from 'typeorm';
+import type { SqlStoreOptions } from '../options/failover-module.options';
+
+/**
+ * The SQL store's way to its database (core's HoldfastDatabase, as the other modules'): the
+ * default or named DataSource and the SqlClient on it, resolved on first use. The dialect is
+ * detected by the store's own `databaseResolver` when it has one, else the module's; a dialect
+ * neither knows is reported to `onUnknownDialect` and read as MySQL's (portable statements).
+ * The store creates or checks its table itself (SqlFailoverStore.init).
+ */
+export class FailoverDatabase extends HoldfastDatabase {
+  constructor(
+    moduleRef: ModuleRef,
+    resolver: () => DatabaseResolver,
+    store: SqlStoreOptions,
+    onUnknownDialect: (error: UnsupportedDialectError) => void,
+  ) {
+    super(moduleRef, new FallbackResolver(resolver, onUnknownDialect), 'FailoverModule', {
+      dataSource: store.dataSource,
+      dialect: store.dialect,
+      tablePrefix: store.tablePrefix ?? '',
+      schema: store.schema ?? 'check',
+    });
+  }
+}
+
+/** A DatabaseResolver (created on first use) whose unknown dialect is MySQL's, after a report. */
+class FallbackResolver extends DatabaseResolver {
+  private resolver?: DatabaseResolver;
+
+  constructor(
+    private readonly create: () => DatabaseResolver,
+    private readonly onUnknownDialect: (error: UnsupportedDialectError) => void,
+  ) {
+    super();
+  }
+
+  override resolve(dataSource: DataSource, override?: Dialect): Dialect {
+    try {
+      return this.inner.resolve(dataSource, override);
+    } catch (error) {
+      if (!(error instanceof UnsupportedDialectError)) throw error;
+      this.onUnknownDialect(error);
+      return 'mysql';
+    }
+  }
+
+  override serverVersion(dataSource: DataSource): string {
+    return this.inner.serverVersion(dataSource);
+  }
+
+  private get inner(): DatabaseResolver {
+    return (this.resolver ??= this.create());
+  }
+}
