@@ -78,4 +78,17 @@ describe('HoldfastTimers', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(fired).toEqual(['now', 'last']);
   });
+
+  it("holds the event loop with a 0 ms timer: an unref()'d immediate would wait for the next timer or I/O", () => {
+    const scheduled = jest.spyOn(global, 'setImmediate');
+    try {
+      const timers = new HoldfastTimers();
+      timers.set('holdfast:test:now', 0, () => undefined);
+      const immediate = scheduled.mock.results[0].value as NodeJS.Immediate;
+      expect(immediate.hasRef()).toBe(true);
+      timers.clear('holdfast:test:now');
+    } finally {
+      scheduled.mockRestore();
+    }
+  });
 });

@@ -13,7 +13,8 @@ export interface TimeoutRegistry {
  * registered in the application's `SchedulerRegistry` under a documented name
  * (`holdfast:<lib>:<what>:<instance>`), so `schedulerRegistry.getTimeouts()` lists them and
  * ScheduleModule clears any left at `app.close()`. Without a registry (no ScheduleModule) the
- * same bookkeeping is kept here. Timers never keep the process alive.
+ * same bookkeeping is kept here. Timers never keep the process alive beyond the turn of the
+ * event loop they run in.
  *
  * A timer of 0 ms (or less) runs at the next turn of the event loop, after the pending I/O
  * (`setImmediate`), not after the 1 ms that `setTimeout` waits at least; it is kept here only
@@ -33,7 +34,8 @@ export class HoldfastTimers {
         if (this.soon.get(name) === immediate) this.soon.delete(name);
         fn();
       });
-      immediate.unref();
+      // Not unref()'d: the event loop only skips its wait for I/O for immediates that hold it
+      // (an unref()'d one waits for the next timer or I/O), and this one runs at once anyway.
       this.soon.set(name, immediate);
       return;
     }
