@@ -16,8 +16,9 @@
  *  5. the delivery's CPU time per message: the worker processes' own (`process.cpuUsage`, from
  *     'go', start-up included) and PostgreSQL's (every server process, from /proc). Less noisy
  *     than the rates on a shared machine, and it says which side a change moved.
- * Holdfast runs once per `--batches` size on PostgreSQL (its batchSize: 100, the default, and
- * 500, what graphile-worker's local queue below fetches at once), with the first size elsewhere.
+ * Holdfast runs once per `--batches` size on PostgreSQL (its batchSize, and completionBatchSize
+ * the same: 100, the defaults, and 500, what graphile-worker's local queue below fetches at
+ * once), with the first size elsewhere.
  * graphile-worker runs in its documented high-throughput setup: concurrentJobs 10 per process,
  * localQueue.size 500, completeJobBatchDelay 0 and failJobBatchDelay 0 (batched completion),
  * maxPoolSize 12, its LISTEN/NOTIFY on (the default), prepared statements (the default).
@@ -141,6 +142,8 @@ async function inboxApp(db: Db, ds: DataSource, deliver: boolean): Promise<INest
         deliver,
         cluster: leader ? 'leader' : 'competing',
         batchSize: BATCH,
+        // Deletes of delivered messages in batches of a claim's size (100 is the default for both).
+        completionBatchSize: BATCH,
         pollInterval: '50ms',
         // HOLDFAST_INBOX_BENCH_NOTIFY=false: what LISTEN/NOTIFY costs and brings (PostgreSQL).
         ...(process.env.HOLDFAST_INBOX_BENCH_NOTIFY === 'false' ? { notify: false } : {}),
