@@ -7,7 +7,9 @@ import type { InboxHandlerContext, RegisteredHandler } from '../handler/inbox-ha
  * first served; a slot given back goes straight to the longest waiter.
  */
 class Slots {
-  private readonly waiting: (() => void)[] = [];
+  /** Waiters from `head` on (a whole batch can wait at once: no `shift()` per slot given). */
+  private waiting: (() => void)[] = [];
+  private head = 0;
 
   constructor(private free: number) {}
 
@@ -25,9 +27,16 @@ class Slots {
   }
 
   give(): void {
-    const next = this.waiting.shift();
-    if (next) next();
-    else this.free++;
+    if (this.head === this.waiting.length) {
+      this.free++;
+      return;
+    }
+    const next = this.waiting[this.head++];
+    if (this.head === this.waiting.length) {
+      this.waiting = [];
+      this.head = 0;
+    }
+    next();
   }
 }
 
@@ -59,9 +68,9 @@ export class HandlerSlots {
   }
 
   /** Waits for a slot of the handler, then one of the node. */
-  async acquire(handler: RegisteredHandler): Promise<void> {
-    await this.own(handler)?.take();
-    await this.node.take();
+  acquire(handler: RegisteredHandler): Promise<void> {
+    const own = this.own(handler);
+    return own ? own.take().then(() => this.node.take()) : this.node.take();
   }
 
   releaseHandler(handler: RegisteredHandler): void {
