@@ -1,4 +1,4 @@
-import type { HoldfastTimers } from '@holdfast/core/kit';
+import { DeadlineQueue, type HoldfastTimers } from '@holdfast/core/kit';
 import { FailoverError } from '../errors';
 
 /** A store wait that passed `storeTimeout`. */
@@ -22,7 +22,6 @@ export class StoreSkippedError extends FailoverError {
 }
 
 interface Pending {
-  deadline: number;
   reject: (error: unknown) => void;
   operation: string;
 }
@@ -39,12 +38,11 @@ interface Pending {
  * its first success closes the breaker, so the store is back in use within about `probeEvery` of
  * the database answering again, and a readiness probe sees it (`open`).
  *
- * Written for the hot path: one shared timer sweeps the pending waits (no timer per call), and
- * the breaker is a counter and a timestamp.
+ * Written for the hot path: the pending waits share one timer (core's DeadlineQueue, no timer
+ * per call), and the breaker is a counter and a timestamp.
  */
 export class StoreGuard {
-  private readonly pending = new Set<Pending>();
-  private sweeper?: NodeJS.Timeout;
+  private readonly pending: DeadlineQueue<Pending>;
   private consecutive = 0;
   private openedAt = 0;
   private state: 'closed' | 'open' | 'trial' = 'closed';
@@ -55,7 +53,11 @@ export class StoreGuard {
     readonly timeoutMs: number,
     private readonly failures = 3,
     private readonly halfOpenAfterMs = 5_000,
-  ) {}
+  ) {
+    this.pending = new DeadlineQueue<Pending>(timeoutMs, (entry) =>
+      entry.reject(new StoreTimeoutError(entry.operation, this.timeoutMs)),
+    );
+  }
 
   /** True while the store is being skipped. */
   get open(): boolean {
@@ -178,40 +180,18 @@ export class StoreGuard {
   bounded<T>(operation: string, work: Promise<T>): Promise<T> {
     if (!(this.timeoutMs > 0) || !Number.isFinite(this.timeoutMs)) return work;
     return new Promise<T>((resolve, reject) => {
-      const entry: Pending = { deadline: performance.now() + this.timeoutMs, reject, operation };
-      this.pending.add(entry);
-      this.arm();
+      const deadline = this.pending.add({ reject, operation });
       work.then(
         (value) => {
-          this.pending.delete(entry);
+          this.pending.remove(deadline);
           resolve(value);
         },
         (error) => {
-          this.pending.delete(entry);
+          this.pending.remove(deadline);
           reject(error);
         },
       );
     });
-  }
-
-  /** One timer for all pending waits, ticking at a quarter of the timeout while any is pending. */
-  private arm(): void {
-    if (this.sweeper) return;
-    const every = Math.max(5, Math.floor(this.timeoutMs / 4));
-    this.sweeper = setInterval(() => {
-      const now = performance.now();
-      for (const entry of this.pending) {
-        if (entry.deadline <= now) {
-          this.pending.delete(entry);
-          entry.reject(new StoreTimeoutError(entry.operation, this.timeoutMs));
-        }
-      }
-      if (this.pending.size === 0) {
-        clearInterval(this.sweeper);
-        this.sweeper = undefined;
-      }
-    }, every);
-    this.sweeper.unref();
   }
 }
 
