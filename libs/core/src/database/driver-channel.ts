@@ -1,5 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { destroyDriverConnection, type DriverConnection } from './connection-bound';
+import { PgStatementNames } from './pg-statement-names';
 
 /** What a statement returned: rows for reads, the changed-row count for writes. */
 export interface StatementResult {
@@ -9,7 +10,11 @@ export interface StatementResult {
 
 /** Runs one statement outside any transaction. */
 export interface DriverChannel {
-  run(sql: string, params: readonly unknown[]): Promise<StatementResult>;
+  /**
+   * `prepared`: a hot statement of fixed text, which PostgreSQL may keep parsed and planned per
+   * connection (a named statement; see PgStatementNames). Ignored elsewhere.
+   */
+  run(sql: string, params: readonly unknown[], prepared?: boolean): Promise<StatementResult>;
   /** SQLite: the statement runs synchronously, so callers can skip an await when nothing is queued. */
   readonly synchronous?: boolean;
   runSync?(sql: string, params: readonly unknown[]): StatementResult;
@@ -25,7 +30,7 @@ export interface DriverChannel {
 /** One connection checked out of the driver's pool. */
 export interface PooledConnection {
   readonly connection: DriverConnection;
-  run(sql: string, params: readonly unknown[]): Promise<StatementResult>;
+  run(sql: string, params: readonly unknown[], prepared?: boolean): Promise<StatementResult>;
   /** Back to the pool. */
   release(): void;
   /** Socket closed at once and out of the pool, never reused. */
@@ -66,8 +71,9 @@ export function directChannel(dataSource: DataSource): DriverChannel | undefined
       records: result.rows,
       affected: result.rowCount ?? 0,
     });
+    const names = new PgStatementNames();
     return {
-      run: (sql, params) => pool.query(sql, params).then(pgResult),
+      run: (sql, params, prepared) => names.run(pool, sql, params, prepared).then(pgResult),
       checkout: async () => {
         const client = await pool.connect();
         // Checked out, a pg client has no listener for a connection that drops (pg-pool's
@@ -76,7 +82,7 @@ export function directChannel(dataSource: DataSource): DriverChannel | undefined
         client.on('error', dropped);
         return {
           connection: client as DriverConnection,
-          run: (sql, params) => client.query(sql, params).then(pgResult),
+          run: (sql, params, prepared) => names.run(client, sql, params, prepared).then(pgResult),
           release: () => {
             client.removeListener('error', dropped);
             client.release();

@@ -79,6 +79,16 @@ const BOUNDED_DIALECTS: readonly string[] = ['postgres', 'mysql', 'mariadb'];
 /** Suspect connections destroyed in a row at one checkout before the next is taken as it comes. */
 const MAX_SUSPECT_CHECKOUTS = 64;
 
+/** Options of one statement run by `SqlClient.query` or `execute`. */
+export interface StatementOptions {
+  /**
+   * A hot statement of fixed text, run again and again: PostgreSQL keeps it parsed and planned
+   * per pooled connection (a named statement, see PgStatementNames), outside transactions. No
+   * effect on other databases (SQLite statements are always kept compiled) or in a transaction.
+   */
+  prepared?: boolean;
+}
+
 /** Options of one `SqlClient.transaction()`. */
 export interface TransactionOptions {
   /**
@@ -132,8 +142,8 @@ export class SqlClient {
   }
 
   /** Runs a SELECT (or a statement with RETURNING) and returns its rows. */
-  query<T = Row>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    const result = this.run(sql, params);
+  query<T = Row>(sql: string, params: readonly unknown[] = [], options?: StatementOptions): Promise<T[]> {
+    const result = this.run(sql, params, options?.prepared);
     return result instanceof Promise
       ? result.then((r) => (r.records ?? []) as T[])
       : Promise.resolve((result.records ?? []) as T[]);
@@ -168,8 +178,8 @@ export class SqlClient {
   }
 
   /** Runs a write statement and returns the number of rows it changed. */
-  execute(sql: string, params: readonly unknown[] = []): Promise<number> {
-    const result = this.run(sql, params);
+  execute(sql: string, params: readonly unknown[] = [], options?: StatementOptions): Promise<number> {
+    const result = this.run(sql, params, options?.prepared);
     return result instanceof Promise
       ? result.then((r) => this.dialect.affectedRows(r))
       : Promise.resolve(this.dialect.affectedRows(result));
@@ -250,14 +260,20 @@ export class SqlClient {
   }
 
   /** A StatementResult right away when SQLite could run it synchronously, else a promise of one. */
-  private run(sql: string, params: readonly unknown[]): StatementResult | Promise<StatementResult> {
+  private run(
+    sql: string,
+    params: readonly unknown[],
+    prepared?: boolean,
+  ): StatementResult | Promise<StatementResult> {
     if (this.runner) return this.guard(this.runner, this.runner.query(sql, params as unknown[], true));
     const channel = this.channel;
-    if (this.statementTimeout > 0) return this.runBounded(sql, params);
+    if (this.statementTimeout > 0) return this.runBounded(sql, params, prepared);
     if (channel) {
       // SQLite runs synchronously: with no transaction holding the connection it can go at once.
       if (channel.runSync && this.gate && !this.gate.isLocked()) return channel.runSync(sql, params);
-      return this.gate ? this.gate.runExclusive(() => channel.run(sql, params)) : channel.run(sql, params);
+      return this.gate
+        ? this.gate.runExclusive(() => channel.run(sql, params))
+        : channel.run(sql, params, prepared);
     }
     const exec = async (): Promise<StatementResult> => {
       const runner = this.dataSource.createQueryRunner();
@@ -271,7 +287,11 @@ export class SqlClient {
   }
 
   /** One statement outside a transaction, each wait within `statementTimeout`. */
-  private async runBounded(sql: string, params: readonly unknown[]): Promise<StatementResult> {
+  private async runBounded(
+    sql: string,
+    params: readonly unknown[],
+    prepared?: boolean,
+  ): Promise<StatementResult> {
     const checkout = this.channel?.checkout;
     if (!checkout) {
       const runner = await this.connectRunner();
@@ -297,7 +317,7 @@ export class SqlClient {
       }
       let result: StatementResult;
       try {
-        result = await boundedWait(pooled.run(sql, params), ms, 'answer', () => {
+        result = await boundedWait(pooled.run(sql, params, prepared), ms, 'answer', () => {
           this.trust!.timedOut();
           pooled.destroy();
         });

@@ -22,6 +22,7 @@ export {
   toNumber,
   type SqlClientOptions,
   type SqlRowReader,
+  type StatementOptions,
   type TransactionOptions,
 } from '../database/sql-client';
 export {

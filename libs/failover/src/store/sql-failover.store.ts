@@ -29,6 +29,9 @@ import { FAILOVER_STORE_TABLE } from './failover-store.table';
 import { FailoverQueryContext, FailoverStoreQueryResolver } from './failover-store-query.resolver';
 import { PayloadColumnResolver } from './payload-column.resolver';
 
+/** The point read and the one-row upsert: fixed texts, kept planned per connection on PostgreSQL. */
+const PREPARED = { prepared: true } as const;
+
 /** Deadlock victims and serialization failures are retried, and counted in `holdfast.failover.sql.retries`. */
 const countRetry = sqlRetryCounter('failover');
 function retried<T>(work: () => Promise<T>): Promise<T> {
@@ -288,7 +291,7 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind {
     const params = this.params(entry, type);
     if (this.native) {
       try {
-        await retried(() => this.sql.execute(this.q.upsert, params));
+        await retried(() => this.sql.execute(this.q.upsert, params, PREPARED));
         return;
       } catch (error) {
         if (!isSyntaxError(error)) throw error;
@@ -335,11 +338,13 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind {
     // At most one read a second also reads the database clock (and corrects DatabaseClock).
     const sample = !this.dialectUnknown && this.dbClock.wantsSample();
     const sent = sample ? DatabaseClock.monotonic() : 0;
-    return this.sql.query<Row>(sample ? this.q.findWithClock : this.q.find, [name, key]).then((rows) => {
-      const row = rows[0];
-      if (row && sample) this.observeClock(row, sent);
-      return row && this.entryOfRow<T>(row, name, key, type);
-    });
+    return this.sql
+      .query<Row>(sample ? this.q.findWithClock : this.q.find, [name, key], PREPARED)
+      .then((rows) => {
+        const row = rows[0];
+        if (row && sample) this.observeClock(row, sent);
+        return row && this.entryOfRow<T>(row, name, key, type);
+      });
   }
 
   /**

@@ -139,11 +139,14 @@ export class CorMessageAccept extends CorMessageStatements {
     groups?: readonly NewMessageRow[],
   ): Promise<number> {
     if (groups) return this.runGroupedInsert(client, insert, b, rows, groups);
-    if (this.on.notifyChannel === undefined) return client.execute(insert, b.params);
+    // One message (an accept): the same text every time, kept planned per connection on PostgreSQL.
+    const prepared = { prepared: rows === 1 };
+    if (this.on.notifyChannel === undefined) return client.execute(insert, b.params, prepared);
     const channel = b.bind(this.on.notifyChannel);
     await client.query(
       `WITH hf_inserted AS (${insert}) SELECT pg_notify(${channel}, '') AS notified`,
       b.params,
+      prepared,
     );
     return rows;
   }

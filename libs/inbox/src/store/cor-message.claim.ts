@@ -135,7 +135,8 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
    */
   private async runClaim(text: string, b: Binder, now: Now, hold?: Hold): Promise<Claimed> {
     const run = async (sql: SqlClient) => {
-      const raw = await sql.query<RawRow & { db_now: unknown }>(text, b.params);
+      // Kept planned per connection on PostgreSQL: the claim's text is the same at every call.
+      const raw = await sql.query<RawRow & { db_now: unknown }>(text, b.params, { prepared: true });
       if (hold) await hold(sql);
       return raw;
     };
