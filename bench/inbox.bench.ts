@@ -402,6 +402,28 @@ async function paced(n: number, rate: number, send: (i: number) => Promise<unkno
   return { acceptMs, achieved: (n / (performance.now() - start)) * 1000 };
 }
 
+/**
+ * The latency run of one system: `s.latency` messages sent by `send` at `s.rate` while
+ * `s.workers` workers of `role` sit idle; accept-to-handled p50/p99 and what the feed did.
+ */
+async function latencyRun(
+  role: string,
+  s: Sizes,
+  env: Record<string, string>,
+  send: (i: number) => Promise<unknown>,
+): Promise<Pick<Figures, 'p50' | 'p99' | 'acceptP50' | 'achieved'>> {
+  let feed!: Feed;
+  const run = await runWorkers(role, s.workers, s.latency, env, async () => {
+    feed = await paced(s.latency, s.rate, send);
+  });
+  return {
+    p50: percentile(run.latencies, 50),
+    p99: percentile(run.latencies, 99),
+    acceptP50: percentile(feed.acceptMs, 50),
+    achieved: feed.achieved,
+  };
+}
+
 function percentile(values: number[], p: number): number {
   if (!values.length) return NaN;
   const sorted = [...values].sort((a, b) => a - b);
@@ -463,21 +485,15 @@ async function benchInbox(db: Db, s: Sizes, batch: number): Promise<Figures> {
     const total = s.single + s.bulk + 200;
     if (ANALYZE && db === 'postgres') await ds.query(`ANALYZE ${PREFIX}COR_MESSAGE`);
     const delivery = await runWorkers(`inbox:${db}`, s.workers, total, env);
-    let feed!: Feed;
-    const latency = await runWorkers(`inbox:${db}`, s.workers, s.latency, env, async () => {
-      feed = await paced(s.latency, s.rate, (i) =>
-        acceptor.accept({ type: TYPE, payload: { t: wallNow(), i } }),
-      );
-    });
+    const latency = await latencyRun(`inbox:${db}`, s, env, (i) =>
+      acceptor.accept({ type: TYPE, payload: { t: wallNow(), i } }),
+    );
     await app.close();
     return {
       single: rate(s.single, tSingle),
       bulk: rate(s.bulk, tBulk),
       delivery: rate(total, delivery.elapsed),
-      p50: percentile(latency.latencies, 50),
-      p99: percentile(latency.latencies, 99),
-      acceptP50: percentile(feed.acceptMs, 50),
-      achieved: feed.achieved,
+      ...latency,
       ...cpuPerMessage(delivery, total, db),
     };
   } finally {
@@ -505,18 +521,12 @@ async function measurePeer(
   const total = s.single + s.bulk + 200;
   if (ANALYZE) await analyze();
   const delivery = await runWorkers(kind, s.workers, total);
-  let feed!: Feed;
-  const latency = await runWorkers(kind, s.workers, s.latency, {}, async () => {
-    feed = await paced(s.latency, s.rate, (i) => send({ t: wallNow(), i }));
-  });
+  const latency = await latencyRun(kind, s, {}, (i) => send({ t: wallNow(), i }));
   return {
     single: rate(s.single, tSingle),
     bulk: rate(s.bulk, tBulk),
     delivery: rate(total, delivery.elapsed),
-    p50: percentile(latency.latencies, 50),
-    p99: percentile(latency.latencies, 99),
-    acceptP50: percentile(feed.acceptMs, 50),
-    achieved: feed.achieved,
+    ...latency,
     ...cpuPerMessage(delivery, total, 'postgres'),
   };
 }
@@ -600,9 +610,8 @@ function table(title: string, rateAsked: number, columns: [string, Figures][], b
   console.log(`| ${head.join(' | ')} |`);
   console.log(`|${head.map(() => '---').join('|')}|`);
   for (const [label, pick, kind] of rows) {
-    const cells = columns.map(([, f]) =>
-      kind === 'rate' || label.endsWith('(msg/s)') ? pick(f).toFixed(0) : pick(f).toFixed(1),
-    );
+    // Rates in whole messages per second, times and CPU to a tenth.
+    const cells = columns.map(([, f]) => pick(f).toFixed(label.endsWith('(msg/s)') ? 0 : 1));
     if (baseline) {
       // Ratios so that above 1.00 is better: rates ours/theirs, latencies theirs/ours.
       for (const [, f] of columns.slice(1)) {
