@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import { LockHeldError } from '@holdfast/locker';
 import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -101,5 +102,33 @@ describe('shared-file locker', () => {
     const past = new Date(Date.now() - 60_000);
     utimesSync(join(directory, 'default.lock'), past, past);
     await lostThenReacquired(instance);
+  });
+
+  it('demotes the moment its refresh finds the lock compromised, not at the next keep-alive', async () => {
+    // stale 8 s: the refresh runs every 2 s, the next keep-alive about 3 s after the acquisition.
+    // The role is read right after the compromise is logged, before any timer can run.
+    const instance = await lockerInstance({
+      locker: { type: 'shared-file', directory, stale: 8_000 },
+      lockAcquireSleepInterval: INTERVAL,
+      lockKeepAlivePeriod: 60_000,
+      startup: 'block',
+    });
+    open.push(instance);
+    let roleAfterCompromise: string | undefined;
+    const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(function (message: unknown) {
+      if (String(message).includes('compromised')) {
+        setImmediate(() => (roleAfterCompromise ??= instance.locker.role));
+      }
+    });
+    try {
+      await instance.init();
+      const past = new Date(Date.now() - 60_000);
+      utimesSync(join(directory, 'default.lock'), past, past);
+      await waitUntil(() => roleAfterCompromise !== undefined, 10_000, 'the compromise');
+      expect(roleAfterCompromise).toBe('standby');
+      expect(instance.events.find((e) => e.type === 'lost')).toMatchObject({ reason: 'keep-alive-false' });
+    } finally {
+      error.mockRestore();
+    }
   });
 });

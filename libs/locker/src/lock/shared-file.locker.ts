@@ -31,6 +31,12 @@ export class SharedFileLocker extends AbstractLocker {
   private ownerMtimeMs = 0;
   /** Wall-clock time at which the lock seen by the last failed attempt turns stale. */
   private seenStaleAt?: number;
+  private suspectedLoss?: () => void;
+
+  /** Told the moment the refresh finds the lock compromised, so the master demotes at once. */
+  onSuspectedLoss(listener: () => void): void {
+    this.suspectedLoss = listener;
+  }
 
   override async configure(context: LockerContext): Promise<void> {
     super.configure(context);
@@ -74,6 +80,7 @@ export class SharedFileLocker extends AbstractLocker {
           `Lock file ${this.lockPath} compromised: ${error.message}` +
             (unnoticed ? ' (lockKeepAlivePeriod is 0: this master does not demote)' : ''),
         );
+        this.suspectedLoss?.();
       },
     });
     if (!result.acquired) {
