@@ -1,5 +1,5 @@
 /**
- * npm run bench -- inbox [--single N] [--bulk N] [--workers 2] [--latency N] [--rate 500]
+ * npm run bench -- inbox [--single N] [--bulk N] [--workers 2] [--latency N] [--rate 500] [--rounds N]
  *                        [--databases postgres,mariadb,sqlite] [--profile DIR] [--no-analyze]
  *                        [--batches 100,500]
  *
@@ -25,6 +25,9 @@
  * localQueue.size 500, completeJobBatchDelay 0 and failJobBatchDelay 0 (batched completion),
  * maxPoolSize 12, its LISTEN/NOTIFY on (the default), prepared statements (the default).
  * Each system gets its own schema or table, dropped afterwards.
+ * `--rounds N` runs the PostgreSQL comparison N times, the systems taking turns, and ends with
+ * each ratio's median over the rounds (every ratio taken within its own round): one round's
+ * latency moves ±30% on a shared machine.
  */
 import 'reflect-metadata';
 import type { ChildProcess } from 'node:child_process';
@@ -591,33 +594,58 @@ async function benchBoss(s: Sizes): Promise<Figures> {
 
 // ---- main -------------------------------------------------------------------------------------
 
+type RowKind = 'rate' | 'ms' | 'cost' | 'info';
+
+// 'cost': lower is better, like a latency; 'info': no ratio (what the latency run's feed did).
+const ROWS: [string, (f: Figures) => number, RowKind][] = [
+  ['accept ×1, concurrency 10 (msg/s)', (f) => f.single, 'rate'],
+  ['bulk accept (msg/s)', (f) => f.bulk, 'rate'],
+  ['delivery, 2 processes (msg/s)', (f) => f.delivery, 'rate'],
+  ['latency p50 (ms)', (f) => f.p50, 'ms'],
+  ['latency p99 (ms)', (f) => f.p99, 'ms'],
+  ['latency run: the accepting call alone, p50 (ms)', (f) => f.acceptP50, 'info'],
+  ['latency run: accepts completed (msg/s)', (f) => f.achieved, 'info'],
+  ['delivery CPU per message, workers (µs)', (f) => f.workerCpu, 'cost'],
+  ['delivery CPU per message, PostgreSQL (µs)', (f) => f.databaseCpu, 'cost'],
+];
+
+/** Above 1.00 is better: rates ours ÷ theirs, latencies and costs theirs ÷ ours. */
+function ratio(kind: RowKind, f: Figures, baseline: Figures, pick: (f: Figures) => number): number {
+  return kind === 'rate' ? pick(f) / pick(baseline) : pick(baseline) / pick(f);
+}
+
+/** Each ratio's median over the rounds (each round's ratio taken within that round), and its range. */
+function medianRatios(rounds: [string, Figures][][]): void {
+  const names = rounds[0].slice(1).map(([name]) => name);
+  console.log(
+    `\nPostgreSQL, ${rounds.length} rounds: each ratio ÷ graphile-worker of its own round, median (min–max)\n`,
+  );
+  console.log(`| measure | ${names.map((n) => `${n} ÷ gw`).join(' | ')} |`);
+  console.log(`|---|${names.map(() => '---').join('|')}|`);
+  for (const [label, pick, kind] of ROWS) {
+    if (kind === 'info') continue;
+    const cells = names.map((_, c) => {
+      const r = rounds
+        .map((columns) => ratio(kind, columns[c + 1][1], columns[0][1], pick))
+        .sort((a, b) => a - b);
+      return `${percentile(r, 50).toFixed(2)} (${r[0].toFixed(2)}–${r[r.length - 1].toFixed(2)})`;
+    });
+    console.log(`| ${label} | ${cells.join(' | ')} |`);
+  }
+}
+
 function table(title: string, rateAsked: number, columns: [string, Figures][], baseline?: Figures): void {
   console.log(`\n${title}\n`);
   const head = ['measure', ...columns.map(([name]) => name)];
   if (baseline) head.push(...columns.slice(1).map(([name]) => `${name} ÷ gw`));
-  // 'cost': lower is better, like a latency; 'info': no ratio (what the latency run's feed did).
-  const rows: [string, (f: Figures) => number, 'rate' | 'ms' | 'cost' | 'info'][] = [
-    ['accept ×1, concurrency 10 (msg/s)', (f) => f.single, 'rate'],
-    ['bulk accept (msg/s)', (f) => f.bulk, 'rate'],
-    ['delivery, 2 processes (msg/s)', (f) => f.delivery, 'rate'],
-    ['latency p50 (ms)', (f) => f.p50, 'ms'],
-    ['latency p99 (ms)', (f) => f.p99, 'ms'],
-    ['latency run: the accepting call alone, p50 (ms)', (f) => f.acceptP50, 'info'],
-    ['latency run: accepts completed (msg/s)', (f) => f.achieved, 'info'],
-    ['delivery CPU per message, workers (µs)', (f) => f.workerCpu, 'cost'],
-    ['delivery CPU per message, PostgreSQL (µs)', (f) => f.databaseCpu, 'cost'],
-  ];
   console.log(`| ${head.join(' | ')} |`);
   console.log(`|${head.map(() => '---').join('|')}|`);
-  for (const [label, pick, kind] of rows) {
+  for (const [label, pick, kind] of ROWS) {
     // Rates in whole messages per second, times and CPU to a tenth.
     const cells = columns.map(([, f]) => pick(f).toFixed(label.endsWith('(msg/s)') ? 0 : 1));
     if (baseline) {
-      // Ratios so that above 1.00 is better: rates ours/theirs, latencies theirs/ours.
-      for (const [, f] of columns.slice(1)) {
-        const r = kind === 'rate' ? pick(f) / pick(baseline) : pick(baseline) / pick(f);
-        cells.push(kind === 'info' ? '–' : r.toFixed(2));
-      }
+      for (const [, f] of columns.slice(1))
+        cells.push(kind === 'info' ? '–' : ratio(kind, f, baseline, pick).toFixed(2));
     }
     console.log(`| ${label} | ${cells.join(' | ')} |`);
   }
@@ -639,6 +667,7 @@ export async function main(args: string[]): Promise<void> {
     latency: arg(args, 'latency', 2_500),
     rate: arg(args, 'rate', 500),
   };
+  const roundCount = arg(args, 'rounds', 1);
   ANALYZE = !args.includes('--no-analyze');
   const p = args.indexOf('--profile');
   if (p >= 0) PROFILE_DIR = args[p + 1];
@@ -668,16 +697,25 @@ export async function main(args: string[]): Promise<void> {
       columns.push([`Holdfast ${batch}`, await benchInbox('postgres', sizes, batch)]);
     table('postgres: Holdfast alone', sizes.rate, columns);
   } else if (databases.includes('postgres')) {
-    const gw = await benchGraphile(sizes);
-    const hf: [string, Figures][] = [];
-    for (const batch of batches) hf.push([`Holdfast ${batch}`, await benchInbox('postgres', sizes, batch)]);
-    const boss = await benchBoss(sizes);
-    table(
-      'PostgreSQL, same run (ratios ÷ graphile-worker, > 1.00 is better)',
-      sizes.rate,
-      [['graphile-worker', gw], ...hf, ['pg-boss', boss]],
-      gw,
-    );
+    // Rounds interleave the systems (graphile-worker, Holdfast, graphile-worker, …) so that a
+    // machine that slows down mid-run weighs on both; pg-boss, far behind, runs in round 1 only.
+    const rounds: [string, Figures][][] = [];
+    for (let round = 1; round <= roundCount; round++) {
+      const gw = await benchGraphile(sizes);
+      const hf: [string, Figures][] = [];
+      for (const batch of batches) hf.push([`Holdfast ${batch}`, await benchInbox('postgres', sizes, batch)]);
+      const columns: [string, Figures][] = [['graphile-worker', gw], ...hf];
+      if (round === 1) columns.push(['pg-boss', await benchBoss(sizes)]);
+      const of = roundCount > 1 ? `, round ${round} of ${roundCount}` : '';
+      table(
+        `PostgreSQL, same run${of} (ratios ÷ graphile-worker, > 1.00 is better)`,
+        sizes.rate,
+        columns,
+        gw,
+      );
+      rounds.push(columns.slice(0, 1 + batches.length));
+    }
+    if (roundCount > 1) medianRatios(rounds);
   }
   for (const db of databases.filter((d) => d !== 'postgres')) {
     table(`${db}: Holdfast alone`, sizes.rate, [
