@@ -372,12 +372,20 @@ async function runWorkers(
   for (const c of children) {
     c.on(
       'message',
-      (m: { t: string; n: number; latencies: number[]; cpuMs: number; first: number; last: number }) => {
+      (m: {
+        t: string;
+        n: number;
+        latencies: number[];
+        cpuMs: number;
+        first: number | null;
+        last: number | null;
+      }) => {
         if (m.t === 'latencies') {
           latencies.push(...m.latencies);
           workerCpuMs += m.cpuMs;
-          if (m.first < first) first = m.first;
-          if (m.last > last) last = m.last;
+          // null from a worker that handled nothing (NaN does not survive the IPC's JSON).
+          if (typeof m.first === 'number' && m.first < first) first = m.first;
+          if (typeof m.last === 'number' && m.last > last) last = m.last;
         }
         if (m.t !== 'count') return;
         counts.set(c, m.n);
