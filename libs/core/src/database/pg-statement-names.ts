@@ -18,6 +18,7 @@ function unusable(error: { code?: string; message?: string }): boolean {
   if (error?.code === '26000' || error?.code === '42P05') return true;
   return error?.code === '0A000' && /cached plan/i.test(String(error.message));
 }
+
 /** Distinct statement texts kept named at most; past it, new texts run unnamed. */
 const MAX_NAMES = 256;
 

@@ -135,7 +135,8 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
    */
   private async runClaim(text: string, b: Binder, now: Now, hold?: Hold): Promise<Claimed> {
     const run = async (sql: SqlClient) => {
-      // Kept planned per connection on PostgreSQL: the claim's text is the same at every call.
+      // Kept planned per connection on PostgreSQL: the claim's text is the same at every call but
+      // those that also take back an unanswered claim's rows (a few texts more, capped per pool).
       const raw = await sql.query<RawRow & { db_now: unknown }>(text, b.params, { prepared: true });
       if (hold) await hold(sql);
       return raw;
