@@ -1,4 +1,4 @@
-import { SchemaManager, SchemaMissingError, type TableSpec } from '@holdfast/core/kit';
+import { SchemaManager, SchemaMissingError, toNumber, type TableSpec } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/core/testing';
 
 const THING: TableSpec = {
@@ -102,6 +102,31 @@ describeEachDatabase(
       });
       expect(reader!.row(['a'])).toEqual([2, 'a']);
       expect(d.name).toBe('sqlite');
+    });
+
+    it('runs a write synchronously on SQLite only, never inside a transaction, and throws what the driver throws', async () => {
+      const update = `UPDATE ${t()} SET N = ${p(1)} WHERE ID = ${p(2)}`;
+      expect(ctx.sql.runsSynchronously).toBe(ctx.db === 'sqlite');
+      if (ctx.db !== 'sqlite') {
+        expect(ctx.sql.executeSync(update, [5, 'a'])).toBeUndefined();
+        return;
+      }
+      const [before] = await ctx.sql.query<{ n: unknown }>(`SELECT N AS n FROM ${t()} WHERE ID = ${p(1)}`, [
+        'a',
+      ]);
+      expect(ctx.sql.executeSync(update, [5, 'a'])).toBe(1);
+      expect(ctx.sql.executeSync(update, [5, 'nope'])).toBe(0);
+      await ctx.sql.transaction(async (tx) => {
+        // The shared connection is held by the transaction: the write cannot run now.
+        expect(ctx.sql.executeSync(update, [6, 'a'])).toBeUndefined();
+        expect(tx.runsSynchronously).toBe(false);
+      });
+      const [after] = await ctx.sql.query<{ n: unknown }>(`SELECT N AS n FROM ${t()} WHERE ID = ${p(1)}`, [
+        'a',
+      ]);
+      expect(toNumber(after.n)).toBe(5);
+      expect(() => ctx.sql.executeSync(`UPDATE ${t()} SET NOPE = 1`)).toThrow(/NOPE/);
+      await ctx.sql.execute(update, [before.n, 'a']);
     });
 
     it('reads timestamps in epoch ms in SQL where the dialect can, exactly as the client reads them', async () => {

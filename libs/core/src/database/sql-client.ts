@@ -161,6 +161,25 @@ export class SqlClient {
   }
 
   /**
+   * True when statements can sometimes run synchronously (`querySync`, `executeSync`): SQLite,
+   * outside a transaction.
+   */
+  get runsSynchronously(): boolean {
+    return this.channel?.runSync !== undefined && this.gate !== undefined;
+  }
+
+  /**
+   * `execute` at once, when the statement can run synchronously now (as `querySync`): the rows
+   * it changed, or undefined when it cannot (use `execute`). Lets a hot write skip the promise
+   * hops a driver call needs on other databases. A driver error is thrown, not returned.
+   */
+  executeSync(sql: string, params: readonly unknown[] = []): number | undefined {
+    const channel = this.channel;
+    if (!channel?.runSync || !this.gate || this.gate.isLocked()) return undefined;
+    return this.dialect.affectedRows(channel.runSync(sql, params));
+  }
+
+  /**
    * A point read for hot paths, compiled once: `row(params)` answers with the first row as an
    * array of column values (in `columns` order) or null, synchronously, when the statement can
    * run now (as `querySync`), and undefined when it cannot (use `query`). Undefined for a

@@ -30,7 +30,12 @@ export {
   endBoundedTransaction,
   type IsolationLevel,
 } from '../database/transaction-bound';
-export { isDuplicateKeyError, isSyntaxError, isConnectionError } from '../database/sql-errors';
+export {
+  isDuplicateKeyError,
+  isSyntaxError,
+  isConnectionError,
+  isTransientConflictError,
+} from '../database/sql-errors';
 export { SqlTimeoutError } from '../database/connection-bound';
 export {
   withTransientRetry,
