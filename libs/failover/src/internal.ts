@@ -10,6 +10,7 @@ export { FailoverStores } from './tenant/failover-stores';
 export { PayloadCodec } from './payload/payload-codec';
 export { FailoverTypeRegistry, type PayloadClassDeclaration } from './payload/failover-type.registry';
 export { failoverKey } from './key/failover-key';
+export { NOT_NOW } from './store/failover-store';
 export { MemoryFailoverStore } from './store/memory-failover.store';
 export { SqlFailoverStore, type SqlFailoverStoreConfig } from './store/sql-failover.store';
 export { DatabaseClock } from './store/database-clock';

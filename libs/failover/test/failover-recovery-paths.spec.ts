@@ -1,7 +1,7 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { sleep } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/core/testing';
-import { Failover } from '@holdfast/failover';
+import { Failover, FailoverMetrics } from '@holdfast/failover';
 import { startFailoverApp } from './support/failover-app';
 
 @Injectable()
@@ -51,6 +51,24 @@ describeEachDatabase(
       expect((await during)?.name).toBe('France');
       expect((await countries.find('FR'))?.name).toBe('France');
     });
+
+    it('stores a good value outside a transaction that holds the connection, so its rollback keeps the row', async () => {
+      app = await startFailoverApp(ctx, { async: false }, { providers: [Countries] });
+      const countries = app.get(Countries);
+
+      let during: Promise<{ code: string } | null> | undefined;
+      await expect(
+        ctx.sql.transaction(async () => {
+          during = countries.find('DE');
+          await sleep(50);
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
+
+      expect((await during)?.code).toBe('DE');
+      countries.up = false;
+      expect((await countries.find('DE'))?.code).toBe('DE');
+    });
   },
   { tag: 'paths' },
 );
@@ -96,4 +114,35 @@ describeEachDatabase(
     });
   },
   { tag: 'paths-sync' },
+);
+
+/**
+ * With `async: false` a write the store can do at once (SQLite, its connection free) is not
+ * awaited through the store's bound, but its failure must count for the store's breaker as a
+ * bounded write's does.
+ */
+describeEachDatabase(
+  'Failover with async: false when the store write fails',
+  (ctx) => {
+    let app: INestApplication | undefined;
+    afterEach(async () => {
+      await app?.close();
+      app = undefined;
+    });
+
+    it('returns the value, counts each failure, and skips the store after three in a row', async () => {
+      app = await startFailoverApp(ctx, { async: false }, { providers: [Countries] });
+      const countries = app.get(Countries);
+      const metrics = app.get(FailoverMetrics);
+      await ctx.sql.execute(`DROP TABLE ${ctx.prefix}FAILOVER_STORE`);
+
+      for (const code of ['C0', 'C1', 'C2']) expect((await countries.find(code))?.code).toBe(code);
+      expect(metrics.storeErrors).toBe(3);
+      expect(metrics.storeSkips).toBe(0);
+      expect((await countries.find('C3'))?.code).toBe('C3');
+      expect(metrics.storeSkips).toBe(1);
+      expect(metrics.storeErrors).toBe(3);
+    });
+  },
+  { tag: 'paths-fail' },
 );

@@ -8,8 +8,10 @@ import {
   PayloadClassNotAllowedError,
   type FailoverEntry,
 } from '@holdfast/failover';
+import Database from 'better-sqlite3';
 import {
   FailoverTypeRegistry,
+  NOT_NOW,
   PayloadCodec,
   SqlFailoverStore,
   failoverKey,
@@ -237,6 +239,38 @@ describeEachDatabase(
       expect(error).toBeInstanceOf(FailoverStoreException);
       expect(await rows()).toBe(1);
     });
+
+    it('storeNow writes at once only on SQLite with its connection free, and answers NOT_NOW otherwise', async () => {
+      const sqlite = ctx.db === 'sqlite';
+      expect(store.storeNow(entry('n', 'now', { v: 1 }))).toBe(sqlite ? undefined : NOT_NOW);
+      expect(await rows()).toBe(sqlite ? 1 : 0);
+      // Inside another transaction on the shared connection, a write would join it: not now.
+      await ctx.sql.transaction(async () => {
+        expect(store.storeNow(entry('n', 'during', { v: 2 }))).toBe(NOT_NOW);
+      });
+      expect(await store.find('n', 'during')).toBeUndefined();
+      if (sqlite) expect((await store.find('n', 'now'))?.payload).toEqual({ v: 1 });
+    });
+
+    if (ctx.db === 'sqlite') {
+      it('storeNow leaves a database another process holds busy to store(), which retries', async () => {
+        const file = (ctx.dataSource.options as { database: string }).database;
+        const other = new Database(file);
+        await ctx.dataSource.query('PRAGMA busy_timeout = 50');
+        try {
+          other.exec('BEGIN IMMEDIATE');
+          expect(store.storeNow(entry('n', 'busy', { v: 1 }))).toBe(NOT_NOW);
+          const retried = store.store(entry('n', 'busy', { v: 2 }));
+          other.exec('COMMIT');
+          await retried;
+          expect((await store.find('n', 'busy'))?.payload).toEqual({ v: 2 });
+        } finally {
+          if (other.inTransaction) other.exec('ROLLBACK');
+          other.close();
+          await ctx.dataSource.query('PRAGMA busy_timeout = 10000');
+        }
+      });
+    }
 
     it('reads the database clock for cleanup cutoffs', async () => {
       const now = await store.now();

@@ -152,8 +152,11 @@ export class FailoverExecutor implements OnApplicationShutdown {
       if (this.storeGuard.open) {
         this.metrics.storeSkipped('store');
       } else {
-        const kept = this.keeper.keep(meta, runtime, store, args, rawKey, value);
-        if (kept)
+        // Written at once when the store can (a write that cannot wait needs no bound).
+        const kept = this.keeper.keep(meta, runtime, store, args, rawKey, value, this.storeGuard.closed);
+        if (kept === true) this.storeGuard.succeededNow();
+        else if (kept === false) this.storeGuard.failedNow(new StoreWriteFailed());
+        else if (kept)
           return guarded(this.storeGuard, this.metrics, 'store', async () => {
             // A failed write (already logged and counted) is a failure for the store breaker too.
             if ((await kept) === false) throw new StoreWriteFailed();

@@ -4,10 +4,10 @@ import { UnknownPayloadClassError } from '../errors';
 import type { FailoverMetrics } from '../health/failover.metrics';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 import type { PayloadCodec } from '../payload/payload-codec';
-import type { FailoverEntry, FailoverStore } from '../store/failover-store';
+import { NOT_NOW, type FailoverEntry, type FailoverStore } from '../store/failover-store';
 import type { FailoverWriter } from './failover-writer';
 import type { FailoverRuntimes, Runtime } from './failover-runtimes';
-import { storeNow } from './guarded-store';
+import { storeClock } from './guarded-store';
 import { scatter } from './scatter';
 
 /**
@@ -27,7 +27,11 @@ export class FailoverKeeper {
     private readonly logger: Logger,
   ) {}
 
-  /** Stores the value, or each of its slices; never throws. A promise only when the caller must wait. */
+  /**
+   * Stores the value, or each of its slices; never throws. A promise only when the caller must
+   * wait; a boolean when the write was done at once (`now`: the caller allows it), false when it
+   * failed (logged, counted).
+   */
   keep(
     meta: FailoverMetadata,
     runtime: Runtime,
@@ -35,15 +39,16 @@ export class FailoverKeeper {
     args: unknown[],
     rawKey: string,
     value: unknown,
-  ): Promise<boolean | void> | undefined {
+    now: boolean,
+  ): Promise<boolean | void> | boolean | undefined {
     if (!runtime.splitter) {
       if (!this.recoverable(meta, runtime, value)) return undefined;
-      return this.writer.store(
-        store,
-        meta.name,
-        this.entry(meta, runtime, store, rawKey, value),
-        runtime.entryType,
-      );
+      const entry = this.entry(meta, runtime, store, rawKey, value);
+      if (now) {
+        const done = this.writer.storeNow(store, meta.name, entry, runtime.entryType);
+        if (done !== NOT_NOW) return done;
+      }
+      return this.writer.store(store, meta.name, entry, runtime.entryType);
     }
     return this.keepSlices(meta, runtime, store, args, value);
   }
@@ -55,7 +60,7 @@ export class FailoverKeeper {
     rawKey: string,
     payload: T,
   ): FailoverEntry<T> {
-    const asOf = new Date(storeNow(store));
+    const asOf = new Date(storeClock(store));
     return {
       name: meta.effectiveName,
       key: this.runtimes.key(meta, runtime, rawKey),

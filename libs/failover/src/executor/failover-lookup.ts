@@ -5,7 +5,7 @@ import type { PayloadType } from '../payload/payload-type';
 import { NOT_NOW, canFindNow, type FailoverEntry, type FailoverStore } from '../store/failover-store';
 import type { StoreGuard } from '../store/store-guard';
 import type { FailoverWriter } from './failover-writer';
-import { StoreWriteFailed, guarded, storeNow } from './guarded-store';
+import { StoreWriteFailed, guarded, storeClock } from './guarded-store';
 
 /**
  * Reads one stored entry for a recovery: pending writes first, then the store (bounded, or
@@ -53,7 +53,7 @@ export class FailoverLookup {
     entry: FailoverEntry<T>,
     monotonic?: number,
   ): FailoverEntry<T> | undefined | Promise<undefined> {
-    if (storeNow(store, monotonic) <= entry.expireOn.getTime()) return entry;
+    if (storeClock(store, monotonic) <= entry.expireOn.getTime()) return entry;
     const write = this.writer.delete(store, meta.name, meta.effectiveName, key);
     if (!write) return undefined;
     return guarded(this.guard, this.metrics, 'delete', async () => {

@@ -12,7 +12,7 @@ import { StoreTimeoutError, type StoreGuard } from '../store/store-guard';
 import type { FailoverLookup } from './failover-lookup';
 import type { FailoverRuntimes, Runtime } from './failover-runtimes';
 import type { FailoverWriter } from './failover-writer';
-import { guarded, storeNow } from './guarded-store';
+import { guarded, storeClock } from './guarded-store';
 import type { RecoveredPayloadHandler } from './recovered-payload.handler';
 import { TIMED_OUT, scatter } from './scatter';
 
@@ -158,7 +158,7 @@ export class FailoverRecovery {
     if (meta.recoverAll || args.length === 0) {
       if (!store.findAll) return undefined;
       try {
-        const now = storeNow(store);
+        const now = storeClock(store);
         const all = await guarded(this.guard, this.metrics, 'findAll', () =>
           store.findAll!(meta.effectiveName, runtime.entryType),
         );

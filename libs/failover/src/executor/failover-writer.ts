@@ -6,7 +6,13 @@ import { failoverJobName } from '../failover.tokens';
 import { FailoverMetrics } from '../health/failover.metrics';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 import type { PayloadType } from '../payload/payload-type';
-import type { FailoverEntry, FailoverStore, StoreManyItem } from '../store/failover-store';
+import {
+  NOT_NOW,
+  canStoreNow,
+  type FailoverEntry,
+  type FailoverStore,
+  type StoreManyItem,
+} from '../store/failover-store';
 
 interface PendingWrite {
   store: FailoverStore;
@@ -61,6 +67,28 @@ export class FailoverWriter implements BeforeApplicationShutdown {
     type?: PayloadType,
   ): Promise<boolean> | undefined {
     return this.submit({ store, op: 'store', name: entry.name, key: entry.key, entry, type, failover });
+  }
+
+  /**
+   * With `async: false`, the write done at once when the store can (SQLite with its connection
+   * free, the memory store): true when stored, false when it failed (logged, counted). NOT_NOW
+   * when it cannot right now, or with write-behind: use `store`.
+   */
+  storeNow(
+    store: FailoverStore,
+    failover: string,
+    entry: FailoverEntry<unknown>,
+    type?: PayloadType,
+  ): boolean | typeof NOT_NOW {
+    if (this.options.async || !canStoreNow(store)) return NOT_NOW;
+    try {
+      if (store.storeNow(entry, type) === NOT_NOW) return NOT_NOW;
+    } catch (error) {
+      this.failed('store', 1, failover, error);
+      return false;
+    }
+    this.metrics.written(1, 1);
+    return true;
   }
 
   /** A promise only when the caller must wait (no write-behind): false when the write failed (logged, counted). */
@@ -227,12 +255,15 @@ export class FailoverWriter implements BeforeApplicationShutdown {
       await work();
       return true;
     } catch (error) {
-      this.metrics.storeError(operation, writes.length);
-      const names = [...new Set(writes.map((w) => w.failover))].join(', ');
-      this.logger.warn(
-        `Failover ${operation} of ${writes.length} entr${writes.length === 1 ? 'y' : 'ies'} (${names}) failed: ${(error as Error)?.message ?? error}`,
-      );
+      this.failed(operation, writes.length, [...new Set(writes.map((w) => w.failover))].join(', '), error);
       return false;
     }
+  }
+
+  private failed(operation: string, count: number, names: string, error: unknown): void {
+    this.metrics.storeError(operation, count);
+    this.logger.warn(
+      `Failover ${operation} of ${count} entr${count === 1 ? 'y' : 'ies'} (${names}) failed: ${(error as Error)?.message ?? error}`,
+    );
   }
 }

@@ -10,7 +10,7 @@ export class StoreWriteFailed extends Error {}
  * The store's clock: the database's for SQL stores, so skewed instances agree on what is live.
  * `monotonic`: a `performance.now()` reading taken a moment ago (see `FailoverStore.clock`).
  */
-export function storeNow(store: FailoverStore, monotonic?: number): number {
+export function storeClock(store: FailoverStore, monotonic?: number): number {
   return store.clock ? store.clock(monotonic) : Date.now();
 }
 

@@ -77,3 +77,19 @@ export interface SynchronousFind {
 export function canFindNow(store: FailoverStore): store is FailoverStore & SynchronousFind {
   return typeof (store as Partial<SynchronousFind>).findNow === 'function';
 }
+
+/**
+ * A store that can sometimes write synchronously (SQLite with its connection free, the memory
+ * store). Internal: the executor's success path with `async: false` uses it to skip promise hops.
+ */
+export interface SynchronousStore {
+  /**
+   * Stores the entry at once, or answers NOT_NOW (nothing written) when it cannot right now;
+   * the caller then uses `store`. Throws what `store` would reject with.
+   */
+  storeNow<T>(entry: FailoverEntry<T>, type?: PayloadType): void | typeof NOT_NOW;
+}
+
+export function canStoreNow(store: FailoverStore): store is FailoverStore & SynchronousStore {
+  return typeof (store as Partial<SynchronousStore>).storeNow === 'function';
+}

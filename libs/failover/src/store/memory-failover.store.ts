@@ -1,5 +1,11 @@
 import { LRUCache } from 'lru-cache';
-import type { CleanupBatchOptions, FailoverEntry, FailoverStore, SynchronousFind } from './failover-store';
+import type {
+  CleanupBatchOptions,
+  FailoverEntry,
+  FailoverStore,
+  SynchronousFind,
+  SynchronousStore,
+} from './failover-store';
 
 /** Shallow copy keeping the prototype, so marking a recovered value never touches the cache. */
 function copy<T>(value: T): T {
@@ -11,7 +17,7 @@ function copy<T>(value: T): T {
 }
 
 /** In-process, bounded (least recently used entries go first), not durable. The default store. */
-export class MemoryFailoverStore implements FailoverStore, SynchronousFind {
+export class MemoryFailoverStore implements FailoverStore, SynchronousFind, SynchronousStore {
   readonly description = 'memory';
   private readonly entries: LRUCache<string, FailoverEntry<unknown>>;
 
@@ -24,6 +30,11 @@ export class MemoryFailoverStore implements FailoverStore, SynchronousFind {
   }
 
   async store<T>(entry: FailoverEntry<T>): Promise<void> {
+    this.storeNow(entry);
+  }
+
+  /** The same write, synchronously (the executor's success path skips a promise hop with it). */
+  storeNow<T>(entry: FailoverEntry<T>): void {
     this.entries.set(this.id(entry.name, entry.key), { ...entry, payload: copy(entry.payload) });
   }
 

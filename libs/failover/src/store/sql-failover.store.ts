@@ -5,6 +5,7 @@ import {
   SqlClient,
   isDuplicateKeyError,
   isSyntaxError,
+  isTransientConflictError,
   sleep,
   tableName,
   toNumber,
@@ -23,6 +24,7 @@ import {
   type FailoverStore,
   type StoreManyItem,
   type SynchronousFind,
+  type SynchronousStore,
 } from './failover-store';
 import { DatabaseClock } from './database-clock';
 import { FAILOVER_STORE_TABLE } from './failover-store.table';
@@ -80,7 +82,7 @@ interface Row {
  * on a duplicate key, with one bounded re-INSERT when that UPDATE finds no row (the row was
  * cleaned in between).
  */
-export class SqlFailoverStore implements FailoverStore, SynchronousFind {
+export class SqlFailoverStore implements FailoverStore, SynchronousFind, SynchronousStore {
   readonly description: string;
   private readonly logger = new Logger(SqlFailoverStore.name);
   private readonly queries: FailoverStoreQueryResolver;
@@ -304,6 +306,26 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind {
     await this.fallbackStore(params);
   }
 
+  /**
+   * The same upsert, run synchronously when the database can (SQLite with its connection free):
+   * the success path with `async: false` then costs no promise hop. NOT_NOW when it cannot, and
+   * for what `store` handles with waits or more statements (a conflict retried with backoff, the
+   * INSERT-then-UPDATE fallback): the caller then uses `store`.
+   */
+  storeNow<T>(entry: FailoverEntry<T>, type?: PayloadType): void | typeof NOT_NOW {
+    const sql = this.sql;
+    if (!this.native || !sql.runsSynchronously) return NOT_NOW;
+    const params = this.params(entry, type);
+    let changed: number | undefined;
+    try {
+      changed = sql.executeSync(this.q.upsert, params);
+    } catch (error) {
+      if (isTransientConflictError(error) || isSyntaxError(error)) return NOT_NOW;
+      throw error;
+    }
+    return changed === undefined ? NOT_NOW : undefined;
+  }
+
   /** INSERT; on a duplicate key UPDATE; if the UPDATE finds no row, INSERT once more. */
   protected async fallbackStore(params: unknown[]): Promise<void> {
     if (await this.tryInsert(params)) return;
@@ -335,6 +357,15 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind {
 
   /** Written with `then` rather than `async`: it is the recovery path's read. */
   find<T>(name: string, key: string, type?: PayloadType): Promise<FailoverEntry<T> | undefined> {
+    if (this.sql.runsSynchronously) {
+      // SQLite with its connection free: the cached raw-mode read, no row object.
+      try {
+        const found = this.findNow<T>(name, key, type);
+        if (found !== NOT_NOW) return Promise.resolve(found);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     // At most one read a second also reads the database clock (and corrects DatabaseClock).
     const sample = !this.dialectUnknown && this.dbClock.wantsSample();
     const sent = sample ? DatabaseClock.monotonic() : 0;
