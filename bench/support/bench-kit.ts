@@ -60,6 +60,59 @@ export async function rounds<K extends string>(
   return out;
 }
 
+/**
+ * Ops per second of each operation, measured in turns of `sliceMs` (each at `concurrency`)
+ * until each has run about `ms`: the turns go forward then backward (A B C, C B A...), so a
+ * drift in the machine's speed (a disk's latency, a neighbour's load) over the run reaches every
+ * operation alike, where whole windows of seconds each would see a different moment of it.
+ */
+export async function interleavedOps<K extends string>(
+  ops: Record<K, (i: number) => Promise<unknown>>,
+  concurrency: number,
+  ms: number,
+  sliceMs = 50,
+): Promise<Record<K, number>> {
+  const keys = Object.keys(ops) as K[];
+  const done = new Map<K, number>(keys.map((k) => [k, 0]));
+  const spent = new Map<K, number>(keys.map((k) => [k, 0]));
+  let next = 0;
+  const passes = Math.max(1, Math.round(ms / sliceMs));
+  for (let pass = 0; pass < passes; pass++) {
+    for (const k of pass % 2 ? [...keys].reverse() : keys) {
+      const op = ops[k];
+      let count = 0;
+      const started = performance.now();
+      const deadline = started + sliceMs;
+      await Promise.all(
+        Array.from({ length: concurrency }, async () => {
+          while (performance.now() < deadline) {
+            await op(next++);
+            count++;
+          }
+        }),
+      );
+      spent.set(k, spent.get(k)! + performance.now() - started);
+      done.set(k, done.get(k)! + count);
+    }
+  }
+  return Object.fromEntries(keys.map((k) => [k, done.get(k)! / (spent.get(k)! / 1000)])) as Record<K, number>;
+}
+
+/** `interleavedOps` `count` times: each operation's ops/s of every round, for per-round ratios. */
+export async function interleavedRounds<K extends string>(
+  ops: Record<K, (i: number) => Promise<unknown>>,
+  concurrency: number,
+  ms: number,
+  count: number,
+): Promise<Record<K, number[]>> {
+  const out = Object.fromEntries(Object.keys(ops).map((k) => [k, [] as number[]])) as Record<K, number[]>;
+  for (let r = 0; r < count; r++) {
+    const round = await interleavedOps(ops, concurrency, ms);
+    for (const k of Object.keys(ops) as K[]) out[k].push(round[k]);
+  }
+  return out;
+}
+
 export function printTable(title: string, header: string[], rows: (string | number)[][]): void {
   const cells = [header, ...rows.map((r) => r.map((v) => (typeof v === 'number' ? fmt(v) : v)))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => String(r[i]).length)));
