@@ -6,25 +6,35 @@ export function median(values: number[]): number {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
+/**
+ * Runs `op` from `concurrency` workers for `ms` milliseconds, numbering calls from `first`;
+ * returns the calls made and the time they took (every call started is awaited).
+ */
+async function runFor(
+  op: (i: number) => Promise<unknown>,
+  concurrency: number,
+  ms: number,
+  first = 0,
+): Promise<{ done: number; elapsedMs: number }> {
+  let next = first;
+  const started = performance.now();
+  const deadline = started + ms;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) await op(next++);
+    }),
+  );
+  return { done: next - first, elapsedMs: performance.now() - started };
+}
+
 /** Runs `op` from `concurrency` workers for `ms` milliseconds; returns operations per second. */
 export async function opsPerSecond(
   op: (i: number) => Promise<unknown>,
   concurrency: number,
   ms: number,
 ): Promise<number> {
-  let done = 0;
-  let next = 0;
-  const deadline = performance.now() + ms;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (performance.now() < deadline) {
-        await op(next++);
-        done++;
-      }
-    }),
-  );
-  return done / ((performance.now() - started) / 1000);
+  const { done, elapsedMs } = await runFor(op, concurrency, ms);
+  return done / (elapsedMs / 1000);
 }
 
 /** Alternates baseline and candidate `rounds` times; returns the median of each and their ratio. */
@@ -41,23 +51,6 @@ export async function compare(
   }
   const ratios = b.map((x, i) => c[i] / x);
   return { baseline: median(b), candidate: median(c), ratio: median(ratios), ratios };
-}
-
-/**
- * Runs every measurement once per round, in turn, `rounds` times: figures of one round were
- * taken under the same load, so ratios are formed per round and their median reported.
- */
-export async function rounds<K extends string>(
-  measures: Record<K, () => Promise<number>>,
-  count: number,
-): Promise<Record<K, number[]>> {
-  const out = Object.fromEntries(Object.keys(measures).map((k) => [k, [] as number[]])) as Record<
-    K,
-    number[]
-  >;
-  for (let r = 0; r < count; r++)
-    for (const k of Object.keys(measures) as K[]) out[k].push(await measures[k]());
-  return out;
 }
 
 /**
@@ -79,20 +72,10 @@ export async function interleavedOps<K extends string>(
   const passes = Math.max(1, Math.round(ms / sliceMs));
   for (let pass = 0; pass < passes; pass++) {
     for (const k of pass % 2 ? [...keys].reverse() : keys) {
-      const op = ops[k];
-      let count = 0;
-      const started = performance.now();
-      const deadline = started + sliceMs;
-      await Promise.all(
-        Array.from({ length: concurrency }, async () => {
-          while (performance.now() < deadline) {
-            await op(next++);
-            count++;
-          }
-        }),
-      );
-      spent.set(k, spent.get(k)! + performance.now() - started);
-      done.set(k, done.get(k)! + count);
+      const turn = await runFor(ops[k], concurrency, sliceMs, next);
+      next += turn.done;
+      spent.set(k, spent.get(k)! + turn.elapsedMs);
+      done.set(k, done.get(k)! + turn.done);
     }
   }
   return Object.fromEntries(keys.map((k) => [k, done.get(k)! / (spent.get(k)! / 1000)])) as Record<K, number>;
