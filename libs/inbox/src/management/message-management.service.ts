@@ -94,10 +94,13 @@ export class MessageManagement {
     this.logger.debug(`Paused message '${id}'`);
   }
 
-  /** Makes a paused message due now. Returns false (and changes nothing) if it was not paused. */
+  /**
+   * Makes a paused message due now (parked if exhausted). Returns false (and changes nothing) if
+   * it was not paused.
+   */
   async resume(id: string): Promise<boolean> {
     this.assertId(id);
-    if (await this.connection.queries.resume(id)) {
+    if (await this.connection.queries.resume(id, await this.clock.bindable())) {
       this.logger.debug(`Resumed message '${id}'`);
       return true;
     }
@@ -105,7 +108,11 @@ export class MessageManagement {
     return false;
   }
 
-  /** Due now, whatever its state (retrying, parked, paused); the retry count stays. */
+  /**
+   * Due now, whatever its state (retrying, parked, paused). The retry count stays, but for an
+   * exhausted (parked) message, which gets one more attempt: its count goes to maxRetries − 1,
+   * so camunda-bpm-correlate sees it due too (see next-retry.ts).
+   */
   async retryNow(id: string): Promise<void> {
     this.assertId(id);
     if (!(await this.connection.queries.retryNow(id, await this.clock.bindable()))) {
@@ -172,8 +179,9 @@ export class MessageManagement {
 /** The same rules as the SQL conditions in CorMessageQueries (see next-retry.ts). */
 export function statusOf(row: MessageRow, now: number, maxRetries: number): MessageStatus {
   if (row.expiration !== null && row.expiration <= now) return 'expired';
+  // Exhausted whatever NEXT_RETRY says (camunda-bpm-correlate's MAX_RETRIES_REACHED).
+  if (row.retries >= Math.max(1, maxRetries)) return 'parked';
   if (row.nextRetry !== null && row.nextRetry >= FAR_FUTURE) return 'paused';
-  if (row.nextRetry === null) return row.retries >= Math.max(1, maxRetries) ? 'parked' : 'due';
-  if (row.nextRetry <= now) return 'due';
+  if (row.nextRetry === null || row.nextRetry <= now) return 'due';
   return 'retrying';
 }

@@ -23,7 +23,7 @@ export class CorMessageTable {
   /** The delivery-order index (MySQL/MariaDB force it when it exists). */
   readonly orderIndex: string;
   hasOrderIndex = false;
-  /** Due/parked boundary: RETRIES at or above it (with no NEXT_RETRY) is parked. */
+  /** Due/parked boundary: RETRIES at or above it is parked (exhausted), whatever NEXT_RETRY says. */
   readonly maxRetries: number;
   /** How the time columns are written and read (see detectCorMessageLayout). */
   t: TimestampSql;
@@ -158,15 +158,18 @@ export abstract class CorMessageStatements {
     switch (status) {
       case 'expired':
         return `(EXPIRATION IS NOT NULL AND EXPIRATION <= ${n()})`;
+      // Exhausted (RETRIES >= maxRetries) is parked whatever NEXT_RETRY says, paused included:
+      // camunda-bpm-correlate's MAX_RETRIES_REACHED, so the peer and Holdfast never disagree on
+      // whether a row may be delivered (see next-retry.ts).
       case 'due':
         // `orphaned`: `OR …` terms for rows a claim of this node leased without an answer (see ClaimLease).
-        return `((NEXT_RETRY IS NULL AND RETRIES < ${max}) OR NEXT_RETRY <= ${n()}${orphaned?.() ?? ''}) AND ${notExpired()}`;
+        return `RETRIES < ${max} AND (NEXT_RETRY IS NULL OR NEXT_RETRY <= ${n()}${orphaned?.() ?? ''}) AND ${notExpired()}`;
       case 'retrying':
-        return `(NEXT_RETRY > ${n()} AND NEXT_RETRY < ${this.farFuture()}) AND ${notExpired()}`;
+        return `RETRIES < ${max} AND (NEXT_RETRY > ${n()} AND NEXT_RETRY < ${this.farFuture()}) AND ${notExpired()}`;
       case 'paused':
-        return `NEXT_RETRY >= ${this.farFuture()} AND ${notExpired()}`;
+        return `RETRIES < ${max} AND NEXT_RETRY >= ${this.farFuture()} AND ${notExpired()}`;
       case 'parked':
-        return `(NEXT_RETRY IS NULL AND RETRIES >= ${max}) AND ${notExpired()}`;
+        return `RETRIES >= ${max} AND ${notExpired()}`;
     }
   }
 

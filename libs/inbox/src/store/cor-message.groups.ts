@@ -33,7 +33,8 @@ export class CorMessageGroups extends CorMessageStatements {
       ` AND NOT EXISTS (SELECT 1 FROM ${this.groupTable} hf_g JOIN ${this.groupTable} hf_e ` +
       `ON hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${earlier('hf_e', 'hf_g')} ` +
       `JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID WHERE hf_g.ID = ${m}.ID ` +
-      `AND hf_em.NEXT_RETRY > ${n1} AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${n2})${this.d.subqueryFence})`
+      `AND hf_em.NEXT_RETRY > ${n1} AND hf_em.RETRIES < ${Math.trunc(this.on.maxRetries)} ` +
+      `AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${n2})${this.d.subqueryFence})`
     );
   }
 
@@ -44,8 +45,8 @@ export class CorMessageGroups extends CorMessageStatements {
   holdsGroup(b: Binder, now: Now): string {
     const max = Math.trunc(this.on.maxRetries);
     return (
-      `(hf_em.NEXT_RETRY IS NOT NULL OR hf_em.RETRIES < ${max}) ` +
-      `AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${this.now(b, now)})`
+      // Parked: exhausted whatever NEXT_RETRY says (see CorMessageStatements.statusCondition).
+      `hf_em.RETRIES < ${max} ` + `AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${this.now(b, now)})`
     );
   }
 

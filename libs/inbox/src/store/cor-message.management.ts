@@ -82,19 +82,31 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
     );
   }
 
-  /** A paused message back to its state before the pause (due, or parked if exhausted). */
-  async resume(id: string): Promise<number> {
+  /**
+   * A paused message back to its state before the pause: NEXT_RETRY NULL without failed attempts,
+   * now with some (as camunda-bpm-correlate resumes: a row with RETRIES > 0 and no NEXT_RETRY is
+   * never due for the peer). An exhausted one stays parked.
+   */
+  async resume(id: string, now: Now): Promise<number> {
     const b = new Binder(this.d);
+    const set = `CASE WHEN RETRIES = 0 THEN NULL ELSE ${this.now(b, now)} END`;
     const where = `ID = ${b.bind(id)} AND NEXT_RETRY >= ${this.farFuture()}`;
-    return this.sql.execute(`UPDATE ${this.table} SET NEXT_RETRY = NULL WHERE ${where}`, b.params);
+    return this.sql.execute(`UPDATE ${this.table} SET NEXT_RETRY = ${set} WHERE ${where}`, b.params);
   }
 
-  /** Due now, whatever its state; RETRIES stays (a parked message gets one more attempt). */
+  /**
+   * Due now, whatever its state: NEXT_RETRY now, and an exhausted message's RETRIES down to
+   * maxRetries − 1, so it gets one more attempt and Holdfast and camunda-bpm-correlate both see
+   * it due (the peer's cockpit retries an exhausted message the same way: retries below the
+   * maximum, next retry set). Other messages keep their RETRIES.
+   */
   async retryNow(id: string, now: Now): Promise<number> {
     const b = new Binder(this.d);
+    const max = Math.trunc(this.on.maxRetries);
     const set = this.now(b, now);
     return this.sql.execute(
-      `UPDATE ${this.table} SET NEXT_RETRY = ${set} WHERE ID = ${b.bind(id)}`,
+      `UPDATE ${this.table} SET NEXT_RETRY = ${set}, ` +
+        `RETRIES = CASE WHEN RETRIES >= ${max} THEN ${max - 1} ELSE RETRIES END WHERE ID = ${b.bind(id)}`,
       b.params,
     );
   }
