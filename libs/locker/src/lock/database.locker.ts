@@ -1,14 +1,9 @@
-import {
-  SchemaManager,
-  createTableSql,
-  declarePoolNeed,
-  monotonicMillis,
-  type SqlClient,
-} from '@holdfast/core/kit';
+import { createTableSql, declarePoolNeed, monotonicMillis, type SqlClient } from '@holdfast/core/kit';
 import { resolve } from 'node:path';
 import { LockerConfigurationError } from '../errors';
-import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
+import { DEFAULT_LOCK_TABLE_NAMES, lockTableSpec, type LockTableNames } from '../store/holdfast-lock.table';
 import { LockQueryResolver } from '../store/lock-query.resolver';
+import { prepareLockRow } from '../store/lock-row';
 import { AbstractLocker } from './abstract.locker';
 import { LockConnection } from './lock-connection';
 import type { LockerContext } from './locker.interface';
@@ -49,17 +44,13 @@ export class DatabaseLocker extends AbstractLocker {
   override async configure(context: LockerContext): Promise<void> {
     super.configure(context);
     const { sql } = context.database();
-    const { tablePrefix, schema } = context.options;
+    const { tablePrefix, lockTable } = context.options;
     // The one place the database locker differs by database: SQLite locks files, not rows.
     if (sql.dialect.singleConnection) {
-      this.hold = new SqliteWriteLock(sql, tablePrefix, context.lockName, context.holderId);
+      this.hold = new SqliteWriteLock(sql, tablePrefix, context.lockName, context.holderId, lockTable);
       return;
     }
-    const queries = new LockQueryResolver(sql.dialect, tablePrefix);
-    await new SchemaManager(sql).apply(HOLDFAST_LOCK_TABLE, tablePrefix, schema);
-    if ((await sql.query(queries.rowExists(), [context.lockName])).length === 0) {
-      await sql.execute(queries.ensureRow(), [context.lockName]);
-    }
+    const queries = await prepareLockRow(sql, context.options, context.lockName);
     const keepAlive = context.lockKeepAlivePeriod;
     this.idleTimeout = keepAlive > 0 ? idleTimeoutFor(keepAlive) : 0;
     if (keepAlive === 0) {
@@ -263,6 +254,7 @@ export class SqliteWriteLock implements HeldTransaction {
     tablePrefix: string,
     private readonly lockName: string,
     private readonly holderId: string,
+    names: LockTableNames = DEFAULT_LOCK_TABLE_NAMES,
   ) {
     const { dataSource, dialect } = sql;
     const database = String((dataSource.options as { database?: unknown }).database ?? '');
@@ -276,8 +268,8 @@ export class SqliteWriteLock implements HeldTransaction {
     this.Sqlite = (dataSource.driver as unknown as { sqlite: SqliteConstructor }).sqlite;
     // The companion file has no attached schemas: keep only the unqualified part of the prefix.
     const prefix = tablePrefix.slice(tablePrefix.lastIndexOf('.') + 1);
-    this.queries = new LockQueryResolver(dialect, prefix);
-    this.createTable = createTableSql('sqlite', HOLDFAST_LOCK_TABLE, prefix).replace(
+    this.queries = new LockQueryResolver(dialect, prefix, names);
+    this.createTable = createTableSql('sqlite', lockTableSpec(names), prefix).replace(
       /^CREATE TABLE /,
       'CREATE TABLE IF NOT EXISTS ',
     );

@@ -1,13 +1,12 @@
 import {
-  SchemaManager,
   monotonicMillis,
   sqlRetryCounter,
   toNumber,
   withTransientRetry,
   type SqlClient,
 } from '@holdfast/core/kit';
-import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
-import { LockQueryResolver } from '../store/lock-query.resolver';
+import type { LockQueryResolver } from '../store/lock-query.resolver';
+import { prepareLockRow } from '../store/lock-row';
 import { AbstractLocker } from './abstract.locker';
 import { declareLockConnection, statementTimeoutFor } from './database.locker';
 import { LockConnection } from './lock-connection';
@@ -56,15 +55,7 @@ export class LeaseDatabaseLocker extends AbstractLocker {
         this.logger,
       );
     }
-    this.queries = new LockQueryResolver(sql.dialect, context.options.tablePrefix);
-    await new SchemaManager(sql).apply(
-      HOLDFAST_LOCK_TABLE,
-      context.options.tablePrefix,
-      context.options.schema,
-    );
-    if ((await sql.query(this.queries.rowExists(), [context.lockName])).length === 0) {
-      await sql.execute(this.queries.ensureRow(), [context.lockName]);
-    }
+    this.queries = await prepareLockRow(sql, context.options, context.lockName);
     const maxDiff = context.options.maxAllowableDiffFromDBTime;
     if (maxDiff > 0) {
       const before = Date.now();

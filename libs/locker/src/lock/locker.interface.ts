@@ -1,11 +1,14 @@
 import type { Logger } from '@nestjs/common';
 import type { HoldfastTimers, SchemaMode, SqlClient } from '@holdfast/core/kit';
 import type { DataSource } from 'typeorm';
+import type { LockTableNames } from '../store/holdfast-lock.table';
 
 /** What a locker reads of its module's resolved options. */
 export interface LockerContextOptions {
   readonly tablePrefix: string;
   readonly schema: SchemaMode;
+  /** The lock table's name and column names (`lockTableName`, `lockColumns`); default Holdfast's. */
+  readonly lockTable?: LockTableNames;
   /** lease-database: the clock-difference warning threshold in ms (0 = no check). */
   readonly maxAllowableDiffFromDBTime: number;
   /** shared-file: staleness threshold in ms. */

@@ -18,6 +18,7 @@ import {
   IsObject,
   IsOptional,
   IsString,
+  Matches,
   MaxLength,
   Validate,
   type ValidationArguments,
@@ -28,6 +29,7 @@ import { hostname } from 'node:os';
 import { v4 as uuidv4 } from 'uuid';
 import { LockTimingError } from '../errors';
 import type { Locker } from '../lock/locker.interface';
+import { DEFAULT_LOCK_TABLE_NAMES, LOCK_IDENTIFIER, type LockTableNames } from '../store/holdfast-lock.table';
 
 export const LOCKER_TYPES = ['lease-database', 'database', 'shared-file', 'custom'] as const;
 export type LockerType = (typeof LOCKER_TYPES)[number];
@@ -77,8 +79,19 @@ export interface LockerModuleOptions {
   /** What to do with HOLDFAST_LOCK at startup (default 'check'). */
   schema?: SchemaMode;
   locker: LockerKindOptions;
-  /** One row / lock file per name (default 'default'). */
+  /** One row / lock file per name (default 'default'; on ActiveMQ's `ACTIVEMQ_LOCK`, its row '1'). */
   lockName?: string;
+  /**
+   * The lock table, without `tablePrefix` (default 'HOLDFAST_LOCK'), as ActiveMQ's
+   * `statements.lockTableName`: e.g. 'ACTIVEMQ_LOCK' to lock on an existing ActiveMQ table.
+   */
+  lockTableName?: string;
+  /**
+   * The lock table's column names, when they are not Holdfast's (`ID`, `TIME`, `BROKER_NAME`,
+   * which are also ActiveMQ's). Holdfast builds its statements on these names; it takes no SQL
+   * text (see the README: ActiveMQ's statement overrides).
+   */
+  lockColumns?: { id?: string; time?: string; brokerName?: string };
   /** How often a standby retries, and the length of a lease (default 10 s). */
   lockAcquireSleepInterval?: Duration;
   /** A standby's bootstrap fails at once with LockHeldError instead of waiting (default false). */
@@ -125,6 +138,8 @@ export function defaultKeepAlivePeriod(type: string, lockAcquireSleepInterval: n
 export interface ResolvedLockerOptions extends HoldfastDatabaseOptions {
   locker: LockerKindOptions;
   lockName: string;
+  /** The lock table's name (without prefix) and column names. */
+  lockTable: LockTableNames;
   lockAcquireSleepInterval: number;
   failIfLocked: boolean;
   /** 0: no keep-alive. */
@@ -206,6 +221,15 @@ const LOCKER_SCHEMAS: Record<string, new () => object> = {
   custom: CustomLockerSchema,
 };
 
+const IDENTIFIER_MESSAGE =
+  'must be a plain SQL identifier (a letter or _, then letters, digits or _; at most 63 characters)';
+
+class LockColumnsSchema {
+  @IsOptional() @IsString() @Matches(LOCK_IDENTIFIER, { message: IDENTIFIER_MESSAGE }) id?: string;
+  @IsOptional() @IsString() @Matches(LOCK_IDENTIFIER, { message: IDENTIFIER_MESSAGE }) time?: string;
+  @IsOptional() @IsString() @Matches(LOCK_IDENTIFIER, { message: IDENTIFIER_MESSAGE }) brokerName?: string;
+}
+
 class LockerModuleOptionsSchema extends DatabaseOptionsDto {
   @IsDefined({
     message: "is required: { type: 'lease-database' | 'database' | 'shared-file' | 'custom', ... }",
@@ -219,6 +243,16 @@ class LockerModuleOptionsSchema extends DatabaseOptionsDto {
   @IsNotEmpty()
   @MaxLength(64, { message: 'must be at most 64 characters (HOLDFAST_LOCK.ID is VARCHAR(64))' })
   lockName?: string;
+
+  @IsOptional()
+  @IsString()
+  @Matches(LOCK_IDENTIFIER, { message: IDENTIFIER_MESSAGE })
+  lockTableName?: string;
+
+  @IsOptional()
+  @IsObject()
+  @NestedOptions(() => LockColumnsSchema)
+  lockColumns?: LockColumnsSchema;
 
   @IsOptional()
   @IsDurationOption()
@@ -276,6 +310,7 @@ export function resolveLockerOptions(raw: LockerModuleOptions): ResolvedLockerOp
     schema: raw.schema ?? LOCKER_DEFAULTS.schema,
     locker,
     lockName: raw.lockName ?? LOCKER_DEFAULTS.lockName,
+    lockTable: lockTableNames(raw),
     lockAcquireSleepInterval: interval,
     failIfLocked: raw.failIfLocked ?? LOCKER_DEFAULTS.failIfLocked,
     lockKeepAlivePeriod: keepAlive,
@@ -290,5 +325,16 @@ export function resolveLockerOptions(raw: LockerModuleOptions): ResolvedLockerOp
       locker.type === 'shared-file' && locker.stale !== undefined
         ? parseDuration(locker.stale, 'locker.stale')
         : LOCKER_DEFAULTS.sharedFileStale,
+  };
+}
+
+/** The configured lock table and column names (validated identifiers), defaults where none is given. */
+function lockTableNames(raw: LockerModuleOptions): LockTableNames {
+  if (raw.lockTableName === undefined && raw.lockColumns === undefined) return DEFAULT_LOCK_TABLE_NAMES;
+  return {
+    table: raw.lockTableName ?? DEFAULT_LOCK_TABLE_NAMES.table,
+    id: raw.lockColumns?.id ?? DEFAULT_LOCK_TABLE_NAMES.id,
+    time: raw.lockColumns?.time ?? DEFAULT_LOCK_TABLE_NAMES.time,
+    brokerName: raw.lockColumns?.brokerName ?? DEFAULT_LOCK_TABLE_NAMES.brokerName,
   };
 }

@@ -1,18 +1,27 @@
 import { tableName, type SqlDialect } from '@holdfast/core/kit';
-import { HOLDFAST_LOCK_TABLE } from './holdfast-lock.table';
+import { DEFAULT_LOCK_TABLE_NAMES, type LockTableNames } from './holdfast-lock.table';
 
 /**
- * All SQL on `<prefix>HOLDFAST_LOCK`, built from the dialect's pieces. Lease times are computed
- * by the database (`dialect.nowMillis`), never from the application server's clock.
+ * All SQL on `<prefix>HOLDFAST_LOCK` (or the table and columns named by `lockTableName` and
+ * `lockColumns`), built from the dialect's pieces. Lease times are computed by the database
+ * (`dialect.nowMillis`), never from the application server's clock. The names are validated
+ * identifiers; every value is a bound parameter.
  */
 export class LockQueryResolver {
   readonly table: string;
+  private readonly ID: string;
+  private readonly TIME: string;
+  private readonly BROKER_NAME: string;
 
   constructor(
     readonly dialect: SqlDialect,
     prefix: string,
+    names: LockTableNames = DEFAULT_LOCK_TABLE_NAMES,
   ) {
-    this.table = tableName(prefix, HOLDFAST_LOCK_TABLE.name);
+    this.table = tableName(prefix, names.table);
+    this.ID = names.id;
+    this.TIME = names.time;
+    this.BROKER_NAME = names.brokerName;
   }
 
   private p(index: number): string {
@@ -25,12 +34,12 @@ export class LockQueryResolver {
    * FOR UPDATE waits for that transaction, which with the database locker lasts as long as the master.
    */
   ensureRow(): string {
-    return this.dialect.upsert({ table: this.table, columns: ['ID'], keys: ['ID'] });
+    return this.dialect.upsert({ table: this.table, columns: [this.ID], keys: [this.ID] });
   }
 
   /** A plain read that never waits on row locks. Params: [id]. */
   rowExists(): string {
-    return `SELECT ID AS id FROM ${this.table} WHERE ID = ${this.p(1)}`;
+    return `SELECT ${this.ID} AS id FROM ${this.table} WHERE ${this.ID} = ${this.p(1)}`;
   }
 
   /**
@@ -41,16 +50,16 @@ export class LockQueryResolver {
   acquireLease(ownToo = false): string {
     const now = this.dialect.nowMillis;
     return (
-      `UPDATE ${this.table} SET BROKER_NAME = ${this.p(1)}, TIME = ${now} + ${this.p(2)} ` +
-      `WHERE ID = ${this.p(3)} AND (TIME IS NULL OR TIME < ${now}${ownToo ? ` OR BROKER_NAME = ${this.p(4)}` : ''})`
+      `UPDATE ${this.table} SET ${this.BROKER_NAME} = ${this.p(1)}, ${this.TIME} = ${now} + ${this.p(2)} ` +
+      `WHERE ${this.ID} = ${this.p(3)} AND (${this.TIME} IS NULL OR ${this.TIME} < ${now}${ownToo ? ` OR ${this.BROKER_NAME} = ${this.p(4)}` : ''})`
     );
   }
 
   /** Extends the lease only where we still hold it. Params: [leaseMillis, id, holder]. */
   renewLease(): string {
     return (
-      `UPDATE ${this.table} SET TIME = ${this.dialect.nowMillis} + ${this.p(1)} ` +
-      `WHERE ID = ${this.p(2)} AND BROKER_NAME = ${this.p(3)}`
+      `UPDATE ${this.table} SET ${this.TIME} = ${this.dialect.nowMillis} + ${this.p(1)} ` +
+      `WHERE ${this.ID} = ${this.p(2)} AND ${this.BROKER_NAME} = ${this.p(3)}`
     );
   }
 
@@ -62,21 +71,21 @@ export class LockQueryResolver {
   shortenLease(): string {
     const now = this.dialect.nowMillis;
     return (
-      `UPDATE ${this.table} SET TIME = CASE WHEN TIME - ${this.p(1)} > ${now} THEN TIME - ${this.p(2)} ` +
-      `ELSE NULL END WHERE ID = ${this.p(3)} AND BROKER_NAME = ${this.p(4)}`
+      `UPDATE ${this.table} SET ${this.TIME} = CASE WHEN ${this.TIME} - ${this.p(1)} > ${now} THEN ${this.TIME} - ${this.p(2)} ` +
+      `ELSE NULL END WHERE ${this.ID} = ${this.p(3)} AND ${this.BROKER_NAME} = ${this.p(4)}`
     );
   }
 
   /** Gives the lease up so a standby can take it at once. Params: [id, holder]. */
   releaseLease(): string {
-    return `UPDATE ${this.table} SET TIME = NULL, BROKER_NAME = NULL WHERE ID = ${this.p(1)} AND BROKER_NAME = ${this.p(2)}`;
+    return `UPDATE ${this.table} SET ${this.TIME} = NULL, ${this.BROKER_NAME} = NULL WHERE ${this.ID} = ${this.p(1)} AND ${this.BROKER_NAME} = ${this.p(2)}`;
   }
 
   /** The row with the database clock next to it. Params: [id]. */
   readRow(): string {
     return (
-      `SELECT BROKER_NAME AS broker_name, TIME AS time, ${this.dialect.nowMillis} AS now ` +
-      `FROM ${this.table} WHERE ID = ${this.p(1)}`
+      `SELECT ${this.BROKER_NAME} AS broker_name, ${this.TIME} AS time, ${this.dialect.nowMillis} AS now ` +
+      `FROM ${this.table} WHERE ${this.ID} = ${this.p(1)}`
     );
   }
 
@@ -85,17 +94,17 @@ export class LockQueryResolver {
    * transaction holds it (SKIP LOCKED: a standby polls instead of parking a connection). Params: [id].
    */
   lockRow(): string {
-    return `SELECT ID AS id FROM ${this.table} WHERE ID = ${this.p(1)}${this.dialect.forUpdate(this.dialect.supportsSkipLocked)}`;
+    return `SELECT ${this.ID} AS id FROM ${this.table} WHERE ${this.ID} = ${this.p(1)}${this.dialect.forUpdate(this.dialect.supportsSkipLocked)}`;
   }
 
   /** Writes the holder and the database time into the locked row. Params: [holder, id]. */
   claimRow(): string {
-    return `UPDATE ${this.table} SET BROKER_NAME = ${this.p(1)}, TIME = ${this.dialect.nowMillis} WHERE ID = ${this.p(2)}`;
+    return `UPDATE ${this.table} SET ${this.BROKER_NAME} = ${this.p(1)}, ${this.TIME} = ${this.dialect.nowMillis} WHERE ${this.ID} = ${this.p(2)}`;
   }
 
   /** Keep-alive of the database locker: touches the locked row in the open transaction. Params: [id]. */
   touchRow(): string {
-    return `UPDATE ${this.table} SET TIME = ${this.dialect.nowMillis} WHERE ID = ${this.p(1)}`;
+    return `UPDATE ${this.table} SET ${this.TIME} = ${this.dialect.nowMillis} WHERE ${this.ID} = ${this.p(1)}`;
   }
 
   /**

@@ -1,0 +1,38 @@
+import { SchemaManager, type SchemaMode, type SqlClient } from '@holdfast/core/kit';
+import { LockerConfigurationError } from '../errors';
+import { DEFAULT_LOCK_TABLE_NAMES, lockTableSpec, type LockTableNames } from './holdfast-lock.table';
+import { LockQueryResolver } from './lock-query.resolver';
+
+/** What the database lockers read of their options to prepare the lock row. */
+export interface LockRowOptions {
+  readonly tablePrefix: string;
+  readonly schema: SchemaMode;
+  readonly lockTable?: LockTableNames;
+}
+
+/**
+ * Creates or checks the lock table (Holdfast's or the one `lockTableName`/`lockColumns` name),
+ * makes sure the row of `lockName` exists, and returns the statements for it. On a table whose
+ * ID is an integer (ActiveMQ's DDL) the lock name must be that row's number.
+ */
+export async function prepareLockRow(
+  sql: SqlClient,
+  options: LockRowOptions,
+  lockName: string,
+): Promise<LockQueryResolver> {
+  const names = options.lockTable ?? DEFAULT_LOCK_TABLE_NAMES;
+  const queries = new LockQueryResolver(sql.dialect, options.tablePrefix, names);
+  const live = await new SchemaManager(sql).apply(lockTableSpec(names), options.tablePrefix, options.schema);
+  const id = live.column(names.id);
+  if ((id?.kind === 'bigint' || id?.kind === 'int') && !/^\d{1,18}$/.test(lockName)) {
+    throw new LockerConfigurationError(
+      `Option 'lockName' = ${JSON.stringify(lockName)}: ${queries.table}.${names.id} is an integer column ` +
+        `(ActiveMQ's lock table), so the lock name must be the number of its row: use lockName: '1' for ` +
+        `ActiveMQ's one row, or a table with a VARCHAR ID.`,
+    );
+  }
+  if ((await sql.query(queries.rowExists(), [lockName])).length === 0) {
+    await sql.execute(queries.ensureRow(), [lockName]);
+  }
+  return queries;
+}
