@@ -62,6 +62,10 @@ const QUEUE = 'bench';
 const TYPE = { namespace: 'bench', name: 'item' };
 const POOL = 10;
 let PROFILE_DIR: string | undefined;
+/** CPU profiles of the Holdfast workers go to `dir` (node --cpu-prof); the latency bench sets it. */
+export function profileWorkersTo(dir: string | undefined): void {
+  PROFILE_DIR = dir;
+}
 /**
  * ANALYZE each system's table after the accepts, before delivery (`--no-analyze`: not): the
  * planner then knows the backlog, as it does for a table that has lived longer than the
@@ -151,10 +155,15 @@ async function inboxApp(db: Db, ds: DataSource, deliver: boolean): Promise<INest
         schema: 'create',
         deliver,
         cluster: leader ? 'leader' : 'competing',
-        batchSize: BATCH,
-        // Deletes of delivered messages in batches of a claim's size (100 is the default for both).
-        completionBatchSize: BATCH,
-        pollInterval: '50ms',
+        // BATCH 0: the inbox's defaults throughout (batch sizes, poll interval).
+        ...(BATCH > 0
+          ? {
+              batchSize: BATCH,
+              // Deletes of delivered messages in batches of a claim's size (100 is the default for both).
+              completionBatchSize: BATCH,
+              pollInterval: '50ms',
+            }
+          : {}),
         // HOLDFAST_INBOX_BENCH_NOTIFY=false: what LISTEN/NOTIFY costs and brings (PostgreSQL).
         ...(process.env.HOLDFAST_INBOX_BENCH_NOTIFY === 'false' ? { notify: false } : {}),
         // HOLDFAST_INBOX_BENCH_GROUPS=N: strict order per group over N groups (by message id).
@@ -338,6 +347,9 @@ function postgresCpuMs(): number {
   return total;
 }
 
+/** Called around each delivery run (not the latency run): the latency bench counts round trips. */
+export const deliveryHooks: { before?: () => void; after?: () => void } = {};
+
 /**
  * Starts `n` workers of a kind, releases them together, and times them through `total` messages;
  * with `feed`, the workers are started idle and `feed` runs after the release (the latency run).
@@ -394,12 +406,14 @@ async function runWorkers(
     );
   }
   const databaseCpuAtGo = postgresCpuMs();
+  if (!feed) deliveryHooks.before?.();
   const started = wallNow();
   for (const c of children) c.send({ t: 'go' });
   if (feed) await feed();
   await finished;
   // The workers report their counts every 100 ms; the handlers' own times say when it ended.
   const reportedAt = wallNow();
+  if (!feed) deliveryHooks.after?.();
   const databaseCpuMs = postgresCpuMs() - databaseCpuAtGo;
   const reported = Promise.all(
     children.map((c) => waitForMessage(c, (m: { t: string }) => m.t === 'latencies', 15_000)),
@@ -446,6 +460,8 @@ async function latencyRun(
   env: Record<string, string>,
   send: (i: number) => Promise<unknown>,
 ): Promise<Pick<Figures, 'p50' | 'p99' | 'acceptP50' | 'achieved'>> {
+  // --latency 0: no latency run (the latency bench measures delivery only).
+  if (s.latency <= 0) return { p50: NaN, p99: NaN, acceptP50: NaN, achieved: NaN };
   let feed!: Feed;
   const run = await runWorkers(role, s.workers, s.latency, env, async () => {
     feed = await paced(s.latency, s.rate, send);
@@ -472,7 +488,7 @@ const timed = async (work: () => Promise<unknown>) => {
 
 // ---- one system at a time ---------------------------------------------------------------------
 
-interface Figures {
+export interface Figures {
   single: number;
   bulk: number;
   /** Delivery from 'go' to the last message handled, the workers' start-up included. */
@@ -491,7 +507,7 @@ interface Figures {
   databaseCpu: number;
 }
 
-interface Sizes {
+export interface Sizes {
   single: number;
   bulk: number;
   workers: number;
@@ -503,7 +519,7 @@ const rate = (n: number, ms: number) => (n / ms) * 1000;
 const messages = (from: number, n: number) =>
   Array.from({ length: n }, (_, i) => ({ type: TYPE, payload: { i: from + i } }));
 
-async function benchInbox(db: Db, s: Sizes, batch: number): Promise<Figures> {
+export async function benchInbox(db: Db, s: Sizes, batch: number): Promise<Figures> {
   const sqliteFile = db === 'sqlite' ? tempSqliteFile('inbox-bench') : undefined;
   const env: Record<string, string> = { HOLDFAST_INBOX_BENCH_BATCH: String(batch) };
   if (sqliteFile) env.HOLDFAST_INBOX_BENCH_SQLITE = sqliteFile;
@@ -587,7 +603,7 @@ function cpuPerMessage(run: WorkerRun, total: number, db: Db): Pick<Figures, 'wo
   };
 }
 
-async function benchGraphile(s: Sizes): Promise<Figures> {
+export async function benchGraphile(s: Sizes): Promise<Figures> {
   const ds = await dataSource('postgres');
   await ds.query(`DROP SCHEMA IF EXISTS ${GW_SCHEMA} CASCADE`);
   let utils: WorkerUtils | undefined;

@@ -8,6 +8,8 @@ interface Link {
   silenced: boolean;
   /** Set by `blackhole({ passCloses: false })`: not even a close passes. */
   holdsCloses?: boolean;
+  /** The application has sent since the server last answered: more of it is the same trip. */
+  asking: boolean;
 }
 
 /**
@@ -23,6 +25,7 @@ export class TcpProxy {
   private loseAfter?: (sent: string, before: string | undefined) => boolean;
   private open = true;
   private delayMs = 0;
+  private trips = 0;
   port = 0;
 
   constructor(
@@ -38,7 +41,7 @@ export class TcpProxy {
         return;
       }
       const upstream = connect(this.targetPort, this.targetHost);
-      const link: Link = { client, upstream, silenced: false };
+      const link: Link = { client, upstream, silenced: false, asking: false };
       this.links.add(link);
       this.forward(link, client, upstream, true);
       this.forward(link, upstream, client, false);
@@ -72,6 +75,10 @@ export class TcpProxy {
     };
     from.on('data', (chunk: Buffer) => {
       if (link.silenced) return;
+      // A round trip starts when the application sends after an answer (or first on a connection):
+      // statements it sends without waiting for the answer in between count once.
+      if (request && !link.asking) this.trips++;
+      link.asking = request;
       if (request && this.loseAfter) {
         const text = chunk.toString('latin1');
         if (this.loseAfter(text, before)) {
@@ -141,6 +148,20 @@ export class TcpProxy {
   restore(): void {
     this.open = true;
     this.delayMs = 0;
+  }
+
+  /**
+   * Round trips through the proxy since it started (or since `resetRoundTrips`), over every
+   * connection: each time an application sends on a connection after the server's last answer
+   * there (or first), one more. Connection set-up counts too (the handshake's exchanges).
+   */
+  get roundTrips(): number {
+    return this.trips;
+  }
+
+  /** Counts round trips from zero again. */
+  resetRoundTrips(): void {
+    this.trips = 0;
   }
 
   /** Open connections through the proxy. */
