@@ -75,7 +75,9 @@ export class PayloadSplitterError extends FailoverError {
 /**
  * An argument of a @Failover call cannot be turned into a key without risking that distinct
  * values share one (a function, a symbol, a cycle, an instance with no observable state).
- * Thrown at the call, before the upstream is called.
+ * Thrown by the key generators; a @Failover call never sees it: the upstream answers that call
+ * alone (nothing stored, nothing recovered), with one warning per failover and reason and
+ * `holdfast.failover.bypassed{cause: 'key'}` counted.
  */
 export class FailoverKeyError extends FailoverError {
   constructor(

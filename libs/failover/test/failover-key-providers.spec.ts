@@ -4,7 +4,6 @@ import { InvalidOptionsError } from '@holdfast/core/kit';
 import {
   Failover,
   FailoverExecutor,
-  FailoverKeyError,
   FailoverModule,
   InjectiveKeyGenerator,
   type FailoverModuleOptions,
@@ -164,14 +163,17 @@ describe('key generators and splitters are Nest providers', () => {
     }
   });
 
-  it('refuses an argument that cannot be keyed with a FailoverKeyError, before calling the upstream', async () => {
+  it('leaves an argument that cannot be keyed to the upstream alone: its answer when up, its error when down (issue #34 §4)', async () => {
     const app = await boot();
     try {
       const catalog = app.get(Catalog);
       const before = catalog.upstreamCalls;
-      await expect(catalog.byAnything('a', () => 1)).rejects.toThrow(FailoverKeyError);
-      await expect(catalog.byAnything('a', () => 1)).rejects.toThrow(/Failover 'by-anything': argument 1/);
-      expect(catalog.upstreamCalls).toBe(before);
+      expect(await catalog.byAnything('a', () => 1)).toEqual({ ok: true });
+      expect(catalog.upstreamCalls).toBe(before + 1);
+      expect(await app.get(FailoverExecutor).liveEntryCount('by-anything')).toBe(0);
+      catalog.up = false;
+      await expect(catalog.byAnything('a', () => 1)).rejects.toThrow('down');
+      catalog.up = true;
       // Sets no longer share a key: with the upstream down, DE is not answered with FR.
       await catalog.byAnything(new Set(['FR']));
       catalog.up = false;

@@ -11,6 +11,7 @@ import { PayloadCodec } from '../payload/payload-codec';
 import type { FailoverStore } from '../store/failover-store';
 import type { StoreGuard } from '../store/store-guard';
 import { FailoverStores } from '../tenant/failover-stores';
+import { FailoverBypass, bypassCause } from './failover-bypass';
 import { FailoverKeeper } from './failover-keeper';
 import { FailoverLookup } from './failover-lookup';
 import { FailoverRecovery } from './failover-recovery';
@@ -33,6 +34,8 @@ export class FailoverExecutor implements OnApplicationShutdown {
   private readonly runtimes: FailoverRuntimes;
   private readonly keeper: FailoverKeeper;
   private readonly recovery: FailoverRecovery;
+  private readonly bypass: FailoverBypass;
+  private readonly neverThrow: boolean;
 
   constructor(
     @Inject(FAILOVER_RESOLVED_OPTIONS) options: ResolvedFailoverModuleOptions,
@@ -46,6 +49,8 @@ export class FailoverExecutor implements OnApplicationShutdown {
     @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,
   ) {
     this.storeGuard = failoverStoreGuard(options.storeTimeout, this.logger);
+    this.bypass = new FailoverBypass(metrics, this.logger);
+    this.neverThrow = options.exceptionPolicy === 'never-throw';
     // While the store is skipped, its ping (the global store's) tells when it answers again.
     const ping = stores.ping();
     if (ping) {
@@ -106,8 +111,71 @@ export class FailoverExecutor implements OnApplicationShutdown {
     store: FailoverStore,
   ): Promise<T | null> {
     const runtime = this.runtimes.get(meta);
-    // Before the upstream: an argument that cannot be keyed fails the call the same way up or down.
-    return this.call<T>(meta, instance, upstream, args, store, runtime, this.runtimes.rawKey(runtime, args));
+    let rawKey: string;
+    try {
+      rawKey = this.runtimes.rawKey(runtime, args);
+    } catch (keyError) {
+      // No key: nothing can be stored or recovered, but the plain method would still have
+      // answered, so the call is the upstream's alone (SPEC §3 as amended by issue #34 §4).
+      this.bypass.report(meta.name, 'key', keyError);
+      return this.plain<T>(meta, instance, upstream, args);
+    }
+    return this.call<T>(meta, instance, upstream, args, store, runtime, rawKey);
+  }
+
+  /**
+   * The upstream called as the undecorated method would be (no circuit breaker: with no key
+   * there is nothing to serve while it is open): its value, or its error (`null` with
+   * `exceptionPolicy: 'never-throw'`, as for any call nothing could be recovered for).
+   */
+  private plain<T>(
+    meta: FailoverMetadata,
+    instance: unknown,
+    upstream: (...args: any[]) => unknown,
+    args: unknown[],
+  ): Promise<T | null> {
+    let result: unknown;
+    try {
+      result = upstream.apply(instance, args);
+    } catch (error) {
+      return this.unanswered<T>(meta, error);
+    }
+    return Promise.resolve(result).then(
+      (value) => {
+        this.metrics.call(meta.name, 'success');
+        return value as T;
+      },
+      (error: unknown) => this.unanswered<T>(meta, error),
+    );
+  }
+
+  /** The upstream failed and no stored value can be served: its own error (or null). */
+  private unanswered<T>(meta: FailoverMetadata, error: unknown): Promise<T | null> {
+    this.metrics.upstreamFailed(meta.name, error);
+    this.metrics.call(meta.name, 'failed');
+    return this.neverThrow ? Promise.resolve(null) : Promise.reject(error);
+  }
+
+  /**
+   * The recovery of a failed call. It reports its own store failures and answers with the
+   * upstream's error; should anything of Holdfast's still escape it, the caller gets the
+   * upstream's error all the same, never Holdfast's.
+   */
+  private recover<T>(
+    meta: FailoverMetadata,
+    runtime: Runtime,
+    store: FailoverStore,
+    args: unknown[],
+    rawKey: string,
+    error: unknown,
+  ): T | null | Promise<T | null> {
+    try {
+      return this.recovery.recover<T>(meta, runtime, store, args, rawKey, error);
+    } catch (recoveryError) {
+      if (recoveryError === error) throw error;
+      this.bypass.report(meta.name, bypassCause(recoveryError), recoveryError);
+      return this.unanswered<T>(meta, error);
+    }
   }
 
   /** The upstream, then the value kept or the failure recovered (settled in one continuation). */
@@ -128,14 +196,14 @@ export class FailoverExecutor implements OnApplicationShutdown {
     } catch (error) {
       // A synchronous throw is recovered in this turn, as the awaited call did.
       try {
-        return Promise.resolve(this.recovery.recover<T>(meta, runtime, store, args, rawKey, error));
+        return Promise.resolve(this.recover<T>(meta, runtime, store, args, rawKey, error));
       } catch (recoveryError) {
         return Promise.reject(recoveryError);
       }
     }
     return (result instanceof Promise ? result : Promise.resolve(result)).then(
       (value) => this.succeeded(meta, runtime, store, args, rawKey, value as T),
-      (error: unknown) => this.recovery.recover<T>(meta, runtime, store, args, rawKey, error),
+      (error: unknown) => this.recover<T>(meta, runtime, store, args, rawKey, error),
     );
   }
 
@@ -153,17 +221,31 @@ export class FailoverExecutor implements OnApplicationShutdown {
         this.metrics.storeSkipped('store');
       } else {
         // Written at once when the store can (a write that cannot wait needs no bound).
-        const kept = this.keeper.keep(meta, runtime, store, args, rawKey, value, this.storeGuard.closed);
+        let kept: ReturnType<FailoverKeeper['keep']>;
+        try {
+          kept = this.keeper.keep(meta, runtime, store, args, rawKey, value, this.storeGuard.closed);
+        } catch (keepError) {
+          // The value is the caller's whatever happened to its copy in the store.
+          this.bypass.report(meta.name, bypassCause(keepError), keepError);
+          kept = undefined;
+        }
         if (kept === true) this.storeGuard.succeededNow();
         else if (kept === false) this.storeGuard.failedNow(new StoreWriteFailed());
         else if (kept)
           return guarded(this.storeGuard, this.metrics, 'store', async () => {
             // A failed write (already logged and counted) is a failure for the store breaker too.
             if ((await kept) === false) throw new StoreWriteFailed();
-          }).then(() => {
-            this.metrics.call(meta.name, 'success');
-            return value;
-          });
+          }).then(
+            () => {
+              this.metrics.call(meta.name, 'success');
+              return value;
+            },
+            (keepError: unknown) => {
+              this.bypass.report(meta.name, bypassCause(keepError), keepError);
+              this.metrics.call(meta.name, 'success');
+              return value;
+            },
+          );
       }
     }
     this.metrics.call(meta.name, 'success');

@@ -52,9 +52,13 @@ export class FailoverRecovery {
     }
     const key = this.runtimes.key(meta, runtime, rawKey);
     if (runtime.splitter)
-      return this.gather<T>(meta, runtime, store, args, error).then((recovered) =>
-        this.answer(meta, rawKey, key, args, error, recovered),
-      );
+      return this.gather<T>(meta, runtime, store, args, error)
+        .then(undefined, (gatherError: unknown) => {
+          // A slice key or a store failure: reported, and the caller gets the upstream's answer.
+          this.lookups.recoveryFailed(meta, gatherError);
+          return undefined;
+        })
+        .then((recovered) => this.answer(meta, rawKey, key, args, error, recovered));
     const now = this.lookups.lookupNow<T>(meta, store, key, runtime.entryType, mono);
     if (now !== NOT_NOW && !(now instanceof Promise))
       return this.answer(meta, rawKey, key, args, error, now && markRecovered(now.payload, now.asOf, error));

@@ -103,6 +103,14 @@ export class FailoverMetrics {
       description: 'Values not stored because their class could not be rebuilt on recovery',
       attributes: ['failover', 'payloadClass'],
     },
+    bypassed: {
+      kind: 'counter',
+      name: 'bypassed',
+      unit: '{call}',
+      description:
+        "Calls answered by the upstream alone because Holdfast's own part (key, codec, cipher, store) failed",
+      attributes: ['failover', 'cause'],
+    },
     cleanupRows: {
       kind: 'counter',
       name: 'cleanup.rows',
@@ -133,6 +141,9 @@ export class FailoverMetrics {
   missingSlices = 0;
   /** Values refused before storing (class unknown to the recovery allowlist). */
   refusedPayloads = 0;
+
+  /** Calls answered by the upstream alone because Holdfast's own part failed (see FailoverBypass). */
+  bypassedCalls = 0;
 
   /** Failed store operations (a failed batch counts each of its writes). */
   storeErrors = 0;
@@ -195,6 +206,11 @@ export class FailoverMetrics {
   payloadRefused(failover: string, payloadClass: string): void {
     this.refusedPayloads++;
     this.instruments.payloadsRefused.add(1, { failover, payloadClass });
+  }
+
+  bypassed(failover: string, cause: string): void {
+    this.bypassedCalls++;
+    this.instruments.bypassed.add(1, { failover, cause });
   }
 
   storeError(operation: string, count = 1): void {
