@@ -57,7 +57,16 @@ const postgresSelected = (process.env.HOLDFAST_TEST_DATABASES ?? 'sqlite')
   .some((d) => d.trim() === 'postgres');
 const postgresOnly = postgresSelected ? [] : ['/test/inbox/notify.spec.ts'];
 const ignored = ['/node_modules/', ...serverOnly, ...postgresOnly, ...excluded].map(escape);
-const soakOnly = soak ? [`^(?!.*(${soakSuites.map(escape).join('|')}))`] : soakSuites.map(escape);
+// The HA-cluster suites (Galera, Patroni) start clusters of their own and run only under
+// `npm run test:cluster` (HOLDFAST_TEST_CLUSTERS=1), in their own CI step.
+const clusterSuites = ['/test/cluster/'];
+const clusters = process.env.HOLDFAST_TEST_CLUSTERS === '1';
+const soakOnly = clusters
+  ? [`^(?!.*(${clusterSuites.map(escape).join('|')}))`]
+  : [
+      ...(soak ? [`^(?!.*(${soakSuites.map(escape).join('|')}))`] : soakSuites.map(escape)),
+      ...clusterSuites.map(escape),
+    ];
 
 function project(displayName, roots, extra = {}) {
   return {

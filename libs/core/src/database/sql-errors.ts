@@ -65,6 +65,8 @@ export function isSyntaxError(error: unknown): boolean {
 /**
  * A conflict that a retry of the whole unit of work resolves: pg 40P01 (deadlock) and 40001
  * (serialization failure), MySQL/MariaDB 1213 (deadlock) and 1205 (lock wait timeout), SQLite busy.
+ * On Galera 1213 also comes at COMMIT, when the cluster refused the transaction's write set
+ * (a certification failure) or another node's write aborted it: retried the same way.
  */
 export function isTransientConflictError(error: unknown): boolean {
   const e = driverError(error);
@@ -105,12 +107,41 @@ const CONNECTION_CODES = new Set([
 ]);
 
 /**
+ * A server that answers but cannot serve yet or any more, which on an HA cluster is part of an
+ * outage, not an error of the statement: a Galera node that is not a synced member of the primary
+ * component (1047 "WSREP has not yet prepared node for application use"), a MariaDB server
+ * shutting down (1053) or killing the connection (1927), a read-only server where a primary was
+ * expected (MariaDB 1290 `--read-only`, 1792; PostgreSQL 25006, e.g. Patroni's new leader before
+ * its promotion finishes, or a standby behind the endpoint).
+ */
+export function isNodeNotReadyError(error: unknown): boolean {
+  if (!error || typeof error !== 'object') return false;
+  const e = driverError(error);
+  return (
+    e.errno === 1047 ||
+    e.code === 'ER_UNKNOWN_COM_ERROR' ||
+    e.errno === 1053 ||
+    e.code === 'ER_SERVER_SHUTDOWN' ||
+    e.errno === 1927 ||
+    e.code === 'ER_CONNECTION_KILLED' ||
+    e.errno === 1290 ||
+    e.code === 'ER_OPTION_PREVENTS_STATEMENT' ||
+    e.errno === 1792 ||
+    e.code === 'ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION' ||
+    e.code === '25006' ||
+    /WSREP has not yet prepared node/i.test(String(e.message ?? ''))
+  );
+}
+
+/**
  * The database could not be reached or stopped answering (refused, reset or dropped connection,
- * a server shutting down, a bounded wait that timed out), as opposed to an error of the statement
- * itself: what an outage looks like to a caller.
+ * a server shutting down, a bounded wait that timed out, a cluster node that is not ready or is
+ * read-only: isNodeNotReadyError), as opposed to an error of the statement itself: what an outage
+ * looks like to a caller.
  */
 export function isConnectionError(error: unknown): boolean {
   if (!error || typeof error !== 'object') return false;
+  if (isNodeNotReadyError(error)) return true;
   const own = (error as { code?: unknown }).code;
   if (typeof own === 'string' && CONNECTION_CODES.has(own)) return true;
   const e = driverError(error);

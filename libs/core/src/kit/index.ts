@@ -34,6 +34,7 @@ export {
   isDuplicateKeyError,
   isSyntaxError,
   isConnectionError,
+  isNodeNotReadyError,
   isTransientConflictError,
 } from '../database/sql-errors';
 export { SqlTimeoutError } from '../database/connection-bound';

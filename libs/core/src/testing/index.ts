@@ -11,5 +11,6 @@ export {
   postgresBinDir,
   type PrivateServerOptions,
 } from './private-servers';
+export { GaleraCluster, GaleraNode, galeraProvider, type GaleraClusterOptions } from './galera-cluster';
 export { captureOutput, forkTs, waitForMessage, waitForExit, tsRegisterPath } from './fork-worker';
 export { describeEachDatabase, type TestDatabaseContext } from './describe-each-database';

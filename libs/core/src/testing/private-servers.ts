@@ -30,13 +30,13 @@ function track(server: PrivateServer): void {
   });
 }
 
-interface Account {
+export interface Account {
   uid?: number;
   gid?: number;
 }
 
 /** The system account a server must run as when we are root (PostgreSQL refuses root). */
-function account(user: string): Account {
+export function account(user: string): Account {
   if (typeof process.getuid !== 'function' || process.getuid() !== 0) return {};
   const line = readFileSync('/etc/passwd', 'utf8')
     .split('\n')

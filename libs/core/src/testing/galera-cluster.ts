@@ -1,0 +1,243 @@
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { HoldfastError } from '../errors/holdfast.error';
+import { account, PrivateServer } from './private-servers';
+import { waitUntil } from './wait-until';
+
+const run = promisify(execFile);
+
+/** Debian's Galera 4 provider (package galera-4); HOLDFAST_GALERA_PROVIDER overrides. */
+export function galeraProvider(env: NodeJS.ProcessEnv = process.env): string {
+  const path = env.HOLDFAST_GALERA_PROVIDER ?? '/usr/lib/galera/libgalera_smm.so';
+  if (!existsSync(path)) {
+    throw new HoldfastError(
+      `Galera provider not found at ${path}: install galera-4 or set HOLDFAST_GALERA_PROVIDER`,
+      'HOLDFAST_CORE_TEST_CONFIG',
+    );
+  }
+  return path;
+}
+
+export interface GaleraClusterOptions {
+  /**
+   * The first of 4 × `nodes` consecutive ports on 127.0.0.1: per node the SQL port, then Galera's
+   * group communication, incremental state transfer and full state transfer (rsync) ports.
+   */
+  basePort: number;
+  /** Nodes (default 3: the smallest cluster that keeps a quorum when one node dies). */
+  nodes?: number;
+  /** A database created at first start (default 'test'). */
+  database?: string;
+  /** How long a node's start (a full state transfer included) may take (default 120 s). */
+  timeoutMs?: number;
+}
+
+/**
+ * One node of a GaleraCluster: `mariadbd` with the wsrep provider, in its own directory. Its
+ * `crash()` (SIGKILL and start) makes it rejoin through a state transfer, as a crashed node does.
+ */
+export class GaleraNode extends PrivateServer {
+  private readonly owner = account('mysql');
+  protected readonly cleanStopSignal = 'SIGTERM';
+  /** Set for the first start of the first node only: it founds the cluster. */
+  bootstrap = false;
+
+  constructor(
+    readonly index: number,
+    private readonly cluster: { addresses: string; gcommPort: number; istPort: number; sstPort: number },
+    options: { port: number; database: string; timeoutMs: number },
+  ) {
+    super(options);
+  }
+
+  get url(): string {
+    return `mysql://root@127.0.0.1:${this.port}/${this.database}`;
+  }
+
+  async start(): Promise<void> {
+    if (!this.dir) {
+      await this.assertPortFree();
+      this.dir = this.makeDir(`galera${this.index}`, this.owner);
+      await run(
+        'mariadb-install-db',
+        [
+          '--no-defaults',
+          `--datadir=${join(this.dir, 'data')}`,
+          ...(this.owner.uid !== undefined ? ['--user=mysql'] : []),
+          '--auth-root-authentication-method=normal',
+          '--skip-test-db',
+        ],
+        { timeout: this.timeoutMs },
+      );
+    }
+    const dir = this.dir;
+    const { addresses, gcommPort, istPort, sstPort } = this.cluster;
+    // Timeouts shorter than Galera's defaults (suspect 5 s, inactive 15 s), so that a dead node
+    // is voted out within a few seconds and a test's stall stays short; the ratios stay Galera's.
+    const provider = [
+      `gmcast.listen_addr=tcp://127.0.0.1:${gcommPort}`,
+      `ist.recv_addr=127.0.0.1:${istPort}`,
+      'gcache.size=32M',
+      'evs.suspect_timeout=PT3S',
+      'evs.inactive_timeout=PT6S',
+      'evs.inactive_check_period=PT1S',
+      'evs.keepalive_period=PT1S',
+      'pc.recovery=false',
+    ].join(';');
+    const bootstrap = this.bootstrap;
+    this.bootstrap = false;
+    await this.spawnServer(
+      'mariadbd',
+      [
+        '--no-defaults',
+        `--datadir=${join(dir, 'data')}`,
+        `--port=${this.port}`,
+        '--bind-address=127.0.0.1',
+        `--socket=${join(dir, 'mysqld.sock')}`,
+        `--pid-file=${join(dir, 'mysqld.pid')}`,
+        `--log-error=${join(dir, 'error.log')}`,
+        ...(this.owner.uid !== undefined ? ['--user=mysql'] : []),
+        '--skip-name-resolve',
+        '--innodb-buffer-pool-size=32M',
+        '--innodb-log-file-size=16M',
+        '--innodb-flush-log-at-trx-commit=2',
+        '--max-connections=100',
+        // What Galera requires of every node.
+        '--binlog-format=ROW',
+        '--default-storage-engine=InnoDB',
+        '--innodb-autoinc-lock-mode=2',
+        '--wsrep-on=ON',
+        `--wsrep-provider=${galeraProvider()}`,
+        `--wsrep-provider-options=${provider}`,
+        '--wsrep-cluster-name=holdfast-test',
+        `--wsrep-node-name=node${this.index}`,
+        `--wsrep-node-address=127.0.0.1:${gcommPort}`,
+        `--wsrep-cluster-address=gcomm://${addresses}`,
+        '--wsrep-sst-method=rsync',
+        `--wsrep-sst-receive-address=127.0.0.1:${sstPort}`,
+        ...(bootstrap ? ['--wsrep-new-cluster'] : []),
+      ],
+      {},
+      join(dir, 'stdout.log'),
+      () => this.synced(),
+    );
+  }
+
+  /** True when the node accepts connections and is a synced member of the primary component. */
+  async synced(): Promise<boolean> {
+    try {
+      const out = await this.client(
+        "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN ('wsrep_ready','wsrep_local_state_comment') ORDER BY VARIABLE_NAME",
+      );
+      return out.split('\n').filter(Boolean).join(',') === 'Synced,ON';
+    } catch {
+      return false;
+    }
+  }
+
+  /** Runs statements with the mariadb command-line client; returns its tab-separated output. */
+  async client(sql: string): Promise<string> {
+    const { stdout } = await run(
+      'mariadb',
+      ['--no-defaults', '-h', '127.0.0.1', '-P', String(this.port), '-u', 'root', '-N', '-e', sql],
+      { timeout: 10_000 },
+    );
+    return stdout;
+  }
+
+  /** SIGKILL and start: the node rejoins the cluster with a state transfer. */
+  async restart(): Promise<void> {
+    await this.crash();
+  }
+
+  log(): string {
+    try {
+      return this.dir ? readFileSync(join(this.dir, 'error.log'), 'utf8') : '';
+    } catch {
+      return '';
+    }
+  }
+}
+
+/**
+ * A MariaDB Galera cluster of its own for tests: `nodes` mariadbd processes on 127.0.0.1 (each in
+ * its own temporary directory, root without a password), synchronous certification-based
+ * replication through Debian's galera-4 provider, rsync state transfers. The first node founds the
+ * cluster; the others join it. Linux only; as root the nodes run as user mysql.
+ */
+export class GaleraCluster {
+  readonly nodes: GaleraNode[];
+  readonly database: string;
+
+  constructor(options: GaleraClusterOptions) {
+    const count = options.nodes ?? 3;
+    if (!Number.isInteger(count) || count < 1) {
+      throw new HoldfastError(
+        `GaleraCluster: nodes must be a positive integer, got ${count}`,
+        'HOLDFAST_CORE_TEST_CONFIG',
+      );
+    }
+    this.database = options.database ?? 'test';
+    const ports = (i: number) => ({
+      port: options.basePort + 4 * i,
+      gcommPort: options.basePort + 4 * i + 1,
+      istPort: options.basePort + 4 * i + 2,
+      sstPort: options.basePort + 4 * i + 3,
+    });
+    const addresses = Array.from({ length: count }, (_, i) => `127.0.0.1:${ports(i).gcommPort}`).join(',');
+    this.nodes = Array.from(
+      { length: count },
+      (_, i) =>
+        new GaleraNode(
+          i,
+          { addresses, ...ports(i) },
+          { port: ports(i).port, database: this.database, timeoutMs: options.timeoutMs ?? 120_000 },
+        ),
+    );
+    this.nodes[0].bootstrap = true;
+  }
+
+  /** Connection URLs, one per node. */
+  get urls(): string[] {
+    return this.nodes.map((n) => n.url);
+  }
+
+  /** Starts the first node (a new cluster), then the others one by one (each joins with a state transfer). */
+  async start(): Promise<void> {
+    await this.nodes[0].start();
+    await this.nodes[0].client(`CREATE DATABASE IF NOT EXISTS \`${this.database}\``);
+    for (const node of this.nodes.slice(1)) await node.start();
+  }
+
+  /** The number of members in the primary component, as `node` sees it (0 when it does not answer). */
+  async size(node = this.nodes.find((n) => n.pid !== undefined)): Promise<number> {
+    if (!node) return 0;
+    try {
+      const out = await node.client("SHOW STATUS LIKE 'wsrep_cluster_size'");
+      return Number(out.trim().split('\t')[1] ?? 0);
+    } catch {
+      return 0;
+    }
+  }
+
+  /** Waits until every running node is synced and the cluster has `members` members. */
+  async waitForSize(members: number, timeoutMs = 120_000): Promise<void> {
+    await waitUntil(
+      async () => {
+        const running = this.nodes.filter((n) => n.pid !== undefined);
+        const states = await Promise.all(running.map((n) => n.synced()));
+        return states.every(Boolean) && (await this.size()) === members;
+      },
+      { timeout: timeoutMs, interval: 200, message: `the Galera cluster to have ${members} synced members` },
+    );
+  }
+
+  /** Stops every node and removes its directory (also after a failed test). */
+  async destroy(): Promise<void> {
+    // Killed, not stopped: a clean leave of each node costs seconds, and the data is thrown away.
+    await Promise.all(this.nodes.map((node) => node.kill().catch(() => node.killNow())));
+    for (const node of this.nodes) await node.destroy().catch(() => node.killNow());
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * Holdfast on a real three-node MariaDB Galera cluster (#36): Simba contenders and inbox workers,
+ * each process connected to its own node, through an owner's SIGKILL and SIGKILLs of database
+ * nodes. The cluster is started once for the suite (ports 26500-26511) and removed in afterAll.
+ * Runs under `npm run test:cluster` (HOLDFAST_TEST_CLUSTERS=1); needs galera-4 and rsync.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { DataSource } from 'typeorm';
+import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
+import { GaleraCluster, uniqueTablePrefix } from '@holdfast/core/testing';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { seedInbox } from '../inbox/support/seed-inbox';
+import { CONTENDER, INBOX_WORKER, Workers, checkTicks, sleep, until } from './support/processes';
+
+const BASE_PORT = 26500;
+const TTL = 2_000;
+const TRANSITION = 1_000;
+const VISIBILITY = 5_000;
+
+function connect(url: string): Promise<DataSource> {
+  return new DataSource({
+    type: 'mariadb',
+    url,
+    timezone: 'Z',
+    poolSize: 2,
+    connectTimeout: 3_000,
+  }).initialize();
+}
+
+describe('Holdfast on a three-node Galera cluster', () => {
+  const cluster = new GaleraCluster({ basePort: BASE_PORT });
+  const dir = mkdtempSync(join(tmpdir(), 'holdfast-galera-test-'));
+  let setup: DataSource;
+  let workers: Workers | undefined;
+
+  beforeAll(async () => {
+    const started = performance.now();
+    await cluster.start();
+    console.log(`[galera] 3 nodes synced in ${Math.round(performance.now() - started)} ms`);
+    setup = await connect(cluster.nodes[0].url);
+  }, 300_000);
+
+  afterEach(async () => {
+    await workers?.stop();
+    workers = undefined;
+    // Every node back in the cluster for the next test.
+    for (const node of cluster.nodes) if (node.pid === undefined) await node.start();
+    await cluster.waitForSize(cluster.nodes.length);
+  }, 300_000);
+
+  afterAll(async () => {
+    await setup?.destroy().catch(() => undefined);
+    await cluster.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  }, 120_000);
+
+  it('Simba, one contender per node: SIGKILL of the owner, then of its node: one owner at a time, tokens grow', async () => {
+    const prefix = uniqueTablePrefix('galera_simba');
+    await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
+    const ticks = join(dir, `${prefix}ticks.log`);
+    writeFileSync(ticks, '');
+    const grants: { pid: number; token: number; at: number; node: number }[] = [];
+    const owners = new Set<number>();
+    const nodeOf = new Map<number, number>();
+    workers = new Workers();
+    cluster.nodes.forEach((node, i) => {
+      const child = workers!.spawn(
+        CONTENDER,
+        ['mariadb', prefix, 'galera', ticks, '-', String(TTL), String(TRANSITION)],
+        { HOLDFAST_TEST_MARIADB_URL: node.url, SIMBA_WORKER_LOG_LEVELS: 'error,warn' },
+        (c, m) => {
+          if (m.type === 'acquired') {
+            grants.push({ pid: c.pid!, token: Number(m.token), at: performance.now(), node: i });
+            owners.add(c.pid!);
+          }
+          if (m.type === 'released') owners.delete(c.pid!);
+        },
+      );
+      nodeOf.set(child.pid!, i);
+    });
+    const owner = (): ChildProcess | undefined => workers!.alive().find((c) => owners.has(c.pid!));
+
+    const first = await until(() => grants[0], 60_000, 'a first owner');
+    await sleep(TTL); // a few renewals
+
+    // 1. SIGKILL of the owner process: another contender (on another node) takes over.
+    const killedAt = performance.now();
+    owner()!.kill('SIGKILL');
+    const second = await until(() => grants.find((g) => g.pid !== first.pid), 30_000, 'a takeover');
+    const processTakeover = second.at - killedAt;
+    await sleep(TTL);
+
+    // 2. SIGKILL of the owner's database node: the owner cannot renew there and steps down; a
+    //    contender on a surviving node takes over once the cluster has voted the dead node out.
+    const victim = cluster.nodes[second.node];
+    const grantsBefore = grants.length;
+    const nodeKilledAt = performance.now();
+    await victim.kill();
+    const third = await until(
+      () => grants.slice(grantsBefore).find((g) => g.pid !== second.pid),
+      60_000,
+      'a takeover after the node died',
+    );
+    const nodeTakeover = third.at - nodeKilledAt;
+    // 3. The node restarts and rejoins with a state transfer; its contender contends again.
+    await victim.start();
+    await cluster.waitForSize(3);
+    await sleep(TTL + TRANSITION);
+
+    const { violations, overlappingTicks, ticks: tickCount, owners: tickOwners } = checkTicks(ticks);
+    const tokens = grants.map((g) => g.token);
+    const errors = workers.errors(killedAt);
+    console.log(
+      `[galera simba] grants ${grants.map((g) => `${g.token}@node${g.node}`).join(', ')}; ` +
+        `takeover after owner SIGKILL ${Math.round(processTakeover)} ms, after node SIGKILL ` +
+        `${Math.round(nodeTakeover)} ms; ${tickCount} ticks by ${tickOwners} owners, ${overlappingTicks} ` +
+        `overlapping; ${errors.length} ERROR/stack lines; warnings ${
+          workers.output.filter((o) => o.at >= killedAt && /\bWARN\b/.test(o.line)).length
+        }\n${workers.output
+          .filter((o) => o.at >= killedAt)
+          .map((o) => `  ${o.pid}: ${o.line}`)
+          .join('\n')}`,
+    );
+    expect(violations).toEqual([]);
+    expect(overlappingTicks).toBe(0);
+    for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]);
+    expect(new Set(grants.map((g) => g.node)).size).toBeGreaterThanOrEqual(2);
+    expect(errors.map((e) => e.line)).toEqual([]);
+  }, 240_000);
+
+  /** Seeds `count` messages, runs one inbox worker per URL, returns the deliveries. */
+  async function deliverAll(
+    tag: string,
+    count: number,
+    urls: string[],
+    duringDelivery?: (delivered: () => number) => Promise<void>,
+  ): Promise<{
+    deliveries: Map<string, number[]>;
+    ids: string[];
+    ms: number;
+    left: number;
+    errors: string[];
+    workerOn: Map<number, number>;
+  }> {
+    const prefix = uniqueTablePrefix(tag);
+    const ids = await seedInbox(
+      setup,
+      prefix,
+      Array.from({ length: count }, (_, i) => ({
+        type: { namespace: 'crash', name: 'item' },
+        payload: { i },
+      })),
+      'competing',
+    );
+    const deliveries = new Map<string, number[]>();
+    const workerOn = new Map<number, number>();
+    workers = new Workers();
+    urls.forEach((url, i) => {
+      const child = workers!.spawn(
+        INBOX_WORKER,
+        ['mariadb', prefix, String(VISIBILITY), 'competing'],
+        { HOLDFAST_TEST_MARIADB_URL: url },
+        (c, m) => {
+          if (m.t === 'delivered')
+            deliveries.set(String(m.id), [...(deliveries.get(String(m.id)) ?? []), c.pid!]);
+        },
+      );
+      workerOn.set(child.pid!, i);
+    });
+    const started = performance.now();
+    const fault = duringDelivery?.(() => deliveries.size);
+    const table = `${prefix}COR_MESSAGE`;
+    let left = -1;
+    await until(
+      async () => {
+        left = Number((await setup.query(`SELECT COUNT(*) AS c FROM ${table}`))[0].c);
+        return left === 0 && deliveries.size >= ids.length;
+      },
+      VISIBILITY + 120_000,
+      'every message delivered and deleted',
+    ).catch(() => undefined);
+    const ms = performance.now() - started;
+    await fault;
+    return { deliveries, ids, ms, left, errors: workers.errors(started).map((e) => e.line), workerOn };
+  }
+
+  it('inbox, one competing worker per node, a node SIGKILLed during delivery: nothing lost, nothing twice', async () => {
+    const count = 3_000;
+    let killedAt = 0;
+    const victim = cluster.nodes[1];
+    const { deliveries, ids, ms, left, errors, workerOn } = await deliverAll(
+      'galera_inbox',
+      count,
+      cluster.urls,
+      async (delivered) => {
+        await until(() => delivered() >= count / 4, 120_000, 'a quarter delivered');
+        killedAt = performance.now();
+        await victim.kill();
+      },
+    );
+    const lost = ids.filter((id) => !deliveries.has(id)).length;
+    const twice = [...deliveries.values()].filter((pids) => pids.length > 1);
+    // A worker whose node died mid-batch may have run handlers whose delete never committed: those
+    // come back after the lease (at least once). Any other message delivered twice is a fault.
+    const excused = twice.filter((pids) => workerOn.get(pids[0]) === 1);
+    console.log(
+      `[galera inbox] ${count} messages, 3 workers on 3 nodes, node 1 SIGKILLed after ${Math.round(killedAt)} ms: ` +
+        `${lost} lost, ${twice.length} delivered twice (${excused.length} first by the worker on the dead node), ${left} rows left, all delivered after ${Math.round(ms)} ms; ` +
+        `${errors.length} ERROR/stack lines\n${errors.join('\n')}`,
+    );
+    expect(killedAt).toBeGreaterThan(0);
+    expect(lost).toBe(0);
+    expect(left).toBe(0);
+    expect(twice.length).toBe(excused.length);
+    expect(errors).toEqual([]);
+  }, 300_000);
+
+  it('inbox delivery rate: three competing workers on three nodes against three on one node', async () => {
+    const count = 1_500;
+    const one = await deliverAll(
+      'galera_rate1',
+      count,
+      [0, 0, 0].map((i) => cluster.nodes[i].url),
+    );
+    await workers?.stop();
+    const three = await deliverAll('galera_rate3', count, cluster.urls);
+    const rate = (r: { ms: number }) => Math.round((count / r.ms) * 1_000);
+    const twice = (r: { deliveries: Map<string, number[]> }) =>
+      [...r.deliveries.values()].filter((pids) => pids.length > 1).length;
+    console.log(
+      `[galera rate] ${count} messages: 3 workers on one node ${rate(one)}/s (${twice(one)} twice), ` +
+        `3 workers on three nodes ${rate(three)}/s (${twice(three)} twice); ERROR lines ${one.errors.length} / ${three.errors.length}`,
+    );
+    for (const r of [one, three]) {
+      expect(r.left).toBe(0);
+      expect(r.ids.filter((id) => !r.deliveries.has(id))).toEqual([]);
+      expect(twice(r)).toBe(0);
+      expect(r.errors).toEqual([]);
+    }
+  }, 300_000);
+});
