@@ -8,5 +8,11 @@ export const FAILOVER_RESOLVED_OPTIONS = Symbol('holdfast:failover-resolved-opti
 /** The name of the store a module registers (`forRoot({ name })`), `DEFAULT_FAILOVER_STORE` without one. */
 export const FAILOVER_STORE_NAME = Symbol('holdfast:failover-store-name');
 export const DEFAULT_FAILOVER_STORE = DEFAULT_INSTANCE_NAME;
+/**
+ * The key generator of failovers without their own `keyGenerator`: FailoverModule registers
+ * `DefaultKeyGenerator` (or `InjectiveKeyGenerator` with `keys: 'injective'`) under it; a provider
+ * the application registers under it replaces that one.
+ */
+export const FAILOVER_KEY_GENERATOR = 'holdfast:failover:key-generator';
 /** The default FailoverModule's store (`getFailoverStoreToken()`). */
 export const FAILOVER_STORE = Symbol('holdfast:failover-store');

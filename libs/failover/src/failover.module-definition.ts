@@ -3,7 +3,8 @@ import { DatabaseResolver } from '@holdfast/core/kit';
 import { FailoverCleanupService } from './cleanup/failover-cleanup.service';
 import { FailoverExecutor } from './executor/failover-executor';
 import { FailoverRegistry } from './executor/failover.registry';
-import { FAILOVER_STORES, getFailoverStoreToken } from './failover.tokens';
+import { FAILOVER_KEY_GENERATOR } from './failover.constants';
+import { FAILOVER_STORES, getFailoverKeyGeneratorToken, getFailoverStoreToken } from './failover.tokens';
 import { FailoverHealthIndicator } from './health/failover.health';
 import { FailoverMetrics } from './health/failover.metrics';
 import type { FailoverModuleOptions } from './options/failover-module.options';
@@ -52,6 +53,7 @@ export const {
     { isGlobal: true, name: undefined },
     FAILOVER_STORES.extras(EXPORTED_SERVICES, [
       { token: getFailoverStoreToken(), named: (name) => FAILOVER_STORES.key('store', name) },
+      { token: FAILOVER_KEY_GENERATOR, named: getFailoverKeyGeneratorToken },
     ]),
   )
   .build();

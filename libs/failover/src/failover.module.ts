@@ -7,7 +7,8 @@ import { FailoverExplorer } from './executor/failover.explorer';
 import { FailoverRegistry } from './executor/failover.registry';
 import { FailoverWriter } from './executor/failover-writer';
 import { FailoverConfigurableModule } from './failover.module-definition';
-import { resolvedOptionsProvider, storeProvider } from './failover.providers';
+import { FailoverOverrides } from './failover-overrides';
+import { keyGeneratorProvider, resolvedOptionsProvider, storeProvider } from './failover.providers';
 import { FailoverHealthIndicator } from './health/failover.health';
 import { FailoverMetrics } from './health/failover.metrics';
 import { FailoverTypeRegistry } from './payload/failover-type.registry';
@@ -25,6 +26,8 @@ import { PayloadColumnResolver } from './store/payload-column.resolver';
   imports: [DiscoveryModule],
   providers: [
     resolvedOptionsProvider,
+    keyGeneratorProvider,
+    FailoverOverrides,
     storeProvider,
     DatabaseResolver,
     FailoverStoreQueryResolver,

@@ -1,10 +1,12 @@
 import type { Provider } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { DatabaseResolver } from '@holdfast/core/kit';
-import { FAILOVER_RESOLVED_OPTIONS } from './failover.constants';
+import { FAILOVER_KEY_GENERATOR, FAILOVER_RESOLVED_OPTIONS } from './failover.constants';
+import { FailoverOverrides } from './failover-overrides';
+import { moduleKeyGenerator } from './key/key-generator';
 import { getFailoverStoreToken } from './failover.tokens';
 import { FAILOVER_MODULE_OPTIONS } from './failover.module-definition';
-import type { FailoverModuleOptions } from './options/failover-module.options';
+import type { FailoverModuleOptions, ResolvedFailoverModuleOptions } from './options/failover-module.options';
 import { resolveFailoverOptions } from './options/failover-options.validation';
 import { PayloadCodec } from './payload/payload-codec';
 import { createFailoverStore } from './store/failover-store.factory';
@@ -18,6 +20,13 @@ export const resolvedOptionsProvider: Provider = {
   inject: [FAILOVER_MODULE_OPTIONS],
 };
 
+/** The module's key generator (`keys`), replaceable by the application's own provider. */
+export const keyGeneratorProvider: Provider = {
+  provide: FAILOVER_KEY_GENERATOR,
+  useFactory: (options: ResolvedFailoverModuleOptions) => moduleKeyGenerator(options.keys),
+  inject: [FAILOVER_RESOLVED_OPTIONS],
+};
+
 export const storeProvider: Provider = {
   provide: getFailoverStoreToken(),
   useFactory: createFailoverStore,
@@ -28,5 +37,6 @@ export const storeProvider: Provider = {
     FailoverStoreQueryResolver,
     PayloadColumnResolver,
     DatabaseResolver,
+    FailoverOverrides,
   ],
 };

@@ -3,6 +3,7 @@ import { NamedInstances } from '@holdfast/core/kit';
 import { FailoverConfigurationError } from './errors';
 import {
   FAILOVER_EXECUTOR_PROPERTY,
+  FAILOVER_KEY_GENERATOR,
   FAILOVER_RESOLVED_OPTIONS,
   FAILOVER_STORE,
   FAILOVER_STORE_NAME,
@@ -42,6 +43,17 @@ export function getFailoverStoreToken(): symbol;
 export function getFailoverStoreToken(name: string | undefined): symbol | string;
 export function getFailoverStoreToken(name?: string): symbol | string {
   return FAILOVER_STORES.isDefault(name) ? FAILOVER_STORE : FAILOVER_STORES.key('store', name);
+}
+
+/**
+ * The token of a FailoverModule's default key generator: `FAILOVER_KEY_GENERATOR`
+ * (`holdfast:failover:key-generator`), and `holdfast:failover:<name>:key-generator` for the module
+ * registered with `name`.
+ */
+export function getFailoverKeyGeneratorToken(name?: string): string {
+  return FAILOVER_STORES.isDefault(name)
+    ? FAILOVER_KEY_GENERATOR
+    : FAILOVER_STORES.key('key-generator', name);
 }
 
 /**

@@ -14,7 +14,8 @@ export type {
 } from './options/failover-module.options';
 export { Failover } from './decorator/failover.decorator';
 export type { FailoverOptions } from './decorator/failover-options';
-export { getFailoverStoreToken, getFailoverToken } from './failover.tokens';
+export { getFailoverStoreToken, getFailoverToken, getFailoverKeyGeneratorToken } from './failover.tokens';
+export { FAILOVER_KEY_GENERATOR } from './failover.constants';
 export { InjectFailoverStore, InjectFailoverOptions, InjectFailoverExecutor } from './failover.decorators';
 export { FailoverExecutor } from './executor/failover-executor';
 export { RecoveredPayloadHandler, type RecoveryContext } from './executor/recovered-payload.handler';

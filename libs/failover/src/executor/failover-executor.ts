@@ -3,9 +3,15 @@ import { ModuleRef } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { HoldfastError, HoldfastTimers } from '@holdfast/core/kit';
 import type { FailoverMetadata } from '../decorator/failover-options';
-import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.constants';
-import { failoverJobName } from '../failover.tokens';
+import {
+  FAILOVER_KEY_GENERATOR,
+  FAILOVER_RESOLVED_OPTIONS,
+  FAILOVER_STORE_NAME,
+} from '../failover.constants';
+import { FailoverOverrides } from '../failover-overrides';
+import { failoverJobName, getFailoverKeyGeneratorToken } from '../failover.tokens';
 import { FailoverMetrics } from '../health/failover.metrics';
+import { moduleKeyGenerator, type KeyGenerator } from '../key/key-generator';
 import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
 import { PayloadCodec } from '../payload/payload-codec';
 import type { FailoverStore } from '../store/failover-store';
@@ -47,6 +53,8 @@ export class FailoverExecutor implements OnApplicationShutdown {
     @Optional() moduleRef?: ModuleRef,
     @Optional() schedulerRegistry?: SchedulerRegistry,
     @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,
+    @Optional() @Inject(FAILOVER_KEY_GENERATOR) moduleKeys?: KeyGenerator,
+    @Optional() overrides?: FailoverOverrides,
   ) {
     this.storeGuard = failoverStoreGuard(options.storeTimeout, this.logger);
     this.bypass = new FailoverBypass(metrics, this.logger);
@@ -57,7 +65,12 @@ export class FailoverExecutor implements OnApplicationShutdown {
       const probe = failoverJobName('store-probe', storeName);
       this.storeGuard.probeWith(ping, new HoldfastTimers(schedulerRegistry), probe);
     }
-    this.runtimes = new FailoverRuntimes(options, metrics, this.logger, moduleRef);
+    // The app's own FAILOVER_KEY_GENERATOR provider, else the module's (by `keys`).
+    const defaultKeys = () =>
+      overrides?.find<KeyGenerator>(FAILOVER_KEY_GENERATOR, getFailoverKeyGeneratorToken(storeName)) ??
+      moduleKeys ??
+      moduleKeyGenerator(options.keys);
+    this.runtimes = new FailoverRuntimes(options, metrics, this.logger, moduleRef, defaultKeys);
     this.keeper = new FailoverKeeper(options, writer, codec, metrics, this.runtimes, this.logger);
     const lookups = new FailoverLookup(writer, this.storeGuard, metrics, this.logger);
     this.recovery = new FailoverRecovery(

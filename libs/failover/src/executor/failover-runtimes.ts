@@ -37,6 +37,8 @@ export class FailoverRuntimes {
     private readonly metrics: FailoverMetrics,
     private readonly logger: Logger,
     private readonly moduleRef?: ModuleRef,
+    /** The key generator of failovers without their own (the app's provider, else the module's). */
+    private readonly defaultKeys: () => KeyGenerator = () => moduleKeyGenerator(options.keys),
   ) {}
 
   /**
@@ -106,7 +108,7 @@ export class FailoverRuntimes {
       method: meta.method,
     };
     return {
-      keyGenerator: keyGenerator ?? moduleKeyGenerator(this.options.keys),
+      keyGenerator: keyGenerator ?? this.defaultKeys(),
       context,
       keys: new Map(),
       splitter,

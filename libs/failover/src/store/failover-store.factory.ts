@@ -1,4 +1,6 @@
+import type { Type } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
+import type { FailoverOverrides } from '../failover-overrides';
 import type { DatabaseResolver } from '@holdfast/core/kit';
 import type { ResolvedFailoverModuleOptions, SqlStoreOptions } from '../options/failover-module.options';
 import { PayloadCodec } from '../payload/payload-codec';
@@ -24,6 +26,7 @@ export async function createFailoverStore(
   queries: FailoverStoreQueryResolver,
   payloadColumn: PayloadColumnResolver,
   databaseResolver: DatabaseResolver,
+  overrides?: FailoverOverrides,
 ): Promise<FailoverStore> {
   const store = options.store;
   switch (store.type) {
@@ -44,17 +47,31 @@ export async function createFailoverStore(
             { unknownDialect: true },
           ),
       );
+      // Checked now: a bad key or cipher stops the bootstrap before anything else.
+      const cipher = sqlOptions.encryption?.enabled ? resolveCipher(sqlOptions.encryption) : undefined;
+      /**
+       * A replaceable part, resolved when the store initializes (every provider of the app exists
+       * by then): an instance option as given; a class option the app's provider of that class,
+       * else built by Nest with its injected dependencies; no option: the app's own provider
+       * under the part's token, else the module's.
+       */
+      const part = async <T>(option: T | Type<T> | undefined, token: Type<T>, fallback: T): Promise<T> => {
+        if (option !== undefined && typeof option !== 'function') return option;
+        if (option !== undefined)
+          return overrides?.find<T>(option as Type<T>) ?? (await moduleRef.create(option as Type<T>));
+        return overrides?.find<T>(token) ?? fallback;
+      };
       const sqlStore = new SqlFailoverStore({
         sql: () => database.sql,
         tablePrefix: sqlOptions.tablePrefix,
         schema: sqlOptions.schema,
-        queries: instance(sqlOptions.queryResolver, queries),
-        payloadColumn: sqlOptions.encryption?.enabled
-          ? new EncryptingPayloadColumnResolver(
-              resolveCipher(sqlOptions.encryption),
-              instance(sqlOptions.payloadColumnResolver, payloadColumn),
-            )
-          : instance(sqlOptions.payloadColumnResolver, payloadColumn),
+        parts: async () => {
+          const column = await part(sqlOptions.payloadColumnResolver, PayloadColumnResolver, payloadColumn);
+          return {
+            queries: await part(sqlOptions.queryResolver, FailoverStoreQueryResolver, queries),
+            payloadColumn: cipher ? new EncryptingPayloadColumnResolver(cipher, column) : column,
+          };
+        },
         codec,
       });
       return sqlStore;

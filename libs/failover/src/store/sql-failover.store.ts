@@ -46,6 +46,11 @@ export interface SqlFailoverStoreConfig {
   tablePrefix?: string;
   queries?: FailoverStoreQueryResolver;
   payloadColumn?: PayloadColumnResolver;
+  /**
+   * The SQL and PAYLOAD resolvers found at `init()` (module wiring: Nest providers the app may
+   * replace, which exist only once the app is built); they win over `queries`/`payloadColumn`.
+   */
+  parts?: () => Promise<{ queries: FailoverStoreQueryResolver; payloadColumn: PayloadColumnResolver }>;
   codec?: PayloadCodec;
   /** What to do with the table at init: default 'check' (index missing: a warning with the DDL). */
   schema?: SchemaMode;
@@ -85,8 +90,8 @@ interface Row {
 export class SqlFailoverStore implements FailoverStore, SynchronousFind, SynchronousStore {
   readonly description: string;
   private readonly logger = new Logger(SqlFailoverStore.name);
-  private readonly queries: FailoverStoreQueryResolver;
-  private readonly payloadColumn: PayloadColumnResolver;
+  private queries: FailoverStoreQueryResolver;
+  private payloadColumn: PayloadColumnResolver;
   private readonly codec: PayloadCodec;
   private readonly table: string;
   private client?: SqlClient;
@@ -132,6 +137,8 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind, Synchro
 
   async init(): Promise<this> {
     if (this.sqlText) return this;
+    if (this.config.parts)
+      ({ queries: this.queries, payloadColumn: this.payloadColumn } = await this.config.parts());
     void this.sql; // resolves the client (and the dialect) before anything else
     if (this.dialectUnknown) {
       this.logger.warn(`Dialect unknown: table ${this.table} was not checked; create it with 'npm run ddl'.`);
@@ -166,6 +173,7 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind, Synchro
       ...this.config,
       sql: () => this.sql,
       tablePrefix,
+      parts: undefined,
       queries: this.queries,
       payloadColumn: this.payloadColumn,
       codec: this.codec,
