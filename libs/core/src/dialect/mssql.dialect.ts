@@ -69,6 +69,6 @@ export class MssqlDialect extends BaseDialect {
     text: 'NVARCHAR(MAX)',
     blob: 'VARBINARY(MAX)',
     int: 'INT',
-    timestamp: 'DATETIMEOFFSET(3)',
+    timestamp: 'DATETIME2(3)',
   };
 }
