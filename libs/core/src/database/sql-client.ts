@@ -4,12 +4,13 @@ import { SqlDialect } from '../dialect/sql-dialect';
 import { parseDuration, type Duration } from '../time/duration';
 import { InvalidOptionsError } from '../errors/holdfast.error';
 import {
-  beginBoundedTransaction,
   DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
   finishTransaction,
   ISOLATION_LEVELS,
   needsSessionReset,
+  openBoundedTransaction,
   resetBoundedSession,
+  runInTransaction,
   type IsolationLevel,
 } from './transaction-bound';
 import {
@@ -87,6 +88,12 @@ export interface StatementOptions {
    * effect on other databases (SQLite statements are always kept compiled) or in a transaction.
    */
   prepared?: boolean;
+  /**
+   * In a `transaction()`: this is its last statement. MariaDB sends it together with the COMMIT
+   * (one round trip for both); elsewhere the COMMIT follows as usual. Anything the transaction's
+   * work runs after it runs outside the transaction.
+   */
+  commit?: boolean;
 }
 
 /** Options of one `SqlClient.transaction()`. */
@@ -143,7 +150,7 @@ export class SqlClient {
 
   /** Runs a SELECT (or a statement with RETURNING) and returns its rows. */
   query<T = Row>(sql: string, params: readonly unknown[] = [], options?: StatementOptions): Promise<T[]> {
-    const result = this.run(sql, params, options?.prepared);
+    const result = this.run(sql, params, options?.prepared, options?.commit);
     return result instanceof Promise
       ? result.then((r) => (r.records ?? []) as T[])
       : Promise.resolve((result.records ?? []) as T[]);
@@ -198,7 +205,7 @@ export class SqlClient {
 
   /** Runs a write statement and returns the number of rows it changed. */
   execute(sql: string, params: readonly unknown[] = [], options?: StatementOptions): Promise<number> {
-    const result = this.run(sql, params, options?.prepared);
+    const result = this.run(sql, params, options?.prepared, options?.commit);
     return result instanceof Promise
       ? result.then((r) => this.dialect.affectedRows(r))
       : Promise.resolve(this.dialect.affectedRows(result));
@@ -232,7 +239,8 @@ export class SqlClient {
       const runner = await this.connectRunner();
       let releasing = false;
       try {
-        await this.guard(runner, beginBoundedTransaction(runner, dialect, idle, isolation));
+        // MariaDB: sent with the first statement (see openBoundedTransaction).
+        await this.guard(runner, openBoundedTransaction(runner, dialect, idle, isolation));
         let result: T;
         try {
           result = await work(new SqlClient(this.dataSource, this.dialect, runner, this.options, true));
@@ -283,8 +291,9 @@ export class SqlClient {
     sql: string,
     params: readonly unknown[],
     prepared?: boolean,
+    commit?: boolean,
   ): StatementResult | Promise<StatementResult> {
-    if (this.runner) return this.guard(this.runner, this.runner.query(sql, params as unknown[], true));
+    if (this.runner) return this.guard(this.runner, runInTransaction(this.runner, sql, params, commit));
     const channel = this.channel;
     if (this.statementTimeout > 0) return this.runBounded(sql, params, prepared);
     if (channel) {

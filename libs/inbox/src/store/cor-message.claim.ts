@@ -156,6 +156,11 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
     // healthy worker at 0.53x beside a slow one). At READ COMMITTED those locks go at once, so a
     // claim holds exactly the rows it takes. Core's transaction: the server ends it if this
     // client goes silent inside it for the client's idleInTransactionTimeout.
+    // The first candidates are read before it: a plain read needs no transaction, an empty inbox
+    // then costs this one round trip, and a batch three: this read, the locking read (with the
+    // transaction's opening on MariaDB) and the lease UPDATE (with its COMMIT on MariaDB).
+    const first = await this.candidates(this.sql, limit, now, leaseOf);
+    if (!first.length) return { rows: [], now: now ?? NaN };
     return this.sql.transaction(
       async (tx) => {
         const taken: (RawRow & { db_now: unknown })[] = [];
@@ -163,7 +168,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
         const order: string[] = [];
         // A few rounds of candidates: enough to fill a batch past rows other nodes hold.
         for (let round = 0; round < 4 && taken.length < limit; round++) {
-          const candidates = await this.candidates(tx, limit, now, leaseOf, after);
+          const candidates = round === 0 ? first : await this.candidates(tx, limit, now, leaseOf, after);
           if (!candidates.length) break;
           after = candidates[candidates.length - 1];
           order.push(...candidates.map((c) => c.id));
@@ -213,6 +218,8 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
         await tx.execute(
           `UPDATE ${target.from} SET NEXT_RETRY = ${this.t.at(u, until)} WHERE ${target.where}1 = 1`,
           u.params,
+          // The transaction's last statement, unless a test holds it open.
+          { commit: !hold },
         );
         if (hold) await hold(tx);
         const rows = taken.map((r) => {
