@@ -116,7 +116,9 @@ describe('FailoverModule', () => {
     expect(declare({ name: '' })).toThrow(FailoverConfigurationError);
     expect(declare({ name: 'x'.repeat(51) })).toThrow(/longer than 50 characters/);
     expect(declare({ name: 'ok', expiry: 'forever' })).toThrow(/Invalid duration for 'expiry': "forever"/);
-    expect(declare({ name: 'ok', domain: '' })).toThrow(/'domain'/);
+    // A blank domain means the name (issue #34 §3); a domain that is not a string, or too long, is refused.
+    expect(declare({ name: 'ok', domain: 42 })).toThrow(/'domain'/);
+    expect(declare({ name: 'ok', domain: 'd'.repeat(51) })).toThrow(/'domain'/);
     expect(declare({ name: 'ok', type: 'Country' })).toThrow(/'type' must be a class/);
   });
 

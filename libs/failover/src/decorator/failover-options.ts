@@ -12,7 +12,10 @@ export interface FailoverOptions {
   name: string;
   /** How long a stored value may be served. Default 1h. */
   expiry?: Duration;
-  /** Entries are stored under the domain instead of the name: failovers of one domain share them. */
+  /**
+   * Entries are stored under the domain instead of the name: failovers of one domain share them.
+   * A blank domain (`''`, `'  '`) means the name, as in the seed.
+   */
   domain?: string;
   /** The payload class (or `[Class]` for arrays), to rebuild instances on recovery. */
   type?: PayloadType;
@@ -58,14 +61,14 @@ export function failoverMetadata(options: FailoverOptions, where: string): Failo
   if (name.length > MAX_FAILOVER_NAME_LENGTH) {
     fail(`'name' ${JSON.stringify(name)} is longer than ${MAX_FAILOVER_NAME_LENGTH} characters`);
   }
-  if (
-    domain !== undefined &&
-    (typeof domain !== 'string' || domain === '' || domain.length > MAX_FAILOVER_NAME_LENGTH)
-  ) {
+  if (domain !== undefined && (typeof domain !== 'string' || domain.length > MAX_FAILOVER_NAME_LENGTH)) {
     fail(
-      `'domain' must be a string of 1 to ${MAX_FAILOVER_NAME_LENGTH} characters, got ${JSON.stringify(domain)}`,
+      `'domain' must be a string of at most ${MAX_FAILOVER_NAME_LENGTH} characters, got ${JSON.stringify(domain)}`,
     );
   }
+  // As in the seed (`domain().isBlank() ? name() : domain()`): a blank domain is no domain, so
+  // a Java service and this one agree on FAILOVER_NAME, and '  ' is never a domain of its own.
+  const ownDomain = domain === undefined || domain.trim() === '' ? undefined : domain;
   if (options.type !== undefined) {
     const cls = Array.isArray(options.type) ? options.type[0] : options.type;
     if (typeof cls !== 'function') fail(`'type' must be a class or [Class], got ${String(options.type)}`);
@@ -94,5 +97,5 @@ export function failoverMetadata(options: FailoverOptions, where: string): Failo
   } catch (error) {
     fail((error as Error).message);
   }
-  return { ...options, effectiveName: domain ?? name, expiryMs, method: where };
+  return { ...options, domain: ownDomain, effectiveName: ownDomain ?? name, expiryMs, method: where };
 }

@@ -341,8 +341,11 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind, Synchro
     const updated = await this.update([asOf, expireOn, payload, payloadClass, name, key]);
     if (updated > 0) return;
     if (!(await this.tryInsert(params))) {
-      this.logger.debug(
-        `Re-INSERT of ${String(name)}/${String(key)} met a concurrent insert; keeping that row.`,
+      // Warn, as the seed does when its INSERT/UPDATE retries give up: this value was not
+      // written (the other writer's row stays, and the next good call writes again).
+      this.logger.warn(
+        `Write of ${String(name)}/${String(key)} lost a race on ${this.table}: the row was removed after the ` +
+          `INSERT found it, and another writer inserted it again before the re-INSERT; keeping that writer's row.`,
       );
     }
   }
