@@ -1,8 +1,19 @@
 import { HoldfastError, InvalidTablePrefixError } from '@holdfast/core/kit';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ddlCommand } from './commands/ddl.command';
-import { migrateCommand } from './commands/migrate.command';
+import {
+  listMessagesCommand,
+  MESSAGE_ACTIONS,
+  messagesCommand,
+  type MessageAction,
+  type MessagesReport,
+} from './commands/messages.command';
+import { defaultMigrationsTable, migrateCommand } from './commands/migrate.command';
+import { releaseCommand } from './commands/release.command';
 import { statusCommand } from './commands/status.command';
+import { formatMessages, formatRelease } from './admin-table';
 import { formatStatus } from './status/status-table';
 import { redact } from './database-url';
 import { CliUsageError } from './errors';
@@ -12,13 +23,29 @@ export const USAGE = `usage: holdfast <command> [options]
   ddl --dialect <postgres|mysql|mariadb|sqlite|mssql|oracle> [--prefix P]
       print the DDL of every Holdfast table and index
   migrate [--prefix P] [--migrations-table NAME]
-      create the Holdfast tables on DATABASE_URL (TypeORM migrations; the ones already run are skipped)
-  status [--prefix P] [--json] [--inbox-max-retries N]
-      what the tables on DATABASE_URL say now: mutex owners, masters, inbox counts, live failover entries
-      (--inbox-max-retries: your InboxModule's maxRetries, default 5, which tells parked from due)
+      create the Holdfast tables on DATABASE_URL (TypeORM migrations; the ones already run are
+      skipped). What ran is recorded in NAME, default <prefix>migrations ("migrations" without a prefix)
+  status [--prefix P] [--max-retries N]
+      what the tables on DATABASE_URL say now: mutex owners, masters, inbox counts, live failover
+      entries. Read-only. Parked is RETRIES >= your InboxModule's retry.maxRetries: without
+      --max-retries (or HOLDFAST_INBOX_MAX_RETRIES) the counts that depend on it show as "?"
+  messages list [--status S] [--type NAME [--namespace NS]] [--limit N] [--max-retries N] [--prefix P]
+      the inbox's messages in delivery order (read-only)
+  messages <retry|pause|resume|delete> (<id>... | --type NAME [--namespace NS] [--status S])
+           [--dry-run] [--max-retries N] [--prefix P]
+      retry now (an exhausted message gets one more attempt), pause, resume or delete the messages
+      named, or every message of a type (by default: retry and delete the parked ones, resume the
+      paused ones, pause the due and retrying ones). --dry-run: change nothing, list what would change
+  release <mutex|lock> <name> --owner ID [--dry-run] [--prefix P]
+      free a simba mutex or a locker lock (HOLDFAST_LOCK row) whose owner you know is dead, if ID
+      still holds it, so another instance takes it at once
+  --version   the CLI's version
 
+Every command takes --json (the result as JSON). Exit code: 0 done, 1 failed (or a message not
+found, a lock not released), 2 bad usage.
 DATABASE_URL: postgres://user:pass@host:5432/db, mysql://…, mariadb://…, or sqlite:<file>
 Table prefix: --prefix, else HOLDFAST_TABLE_PREFIX, else none.
+The inbox's maxRetries: --max-retries, else HOLDFAST_INBOX_MAX_RETRIES.
 `;
 
 export interface CliIo {
@@ -34,15 +61,31 @@ const processIo: CliIo = {
 };
 
 type Spec = NonNullable<Parameters<typeof parseArgs>[0]>['options'];
+const prefix = { type: 'string' } as const;
+const json = { type: 'boolean' } as const;
+const maxRetries = { type: 'string' } as const;
+const dryRun = { type: 'boolean' } as const;
 const COMMANDS = {
-  ddl: { dialect: { type: 'string' }, prefix: { type: 'string' } },
-  migrate: { prefix: { type: 'string' }, 'migrations-table': { type: 'string' } },
-  status: { prefix: { type: 'string' }, json: { type: 'boolean' }, 'inbox-max-retries': { type: 'string' } },
+  ddl: { dialect: { type: 'string' }, prefix, json },
+  migrate: { prefix, 'migrations-table': { type: 'string' }, json },
+  // --inbox-max-retries: the option's earlier name, still accepted.
+  status: { prefix, json, 'max-retries': maxRetries, 'inbox-max-retries': maxRetries },
+  messages: {
+    prefix,
+    json,
+    'max-retries': maxRetries,
+    status: { type: 'string' },
+    type: { type: 'string' },
+    namespace: { type: 'string' },
+    limit: { type: 'string' },
+    'dry-run': dryRun,
+  },
+  release: { prefix, json, owner: { type: 'string' }, 'dry-run': dryRun },
 } satisfies Record<string, Spec>;
 
-function parse<S extends Spec>(args: string[], options: S) {
+function parse<S extends Spec>(args: string[], options: S, positionals = false) {
   try {
-    return parseArgs({ args, options, strict: true, allowPositionals: false }).values;
+    return parseArgs({ args, options, strict: true, allowPositionals: positionals });
   } catch (error) {
     throw new CliUsageError((error as Error).message);
   }
@@ -55,6 +98,14 @@ function count(option: string, value: string | undefined): number | undefined {
   return Number(value);
 }
 
+/** The inbox's maxRetries: --max-retries (or its old name), else HOLDFAST_INBOX_MAX_RETRIES. */
+function inboxMaxRetries(io: CliIo, values: { 'max-retries'?: string; 'inbox-max-retries'?: string }) {
+  if (values['max-retries'] !== undefined) return count('--max-retries', values['max-retries']);
+  if (values['inbox-max-retries'] !== undefined)
+    return count('--inbox-max-retries', values['inbox-max-retries']);
+  return count('HOLDFAST_INBOX_MAX_RETRIES', io.env.HOLDFAST_INBOX_MAX_RETRIES);
+}
+
 /** Where a database command works: DATABASE_URL, and the table prefix from --prefix, else HOLDFAST_TABLE_PREFIX. */
 function database(
   io: CliIo,
@@ -63,38 +114,108 @@ function database(
   return { url: io.env.DATABASE_URL, prefix: values.prefix ?? io.env.HOLDFAST_TABLE_PREFIX };
 }
 
+/** The version of this package (package.json beside src/ and dist/). */
+export function cliVersion(): string {
+  return (JSON.parse(readFileSync(join(__dirname, '..', 'package.json'), 'utf8')) as { version: string })
+    .version;
+}
+
 /** Runs one `holdfast` command line; resolves with the process exit code (0, 1 failure, 2 usage). */
 export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
   const [command, ...args] = argv;
+  const out = (asJson: boolean | undefined, value: unknown, text: () => string) =>
+    io.stdout(asJson ? `${JSON.stringify(value, null, 2)}\n` : text());
   try {
     switch (command) {
       case 'ddl': {
-        const values = parse(args, COMMANDS.ddl);
-        io.stdout(ddlCommand({ dialect: values.dialect, prefix: values.prefix }));
+        const { values } = parse(args, COMMANDS.ddl);
+        const script = ddlCommand({ dialect: values.dialect, prefix: values.prefix });
+        out(values.json, { dialect: values.dialect, prefix: values.prefix ?? '', ddl: script }, () => script);
         return 0;
       }
       case 'migrate': {
-        const values = parse(args, COMMANDS.migrate);
-        const ran = await migrateCommand({
-          ...database(io, values),
-          migrationsTable: values['migrations-table'],
-        });
-        io.stdout(
+        const { values } = parse(args, COMMANDS.migrate);
+        const where = database(io, values);
+        const migrationsTable = values['migrations-table'] ?? defaultMigrationsTable(where.prefix ?? '');
+        const ran = await migrateCommand({ ...where, migrationsTable });
+        out(values.json, { migrationsTable, ran }, () =>
           ran.length
             ? ran.map((name) => `holdfast migrate: ran ${name}\n`).join('')
-            : 'holdfast migrate: nothing to run, every Holdfast migration has run\n',
+            : `holdfast migrate: nothing to run, every Holdfast migration has run (recorded in ${migrationsTable})\n`,
         );
         return 0;
       }
       case 'status': {
-        const values = parse(args, COMMANDS.status);
+        const { values } = parse(args, COMMANDS.status);
         const status = await statusCommand({
           ...database(io, values),
-          inboxMaxRetries: count('--inbox-max-retries', values['inbox-max-retries']),
+          inboxMaxRetries: inboxMaxRetries(io, values),
         });
-        io.stdout(values.json ? `${JSON.stringify(status, null, 2)}\n` : formatStatus(status));
+        out(values.json, status, () => formatStatus(status));
         return 0;
       }
+      case 'messages': {
+        const [action, ...rest] = args;
+        const { values, positionals } = parse(rest, COMMANDS.messages, true);
+        const max = inboxMaxRetries(io, values);
+        if (max === undefined) {
+          throw new CliUsageError(
+            "messages needs the inbox's maxRetries (statuses depend on it): --max-retries N or HOLDFAST_INBOX_MAX_RETRIES",
+          );
+        }
+        const type =
+          values.type === undefined ? undefined : { name: values.type, namespace: values.namespace };
+        if (values.namespace !== undefined && values.type === undefined) {
+          throw new CliUsageError('--namespace goes with --type');
+        }
+        let report: MessagesReport;
+        if (action === 'list') {
+          if (positionals.length)
+            throw new CliUsageError(`messages list takes no ids (got '${positionals[0]}')`);
+          if (values['dry-run']) throw new CliUsageError('messages list changes nothing: no --dry-run');
+          report = await listMessagesCommand({
+            ...database(io, values),
+            maxRetries: max,
+            status: values.status,
+            type,
+            limit: count('--limit', values.limit) ?? 100,
+          });
+        } else if (MESSAGE_ACTIONS.includes(action as MessageAction)) {
+          if (values.limit !== undefined) throw new CliUsageError('--limit goes with messages list');
+          report = await messagesCommand(
+            action as MessageAction,
+            { ids: positionals, type, status: values.status },
+            { ...database(io, values), maxRetries: max, dryRun: values['dry-run'] ?? false },
+          );
+        } else {
+          throw new CliUsageError(
+            action === undefined
+              ? `messages needs an action: list, ${MESSAGE_ACTIONS.join(', ')}`
+              : `unknown messages action '${action}' (list, ${MESSAGE_ACTIONS.join(', ')})`,
+          );
+        }
+        out(values.json, report, () => formatMessages(report));
+        return report.messages.some((m) => m.result === 'not found') ? 1 : 0;
+      }
+      case 'release': {
+        const { values, positionals } = parse(args, COMMANDS.release, true);
+        if (positionals.length > 2)
+          throw new CliUsageError(`release takes a kind and a name (got '${positionals[2]}')`);
+        const report = await releaseCommand({
+          ...database(io, values),
+          kind: positionals[0],
+          name: positionals[1],
+          owner: values.owner,
+          dryRun: values['dry-run'] ?? false,
+        });
+        out(values.json, report, () => formatRelease(report));
+        return report.result === 'released' || report.result === 'would' ? 0 : 1;
+      }
+      case '--version':
+      case '-v':
+      case 'version':
+        io.stdout(`${cliVersion()}\n`);
+        return 0;
       case undefined:
       case 'help':
       case '--help':

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import { InvalidDatabaseUrlError } from './errors';
@@ -8,8 +9,12 @@ const FORMS = 'postgres://…, postgresql://…, mysql://…, mariadb://… or s
  * TypeORM options for DATABASE_URL: `postgres://` / `postgresql://` (pg), `mysql://` (mysql2,
  * MySQL), `mariadb://` (mysql2, MariaDB), `sqlite:<file>` (better-sqlite3; `sqlite:///abs/path`
  * works too). The driver is the application's own: install the one for your database.
+ * `readOnly`: the SQLite file must exist and is opened read-only (commands that only read).
  */
-export function dataSourceOptionsFromUrl(url: string | undefined): DataSourceOptions {
+export function dataSourceOptionsFromUrl(
+  url: string | undefined,
+  { readOnly = false }: { readOnly?: boolean } = {},
+): DataSourceOptions {
   if (!url) throw new InvalidDatabaseUrlError(`DATABASE_URL is not set; set it to ${FORMS}`);
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1]?.toLowerCase();
   switch (scheme) {
@@ -23,7 +28,18 @@ export function dataSourceOptionsFromUrl(url: string | undefined): DataSourceOpt
       const file = url.slice('sqlite:'.length).replace(/^\/\//, '');
       if (!file)
         throw new InvalidDatabaseUrlError(`DATABASE_URL ${JSON.stringify(url)} names no SQLite file`);
-      return { type: 'better-sqlite3', database: resolve(file), enableWAL: true, timeout: 10_000 };
+      const database = resolve(file);
+      if (readOnly) {
+        // A read-only command creates nothing: TypeORM would make the directory and the driver an
+        // empty database (a mistyped path then reads as "no table"), and WAL would change the file.
+        if (!existsSync(database)) {
+          throw new InvalidDatabaseUrlError(
+            `DATABASE_URL ${JSON.stringify(url)}: there is no SQLite database at ${database}`,
+          );
+        }
+        return { type: 'better-sqlite3', database, readonly: true, fileMustExist: true, timeout: 10_000 };
+      }
+      return { type: 'better-sqlite3', database, enableWAL: true, timeout: 10_000 };
     }
     default:
       throw new InvalidDatabaseUrlError(

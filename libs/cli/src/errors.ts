@@ -13,3 +13,13 @@ export class InvalidDatabaseUrlError extends HoldfastError {
     super(message, 'HOLDFAST_CLI_DATABASE_URL');
   }
 }
+
+/** A command that works on the inbox's messages found no `<prefix>COR_MESSAGE` table. */
+export class InboxTableMissingError extends HoldfastError {
+  constructor(readonly table: string) {
+    super(
+      `there is no table ${table} (the inbox's messages): check DATABASE_URL and --prefix`,
+      'HOLDFAST_CLI_NO_INBOX_TABLE',
+    );
+  }
+}

@@ -11,7 +11,7 @@ describeEachDatabase(
 
     it('creates every Holdfast table on DATABASE_URL, and each module accepts them', async () => {
       const env = { DATABASE_URL: testDatabaseUrl(ctx.db, ctx.dataSource), HOLDFAST_TABLE_PREFIX: prefix };
-      const first = await cli(['migrate', '--migrations-table', migrationsTable], env);
+      const first = await cli(['migrate'], env);
       expect(first.stderr).toBe('');
       expect(first.code).toBe(0);
       expect(first.stdout.trim().split('\n')).toEqual(
@@ -22,8 +22,33 @@ describeEachDatabase(
       const schema = new SchemaManager(sqlClientFor(ctx.dataSource));
       for (const table of HOLDFAST_TABLES) await schema.apply(table, prefix, 'check');
 
+      // Recorded in <prefix>migrations by default.
       const again = await cli(['migrate', '--migrations-table', migrationsTable], env);
       expect(again).toEqual({ code: 0, stdout: expect.stringContaining('nothing to run'), stderr: '' });
+    });
+
+    it('--prefix after an unprefixed migrate creates the prefixed tables (a migrations table per prefix)', async () => {
+      const url = testDatabaseUrl(ctx.db, ctx.dataSource);
+      const other = `${prefix}b_`;
+      const schema = new SchemaManager(sqlClientFor(ctx.dataSource));
+      try {
+        const plain = await cli(['migrate', '--json'], { DATABASE_URL: url });
+        expect({ code: plain.code, stderr: plain.stderr }).toEqual({ code: 0, stderr: '' });
+        expect(JSON.parse(plain.stdout)).toMatchObject({ migrationsTable: 'migrations' });
+        const prefixed = await cli(['migrate', '--prefix', other, '--json'], { DATABASE_URL: url });
+        expect({ code: prefixed.code, stderr: prefixed.stderr }).toEqual({ code: 0, stderr: '' });
+        expect(JSON.parse(prefixed.stdout)).toEqual({
+          migrationsTable: `${other}migrations`,
+          ran: HOLDFAST_MIGRATIONS.map((m) => m.name),
+        });
+        for (const table of HOLDFAST_TABLES) await schema.apply(table, other, 'check');
+      } finally {
+        for (const p of ['', other]) {
+          for (const t of [...HOLDFAST_TABLES.map((t) => t.name), 'migrations'].reverse()) {
+            await ctx.sql.execute(`DROP TABLE IF EXISTS ${p}${t}`);
+          }
+        }
+      }
     });
 
     it('a bad --prefix is refused (exit 2) even with a good HOLDFAST_TABLE_PREFIX', async () => {

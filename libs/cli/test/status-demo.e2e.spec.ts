@@ -49,7 +49,10 @@ describe('holdfast status against a running demo', () => {
     // The demo stores failover answers write-behind: read until that write has landed.
     const status = await eventually(
       async () => {
-        const { code, stdout, stderr } = await cli(['status', '--json'], { DATABASE_URL: `sqlite:${file}` });
+        // The demo's InboxModule has retry.maxRetries 3 (apps/demo/src/inbox/inbox-demo.module.ts).
+        const { code, stdout, stderr } = await cli(['status', '--json', '--max-retries', '3'], {
+          DATABASE_URL: `sqlite:${file}`,
+        });
         expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
         const read = JSON.parse(stdout) as HoldfastStatus;
         return (read.failover?.reduce((n, f) => n + f.liveEntries, 0) ?? 0) >= 1 ? read : undefined;
@@ -64,8 +67,10 @@ describe('holdfast status against a running demo', () => {
     expect(status.masters).toContainEqual(
       expect.objectContaining({ lock: locker.lockName, master: locker.holder ?? locker.instanceId }),
     );
-    const { oldestDueAgeMs: _, ...counts } = status.inbox!;
+    const { oldestDueAgeMs: _, maxRetries, byRetries, ...counts } = status.inbox!;
     expect(counts).toEqual(inbox.counts);
+    expect(maxRetries).toBe(3);
+    expect(byRetries.reduce((n, r) => n + r.count, 0)).toBe(inbox.counts.total - inbox.counts.expired);
     expect(status.failover?.reduce((n, f) => n + f.liveEntries, 0)).toBeGreaterThanOrEqual(1);
   }, 90_000);
 });

@@ -20,7 +20,7 @@ describeEachDatabase(
 
     beforeAll(async () => {
       env = { DATABASE_URL: testDatabaseUrl(ctx.db, ctx.dataSource), HOLDFAST_TABLE_PREFIX: ctx.prefix };
-      const migrated = await cli(['migrate', '--migrations-table', `${ctx.prefix}migrations`], env);
+      const migrated = await cli(['migrate'], env);
       expect(migrated.stderr).toBe('');
       const t = (name: string) => tableName(ctx.prefix, name);
       const sql = ctx.sql;
@@ -57,8 +57,9 @@ describeEachDatabase(
       await message('due-2', now - 5_000, { NEXT_RETRY: at(now - 1_000), RETRIES: 1 });
       await message('retrying', now - 40_000, { NEXT_RETRY: at(now + 600_000), RETRIES: 2 });
       await message('paused', now - 50_000, { NEXT_RETRY: at(FAR_FUTURE) });
-      // No next retry and attempts used up (the inbox's default maxRetries is 5): parked.
+      // Attempts used up (maxRetries 5 below): parked, with or without a next retry.
       await message('parked', now - 60_000, { RETRIES: 6, ERROR: 'boom' });
+      await message('parked-late', now - 70_000, { RETRIES: 5, NEXT_RETRY: at(now - 30_000), ERROR: 'boom' });
       await message('expired', now - 90_000, { EXPIRATION: at(now - 1_000) });
 
       const entry = (name: string, key: string, asOf: number, expireOn: number) =>
@@ -77,7 +78,7 @@ describeEachDatabase(
     });
 
     it('--json: owners, masters, inbox counts and live failover entries, on the database clock', async () => {
-      const { code, stdout, stderr } = await cli(['status', '--json'], env);
+      const { code, stdout, stderr } = await cli(['status', '--json', '--max-retries', '5'], env);
       expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
       const status = JSON.parse(stdout) as HoldfastStatus;
       expect(status.prefix).toBe(ctx.prefix);
@@ -98,13 +99,21 @@ describeEachDatabase(
         { lock: 'idle', master: null, timeFromNowMs: null },
       ]);
       expect(status.inbox).toEqual({
-        total: 6,
+        maxRetries: 5,
+        total: 7,
         due: 2,
         retrying: 1,
         paused: 1,
-        parked: 1,
+        parked: 2,
         expired: 1,
         oldestDueAgeMs: status.databaseNow - (now - 30_000),
+        byRetries: [
+          { retries: 0, count: 2 },
+          { retries: 1, count: 1 },
+          { retries: 2, count: 1 },
+          { retries: 5, count: 1 },
+          { retries: 6, count: 1 },
+        ],
       });
       expect(status.failover).toEqual([
         { failover: 'country', liveEntries: 2, newestAsOf: new Date(now - 10_000).toISOString() },
@@ -112,24 +121,55 @@ describeEachDatabase(
     });
 
     it('prints the same as a table', async () => {
-      const { code, stdout } = await cli(['status'], env);
+      const { code, stdout } = await cli(['status'], { ...env, HOLDFAST_INBOX_MAX_RETRIES: '5' });
       expect(code).toBe(0);
       expect(stdout).toMatch(/orders-leader\s+node-1\s+7\s+owned\s+\d+\.\ds/);
       expect(stdout).toMatch(/broker\s+node-1\s+lease ends in \d+\.\ds/);
       expect(stdout).toMatch(
-        /TOTAL\s+DUE\s+RETRYING\s+PAUSED\s+PARKED\s+EXPIRED\s+OLDEST DUE\n\s+6\s+2\s+1\s+1\s+1\s+1\s+\d+\.\ds ago/,
+        /TOTAL\s+DUE\s+RETRYING\s+PAUSED\s+PARKED\s+EXPIRED\s+OLDEST DUE\n\s+7\s+2\s+1\s+1\s+2\s+1\s+\d+\.\ds ago/,
       );
+      expect(stdout).toContain(
+        'unexpired messages by RETRIES (failed attempts): 0: 2, 1: 1, 2: 1, 5: 1, 6: 1',
+      );
+      expect(stdout).toContain('parked: RETRIES >= 5 (maxRetries)');
       expect(stdout).toMatch(/country\s+2\s+\d{4}-/);
       expect(stdout).not.toContain('rates');
     });
 
-    it('--inbox-max-retries tells parked from due as the application configured it', async () => {
-      const { code, stdout } = await cli(['status', '--json', '--inbox-max-retries', '10'], env);
+    it("without the inbox's maxRetries, guesses no count that depends on it", async () => {
+      const { code, stdout } = await cli(['status', '--json'], env);
       expect(code).toBe(0);
-      expect((JSON.parse(stdout) as HoldfastStatus).inbox).toMatchObject({ due: 3, parked: 0 });
-      const bad = await cli(['status', '--inbox-max-retries', 'many'], env);
+      const inbox = (JSON.parse(stdout) as HoldfastStatus).inbox!;
+      expect(inbox).toMatchObject({
+        maxRetries: null,
+        total: 7,
+        due: null,
+        retrying: null,
+        paused: null,
+        parked: null,
+        expired: 1,
+        oldestDueAgeMs: null,
+      });
+      expect(inbox.byRetries.map((r) => r.retries)).toEqual([0, 1, 2, 5, 6]);
+      const text = await cli(['status'], env);
+      expect(text.stdout).toMatch(/\n\s+7\s+\?\s+\?\s+\?\s+\?\s+1\s+-\n/);
+      expect(text.stdout).toContain('give it with --max-retries N or HOLDFAST_INBOX_MAX_RETRIES');
+    });
+
+    it('--max-retries tells parked from due as the application configured it', async () => {
+      // The demo's 3: 'due-2' (RETRIES 1) stays due, 'retrying' (RETRIES 2) still retrying.
+      const three = await cli(['status', '--json', '--max-retries', '3'], env);
+      expect((JSON.parse(three.stdout) as HoldfastStatus).inbox).toMatchObject({ due: 2, parked: 2 });
+      const ten = await cli(['status', '--json', '--inbox-max-retries', '10'], env);
+      expect(ten.code).toBe(0);
+      // RETRIES 5 with a past NEXT_RETRY is due again under 10; RETRIES 6 (no NEXT_RETRY) too.
+      expect((JSON.parse(ten.stdout) as HoldfastStatus).inbox).toMatchObject({ due: 4, parked: 0 });
+      const bad = await cli(['status', '--max-retries', 'many'], env);
       expect(bad.code).toBe(2);
-      expect(bad.stderr).toContain("--inbox-max-retries must be a whole number, got 'many'");
+      expect(bad.stderr).toContain("--max-retries must be a whole number, got 'many'");
+      const badEnv = await cli(['status'], { ...env, HOLDFAST_INBOX_MAX_RETRIES: '-1' });
+      expect(badEnv.code).toBe(2);
+      expect(badEnv.stderr).toContain("HOLDFAST_INBOX_MAX_RETRIES must be a whole number, got '-1'");
     });
 
     it('says which tables are missing under another prefix', async () => {

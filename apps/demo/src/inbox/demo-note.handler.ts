@@ -25,16 +25,25 @@ export class DemoNoteHandler {
   delivered = 0;
   failedAttempts = 0;
   readonly recent: { id: string; seq: number; retries: number; at: string }[] = [];
+  /**
+   * Attempts so far per failAttempts note, counted here rather than read from RETRIES: an admin's
+   * "retry now" on a parked note sets RETRIES back to maxRetries − 1 (one more attempt, as
+   * camunda-bpm-correlate does), and that attempt must then succeed.
+   */
+  private readonly attempts = new Map<string, number>();
 
   @InboxHandler(DEMO_NOTE_TYPE)
   async handle(message: InboxMessage<DemoNote>): Promise<void> {
     const { seq, body } = message.payload;
-    if (message.retries < failAttempts(body)) {
+    const tried = this.attempts.get(message.id) ?? 0;
+    if (tried < failAttempts(body)) {
       this.failedAttempts++;
+      this.attempts.set(message.id, tried + 1);
       throw new Error(
-        `demo: note #${seq} fails attempt ${message.retries + 1} of the ${failAttempts(body)} it was told to fail`,
+        `demo: note #${seq} fails attempt ${tried + 1} of the ${failAttempts(body)} it was told to fail`,
       );
     }
+    this.attempts.delete(message.id);
     if (seq % 3 === 0 && message.retries === 0) {
       this.failedAttempts++;
       throw new Error(`demo: note #${seq} fails on its first attempt (every third note does)`);

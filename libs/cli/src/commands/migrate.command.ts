@@ -7,14 +7,26 @@ export interface MigrateOptions {
   url: string | undefined;
   /** Table prefix; default HOLDFAST_TABLE_PREFIX, else none. */
   prefix?: string;
-  /** Where TypeORM records what ran; default TypeORM's own `migrations` table. */
+  /**
+   * Where TypeORM records what ran; default {@link defaultMigrationsTable} (one per prefix).
+   */
   migrationsTable?: string;
 }
 
 /**
+ * TypeORM's own `migrations` table without a prefix, `<prefix>migrations` with one: the record of
+ * what ran is per prefix, so a second prefix on the same database gets its own tables instead of
+ * finding the first prefix's record and running nothing.
+ */
+export function defaultMigrationsTable(prefix: string): string {
+  return prefix ? `${prefix}migrations` : 'migrations';
+}
+
+/**
  * `holdfast migrate`: runs the Holdfast migrations that have not run yet on DATABASE_URL and
- * returns their names. They are recorded in TypeORM's migrations table, so an application that
- * also lists HOLDFAST_MIGRATIONS in its DataSource sees them as done.
+ * returns their names. They are recorded in TypeORM's migrations table (see
+ * defaultMigrationsTable), so an application that also lists HOLDFAST_MIGRATIONS in its DataSource,
+ * with the same migrations table, sees them as done.
  */
 export async function migrateCommand(options: MigrateOptions): Promise<string[]> {
   const prefix = options.prefix ?? process.env.HOLDFAST_TABLE_PREFIX ?? '';
@@ -22,7 +34,7 @@ export async function migrateCommand(options: MigrateOptions): Promise<string[]>
   const dataSource = new DataSource({
     ...dataSourceOptionsFromUrl(options.url),
     migrations: HOLDFAST_MIGRATIONS,
-    ...(options.migrationsTable ? { migrationsTableName: options.migrationsTable } : {}),
+    migrationsTableName: options.migrationsTable ?? defaultMigrationsTable(prefix),
   });
   await dataSource.initialize();
   // The migrations read their prefix from the environment (HoldfastTableMigration).

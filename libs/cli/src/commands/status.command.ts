@@ -1,9 +1,12 @@
-import { sqlClientFor, validateTablePrefix } from '@holdfast/core/kit';
-import { DataSource } from 'typeorm';
-import { dataSourceOptionsFromUrl } from '../database-url';
+import { validateTablePrefix } from '@holdfast/core/kit';
+import { withDatabase } from '../database';
 import { StatusQueries, type HoldfastStatus } from '../status/status-queries';
 
-/** `holdfast status`: owners, masters, inbox counts and live failover entries on DATABASE_URL. */
+/**
+ * `holdfast status`: owners, masters, inbox counts and live failover entries on DATABASE_URL.
+ * Read-only: creates nothing. `inboxMaxRetries` undefined: the inbox counts that depend on it
+ * are not guessed (see InboxStatus).
+ */
 export async function statusCommand(options: {
   url: string | undefined;
   prefix?: string;
@@ -11,10 +14,7 @@ export async function statusCommand(options: {
 }): Promise<HoldfastStatus> {
   const prefix = options.prefix ?? '';
   validateTablePrefix(prefix);
-  const dataSource = await new DataSource(dataSourceOptionsFromUrl(options.url)).initialize();
-  try {
-    return await new StatusQueries(sqlClientFor(dataSource), prefix, options.inboxMaxRetries).read();
-  } finally {
-    await dataSource.destroy();
-  }
+  return withDatabase(options.url, true, (sql) =>
+    new StatusQueries(sql, prefix, options.inboxMaxRetries).read(),
+  );
 }

@@ -23,14 +23,23 @@ export interface LockStatus {
 }
 
 export interface InboxStatus {
+  /**
+   * The inbox's `maxRetries` these counts use (`--max-retries`, else HOLDFAST_INBOX_MAX_RETRIES),
+   * or null when neither was given: then due, retrying, paused and parked are null too (each
+   * depends on it: a message is parked once RETRIES >= maxRetries, whatever NEXT_RETRY says),
+   * and `byRetries` is what tells them apart.
+   */
+  maxRetries: number | null;
   total: number;
-  due: number;
-  retrying: number;
-  paused: number;
-  parked: number;
+  due: number | null;
+  retrying: number | null;
+  paused: number | null;
+  parked: number | null;
   expired: number;
-  /** Age in ms of the oldest due message (null when none is due). */
+  /** Age in ms of the oldest due message (null when none is due, or maxRetries is unknown). */
   oldestDueAgeMs: number | null;
+  /** Unexpired messages per RETRIES (failed attempts), fewest first: parked = RETRIES >= maxRetries. */
+  byRetries: { retries: number; count: number }[];
 }
 
 export interface FailoverStatus {
@@ -64,8 +73,11 @@ export class StatusQueries {
   constructor(
     private readonly sql: SqlClient,
     private readonly prefix: string,
-    /** The inbox's `maxRetries` (its default 5): with no next retry, a message is parked at it. */
-    private readonly inboxMaxRetries = 5,
+    /**
+     * The inbox's `maxRetries` (a message is parked once its RETRIES reach it). Undefined: not
+     * known here, and the counts that depend on it are not guessed (see InboxStatus).
+     */
+    private readonly inboxMaxRetries?: number,
   ) {
     this.schema = new SchemaManager(sql);
   }
@@ -134,12 +146,28 @@ export class StatusQueries {
 
   private async inbox(now: number): Promise<InboxStatus> {
     // The inbox's own statements: its statuses depend on its time columns' live layout and on
-    // maxRetries (a message with no next retry is parked once its attempts reach it).
-    const queries = new CorMessageQueries(this.sql, this.prefix, this.inboxMaxRetries);
+    // maxRetries.
+    const max = this.inboxMaxRetries;
+    const queries = new CorMessageQueries(this.sql, this.prefix, max);
     await queries.detectLayout();
     const counts = await queries.counts(now);
+    const byRetries = await queries.countByRetries(now);
+    if (max === undefined) {
+      return {
+        maxRetries: null,
+        total: counts.total,
+        due: null,
+        retrying: null,
+        paused: null,
+        parked: null,
+        expired: counts.expired,
+        oldestDueAgeMs: null,
+        byRetries,
+      };
+    }
     const [oldestDue] = await queries.list('due', 1, 0, now);
     return {
+      maxRetries: max,
       total: counts.total,
       due: counts.due,
       retrying: counts.retrying,
@@ -147,6 +175,7 @@ export class StatusQueries {
       parked: counts.parked,
       expired: counts.expired,
       oldestDueAgeMs: oldestDue ? Math.max(0, now - oldestDue.inserted) : null,
+      byRetries,
     };
   }
 

@@ -53,20 +53,27 @@ export function formatStatus(status: HoldfastStatus): string {
   out.push('', 'Inbox (COR_MESSAGE)');
   const inbox = status.inbox;
   if (inbox === null) out.push('  no table');
-  else
+  else {
+    const n = (value: number | null) => (value === null ? '?' : String(value));
     out.push(
       ...table(
         ['TOTAL', 'DUE', 'RETRYING', 'PAUSED', 'PARKED', 'EXPIRED', 'OLDEST DUE'],
         [
           [
-            ...[inbox.total, inbox.due, inbox.retrying, inbox.paused, inbox.parked, inbox.expired].map(
-              String,
-            ),
+            ...[inbox.total, inbox.due, inbox.retrying, inbox.paused, inbox.parked, inbox.expired].map(n),
             inbox.oldestDueAgeMs === null ? '-' : `${seconds(inbox.oldestDueAgeMs)} ago`,
           ],
         ],
       ),
     );
+    const attempts = inbox.byRetries.map((r) => `${r.retries}: ${r.count}`).join(', ') || 'none';
+    out.push(`  unexpired messages by RETRIES (failed attempts): ${attempts}`);
+    out.push(
+      inbox.maxRetries === null
+        ? "  ? : parked is RETRIES >= the inbox's maxRetries: give it with --max-retries N or HOLDFAST_INBOX_MAX_RETRIES"
+        : `  parked: RETRIES >= ${inbox.maxRetries} (maxRetries)`,
+    );
+  }
   out.push('', 'Failover (FAILOVER_STORE, live entries)');
   if (status.failover === null) out.push('  no table');
   else

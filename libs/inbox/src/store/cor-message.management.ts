@@ -51,6 +51,20 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
     return out;
   }
 
+  /**
+   * Unexpired messages per RETRIES value, fewest first: what a reader that does not know the
+   * inbox's maxRetries (the CLI) can show, since exhaustion is RETRIES >= maxRetries.
+   */
+  async countByRetries(now: number): Promise<{ retries: number; count: number }[]> {
+    const b = new Binder(this.d);
+    const rows = await this.sql.query<{ r: unknown; c: unknown }>(
+      `SELECT RETRIES AS r, COUNT(*) AS c FROM ${this.table} ` +
+        `WHERE EXPIRATION IS NULL OR EXPIRATION > ${this.t.at(b, now)} GROUP BY RETRIES ORDER BY RETRIES`,
+      b.params,
+    );
+    return rows.map((r) => ({ retries: toNumber(r.r), count: toNumber(r.c) }));
+  }
+
   async countByType(): Promise<
     { namespace: string | null; name: string; revision: string | null; count: number }[]
   > {

@@ -40,6 +40,7 @@ export class CorMessageQueries {
   declare readonly find: CorMessageManagement['find'];
   declare readonly counts: CorMessageManagement['counts'];
   declare readonly countByType: CorMessageManagement['countByType'];
+  declare readonly countByRetries: CorMessageManagement['countByRetries'];
   declare readonly pause: CorMessageManagement['pause'];
   declare readonly resume: CorMessageManagement['resume'];
   declare readonly retryNow: CorMessageManagement['retryNow'];
@@ -74,6 +75,7 @@ export class CorMessageQueries {
         'find',
         'counts',
         'countByType',
+        'countByRetries',
         'pause',
         'resume',
         'retryNow',
