@@ -7,6 +7,7 @@ import {
   FailoverExecutor,
   FailoverMetrics,
   FailoverModule,
+  FailoverTenant,
   type FailoverEntry,
   type FailoverModuleOptions,
   type FailoverStore,
@@ -186,6 +187,23 @@ describeEachDatabase('@Failover is never less available than the plain method', 
       await expect(quotes.quote('FR')).rejects.toBeInstanceOf(UpstreamDown);
     });
     expect(await rows(ctx, 'quote')).toBe(0);
+  });
+
+  it("a tenant's store that cannot be built (its table missing): the upstream's answer when up, its error when down", async () => {
+    // The global table exists; the tenant's does not, and `schema: 'check'` refuses to go on without it.
+    await (await startFailoverApp(ctx)).close();
+    const quotes = await start({
+      store: { type: 'sql', dataSource: ctx.dataSource, tablePrefix: ctx.prefix, schema: 'check' },
+      multiTenant: { tenants: { ghost: { tablePrefix: 'GHOST_' } } },
+    });
+    const logged = await warnings(async () => {
+      expect(await FailoverTenant.run('ghost', () => quotes.quote('FR'))).toEqual({ price: 42 });
+      quotes.up = false;
+      await expect(FailoverTenant.run('ghost', () => quotes.quote('FR'))).rejects.toBeInstanceOf(
+        UpstreamDown,
+      );
+    });
+    expect(logged.filter((line) => line.includes("Failover 'quote': store failed"))).toHaveLength(1);
   });
 });
 

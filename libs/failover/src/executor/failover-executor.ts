@@ -106,10 +106,20 @@ export class FailoverExecutor implements OnApplicationShutdown {
     args: unknown[],
   ): Promise<T | null> {
     try {
+      // A tenant refused (no tenant, or an unknown one with `strict`) throws here: that is the
+      // policy the application chose, not a failure of the store.
       const forCall = this.stores.forCall();
       // A tenant's store seen for the first time: built before anything else.
       if (forCall instanceof Promise)
-        return forCall.then((built) => this.executeWith<T>(meta, instance, upstream, args, built));
+        return forCall.then(
+          (built) => this.executeWith<T>(meta, instance, upstream, args, built),
+          (storeError: unknown) => {
+            // The tenant's store could not be built (its table missing, the database down): the
+            // call is the upstream's alone; the next call tries to build it again.
+            this.bypass.report(meta.name, 'store', storeError);
+            return this.plain<T>(meta, instance, upstream, args);
+          },
+        );
       return this.executeWith<T>(meta, instance, upstream, args, forCall);
     } catch (error) {
       return Promise.reject(error);

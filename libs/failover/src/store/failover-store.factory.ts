@@ -37,9 +37,11 @@ export async function createFailoverStore(
       return lazyStore(() => moduleRef.get(store.useExisting!, { strict: false }));
     case 'sql': {
       const sqlOptions = store as SqlStoreOptions;
+      // Set by `parts` when the store initializes, before the dialect is first asked for.
+      let resolvedDatabase: DatabaseResolver | undefined;
       const database = new FailoverDatabase(
         moduleRef,
-        () => instance(sqlOptions.databaseResolver, databaseResolver),
+        () => resolvedDatabase ?? instance(sqlOptions.databaseResolver, databaseResolver),
         sqlOptions,
         (error) =>
           sqlStore.useFallback(
@@ -53,19 +55,25 @@ export async function createFailoverStore(
        * A replaceable part, resolved when the store initializes (every provider of the app exists
        * by then): an instance option as given; a class option the app's provider of that class,
        * else built by Nest with its injected dependencies; no option: the app's own provider
-       * under the part's token, else the module's.
+       * under the part's token, else the module's. (No token for the DatabaseResolver: every
+       * Holdfast module registers one of its own, so only its option is resolved this way.)
        */
-      const part = async <T>(option: T | Type<T> | undefined, token: Type<T>, fallback: T): Promise<T> => {
+      const part = async <T>(
+        option: T | Type<T> | undefined,
+        token: Type<T> | undefined,
+        fallback: T,
+      ): Promise<T> => {
         if (option !== undefined && typeof option !== 'function') return option;
         if (option !== undefined)
           return overrides?.find<T>(option as Type<T>) ?? (await moduleRef.create(option as Type<T>));
-        return overrides?.find<T>(token) ?? fallback;
+        return (token && overrides?.find<T>(token)) ?? fallback;
       };
       const sqlStore = new SqlFailoverStore({
         sql: () => database.sql,
         tablePrefix: sqlOptions.tablePrefix,
         schema: sqlOptions.schema,
         parts: async () => {
+          resolvedDatabase = await part(sqlOptions.databaseResolver, undefined, databaseResolver);
           const column = await part(sqlOptions.payloadColumnResolver, PayloadColumnResolver, payloadColumn);
           return {
             queries: await part(sqlOptions.queryResolver, FailoverStoreQueryResolver, queries),
