@@ -54,6 +54,7 @@ export { monotonicMillis, sleep } from '../time/monotonic';
 export { withTimeout, type WithTimeoutOptions } from '../time/with-timeout';
 export { DeadlineQueue, type Deadline } from '../time/deadline-queue';
 export { HoldfastTimers, findSchedulerRegistry, type TimeoutRegistry } from '../time/holdfast-timers';
+export { keepProcessAlive, processKeptAliveBy } from '../lifecycle/keep-alive';
 export type { TableSpec, ColumnSpec, IndexSpec } from '../schema/table-spec';
 export {
   createTableSql,

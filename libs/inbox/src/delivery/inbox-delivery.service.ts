@@ -8,6 +8,7 @@ import {
 import {
   findSchedulerRegistry,
   HoldfastTimers,
+  keepProcessAlive,
   type DeadlineQueue,
   monotonicMillis,
   parseDuration,
@@ -90,6 +91,8 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   /** `holdfast:inbox:{poll,cleanup,heartbeat,flush}:<table>`, in the app's SchedulerRegistry. */
   private timers = new HoldfastTimers();
   private running = false;
+  /** Lets the process end again: the delivery loop holds it while it runs (see keepProcessAlive). */
+  private releaseProcess?: () => void;
   private cycle?: Promise<unknown>;
   private readonly graceMs: number;
   /** No delivery run in progress (a wake-up can start one at once). */
@@ -170,6 +173,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     await this.connection.leadership.start();
     this.timers = new HoldfastTimers(findSchedulerRegistry(this.moduleRef));
     this.running = true;
+    this.releaseProcess = keepProcessAlive(`inbox delivery (${this.connection.queries.table})`);
     this.schedulePoll(this.pollMs);
     this.expiry.schedule(this.cleanupMs);
   }
@@ -181,6 +185,16 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
    * handed back too. Then it leaves the leader mutex, before TypeORM closes the DataSource.
    */
   async beforeApplicationShutdown(): Promise<void> {
+    try {
+      await this.drain();
+    } finally {
+      // After app.close() nothing of the inbox holds the process, whatever the drain met.
+      this.releaseProcess?.();
+      this.releaseProcess = undefined;
+    }
+  }
+
+  private async drain(): Promise<void> {
     this.running = false;
     // No more polls or cleanups; heartbeats and completion flushes go on while handlers drain.
     this.timers.clear(this.timerName('poll'));

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { HoldfastError, monotonicMillis } from '@holdfast/core/kit';
+import { HoldfastError, keepProcessAlive, monotonicMillis } from '@holdfast/core/kit';
 import type { LockLostReason } from '../decorators/on-lock.decorators';
 import type { Locker } from '../lock/locker.interface';
 import type { LockerMetrics } from '../metrics/locker.metrics';
@@ -35,6 +35,8 @@ export class LockerStateMachine {
   /** Bumped on every promotion and demotion, so callbacks of an earlier term do nothing. */
   private term = 0;
   private acquiring?: AbortController;
+  /** Lets the process end again: a started locker holds it until stopped (see keepProcessAlive). */
+  private releaseProcess?: () => void;
 
   constructor(
     private readonly options: ResolvedLockerOptions,
@@ -74,6 +76,7 @@ export class LockerStateMachine {
       return;
     }
     this.role = 'standby';
+    this.releaseProcess ??= keepProcessAlive(`locker (${this.lockName})`);
     const waiting = this.acquire();
     // A standby blocked in bootstrap must still shut down on a signal (bootstrap then completes
     // as a stopped standby and shutdown proceeds).
@@ -94,6 +97,7 @@ export class LockerStateMachine {
     this.role = 'stopped';
     this.acquiring?.abort(new LockerStoppedError());
     this.timers.clear();
+    this.letProcessGo();
     if (wasMaster) {
       this.metrics.lost.add(1, { lock: this.lockName, reason: 'stopped' });
       await this.handlers.run('lost', this.lockName, { lockName: this.lockName, reason: 'stopped' });
@@ -108,6 +112,11 @@ export class LockerStateMachine {
     }
   }
 
+  private letProcessGo(): void {
+    this.releaseProcess?.();
+    this.releaseProcess = undefined;
+  }
+
   private async acquire(): Promise<void> {
     const locker = this.locker!;
     const abort = new AbortController();
@@ -118,6 +127,7 @@ export class LockerStateMachine {
     } catch (error) {
       if (abort.signal.aborted) return;
       this.role = 'idle';
+      this.letProcessGo();
       throw error;
     } finally {
       if (this.acquiring === abort) this.acquiring = undefined;

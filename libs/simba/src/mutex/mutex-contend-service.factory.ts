@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { SimbaMetrics } from '../health/simba.metrics';
 import { SIMBA_RESOLVED_OPTIONS } from '../simba.constants';
 import type { ResolvedSimbaOptions } from '../simba.options';
@@ -7,10 +7,16 @@ import type { MutexContender } from './mutex-contender';
 import { MutexWakeup } from './mutex-wakeup';
 import { SimbaConnection } from './simba-connection';
 
-/** Creates contend services on the module's DataSource and timing. The service is not started. */
+/**
+ * Creates contend services on the module's DataSource and timing. The service is not started.
+ * A started service keeps the process alive until it stops; one its owner left running at
+ * app.close() lets it go then (its timers end with the module: SimbaConnection clears them).
+ */
 @Injectable()
-export class MutexContendServiceFactory {
+export class MutexContendServiceFactory implements OnApplicationShutdown {
   private readonly wakeup = new MutexWakeup();
+  /** The process holds of this factory's running services (each adds its own at start()). */
+  private readonly holds = new Set<() => void>();
 
   constructor(
     private readonly connection: SimbaConnection,
@@ -35,6 +41,13 @@ export class MutexContendServiceFactory {
       },
       this.wakeup,
       this.metrics,
+      this.holds,
     );
+  }
+
+  /** Last, after every module's own shutdown: nothing of Simba's holds the process any more. */
+  onApplicationShutdown(): void {
+    for (const release of this.holds) release();
+    this.holds.clear();
   }
 }

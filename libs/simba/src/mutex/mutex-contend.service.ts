@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { InvalidOptionsError, monotonicMillis } from '@holdfast/core/kit';
+import { InvalidOptionsError, keepProcessAlive, monotonicMillis } from '@holdfast/core/kit';
 import { MutexServiceStatusError } from '../errors';
 import { SimbaMetrics } from '../health/simba.metrics';
 import { assertContenderId, assertMutexName, type MutexContender } from './mutex-contender';
@@ -52,6 +52,8 @@ export class MutexContendService {
   private callbacks: Promise<void> = Promise.resolve();
   private unsubscribe?: () => void;
   private untrack?: () => void;
+  /** Lets the process end again: a started contender holds it until stop() (see keepProcessAlive). */
+  private releaseProcess?: () => void;
   /** How long before the row's transition_at the owner stops believing it owns. */
   private readonly guard: number;
 
@@ -61,6 +63,8 @@ export class MutexContendService {
     private readonly timing: ContendTiming,
     private readonly wakeup: MutexWakeup,
     private readonly metrics: SimbaMetrics = new SimbaMetrics(),
+    /** The process holds of the factory's started services, which it lets go at app.close(). */
+    private readonly holds?: Set<() => void>,
   ) {
     assertMutexName(contender.mutex);
     assertContenderId(contender.contenderId);
@@ -122,6 +126,9 @@ export class MutexContendService {
     this.untrack = this.metrics.track(this.mutex, this.contenderId, () => this.isOwner);
     this.schedule(epoch, this.timing.initialDelay, 'acquire');
     this._status = ContendServiceStatus.RUNNING;
+    const release = keepProcessAlive(`simba contender (${this.mutex})`);
+    this.releaseProcess = release;
+    this.holds?.add(release);
   }
 
   /**
@@ -155,6 +162,11 @@ export class MutexContendService {
     } finally {
       this.loop.timers.clear(this.deadlineName);
       this.untrack?.();
+      if (this.releaseProcess) {
+        this.holds?.delete(this.releaseProcess);
+        this.releaseProcess();
+        this.releaseProcess = undefined;
+      }
       this._status = ContendServiceStatus.INITIAL;
     }
   }
