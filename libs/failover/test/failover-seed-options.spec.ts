@@ -119,6 +119,17 @@ describeEachDatabase('the seed’s failover options', (ctx) => {
       expect(await quotes.plain('P1')).toMatchObject({ price: 7 });
     });
 
+    it('recovers a class of a listed package, as the seed does (a prefix ending at a dot)', async () => {
+      const quotes = await storedByJava({ allowedPayloadClasses: ['com.acme'] });
+      expect(await quotes.quote('Q1')).toMatchObject({ price: 42 });
+      await app!.close();
+      await ctx.sql.execute(`DELETE FROM ${ctx.prefix}FAILOVER_STORE`);
+      const others = await storedByJava({ allowedPayloadClasses: ['com.acm'] });
+      await captureWarnings(async () => {
+        await expect(others.quote('Q1')).rejects.toBeInstanceOf(UpstreamDown);
+      });
+    });
+
     it("refuses a class name not listed: the caller gets the upstream's error, and the refusal is logged", async () => {
       const quotes = await storedByJava({});
       const warnings = await captureWarnings(async () => {

@@ -19,7 +19,10 @@ export interface SqlStoreOptions {
   /** A DataSource, or the name of a @nestjs/typeorm one; default: the default DataSource. */
   dataSource?: DataSourceOption;
   tablePrefix?: string;
-  /** Extra PAYLOAD_CLASS names that may be recovered, beyond the declared `type`s. */
+  /**
+   * Extra PAYLOAD_CLASS names that may be recovered, beyond the declared `type`s: exact names, or
+   * package prefixes as in the seed (`'com.acme'` allows `com.acme.Quote`, not `com.acmex.Quote`).
+   */
   allowedPayloadClasses?: string[];
   /** true: plain JSON shapes (Object, Array, String...) are not implicitly allowed either. */
   strictAllowlist?: boolean;

@@ -20,11 +20,15 @@ export class FailoverTypeRegistry {
   private readonly classes = new Map<string, Class>();
   private readonly names = new Map<Class, string>();
   private readonly allowedNames = new Set<string>();
+  /** `allowedPayloadClasses` entries as package prefixes (`com.acme.` for `com.acme`), as in the seed. */
+  private allowedPackages: string[] = [];
   private strict = false;
   private decoratedSeen = 0;
 
   configure(allowedPayloadClasses: readonly string[] = [], strictAllowlist = false): void {
     allowedPayloadClasses.forEach((name) => this.allowedNames.add(name));
+    // The seed takes package prefixes too: a Java service's config lists `com.acme.referential`.
+    this.allowedPackages = allowedPayloadClasses.map((name) => `${name}.`);
     this.strict = strictAllowlist;
   }
 
@@ -95,7 +99,8 @@ export class FailoverTypeRegistry {
     if (!this.allowedNames.has(payloadClass) && this.decoratedSeen < decoratedPayloadClasses().length)
       this.syncDecorated();
     const element = payloadClass.endsWith('[]') ? payloadClass.slice(0, -2) : payloadClass;
-    return this.allowedNames.has(payloadClass) || this.allowedNames.has(element);
+    if (this.allowedNames.has(payloadClass) || this.allowedNames.has(element)) return true;
+    return this.allowedPackages.some((prefix) => element.startsWith(prefix));
   }
 
   /** The class registered under `name` (without a trailing `[]`). */
