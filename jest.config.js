@@ -22,6 +22,7 @@ const serverOnly = serversSelected
   ? []
   : [
       '/libs/locker/test/lock-connection.spec.ts',
+      '/libs/inbox/test/round-trips.spec.ts',
       '/test/inbox/accept-under-load.spec.ts',
       '/test/inbox/silent-worker.spec.ts',
       '/test/inbox/blackhole.spec.ts',
@@ -56,7 +57,12 @@ const postgresSelected = (process.env.HOLDFAST_TEST_DATABASES ?? 'sqlite')
   .split(',')
   .some((d) => d.trim() === 'postgres');
 const postgresOnly = postgresSelected ? [] : ['/test/inbox/notify.spec.ts'];
-const ignored = ['/node_modules/', ...serverOnly, ...postgresOnly, ...excluded].map(escape);
+// MariaDB-only suites, left out when MariaDB is not selected.
+const mariadbSelected = (process.env.HOLDFAST_TEST_DATABASES ?? 'sqlite')
+  .split(',')
+  .some((d) => d.trim() === 'mariadb');
+const mariadbOnly = mariadbSelected ? [] : ['/libs/simba/test/round-trips.spec.ts'];
+const ignored = ['/node_modules/', ...serverOnly, ...postgresOnly, ...mariadbOnly, ...excluded].map(escape);
 // The HA-cluster suites (Galera, Patroni) start clusters of their own and run only under
 // `npm run test:cluster` (HOLDFAST_TEST_CLUSTERS=1), in their own CI step.
 const clusterSuites = ['/test/cluster/'];

@@ -14,6 +14,7 @@ import type { CorMessageQueries } from '../src/store/cor-message.queries';
 import type { Lease } from '../src/store/cor-message.rows';
 
 /**
+ * PostgreSQL and MariaDB only (left out of the run otherwise, see jest.config.js).
  * Round trips of the delivery's statements, counted by a TcpProxy between the inbox and its
  * server: a database 1 ms away pays each one. No timing here, only counts.
  */
