@@ -28,6 +28,7 @@ const serverOnly = serversSelected
       '/test/inbox/blackhole.spec.ts',
       '/test/inbox/unanswered-claim.spec.ts',
       '/test/simba/frozen-renewal.spec.ts',
+      '/test/pool/app-load/',
       '/test/partition/locker-partition.spec.ts',
     ];
 
@@ -39,6 +40,7 @@ const soakSuites = [
   '/test/deploy/rolling-deploy.spec.ts',
   '/test/inbox/group-order-soak.spec.ts',
   '/test/simba/soak.spec.ts',
+  '/test/pool/app-load/',
   '/test/simba/scale.spec.ts',
   '/test/simba/failover-tokens.spec.ts',
   '/test/locker/scheduled-lock.spec.ts',

@@ -1,11 +1,17 @@
 import type { ModuleRef } from '@nestjs/core';
 import type { Dialect } from '../dialect/dialect';
+import { sqlDialect } from '../dialect/dialects';
 import type { LiveTable } from '../schema/live-table';
 import { SchemaManager, type SchemaMode } from '../schema/schema-manager';
 import type { TableSpec } from '../schema/table-spec';
-import { resolveDataSource, type DataSourceOption } from './data-source';
+import {
+  CoordinationPool,
+  validateCoordinationPool,
+  type CoordinationPoolOptions,
+} from './coordination-pool';
+import { driverTimezone, resolveDataSource, type DataSourceOption } from './data-source';
 import type { DatabaseResolver } from './database-resolver';
-import type { SqlClient, SqlClientOptions } from './sql-client';
+import { SqlClient, type SqlClientOptions } from './sql-client';
 import { sqlClientFor } from './sql-client.factory';
 
 /** What a module's resolved options say about its database. */
@@ -16,6 +22,13 @@ export interface HoldfastDatabaseOptions {
   dialect?: Dialect;
   tablePrefix: string;
   schema: SchemaMode;
+  /**
+   * The module's own small pool for its statements, opened from the DataSource's options, so
+   * that they never queue behind the application's work on a busy pool (default on, sized by
+   * the module's needs; see CoordinationPoolOptions). `false`: the module uses the DataSource's
+   * pool. Not on SQLite, whose one connection every statement takes its turn on.
+   */
+  coordinationPool?: CoordinationPoolOptions | false;
 }
 
 /**
@@ -27,6 +40,8 @@ export interface HoldfastDatabaseOptions {
  */
 export abstract class HoldfastDatabase {
   private client?: SqlClient;
+  private pool?: CoordinationPool;
+  private applicationClient?: SqlClient;
 
   protected constructor(
     protected readonly moduleRef: ModuleRef,
@@ -36,13 +51,67 @@ export abstract class HoldfastDatabase {
     private readonly database: HoldfastDatabaseOptions,
   ) {}
 
-  /** The module's client, built on first use. */
+  /**
+   * The module's client, built on first use: on its own coordination pool (connected on the first
+   * statement) for PostgreSQL, MySQL and MariaDB unless `coordinationPool: false`, else on the
+   * DataSource's pool.
+   */
   get sql(): SqlClient {
     if (!this.client) {
       const dataSource = resolveDataSource(this.moduleRef, this.database.dataSource, this.module);
-      this.client = sqlClientFor(dataSource, this.resolver, this.database.dialect, this.clientOptions());
+      const option = this.database.coordinationPool;
+      validateCoordinationPool(this.module, option);
+      const dialect = this.resolver.resolve(dataSource, this.database.dialect);
+      if (option === false || dialect === 'sqlite' || !this.usesCoordinationPool()) {
+        this.client = sqlClientFor(dataSource, this.resolver, dialect, this.clientOptions());
+      } else {
+        this.pool = new CoordinationPool(dataSource, option ?? {});
+        this.client = new SqlClient(
+          this.pool.dataSource,
+          sqlDialect(dialect, { driverTimezone: driverTimezone(dataSource) ?? 'local' }),
+          undefined,
+          this.clientOptions(),
+          false,
+          this.pool,
+        );
+      }
     }
     return this.client;
+  }
+
+  /**
+   * A client on the application's pool for the statements that are the application's own work,
+   * run at its rate, whose callers wait for them (the inbox's accepts): on the module's small
+   * coordination pool they would queue in front of its leases. The module's client itself when
+   * it has no coordination pool.
+   */
+  protected get applicationSql(): SqlClient {
+    const sql = this.sql;
+    if (!this.pool) return sql;
+    return (this.applicationClient ??= sqlClientFor(
+      this.pool.application,
+      this.resolver,
+      sql.dialect.name,
+      this.clientOptions(),
+    ));
+  }
+
+  /**
+   * Whether this module's statements go to a coordination pool of its own (when not turned off):
+   * true for modules whose statements keep leases, claims and leadership. Overridden by a module
+   * whose statements are its callers' own work.
+   */
+  protected usesCoordinationPool(): boolean {
+    return true;
+  }
+
+  /**
+   * Closes the module's coordination pool: Nest calls it at application shutdown, after the
+   * modules gave back their leases and claims (beforeApplicationShutdown, onModuleDestroy).
+   * A subclass with its own onApplicationShutdown calls this one.
+   */
+  async onApplicationShutdown(): Promise<void> {
+    await this.pool?.close();
   }
 
   /** The bounds of the module's client on its statements and transactions (core's defaults here). */

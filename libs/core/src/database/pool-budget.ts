@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { CoordinationPool } from './coordination-pool';
 import type { SqlClient } from './sql-client';
 
 /** What one Holdfast component takes of a DataSource's pool at most at once. */
@@ -14,6 +15,8 @@ export interface PoolNeed {
 
 /** The pool size a DataSource was configured with (the drivers' default 10 when not set). */
 export function configuredPoolSize(dataSource: DataSource): number {
+  const coordination = CoordinationPool.of(dataSource);
+  if (coordination) return coordination.maxConnections;
   const options = dataSource.options as {
     poolSize?: number;
     extra?: { max?: number; connectionLimit?: number };
@@ -39,6 +42,9 @@ const budgets = new WeakMap<DataSource, Budget>();
  * A waiting statement fails after its own bound rather than blocking forever, but leases and
  * keep-alives that wait for a connection can miss their deadlines. Not for single-connection
  * dialects (SQLite): there every statement takes its turn on the one connection.
+ * On a module's coordination pool (the default, #31) the needs size that pool instead: its
+ * connections are the needs plus one for the module's occasional statements, unless a `size` was
+ * configured, which the same warning then checks.
  */
 export function declarePoolNeed(sql: SqlClient, need: PoolNeed, logger?: Logger): void {
   if (sql.dialect.singleConnection) return;
@@ -46,6 +52,11 @@ export function declarePoolNeed(sql: SqlClient, need: PoolNeed, logger?: Logger)
   let budget = budgets.get(dataSource);
   if (!budget) budgets.set(dataSource, (budget = { needs: new Map(), warnedFor: 0 }));
   budget.needs.set(need.component, need);
+  const coordination = CoordinationPool.of(dataSource);
+  if (coordination?.automatic) {
+    coordination.fitTo([...budget.needs.values()].reduce((sum, n) => sum + n.connections, 0) + 1);
+    return;
+  }
   if (budget.check) clearImmediate(budget.check);
   const current = budget;
   current.check = setImmediate(() => {

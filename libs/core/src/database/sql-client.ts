@@ -26,6 +26,7 @@ import {
   driverConnectionOf,
   SqlTimeoutError,
 } from './connection-bound';
+import type { CoordinationPool } from './coordination-pool';
 
 type Row = Record<string, unknown>;
 
@@ -114,7 +115,10 @@ export interface TransactionOptions {
  */
 export class SqlClient {
   private readonly gate?: Mutex;
-  private readonly channel?: DriverChannel;
+  /** Set once the DataSource is connected (at once, unless it is a coordination pool not opened yet). */
+  private channel?: DriverChannel;
+  /** True once `coordination`, when there is one, is connected. */
+  private opened: boolean;
 
   /** Milliseconds after which the server ends a transaction whose client went quiet (0: never). */
   readonly idleInTransactionTimeout: number;
@@ -130,9 +134,12 @@ export class SqlClient {
     private readonly runner?: QueryRunner,
     private readonly options: SqlClientOptions = {},
     private readonly insideTransaction = false,
+    /** The module's own pool behind `dataSource`, connected on this client's first statement. */
+    private readonly coordination?: CoordinationPool,
   ) {
     if (!runner && dialect.name === 'sqlite') this.gate = sqliteGate(dataSource);
-    if (!runner) this.channel = channelFor(dataSource);
+    this.opened = !coordination || coordination.isOpen;
+    if (!runner && this.opened) this.channel = channelFor(dataSource);
     this.idleInTransactionTimeout = parseDuration(
       options.idleInTransactionTimeout ?? DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS,
       'idleInTransactionTimeout',
@@ -233,6 +240,7 @@ export class SqlClient {
       ]);
     }
     if (this.runner) return work(this);
+    if (!this.opened) await this.open();
     const dialect = this.dialect.name;
     const idle = this.idleInTransactionTimeout;
     const exec = async () => {
@@ -275,6 +283,7 @@ export class SqlClient {
    */
   async session<T>(work: (connection: SqlClient) => Promise<T>): Promise<T> {
     if (this.runner) return work(this);
+    if (!this.opened) await this.open();
     const exec = async () => {
       const runner = await this.connectRunner();
       try {
@@ -294,6 +303,7 @@ export class SqlClient {
     commit?: boolean,
   ): StatementResult | Promise<StatementResult> {
     if (this.runner) return this.guard(this.runner, runInTransaction(this.runner, sql, params, commit));
+    if (!this.opened) return this.open().then(() => this.run(sql, params, prepared));
     const channel = this.channel;
     if (this.statementTimeout > 0) return this.runBounded(sql, params, prepared);
     if (channel) {
@@ -312,6 +322,19 @@ export class SqlClient {
       }
     };
     return this.gate ? this.gate.runExclusive(exec) : exec();
+  }
+
+  /**
+   * Connects the coordination pool (once for all its clients), within `statementTimeout` when
+   * set: a server that does not answer fails the statement like a pooled connection that does not come.
+   */
+  private async open(): Promise<void> {
+    const opening = this.coordination!.open();
+    if (this.statementTimeout > 0)
+      await boundedWait(opening, this.statementTimeout, 'connection', () => undefined);
+    else await opening;
+    this.opened = true;
+    this.channel = channelFor(this.dataSource);
   }
 
   /** One statement outside a transaction, each wait within `statementTimeout`. */

@@ -29,6 +29,16 @@ export class FailoverDatabase extends HoldfastDatabase {
       schema: store.schema ?? 'check',
     });
   }
+
+  /**
+   * The store's statements are its callers' own work, at their rate, each bounded by storeTimeout
+   * (past it the caller goes on and the store is skipped for a while): they stay on the
+   * application's pool rather than a small pool of their own, where a burst of callers would
+   * queue behind one another (#31).
+   */
+  protected override usesCoordinationPool(): boolean {
+    return false;
+  }
 }
 
 /** A DatabaseResolver (created on first use) whose unknown dialect is MySQL's, after a report. */

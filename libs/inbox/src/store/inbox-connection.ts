@@ -5,6 +5,7 @@ import {
   declarePoolNeed,
   HoldfastDatabase,
   parseDuration,
+  type SqlClient,
   type SqlClientOptions,
   tableName,
 } from '@holdfast/core/kit';
@@ -29,6 +30,8 @@ const tableNameOf = (prefix: string) => tableName(prefix, COR_MESSAGE_TABLE.name
 export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
   private readonly logger = new Logger(InboxConnection.name);
   private _queries?: CorMessageQueries;
+  /** The accepts' statements, on the application's pool (see `queries`). */
+  private accepting?: CorMessageQueries;
   private _leadership?: InboxLeadership;
 
   constructor(
@@ -41,11 +44,14 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await this.applySchema(COR_MESSAGE_TABLE);
-    await this.queries
-      .detectLayout()
-      .catch((error: Error) =>
-        this.logger.warn(`Could not read the layout of ${this.queries.table}: ${error.message}`),
-      );
+    const queries = this.queries;
+    for (const on of new Set([queries, this.accepting!])) {
+      await on
+        .detectLayout()
+        .catch((error: Error) =>
+          this.logger.warn(`Could not read the layout of ${on.table}: ${error.message}`),
+        );
+    }
     const leadership = this.leadership;
     // Competing nodes take turns at the expiry cleanup through a row of their own table.
     if (this.options.deliver && leadership.mode === 'competing') {
@@ -83,16 +89,26 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     };
   }
 
+  /**
+   * The inbox's statements. Claims, heartbeats, completions, hand-backs and cleanups run on the
+   * inbox's coordination pool, where the application's load cannot delay them past the lease
+   * (#31); accepts (`insert`, `existingIds`) are the application's own work, at its rate, and run
+   * on the application's pool, so that a burst of them cannot queue in front of a heartbeat.
+   */
   get queries(): CorMessageQueries {
     if (!this._queries) {
-      this._queries = new CorMessageQueries(
-        this.sql,
-        this.options.tablePrefix,
-        this.options.retry.maxRetries,
-      );
-      this._queries.notifyChannel = this.notifyChannel;
-      if (this.options.groupBy)
-        this._queries.groupTable = tableName(this.options.tablePrefix, INBOX_GROUP_TABLE.name);
+      const build = (sql: SqlClient) => {
+        const queries = new CorMessageQueries(sql, this.options.tablePrefix, this.options.retry.maxRetries);
+        queries.notifyChannel = this.notifyChannel;
+        if (this.options.groupBy)
+          queries.groupTable = tableName(this.options.tablePrefix, INBOX_GROUP_TABLE.name);
+        return queries;
+      };
+      const queries = build(this.sql);
+      const application = this.applicationSql;
+      this.accepting = application === this.sql ? queries : build(application);
+      Object.assign(queries, { insert: this.accepting.insert, existingIds: this.accepting.existingIds });
+      this._queries = queries;
     }
     return this._queries;
   }

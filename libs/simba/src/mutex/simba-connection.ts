@@ -50,9 +50,13 @@ export class SimbaConnection extends HoldfastDatabase implements OnModuleInit, O
     );
   }
 
-  /** Last: the contenders have stopped; a tick or deadline still armed would find nothing to do. */
-  onApplicationShutdown(): void {
+  /**
+   * Last: the contenders have stopped; a tick or deadline still armed would find nothing to do.
+   * Then the coordination pool closes.
+   */
+  override async onApplicationShutdown(): Promise<void> {
     this._repository?.timers.clearAll();
+    await super.onApplicationShutdown();
   }
 
   /** SQLite waits for the write lock synchronously: warn when that wait can outlast the transition. */
