@@ -9,6 +9,8 @@ delete swcrc.$schema;
 const moduleNameMapper = {
   '^@holdfast/core/testing$': '<rootDir>/libs/core/src/testing',
   '^@holdfast/core/kit$': '<rootDir>/libs/core/src/kit',
+  // The top-level migrations/ folder, which the CLI package ships as @holdfast/cli/migrations.
+  '^@holdfast/cli/migrations$': '<rootDir>/migrations',
   '^@holdfast/([a-z]+)/internal$': '<rootDir>/libs/$1/src/internal',
   '^@holdfast/([a-z]+)$': '<rootDir>/libs/$1/src',
 };

@@ -1,18 +1,20 @@
 #!/usr/bin/env node
-// The `holdfast` bin. Installed from the registry (or a packed tarball) it runs the compiled CLI;
-// inside the Holdfast repository, where `npm run build` may not have run, it runs the TypeScript
-// sources through the repository's own loader (SWC and the workspace paths).
-const { existsSync } = require('node:fs');
+// The `holdfast` bin. Installed from the registry (or a packed tarball) it runs the compiled CLI.
+// Inside the Holdfast repository it runs the TypeScript sources through the repository's own
+// loader (SWC and the workspace paths), so it needs no `npm run build` and never runs a stale dist/.
+const { existsSync, realpathSync } = require('node:fs');
 const { join } = require('node:path');
 
-const compiled = join(__dirname, '..', 'dist', 'main.js');
-const repoLoader = join(__dirname, '..', '..', '..', 'tools', 'register.js');
-if (existsSync(compiled)) {
-  require(compiled);
-} else if (existsSync(repoLoader)) {
-  require(repoLoader);
-  require(join(__dirname, '..', 'src', 'main.ts'));
+const pkg = join(__dirname, '..');
+const repo = join(pkg, '..', '..');
+const inRepository =
+  existsSync(join(repo, 'tools', 'register.js')) &&
+  existsSync(join(repo, 'libs', 'cli')) &&
+  realpathSync(join(repo, 'libs', 'cli')) === realpathSync(pkg);
+
+if (inRepository) {
+  require(join(repo, 'tools', 'register.js'));
+  require(join(pkg, 'src', 'main.ts'));
 } else {
-  process.stderr.write(`holdfast: ${compiled} is missing: build @holdfast/cli first (npm run build)\n`);
-  process.exitCode = 1;
+  require(join(pkg, 'dist', 'main.js'));
 }

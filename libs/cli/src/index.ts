@@ -1,4 +1,6 @@
-export { HOLDFAST_MIGRATIONS } from './migrations';
+// The migrations live in the repository's top-level migrations/ folder; the package ships them
+// compiled at @holdfast/cli/migrations.
+export { HOLDFAST_MIGRATIONS } from '@holdfast/cli/migrations';
 export { HOLDFAST_TABLES } from './tables';
 export type {
   HoldfastStatus,

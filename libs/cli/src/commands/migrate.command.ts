@@ -1,7 +1,7 @@
 import { validateTablePrefix } from '@holdfast/core/kit';
 import { DataSource } from 'typeorm';
 import { dataSourceOptionsFromUrl } from '../database-url';
-import { HOLDFAST_MIGRATIONS } from '../migrations';
+import { HOLDFAST_MIGRATIONS } from '@holdfast/cli/migrations';
 
 export interface MigrateOptions {
   url: string | undefined;

@@ -70,7 +70,8 @@ export function formatStatus(status: HoldfastStatus): string {
     out.push(`  unexpired messages by RETRIES (failed attempts): ${attempts}`);
     out.push(
       inbox.maxRetries === null
-        ? "  ? : parked is RETRIES >= the inbox's maxRetries: give it with --max-retries N or HOLDFAST_INBOX_MAX_RETRIES"
+        ? "  ? = unknown: due, retrying, paused and parked depend on the inbox's maxRetries (parked is RETRIES >= it); " +
+            'give it with --max-retries N or HOLDFAST_INBOX_MAX_RETRIES'
         : `  parked: RETRIES >= ${inbox.maxRetries} (maxRetries)`,
     );
   }
