@@ -9,6 +9,7 @@ import {
 } from '@holdfast/core/kit';
 
 import { ContenderIdTooLongError, MutexStatementTimeoutError } from '../errors';
+import { FailoverGrace } from './failover-grace';
 import type { AcquireResult, BatchRequest, BatchSource } from './mutex-batch';
 import { MutexContendLoop } from './mutex-contend.loop';
 import { MutexOwner } from './mutex-owner';
@@ -46,6 +47,9 @@ function chunks<T>(items: readonly T[], size = BATCH_CHUNK): T[][] {
 export class MutexRepository implements BatchSource {
   private readonly ensured = new Set<string>();
   private _loop?: MutexContendLoop;
+  /** PostgreSQL: no grant before the leases a lost primary may have granted have ended. */
+  private readonly grace: FailoverGrace;
+  private graceMarked = false;
   /** The declared length of the live `owner_id` column, set by SimbaConnection at startup. */
   ownerIdColumnLength?: number;
 
@@ -55,7 +59,9 @@ export class MutexRepository implements BatchSource {
     readonly statementTimeoutMs: number,
     /** The module's timers (the tick loop and the owners' deadlines). */
     readonly timers: HoldfastTimers = new HoldfastTimers(),
-  ) {}
+  ) {
+    this.grace = new FailoverGrace(sql.dialect, queries.table);
+  }
 
   /** The loop that batches the attempts of every contend service on this repository. */
   get loop(): MutexContendLoop {
@@ -84,6 +90,7 @@ export class MutexRepository implements BatchSource {
           await this.insertRows(part);
           part.forEach((m) => this.ensured.add(m));
         }
+        if (acquires.length) await this.markTimeline();
         // Creating rows (once per mutex) is not part of what a tick costs.
         const txStarted = monotonicMillis();
         let connectMs = 0;
@@ -97,6 +104,8 @@ export class MutexRepository implements BatchSource {
               stage = 'answer';
               answerStarted = monotonicMillis();
               connectMs = answerStarted - txStarted;
+              if (acquires.length)
+                await this.afterFailover(tx, Math.max(...acquires.map((r) => r.ttl + r.transition)));
               for (const group of this.groupAcquires(acquires)) {
                 for (const part of chunks(group.items)) {
                   const takes = part.filter((r) => !r.renew);
@@ -169,7 +178,9 @@ export class MutexRepository implements BatchSource {
         await this.ensureRow(mutex);
         this.ensured.add(mutex);
       }
+      await this.markTimeline();
       return this.inTransaction(true, async (tx) => {
+        await this.afterFailover(tx, ttlMs + transitionMs);
         const changed = await tx.execute(
           ...this.args(this.queries.acquire(mutex, contenderId, ttlMs, transitionMs)),
         );
@@ -219,6 +230,20 @@ export class MutexRepository implements BatchSource {
         return toNumber(row.now_ms);
       }),
     );
+  }
+
+  /** Creates the timeline marker row once (PostgreSQL). */
+  private async markTimeline(): Promise<void> {
+    const marker = this.grace.ensureMarker();
+    if (this.graceMarked || !marker) return;
+    await this.inTransaction(false, (tx) => tx.execute(...this.args(marker)));
+    this.graceMarked = true;
+  }
+
+  /** Before a grant (PostgreSQL): starts the grace of `graceMs` if the server was promoted since the last write. */
+  private async afterFailover(tx: SqlClient, graceMs: number): Promise<void> {
+    const check = this.grace.check(graceMs);
+    if (check) await tx.execute(...this.args(check));
   }
 
   private async ensureRow(mutex: string): Promise<void> {

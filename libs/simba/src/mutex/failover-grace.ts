@@ -1,0 +1,76 @@
+import type { SqlDialect } from '@holdfast/core/kit';
+import type { BoundSql } from './mutex-query.resolver';
+
+/**
+ * The row of `simba_mutex` that remembers the PostgreSQL timeline the table was last written on
+ * (in `acquired_at`); never a mutex of its own: the name is reserved.
+ */
+export const TIMELINE_MARKER = 'holdfast:timeline';
+
+/**
+ * The server's current timeline, which PostgreSQL changes at every promotion of a standby: the
+ * first 8 hex digits of the current WAL file's name. It is readable by any role (unlike
+ * `pg_control_checkpoint()`, whose timeline moves only at the first checkpoint after the
+ * promotion) and changes at the promotion itself. On a standby the call fails ("recovery is in
+ * progress"), as the writes beside it would.
+ */
+const TIMELINE = `('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint`;
+
+/**
+ * No grant during a lease the old primary may have granted and the new one lost (#36). A
+ * PostgreSQL standby promoted after its primary died may miss the last commits, a grant among
+ * them, and would hand the mutex to a second owner while the lost grant's owner still believes it
+ * owns. So every grant runs behind this statement, in the same transaction: when the table's
+ * marker row names another timeline than the server's, the table was last written before a
+ * promotion, and the statement (once, for the first transaction on the new timeline, whichever
+ * instance runs it, a freshly started one too) moves the marker to the new timeline and clears
+ * every owner with `ttl_at`/`transition_at` at least `graceMs` ahead. Nobody acquires before that
+ * has passed, and no owner renews: the row the new primary holds may be stale, and an owner it
+ * names may have been superseded by the lost grant. `graceMs` is the longest lease (ttl +
+ * transition) the instance's contenders ask for, counted from the detection, which comes after
+ * the crash: the lost grant's owner steps down at its local deadline, within its ttl.
+ *
+ * Only PostgreSQL: MariaDB Galera is synchronous and loses no commit on a node's death, and
+ * SQLite has no failover. Undefined elsewhere.
+ */
+export class FailoverGrace {
+  constructor(
+    private readonly dialect: SqlDialect,
+    private readonly table: string,
+  ) {}
+
+  get enabled(): boolean {
+    return this.dialect.name === 'postgres';
+  }
+
+  /** Creates the marker with the current timeline if the table has none (no grace for a new table). */
+  ensureMarker(): BoundSql | undefined {
+    if (!this.enabled) return undefined;
+    return {
+      sql:
+        `INSERT INTO ${this.table} (mutex, acquired_at, ttl_at, transition_at, owner_id, version) ` +
+        `SELECT $1, ${TIMELINE}, 0, 0, '', 0 ON CONFLICT (mutex) DO NOTHING`,
+      params: [TIMELINE_MARKER],
+    };
+  }
+
+  /**
+   * Detects a promotion since the table's last write and, if there was one, starts the grace.
+   * Costs one indexed read of the marker when nothing changed (the second UPDATE runs only when the
+   * first moved the marker).
+   */
+  check(graceMs: number): BoundSql | undefined {
+    if (!this.enabled) return undefined;
+    const now = this.dialect.nowMillis;
+    return {
+      sql:
+        `WITH timeline AS (SELECT ${TIMELINE} AS id), ` +
+        `moved AS (UPDATE ${this.table} SET acquired_at = (SELECT id FROM timeline), version = version + 1 ` +
+        `WHERE mutex = $1 AND acquired_at <> (SELECT id FROM timeline) RETURNING mutex) ` +
+        `UPDATE ${this.table} SET owner_id = '', ttl_at = GREATEST(ttl_at, ${now} + $2), ` +
+        `transition_at = GREATEST(transition_at, ${now} + $2), version = version + 1 ` +
+        `WHERE mutex <> $1 AND EXISTS (SELECT 1 FROM moved)`,
+      params: [TIMELINE_MARKER, Math.ceil(graceMs)],
+    };
+  }
+}
