@@ -1,10 +1,14 @@
 import { Injectable, Module, type INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import type { SqlDialect } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/core/testing';
 import {
   FAILOVER_KEY_GENERATOR,
   Failover,
+  FailoverConfigurationError,
+  FailoverModule,
   FailoverStoreQueryResolver,
+  getFailoverKeyGeneratorToken,
   PayloadColumnResolver,
   type FailoverModuleOptions,
   type FailoverQueryContext,
@@ -170,5 +174,64 @@ describeEachDatabase('FailoverModule parts replaced by the application', (ctx) =
     await expect(countries.country('FR')).rejects.toThrow('down');
     expect(await countries.country('fr')).toEqual({ code: 'fr' });
     expect(await storedPayload()).toBe('{"code":"fr"}');
+  });
+});
+
+describe('a named FailoverModule’s key generator', () => {
+  @Injectable()
+  class Reports {
+    up = true;
+    @Failover({ name: 'report', store: 'reports' })
+    async report(code: string): Promise<{ code: string }> {
+      if (!this.up) throw new Error('down');
+      return { code };
+    }
+  }
+
+  it('is the provider under its own token, getFailoverKeyGeneratorToken(name)', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        FailoverModule.forRoot({ cleanup: { enabled: false }, async: false }),
+        FailoverModule.forRoot({ name: 'reports', cleanup: { enabled: false }, async: false }),
+      ],
+      providers: [
+        CodeNormalizer,
+        { provide: getFailoverKeyGeneratorToken('reports'), useClass: NormalizingKeys },
+        Reports,
+      ],
+    }).compile();
+    const app = await moduleRef.createNestApplication({ logger: false }).init();
+    try {
+      const reports = app.get(Reports);
+      await reports.report('fr');
+      reports.up = false;
+      expect(await reports.report(' FR ')).toEqual({ code: 'fr' });
+      expect(app.get(CodeNormalizer).normalized).toBeGreaterThanOrEqual(2);
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('two replacements of one part', () => {
+  @Module({
+    providers: [CodeNormalizer, { provide: FAILOVER_KEY_GENERATOR, useClass: NormalizingKeys }],
+  })
+  class OneKeys {}
+  @Module({
+    providers: [CodeNormalizer, { provide: FAILOVER_KEY_GENERATOR, useClass: NormalizingKeys }],
+  })
+  class OtherKeys {}
+
+  it('stop the bootstrap with a FailoverConfigurationError naming both modules', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [FailoverModule.forRoot({ cleanup: { enabled: false } }), OneKeys, OtherKeys],
+      providers: [Countries],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    const error = await app.init().catch((e: unknown) => e);
+    await app.close().catch(() => undefined);
+    expect(error).toBeInstanceOf(FailoverConfigurationError);
+    expect((error as Error).message).toMatch(/provided by 2 modules \(OneKeys, OtherKeys\)/);
   });
 });
