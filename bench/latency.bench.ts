@@ -162,16 +162,19 @@ async function fixture(db: ServerDb): Promise<Fixture> {
   };
 }
 
+const settle = () => new Promise((r) => setTimeout(r, 100));
+
 /** Round trips one run of `op` costs (the proxy's count around it), the median of `times` runs. */
 async function countTrips(proxy: TcpProxy, op: Operation, times: number): Promise<number> {
   const counts: number[] = [];
   for (let i = 0; i < times; i++) {
     await op.prepare?.();
+    await settle(); // the preparation's own tail (a claim's session reset) is not counted
     proxy.resetRoundTrips();
     await op.run();
     // What an operation sends after its caller has the answer (a session reset before the
     // connection goes back to the pool) is its cost too: let it reach the proxy.
-    await new Promise((r) => setTimeout(r, 100));
+    await settle();
     counts.push(proxy.roundTrips);
   }
   return median(counts);
@@ -260,20 +263,30 @@ export async function main(args: string[]): Promise<void> {
       rate: 500,
     };
     const total = sizes.single + sizes.bulk + 200;
+    const dbOf = (name: string): ServerDb => (name.includes('MariaDB') ? 'mariadb' : 'postgres');
     const label = (b: number) => (b > 0 ? `batchSize ${b}` : 'defaults');
     const deliveryRows: (string | number)[][] = [];
     for (const delay of delays) {
       for (const proxy of proxies.values()) proxy.delay(delay);
-      const figures = new Map<string, { rate: number[]; trips: number[] }>();
-      const measure = async (name: string, db: ServerDb, run: () => Promise<{ steady: number }>) => {
+      const figures = new Map<
+        string,
+        { rate: number[]; trips: number[]; workerCpu: number[]; dbCpu: number[] }
+      >();
+      const measure = async (
+        name: string,
+        db: ServerDb,
+        run: () => Promise<{ steady: number; workerCpu: number; databaseCpu: number }>,
+      ) => {
         const proxy = proxies.get(db)!;
         let trips = 0;
         inboxBench.deliveryHooks.before = () => proxy.resetRoundTrips();
         inboxBench.deliveryHooks.after = () => (trips = proxy.roundTrips);
         const f = await run();
-        const entry = figures.get(name) ?? { rate: [], trips: [] };
+        const entry = figures.get(name) ?? { rate: [], trips: [], workerCpu: [], dbCpu: [] };
         entry.rate.push(f.steady);
         entry.trips.push(trips / total);
+        entry.workerCpu.push(f.workerCpu);
+        entry.dbCpu.push(f.databaseCpu);
         figures.set(name, entry);
         return f.steady;
       };
@@ -304,6 +317,8 @@ export async function main(args: string[]): Promise<void> {
           name,
           median(f.rate),
           median(f.trips).toFixed(3),
+          median(f.workerCpu).toFixed(0),
+          dbOf(name) === 'postgres' ? median(f.dbCpu).toFixed(0) : '–',
           r ? `${median(r).toFixed(2)} (${Math.min(...r).toFixed(2)}–${Math.max(...r).toFixed(2)})` : '–',
         ]);
       }
@@ -315,6 +330,8 @@ export async function main(args: string[]): Promise<void> {
         'system',
         'msg/s',
         'round trips per message',
+        'CPU per message, workers (µs)',
+        'CPU per message, PostgreSQL (µs)',
         '÷ graphile-worker, median (range)',
       ],
       deliveryRows,
