@@ -7,13 +7,14 @@
  */
 import type { ModuleRef } from '@nestjs/core';
 import {
+  configureCoordinationPool,
   DatabaseResolver,
   declarePoolNeed,
   HoldfastDatabase,
   InvalidOptionsError,
   type HoldfastDatabaseOptions,
 } from '@holdfast/core/kit';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, describeEachDatabase } from '@holdfast/core/testing';
 import { configuredPoolSize } from '../src/database/pool-budget';
 
 class ModuleDatabase extends HoldfastDatabase {
@@ -102,6 +103,23 @@ describeEachDatabase(
     it('refuses a size that is not a positive integer, naming the option', () => {
       expect(() => database({ coordinationPool: { size: 0 } }).sql).toThrow(InvalidOptionsError);
       expect(() => database({ coordinationPool: { size: 1.5 } }).sql).toThrow(/coordinationPool.size/);
+      expect(() => configureCoordinationPool(ctx.dataSource, { size: -1 })).toThrow(InvalidOptionsError);
+    });
+
+    it('configureCoordinationPool sets it for every module on a DataSource; a module option wins', async () => {
+      const dataSource = await createTestDataSource(ctx.db);
+      try {
+        configureCoordinationPool(dataSource, false);
+        const shared = database({ dataSource });
+        await shared.sql.nowMillis();
+        expect(shared.sql.dataSource).toBe(dataSource);
+        const own = database({ dataSource, coordinationPool: {} });
+        await own.sql.nowMillis();
+        expect(own.sql.dataSource === dataSource).toBe(!server());
+        await own.onApplicationShutdown();
+      } finally {
+        await dataSource.destroy();
+      }
     });
 
     it('closes at application shutdown', async () => {

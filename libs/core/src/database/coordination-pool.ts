@@ -38,6 +38,29 @@ const CLOSE_WAIT_MS = 5_000;
 
 const poolsByDataSource = new WeakMap<DataSource, CoordinationPool>();
 
+const configured = new WeakMap<DataSource, CoordinationPoolOptions | false>();
+
+/**
+ * Sets the coordination pools of every Holdfast module on `dataSource` (a module's own
+ * `coordinationPool` option, where it has one, wins): `{ size, connection }` or `false` (the
+ * modules share the DataSource's pool, as before #31). Call it before the application starts,
+ * e.g. in a @nestjs/typeorm `dataSourceFactory`. Throws InvalidOptionsError for a bad option.
+ */
+export function configureCoordinationPool(
+  dataSource: DataSource,
+  option: CoordinationPoolOptions | false,
+): void {
+  validateCoordinationPool('configureCoordinationPool', option);
+  configured.set(dataSource, option);
+}
+
+/** What `configureCoordinationPool` set for `dataSource`, if anything. */
+export function configuredCoordinationPool(
+  dataSource: DataSource,
+): CoordinationPoolOptions | false | undefined {
+  return configured.get(dataSource);
+}
+
 /** Validates a `coordinationPool` option; throws InvalidOptionsError naming what is wrong. */
 export function validateCoordinationPool(
   module: string,

@@ -5,6 +5,7 @@ import type { LiveTable } from '../schema/live-table';
 import { SchemaManager, type SchemaMode } from '../schema/schema-manager';
 import type { TableSpec } from '../schema/table-spec';
 import {
+  configuredCoordinationPool,
   CoordinationPool,
   validateCoordinationPool,
   type CoordinationPoolOptions,
@@ -25,7 +26,8 @@ export interface HoldfastDatabaseOptions {
   /**
    * The module's own small pool for its statements, opened from the DataSource's options, so
    * that they never queue behind the application's work on a busy pool (default on, sized by
-   * the module's needs; see CoordinationPoolOptions). `false`: the module uses the DataSource's
+   * the module's needs; see CoordinationPoolOptions; configureCoordinationPool sets it for every
+   * module on a DataSource). `false`: the module uses the DataSource's
    * pool. Not on SQLite, whose one connection every statement takes its turn on.
    */
   coordinationPool?: CoordinationPoolOptions | false;
@@ -59,7 +61,7 @@ export abstract class HoldfastDatabase {
   get sql(): SqlClient {
     if (!this.client) {
       const dataSource = resolveDataSource(this.moduleRef, this.database.dataSource, this.module);
-      const option = this.database.coordinationPool;
+      const option = this.database.coordinationPool ?? configuredCoordinationPool(dataSource);
       validateCoordinationPool(this.module, option);
       const dialect = this.resolver.resolve(dataSource, this.database.dialect);
       if (option === false || dialect === 'sqlite' || !this.usesCoordinationPool()) {

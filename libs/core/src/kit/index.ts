@@ -48,6 +48,7 @@ export { sqlClientFor } from '../database/sql-client.factory';
 export { resolveDataSource, driverTimezone, type DataSourceOption } from '../database/data-source';
 export { HoldfastDatabase, type HoldfastDatabaseOptions } from '../database/holdfast-database';
 export { declarePoolNeed, type PoolNeed } from '../database/pool-budget';
+export { configureCoordinationPool, type CoordinationPoolOptions } from '../database/coordination-pool';
 export { isValidTablePrefix, validateTablePrefix, tableName } from '../naming/table-prefix';
 export { parseDuration, type Duration } from '../time/duration';
 export { monotonicMillis, sleep } from '../time/monotonic';
