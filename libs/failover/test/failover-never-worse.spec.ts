@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { toNumber } from '@holdfast/core/kit';
@@ -187,6 +188,28 @@ describeEachDatabase('@Failover is never less available than the plain method', 
       await expect(quotes.quote('FR')).rejects.toBeInstanceOf(UpstreamDown);
     });
     expect(await rows(ctx, 'quote')).toBe(0);
+  });
+
+  it("a row the cipher cannot decrypt (another key): the upstream's error when down, its answer when up", async () => {
+    const encrypted = (key: Buffer): Partial<FailoverModuleOptions> => ({
+      store: {
+        type: 'sql',
+        dataSource: ctx.dataSource,
+        tablePrefix: ctx.prefix,
+        schema: 'create',
+        encryption: { enabled: true, key },
+      },
+    });
+    const writer = await start(encrypted(randomBytes(32)));
+    await writer.quote('FR');
+    await app.close();
+    const quotes = await start(encrypted(randomBytes(32)));
+    await warnings(async () => {
+      quotes.up = false;
+      await expect(quotes.quote('FR')).rejects.toBeInstanceOf(UpstreamDown);
+      quotes.up = true;
+      expect(await quotes.quote('FR')).toEqual({ price: 42 });
+    });
   });
 
   it("a tenant's store that cannot be built (its table missing): the upstream's answer when up, its error when down", async () => {
