@@ -582,6 +582,25 @@ for (const db of SERVERS) {
       expect(resumed.nextRetry).not.toBe('4999-12-03T10:15:30Z');
     }, 120_000);
 
+    it('an exhausted message that Holdfast retries reads in Java as RETRYING and due, not MAX_RETRIES_REACHED', async () => {
+      const app = await inbox({ deliver: false, retry: { maxRetries: 2 } });
+      const management = app.get(MessageManagement);
+      await app.get(MessageAcceptor).accept({
+        id: 'hf-exhausted',
+        type: { namespace: NAMESPACE, name: 'PaymentRefused' },
+        payload: { paymentId: 'p-4' },
+      });
+      await management.setRetries('hf-exhausted', 2);
+      expect(await javaRead('hf-exhausted', 2)).toMatchObject({ retries: 2, status: 'MAX_RETRIES_REACHED' });
+      expect((await management.get('hf-exhausted'))!.status).toBe('parked');
+      await management.retryNow('hf-exhausted');
+      const row = (await javaRead('hf-exhausted', 2))!;
+      // One more attempt: below the peer's maximum, with a NEXT_RETRY that has come.
+      expect(row).toMatchObject({ retries: 1, status: 'RETRYING' });
+      expect(Date.parse(row.nextRetry ?? '')).toBeLessThanOrEqual(Date.now());
+      expect((await management.get('hf-exhausted'))!.status).toBe('due');
+    }, 120_000);
+
     it("camunda-correlate's pause and resume (the mapper rewrites every column) hold and release Holdfast's delivery", async () => {
       const acceptor = await inbox({ deliver: false });
       const payload = { orderId: 'o-4', lines: [{ sku: 'ü-1', qty: 2 }] };
