@@ -126,3 +126,42 @@ export class LeaderOnlyNotWiredError extends HoldfastError {
     );
   }
 }
+
+/** A call that needs the database on a SimbaModule configured with `enabled: false`. */
+export class SimbaDisabledError extends HoldfastError {
+  constructor(readonly operation: string) {
+    super(
+      `${operation}: SimbaModule is disabled (enabled: false), so it contends for nothing and reads nothing. ` +
+        `Set enabled: true, or do not call Simba where it is switched off.`,
+      'HOLDFAST_SIMBA_DISABLED',
+    );
+  }
+}
+
+/** `MutexOwnerRepository.getOwner()` of a mutex that has no row in `simba_mutex` (Simba's NotFoundMutexOwnerException). */
+export class MutexOwnerNotFoundError extends HoldfastError {
+  constructor(
+    readonly mutex: string,
+    readonly table: string,
+  ) {
+    super(
+      `Mutex '${mutex}' has no row in ${table}: nobody has contended for it yet. ` +
+        `Use findOwner() to get undefined instead, or check the mutex name.`,
+      'HOLDFAST_SIMBA_MUTEX_NOT_FOUND',
+    );
+  }
+}
+
+/** A provider marked `@MutexContenderProvider()` that does not implement `MutexContender`. */
+export class InvalidMutexContenderError extends HoldfastError {
+  constructor(
+    readonly provider: string,
+    readonly problem: string,
+  ) {
+    super(
+      `@MutexContenderProvider() on ${provider}: ${problem}. A contender provider implements MutexContender ` +
+        `(mutex, contenderId, onAcquired(state), onReleased(state)); extend AbstractMutexContender to get the defaults.`,
+      'HOLDFAST_SIMBA_INVALID_CONTENDER',
+    );
+  }
+}

@@ -36,6 +36,11 @@ export interface SimbaModuleOptions {
   dialect?: Dialect;
   /** Start the contend services found by the explorer at bootstrap. Default true. */
   autoStart?: boolean;
+  /**
+   * Simba's `simba.enabled`: false starts nothing (no table check, no contending) while every
+   * provider still injects; calls that need the database throw SimbaDisabledError. Default true.
+   */
+  enabled?: boolean;
 }
 
 function IsPositiveDuration(options?: ValidationOptions): PropertyDecorator {
@@ -66,6 +71,7 @@ export class SimbaOptionsSchema extends DatabaseOptionsDto implements SimbaModul
   @IsOptional() @IsPositiveDuration() statementTimeout?: Duration;
   declare schema: SchemaMode;
   @IsBoolean() autoStart!: boolean;
+  @IsBoolean() enabled!: boolean;
 }
 
 export const SIMBA_DEFAULTS = {
@@ -76,6 +82,7 @@ export const SIMBA_DEFAULTS = {
   standbyPoll: '500ms',
   schema: 'check' as SchemaMode,
   autoStart: true,
+  enabled: true,
 };
 
 /** Options after defaults, validation and parsing: every duration in milliseconds. */
@@ -86,6 +93,7 @@ export interface ResolvedSimbaOptions extends HoldfastDatabaseOptions {
   standbyPoll: number;
   statementTimeout: number;
   autoStart: boolean;
+  enabled: boolean;
 }
 
 /** Merges defaults, validates (InvalidOptionsError naming option and value) and parses durations. */
@@ -114,6 +122,7 @@ export function resolveSimbaOptions(options: SimbaModuleOptions = {}): ResolvedS
     schema: valid.schema,
     dialect: valid.dialect,
     autoStart: valid.autoStart,
+    enabled: valid.enabled,
   };
 }
 

@@ -6,6 +6,7 @@ import { SimbaMetrics } from './health/simba.metrics';
 import { SimbaLocker } from './locker/simba-locker';
 import { MutexContendRegistry } from './mutex/mutex-contend.registry';
 import { MutexContendServiceFactory } from './mutex/mutex-contend-service.factory';
+import { MutexOwnerRepository } from './mutex/mutex-owner.repository';
 import { SimbaConnection } from './mutex/simba-connection';
 import { SIMBA_RESOLVED_OPTIONS } from './simba.constants';
 import { SIMBA_MODULE_OPTIONS } from './simba.module-definition';
@@ -28,6 +29,7 @@ export function createSimbaProviders(): Provider[] {
     SimbaConnection,
     MutexContendServiceFactory,
     MutexContendRegistry,
+    MutexOwnerRepository,
     SimbaLocker,
     SimbaHealthIndicator,
     SimbaExplorer,
@@ -38,6 +40,7 @@ export const SIMBA_EXPORTS = [
   SIMBA_RESOLVED_OPTIONS,
   MutexContendServiceFactory,
   MutexContendRegistry,
+  MutexOwnerRepository,
   SimbaLocker,
   SimbaHealthIndicator,
 ];

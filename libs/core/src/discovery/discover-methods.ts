@@ -139,3 +139,40 @@ export function discoverHandlers<T>(
   }
   return found;
 }
+
+/** A provider or controller whose class carries a class decorator's metadata, found by {@link discoverInstances}. */
+export interface DiscoveredInstance<T> {
+  readonly metadata: T;
+  /** The class name, for logs and error messages. */
+  readonly declaredOn: string;
+  /** The one singleton instance. */
+  readonly instance: Record<string, unknown>;
+  readonly wrapper: InstanceWrapper;
+}
+
+/**
+ * Every singleton provider or controller whose class has metadata under `key` (a class
+ * decorator), by the same walk as the handler decorators, each instance once. A marked class that
+ * is not a singleton is refused with {@link NonStaticHandlerError} naming `decorator`.
+ */
+export function discoverInstances<T>(
+  discovery: DiscoveryService,
+  key: string | symbol,
+  decorator: string,
+): Array<DiscoveredInstance<T>> {
+  const seen = new Set<object>();
+  const found: Array<DiscoveredInstance<T>> = [];
+  for (const candidate of candidates(discovery)) {
+    const type = (candidate.prototype as { constructor?: unknown }).constructor;
+    if (typeof type !== 'function') continue;
+    const metadata = Reflect.getMetadata(key, type) as T | undefined;
+    if (metadata === undefined) continue;
+    const declaredOn = (type as { name?: string }).name || 'provider';
+    if (!candidate.wrapper.isDependencyTreeStatic()) throw new NonStaticHandlerError(decorator, declaredOn);
+    const { instance } = candidate;
+    if (!instance || seen.has(instance)) continue;
+    seen.add(instance);
+    found.push({ metadata, declaredOn, instance, wrapper: candidate.wrapper });
+  }
+  return found;
+}

@@ -100,9 +100,11 @@ export { heldGauge, type TrackHeld } from '../metrics/held-gauge';
 export {
   discoverMethods,
   discoverHandlers,
+  discoverInstances,
   NonStaticHandlerError,
   type DiscoveredMethod,
   type DiscoveredHandler,
+  type DiscoveredInstance,
 } from '../discovery/discover-methods';
 export {
   NamedInstances,

@@ -7,14 +7,21 @@ import {
   type OnModuleInit,
 } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
-import { discoverHandlers, discoverMethods } from '@holdfast/core/kit';
-import { defaultContenderId, type MutexContender } from '../mutex/mutex-contender';
+import { discoverHandlers, discoverInstances, discoverMethods } from '@holdfast/core/kit';
+import { InvalidMutexContenderError } from '../errors';
+import {
+  assertContenderId,
+  assertMutexName,
+  defaultContenderId,
+  type MutexContender,
+} from '../mutex/mutex-contender';
 import { MutexContendRegistry } from '../mutex/mutex-contend.registry';
 import { MutexContendServiceFactory } from '../mutex/mutex-contend-service.factory';
 import type { MutexState } from '../mutex/mutex-state';
-import { ContendServiceStatus } from '../mutex/mutex-contend.service';
+import { ContendServiceStatus, type MutexContendService } from '../mutex/mutex-contend.service';
 import {
   LEADER_ONLY,
+  MUTEX_CONTENDER_PROVIDER,
   ON_MUTEX_ACQUIRED,
   ON_MUTEX_RELEASED,
   SIMBA_RESOLVED_OPTIONS,
@@ -54,13 +61,33 @@ class DiscoveredContender implements MutexContender {
   }
 }
 
+/** Throws InvalidMutexContenderError unless `instance` has what a MutexContender needs. */
+function assertContender(instance: Record<string, unknown>, declaredOn: string): MutexContender {
+  for (const callback of ['onAcquired', 'onReleased']) {
+    if (typeof instance[callback] !== 'function') {
+      throw new InvalidMutexContenderError(declaredOn, `it has no ${callback}() method`);
+    }
+  }
+  try {
+    assertMutexName(instance.mutex);
+    assertContenderId(instance.contenderId);
+  } catch (error) {
+    throw new InvalidMutexContenderError(declaredOn, (error as Error).message);
+  }
+  return instance as unknown as MutexContender;
+}
+
 /**
- * Finds `@OnMutexAcquired`, `@OnMutexReleased` and `@LeaderOnly` methods at module init, starts one
- * contend service per mutex at bootstrap and stops them (releasing the rows) before shutdown.
+ * Finds `@OnMutexAcquired`, `@OnMutexReleased` and `@LeaderOnly` methods and
+ * `@MutexContenderProvider()` providers at module init, starts one contend service per mutex
+ * for the methods and one per contender provider at bootstrap, and stops them (releasing the
+ * rows) before shutdown. With `enabled: false` it creates and starts nothing.
  */
 @Injectable()
 export class SimbaExplorer implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(SimbaExplorer.name);
+  /** Every contend service this explorer created: the decorated mutexes', then the contender providers'. */
+  private readonly services: MutexContendService[] = [];
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -93,12 +120,35 @@ export class SimbaExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
     for (const { metadata } of discoverMethods<string[]>(this.discovery, this.scanner, LEADER_ONLY)) {
       for (const mutex of metadata) contender(mutex);
     }
-    for (const c of contenders.values()) this.registry.add(this.factory.createMutexContendService(c));
+    const providers = discoverInstances<true>(
+      this.discovery,
+      MUTEX_CONTENDER_PROVIDER,
+      '@MutexContenderProvider()',
+    ).map(({ instance, declaredOn }) => assertContender(instance, declaredOn));
+    if (!this.options.enabled) {
+      if (contenders.size || providers.length) {
+        this.logger.log(
+          `SimbaModule is disabled (enabled: false): not contending for ${[...new Set([...contenders.keys(), ...providers.map((p) => p.mutex)])].join(', ')}`,
+        );
+      }
+      return;
+    }
+    for (const c of contenders.values()) {
+      const service = this.factory.createMutexContendService(c);
+      this.registry.add(service);
+      this.services.push(service);
+    }
+    for (const provided of providers) {
+      const service = this.factory.createMutexContendService(provided);
+      // The registry answers per mutex: a decorated method's service for that mutex comes first.
+      if (!this.registry.get(provided.mutex)) this.registry.add(service);
+      this.services.push(service);
+    }
   }
 
   onApplicationBootstrap(): void {
     if (!this.options.autoStart) return;
-    for (const service of this.registry.all()) {
+    for (const service of this.services) {
       service.start();
       this.logger.log(`Contending for mutex '${service.mutex}' as ${service.contenderId}`);
     }
@@ -106,8 +156,7 @@ export class SimbaExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
 
   async beforeApplicationShutdown(): Promise<void> {
     await Promise.all(
-      this.registry
-        .all()
+      this.services
         .filter((s) => s.status === ContendServiceStatus.RUNNING)
         .map((s) =>
           s

@@ -1,4 +1,5 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { SimbaDisabledError } from '../errors';
 import { SimbaMetrics } from '../health/simba.metrics';
 import { SIMBA_RESOLVED_OPTIONS } from '../simba.constants';
 import type { ResolvedSimbaOptions } from '../simba.options';
@@ -28,6 +29,8 @@ export class MutexContendServiceFactory implements OnApplicationShutdown {
     contender: MutexContender,
     timing: Partial<ContendTiming> = {},
   ): MutexContendService {
+    if (!this.options.enabled)
+      throw new SimbaDisabledError(`createMutexContendService('${contender.mutex}')`);
     return new MutexContendService(
       contender,
       this.connection.repository,

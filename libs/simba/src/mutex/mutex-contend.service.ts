@@ -56,6 +56,8 @@ export class MutexContendService {
   private releaseProcess?: () => void;
   /** How long before the row's transition_at the owner stops believing it owns. */
   private readonly guard: number;
+  /** Monotonic time of the end of the initial delay: no attempt before it, not even on a peer's release. */
+  private notBefore = 0;
 
   constructor(
     readonly contender: MutexContender,
@@ -124,6 +126,7 @@ export class MutexContendService {
     const epoch = ++this.epoch;
     this.unsubscribe = this.wakeup.subscribe(this.mutex, () => this.onPeerReleased(epoch));
     this.untrack = this.metrics.track(this.mutex, this.contenderId, () => this.isOwner);
+    this.notBefore = monotonicMillis() + this.timing.initialDelay;
     this.schedule(epoch, this.timing.initialDelay, 'acquire');
     this._status = ContendServiceStatus.RUNNING;
     const release = keepProcessAlive(`simba contender (${this.mutex})`);
@@ -276,6 +279,8 @@ export class MutexContendService {
 
   private onPeerReleased(epoch: number): void {
     if (epoch !== this.epoch || this.ownedUntil > 0 || this.request?.picked) return;
+    // The initial delay holds for a release by a contender of this process too (Simba's initialDelay).
+    if (monotonicMillis() < this.notBefore) return;
     this.schedule(epoch, Math.random() * 10, 'acquire');
   }
 

@@ -143,6 +143,17 @@ export class MutexQueryResolver {
     };
   }
 
+  /** Every row of the table, by mutex name, with the database clock read in the same statement. */
+  selectAll(): BoundSql {
+    return {
+      sql:
+        `SELECT mutex AS mutex, acquired_at AS acquired_at, ttl_at AS ttl_at, transition_at AS transition_at, ` +
+        `owner_id AS owner_id, version AS version, ${this.dialect.nowMillis} AS now_ms ` +
+        `FROM ${this.table} ORDER BY mutex`,
+      params: [],
+    };
+  }
+
   /** The database clock alone (health check). */
   now(): BoundSql {
     return { sql: this.dialect.selectRow(`${this.dialect.nowMillis} AS now_ms`), params: [] };

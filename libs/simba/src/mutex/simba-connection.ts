@@ -33,6 +33,8 @@ export class SimbaConnection extends HoldfastDatabase implements OnModuleInit, O
   }
 
   async onModuleInit(): Promise<void> {
+    // Disabled: the DataSource is not even looked up (it may not exist where Simba is off).
+    if (!this.options.enabled) return;
     const repository = this.repository;
     // Core's schema check refuses a table the code cannot use; the live owner_id length bounds
     // the contender ids (CHAR(32) in Simba's DDL). SQLite enforces no length, so none is known there.
