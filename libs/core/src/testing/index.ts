@@ -12,5 +12,6 @@ export {
   type PrivateServerOptions,
 } from './private-servers';
 export { GaleraCluster, GaleraNode, galeraProvider, type GaleraClusterOptions } from './galera-cluster';
+export { PatroniCluster, PatroniNode, type PatroniClusterOptions } from './patroni-cluster';
 export { captureOutput, forkTs, waitForMessage, waitForExit, tsRegisterPath } from './fork-worker';
 export { describeEachDatabase, type TestDatabaseContext } from './describe-each-database';
