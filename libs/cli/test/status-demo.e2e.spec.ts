@@ -73,4 +73,43 @@ describe('holdfast status against a running demo', () => {
     expect(byRetries.reduce((n, r) => n + r.count, 0)).toBe(inbox.counts.total - inbox.counts.expired);
     expect(status.failover?.reduce((n, f) => n + f.liveEntries, 0)).toBeGreaterThanOrEqual(1);
   }, 90_000);
+
+  it("counts a parked note as the demo's dashboard does, and the dashboard's retry delivers it", async () => {
+    const status = async () => {
+      const { code, stdout } = await cli(['status', '--json', '--max-retries', '3'], {
+        DATABASE_URL: `sqlite:${file}`,
+      });
+      expect(code).toBe(0);
+      return (JSON.parse(stdout) as HoldfastStatus).inbox!;
+    };
+    // Fails its first 3 attempts: the demo's maxRetries, so it is parked (the issue's case: the
+    // CLI, assuming 5, showed it as due).
+    const accepted = await demo.post('/inbox', { failAttempts: 3 });
+    expect(accepted.status).toBe(202);
+    const id: string = accepted.body.id;
+    const parked = await eventually(
+      async () => {
+        const counts = (await demo.get('/inbox')).body.counts;
+        return counts.parked === 1 && counts.due === 0 && counts.retrying === 0 ? counts : undefined;
+      },
+      60_000,
+      'the note to be parked',
+    );
+    const { oldestDueAgeMs: _, maxRetries: __, byRetries, ...counts } = await status();
+    expect(counts).toEqual(parked);
+    expect(byRetries).toContainEqual({ retries: 3, count: 1 });
+
+    expect(await demo.post('/api/inbox/retry', { id })).toMatchObject({ status: 200, body: { done: true } });
+    const delivered = await eventually(
+      async () => {
+        const recent: { id: string; retries: number }[] = (await demo.get('/inbox')).body.handler.recent;
+        return recent.find((m) => m.id === id);
+      },
+      30_000,
+      'the retried note to be delivered',
+    );
+    // One more attempt: RETRIES was set to maxRetries - 1 (what camunda-bpm-correlate does).
+    expect(delivered.retries).toBe(2);
+    expect(await status()).toMatchObject({ parked: 0 });
+  }, 120_000);
 });
