@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The `holdfast` bin.
+// The `holdfast` command, as bin/holdfast.js runs it (compiled, or the sources in the repository).
 import 'reflect-metadata';
 import { runCli } from './cli';
 
