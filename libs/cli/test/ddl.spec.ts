@@ -16,6 +16,13 @@ describe('holdfast ddl', () => {
     }
   });
 
+  it('--json: the same script in an object', async () => {
+    const text = await cli(['ddl', '--dialect', 'postgres', '--prefix', 'APP_']);
+    const json = await cli(['ddl', '--dialect', 'postgres', '--prefix', 'APP_', '--json']);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({ dialect: 'postgres', prefix: 'APP_', ddl: text.stdout });
+  });
+
   it.each([
     [['ddl'], '--dialect is required'],
     [['ddl', '--dialect', 'db2'], "unknown dialect 'db2'"],
