@@ -105,6 +105,7 @@ export async function main(args: string[]): Promise<void> {
         continue;
       }
       const seed = role === 'inbox' ? await createTestDataSource(db) : undefined;
+      process.stderr.write(`app-load: ${db} ${role}…\n`);
       try {
         const r = await runAppLoad({
           role,
@@ -128,6 +129,9 @@ export async function main(args: string[]): Promise<void> {
           role === 'inbox' ? String(r.undelivered) : '-',
           String(r.appQueries),
         ]);
+        process.stderr.write(`app-load: ${rows[rows.length - 1].join(' | ')}\n`);
+      } catch (error) {
+        rows.push([db, role, `failed: ${(error as Error).message}`, '', '', '', '', '']);
       } finally {
         await seed?.destroy();
       }

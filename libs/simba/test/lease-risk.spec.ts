@@ -1,4 +1,5 @@
 import { Logger, type INestApplicationContext } from '@nestjs/common';
+import { configureCoordinationPool } from '@holdfast/core';
 import {
   createTestDataSource,
   describeEachDatabase,
@@ -77,6 +78,9 @@ for (const db of servers) {
   describe(`simba and an exhausted connection pool [${db}]`, () => {
     it('one warning naming the pool while the only connection is taken, again and again, and one for another cause meanwhile', async () => {
       const dataSource = await createTestDataSource(db, { poolSize: 1 });
+      // Simba shares the application's pool here (by default it has one of its own, #31), so
+      // that the application can take the only connection from under it.
+      configureCoordinationPool(dataSource, false);
       const prefix = uniqueTablePrefix(`pool_${db}`);
       const app = await createSimbaApp({ db, dataSource, prefix, sql: undefined as never }, OPTIONS);
       const mutex = freshMutex('pool');
