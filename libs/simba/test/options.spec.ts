@@ -34,6 +34,7 @@ describe('SimbaModule options', () => {
     [{ transition: 0 }, "option 'transition' = 0"],
     [{ transition: 'soon' }, 'option \'transition\' = "soon"'],
     [{ initialDelay: -5 }, "option 'initialDelay' = -5"],
+    [{ enabled: 'no' }, 'option \'enabled\' = "no"'],
     [{ tablePrefix: 'x; DROP TABLE y' }, 'option \'tablePrefix\' = "x; DROP TABLE y"'],
     [{ schema: 'drop' }, 'option \'schema\' = "drop"'],
     [
