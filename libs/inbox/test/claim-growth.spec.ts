@@ -1,0 +1,49 @@
+import { describeEachDatabase } from '@holdfast/core/testing';
+import { InboxConnection } from '../src/store/inbox-connection';
+import { createInboxApp } from './inbox-test-app';
+
+const ORDER = { namespace: 'test', name: 'order-placed' };
+
+/**
+ * On a backlog the delivery's claims grow (fewer claims, so fewer round trips, per message), up to
+ * 5 × batchSize, and are batchSize again once a claim comes back short. Sizes asked, no timing.
+ */
+describeEachDatabase(
+  'InboxModule claim size on a backlog',
+  (ctx) => {
+    it('doubles the claim while claims come back full, up to 5 × batchSize, then starts again at batchSize', async () => {
+      // No LISTEN/NOTIFY wake-ups: only the test's own runs claim.
+      const node = await createInboxApp(ctx, {
+        batchSize: 10,
+        ...(ctx.db === 'postgres' ? { notify: false } : {}),
+      });
+      try {
+        await node.delivery.deliverDue(); // after the loop's first (empty) poll
+        const queries = node.app.get(InboxConnection).queries;
+        const asked: number[] = [];
+        const claim = queries.claim.bind(queries);
+        queries.claim = (limit, ...rest) => {
+          asked.push(limit);
+          return claim(limit, ...rest);
+        };
+        // 10 + 20 + 40 + 50 + 50 = 170 full claims, then 15 in a short one, then an empty one.
+        await node.acceptor.acceptAll(
+          Array.from({ length: 185 }, (_, i) => ({ id: `g${i}`, type: ORDER, payload: i })),
+        );
+        while ((await node.delivery.deliverDue()).claimed > 0);
+        expect(asked).toEqual([10, 20, 40, 50, 50, 50, 10]);
+        expect(new Set(node.probe.calls.map((m) => m.id)).size).toBe(185);
+        // A new backlog starts small again.
+        await node.acceptor.acceptAll(
+          Array.from({ length: 30 }, (_, i) => ({ id: `h${i}`, type: ORDER, payload: i })),
+        );
+        asked.length = 0;
+        while ((await node.delivery.deliverDue()).claimed > 0);
+        expect(asked).toEqual([10, 20, 40]);
+      } finally {
+        await node.close();
+      }
+    });
+  },
+  { tables: ['COR_MESSAGE', 'simba_mutex'] },
+);
