@@ -19,6 +19,8 @@ export interface WorkerMessage {
   context?: string;
   message?: string;
   stack?: boolean;
+  simba?: boolean;
+  locker?: string;
 }
 
 /** A TCP port nobody listens on now (private servers must meet neither the shared ones nor each other). */
@@ -97,6 +99,13 @@ export class OutageWorker {
       await sleep(500);
     }
     await this.next((m) => m.t === 'delivered' && m.id === id, 0, timeoutMs);
+  }
+
+  /** Whether it owns the Simba mutex and its locker role, as it says now. */
+  async status(): Promise<{ simba?: boolean; locker?: string }> {
+    const since = this.messages.length;
+    this.child.send({ t: 'status' });
+    return (await this.next((m) => m.t === 'status', since)) as { simba?: boolean; locker?: string };
   }
 
   /** The warning and error lines it logged from message index `since` on. */

@@ -7,7 +7,8 @@
  * argv: <db> <database url|-> <tablePrefix> <modules> [sqlite file]
  * IPC out: {t:'ready'}, {t:'delivered', id}, {t:'acquired'|'released', what}, {t:'log', level,
  * context, message, stack}, {t:'accepted', id}, {t:'closed'}.
- * IPC in: {t:'accept', id} (accepts a message), {t:'close'} (app.close(), then the DataSource's
+ * IPC in: {t:'accept', id} (accepts a message), {t:'status'} (answers {t:'status', simba: owner?,
+ * locker: role}), {t:'close'} (app.close(), then the DataSource's
  * destroy, and no process.exit: the process must end by itself).
  */
 import 'reflect-metadata';
@@ -22,8 +23,8 @@ import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
 import { testDataSourceOptions, type TestDatabase } from '@holdfast/core/testing';
 import { InboxHandler, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
-import { LockerModule, OnLockAcquired, OnLockLost } from '@holdfast/locker';
-import { OnMutexAcquired, OnMutexReleased, SimbaModule } from '@holdfast/simba';
+import { LockerModule, LockerService, OnLockAcquired, OnLockLost } from '@holdfast/locker';
+import { MutexContendRegistry, OnMutexAcquired, OnMutexReleased, SimbaModule } from '@holdfast/simba';
 
 const [db, url, prefix, modules, sqliteFile] = process.argv.slice(2);
 const enabled = new Set(modules.split(','));
@@ -157,6 +158,13 @@ async function main(): Promise<void> {
           () => send({ t: 'accepted', id: m.id }),
           (error: Error) => send({ t: 'accept-failed', id: m.id, error: error.message }),
         );
+    }
+    if (m?.t === 'status') {
+      send({
+        t: 'status',
+        simba: enabled.has('simba') ? app.get(MutexContendRegistry).isOwner('outage-worker') : undefined,
+        locker: enabled.has('locker') ? app.get(LockerService).role : undefined,
+      });
     }
     if (m?.t === 'close') void app.close().then(() => dataSource.destroy());
   });

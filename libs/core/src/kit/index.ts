@@ -56,6 +56,13 @@ export { withTimeout, type WithTimeoutOptions } from '../time/with-timeout';
 export { DeadlineQueue, type Deadline } from '../time/deadline-queue';
 export { HoldfastTimers, findSchedulerRegistry, type TimeoutRegistry } from '../time/holdfast-timers';
 export { keepProcessAlive, processKeptAliveBy } from '../lifecycle/keep-alive';
+export {
+  OutageLog,
+  outageCause,
+  isOutageError,
+  type OutageLogger,
+  type OutageLogOptions,
+} from '../lifecycle/outage-log';
 export type { TableSpec, ColumnSpec, IndexSpec } from '../schema/table-spec';
 export {
   createTableSql,

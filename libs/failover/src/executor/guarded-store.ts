@@ -26,7 +26,8 @@ export function failoverStoreGuard(storeTimeout: number, logger: Logger): StoreG
           `Failover store unreachable (${storeTimeout} ms storeTimeout passed 3 times in a row, or it failed): ` +
             'calls skip it until it answers again',
         )
-      : logger.log('Failover store answers again'),
+      : // A warning too: an outage is one warning when it starts and one when it ends.
+        logger.warn('Failover store answers again: calls use it again'),
   );
   return guard;
 }

@@ -10,7 +10,7 @@ import { ModuleRef } from '@nestjs/core';
 import {
   findSchedulerRegistry,
   HoldfastTimers,
-  monotonicMillis,
+  OutageLog,
   parseDuration,
   withTimeout,
 } from '@holdfast/core/kit';
@@ -60,8 +60,8 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
   private channel?: string;
   private stopped = true;
   private attempts = 0;
-  /** When the current outage began (monotonic ms); undefined while listening. */
-  private outageSince?: number;
+  /** The listener's outages: one warning when one starts, one when it ends (core's OutageLog). */
+  private readonly outage = new OutageLog(this.logger, () => `LISTEN for ${this.connection.queries.table}`);
   private probe?: { nonce: string; heard: () => void };
   private _listening = false;
   /** `notifyCheckInterval` in ms: how often a listening connection proves it still hears. */
@@ -139,13 +139,8 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
         return;
       }
       this._listening = true;
-      if (this.outageSince !== undefined) {
-        const seconds = ((monotonicMillis() - this.outageSince) / 1000).toFixed(1);
-        this.logger.warn(
-          `LISTEN connection for ${this.connection.queries.table} is back after ${seconds} s ` +
-            `(${this.attempts} attempt(s)); accepts on other nodes wake this one again`,
-        );
-        this.outageSince = undefined;
+      if (this.outage.ongoing) {
+        this.outage.succeeded();
         // Anything accepted during the outage: look now rather than at the next poll.
         this.delivery.wake();
       } else {
@@ -198,15 +193,10 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
     this._listening = false;
     void client.end().catch(() => undefined);
     if (this.stopped) return;
-    if (this.outageSince === undefined) {
-      this.outageSince = monotonicMillis();
-      this.logger.warn(
-        `LISTEN connection for ${this.connection.queries.table} is down (${error?.message ?? 'closed by the server'}); ` +
-          `delivering by polling (pollInterval ${String(this.options.pollInterval)}) and reconnecting`,
-      );
-    } else {
-      this.logger.debug(`LISTEN reconnect attempt ${this.attempts} failed: ${error?.message ?? 'closed'}`);
-    }
+    this.outage.failed(error ?? new Error('closed by the server'), {
+      during: this.outage.ongoing ? `reconnect attempt ${this.attempts}` : 'LISTEN',
+      consequence: `delivering by polling (pollInterval ${String(this.options.pollInterval)}) and reconnecting`,
+    });
     const base = Math.min(RECONNECT_MAX_MS, RECONNECT_FIRST_MS * 2 ** Math.min(this.attempts, 10));
     this.timers.set(this.timerName, base * (1 - Math.random() * 0.2), () => void this.connect());
   }

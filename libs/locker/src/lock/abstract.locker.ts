@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { OutageLog } from '@holdfast/core/kit';
 import { LockHeldError } from '../errors';
 import type { Locker, LockerContext } from './locker.interface';
 
@@ -12,6 +13,13 @@ export abstract class AbstractLocker implements Locker {
   protected logger = new Logger(this.constructor.name);
   /** The error of the last acquire attempt, cleared by a successful attempt. */
   lastError?: unknown;
+  private ownOutage?: OutageLog;
+
+  /** The lock's outage log: the service's when it gave one, else this locker's own. */
+  protected get outage(): OutageLog {
+    return (this.context.outage ??
+      (this.ownOutage ??= new OutageLog(this.logger, `Lock '${this.context.lockName}'`))) as OutageLog;
+  }
 
   configure(context: LockerContext): void | Promise<void> {
     this.context = context;
@@ -46,13 +54,11 @@ export abstract class AbstractLocker implements Locker {
       let acquired = false;
       try {
         acquired = await this.tryAcquire();
-        if (this.lastError !== undefined) this.logger.log(`Lock '${lockName}' store reachable again`);
+        this.outage.succeeded();
         this.lastError = undefined;
       } catch (error) {
         if (failIfLocked) throw error;
-        if (this.lastError === undefined) {
-          this.logger.warn(`Attempt to acquire lock '${lockName}' failed, retrying: ${String(error)}`);
-        }
+        this.outage.failed(error, { during: 'an acquire attempt', consequence: 'waiting as standby' });
         this.lastError = error;
       }
       if (acquired) {

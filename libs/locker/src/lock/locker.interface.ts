@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { HoldfastTimers, SchemaMode, SqlClient } from '@holdfast/core/kit';
+import type { HoldfastTimers, OutageLog, SchemaMode, SqlClient } from '@holdfast/core/kit';
 import type { DataSource } from 'typeorm';
 import type { LockTableNames } from '../store/holdfast-lock.table';
 
@@ -36,6 +36,11 @@ export interface LockerContext {
    * `holdfast:locker:<what>:<lock name>`.
    */
   readonly timers: HoldfastTimers;
+  /**
+   * The lock's one outage log: the service's keep-alives and the locker's acquire attempts share
+   * it, so an outage of the store is one warning when it starts and one when it ends.
+   */
+  readonly outage?: OutageLog;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
-import type { HoldfastTimers, SqlClient } from '@holdfast/core/kit';
+import type { HoldfastTimers, OutageLog, SqlClient } from '@holdfast/core/kit';
 import { InvalidLockerError } from '../errors';
 import { DatabaseLocker } from '../lock/database.locker';
 import { LeaseDatabaseLocker } from '../lock/lease-database.locker';
@@ -41,6 +41,8 @@ export interface LockerContextSource {
   readonly firstStart: () => boolean;
   /** The name the locker logs under. */
   readonly loggerName: string;
+  /** The lock's one outage log (see LockerContext.outage). */
+  readonly outage?: OutageLog;
 }
 
 /** The context a locker is configured with: its options, the database (resolved on first use), timers. */
@@ -67,5 +69,6 @@ export function lockerContext(source: LockerContextSource): LockerContext {
     },
     logger: new Logger(source.loggerName),
     timers: source.timers,
+    outage: source.outage,
   };
 }

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { HoldfastError, keepProcessAlive, monotonicMillis } from '@holdfast/core/kit';
+import { HoldfastError, keepProcessAlive, monotonicMillis, OutageLog } from '@holdfast/core/kit';
 import type { LockLostReason } from '../decorators/on-lock.decorators';
 import type { Locker } from '../lock/locker.interface';
 import type { LockerMetrics } from '../metrics/locker.metrics';
@@ -35,6 +35,8 @@ export class LockerStateMachine {
   /** Bumped on every promotion and demotion, so callbacks of an earlier term do nothing. */
   private term = 0;
   private acquiring?: AbortController;
+  /** The lock store's outages: one warning when one starts, one when it ends (shared with the locker). */
+  readonly outage: OutageLog;
   /** Lets the process end again: a started locker holds it until stopped (see keepProcessAlive). */
   private releaseProcess?: () => void;
 
@@ -44,7 +46,9 @@ export class LockerStateMachine {
     private readonly metrics: LockerMetrics,
     private readonly timers: LockerTimers,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.outage = new OutageLog(logger, `Lock '${options.lockName}'`);
+  }
 
   get isMaster(): boolean {
     return this.role === 'master';
@@ -180,6 +184,7 @@ export class LockerStateMachine {
       }
       this.lastKeepAlive = new Date();
       this.lastError = undefined;
+      this.outage.succeeded();
       this.armWatchdog(term);
     } catch (error) {
       if (term !== this.term) return;
@@ -190,9 +195,10 @@ export class LockerStateMachine {
         await this.demote(term, 'keep-alive-failed', error);
         return;
       }
-      this.logger.warn(
-        `Keep-alive of lock '${this.lockName}' failed: ${String(error)}. Still master for at most ${left} ms unless one succeeds.`,
-      );
+      this.outage.failed(error, {
+        during: 'a keep-alive',
+        consequence: `still master for at most ${left} ms unless a keep-alive succeeds`,
+      });
     }
     this.scheduleKeepAlive(term);
   }
@@ -227,8 +233,9 @@ export class LockerStateMachine {
     this.lastError = undefined;
     this.timers.clear();
     this.metrics.lost.add(1, { lock: this.lockName, reason });
-    this.logger.warn(
-      `Lost lock '${this.lockName}' (${reason}${error ? `: ${String(error)}` : ''}); demoting to standby`,
+    // Within an outage already warned about, the loss is its expected consequence.
+    this.logger[this.outage.ongoing ? 'log' : 'warn'](
+      `Lost lock '${this.lockName}' (${reason}${error ? `: ${(error as Error).message ?? String(error)}` : ''}); demoting to standby`,
     );
     await this.handlers.run('lost', this.lockName, { lockName: this.lockName, reason, error });
     await this.locker!.stop().catch((e) => this.logger.debug(`Release after demotion failed: ${String(e)}`));

@@ -100,6 +100,7 @@ export class LockerService
         timers: this.timers.timers,
         firstStart: () => this.machine.firstStart,
         loggerName: LockerService.name,
+        outage: this.machine.outage,
       }),
     );
     locker.onSuspectedLoss?.(() => this.machine.suspectedLoss());

@@ -1,8 +1,7 @@
 import { Logger } from '@nestjs/common';
-import { monotonicMillis, HoldfastTimers } from '@holdfast/core/kit';
+import { monotonicMillis, HoldfastTimers, OutageLog } from '@holdfast/core/kit';
 import { MutexStatementTimeoutError } from '../errors';
 import { MutexOwner } from './mutex-owner';
-import { OutageLog } from './outage-log';
 import type { AcquireResult, BatchRequest, BatchSource } from './mutex-batch';
 
 export type Attempt = 'acquire' | 'peek';
@@ -65,7 +64,7 @@ export class MutexContendLoop {
   ) {
     this.tickName = `holdfast:simba:tick:${repository.queries.table}`;
     this.lostName = `holdfast:simba:lost-report:${repository.queries.table}`;
-    this.outage = new OutageLog(this.logger, `simba_mutex (${repository.queries.table})`, holdDownMs);
+    this.outage = new OutageLog(this.logger, `simba_mutex (${repository.queries.table})`, { holdDownMs });
   }
 
   /** Queues (or re-queues) `request` to run at `request.dueAt`. */
@@ -88,7 +87,9 @@ export class MutexContendLoop {
     this.timers.set(this.lostName, 50, () => {
       const lost = this.lost.splice(0);
       const shown = lost.slice(0, 5).join(', ') + (lost.length > 5 ? `, and ${lost.length - 5} more` : '');
-      this.logger.warn(
+      // Within an outage already warned about, stepping down is its expected consequence.
+      const level = this.outage.ongoing ? 'log' : 'warn';
+      this.logger[level](
         lost.length === 1
           ? `Mutex ${shown}: renewal not confirmed before the local deadline; no longer owner.`
           : `${lost.length} mutexes no longer owned (renewal not confirmed before the local deadline): ${shown}.`,
@@ -156,11 +157,11 @@ export class MutexContendLoop {
           timeout,
         );
       } else {
-        this.outage.failed(
-          error,
-          ` (${due.length} mutex attempt(s))`,
-          due.some((r) => r.attempt === 'acquire'),
-        );
+        this.outage.failed(error, {
+          during: `${due.length} mutex attempt(s)`,
+          consequence: 'owners step down at their local deadline',
+          write: due.some((r) => r.attempt === 'acquire'),
+        });
       }
       for (const r of due) r.onFailure(error, r.attempt);
       return;
