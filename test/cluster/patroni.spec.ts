@@ -2,7 +2,8 @@
  * Holdfast on PostgreSQL under Patroni (#36): three nodes, one etcd, HAProxy in front; Simba
  * contenders and competing inbox workers, each its own process, all through the endpoint. A
  * switchover with `synchronous_mode` on, then a failover (the leader node SIGKILLed) with
- * asynchronous replicas. The cluster is started once (ports 26560-26568) and removed in afterAll.
+ * asynchronous replicas, then a fast failover (only the leader's PostgreSQL killed,
+ * `primary_start_timeout` 0). The cluster is started once (ports 26560-26568) and removed in afterAll.
  * Runs under `npm run test:cluster` (HOLDFAST_TEST_CLUSTERS=1); needs patroni, python3-etcd,
  * etcd-server and haproxy.
  */
@@ -169,6 +170,17 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
     const s = await run('pat_failover', async () => {
       const leader = await cluster.leader();
       await leader!.kill();
+    });
+    expectSafe(s);
+  }, 240_000);
+
+  it('fast failover (only PostgreSQL killed, primary_start_timeout 0): the grace holds, one owner at a time', async () => {
+    // Patroni promotes a replica as soon as it sees the leader's PostgreSQL down, within Simba's
+    // lease: the case where a lost grant could overlap without the grace.
+    await cluster.patchConfig({ primary_start_timeout: 0 });
+    const s = await run('pat_fast', async () => {
+      const leader = await cluster.leader();
+      await leader!.killPostgres();
     });
     expectSafe(s);
   }, 240_000);

@@ -164,9 +164,10 @@ export class PatroniNode {
   /** SIGKILL of Patroni and of its PostgreSQL: the node dies as a machine would. */
   async kill(): Promise<void> {
     const patroni = this.child;
-    const exited =
-      patroni && patroni.exitCode === null ? new Promise((r) => patroni.once('exit', r)) : undefined;
-    kill(patroni?.pid);
+    // A child killed by a signal has exitCode null and signalCode set: it has exited all the same.
+    const patroniRunning = patroni && patroni.exitCode === null && patroni.signalCode === null;
+    const exited = patroniRunning ? new Promise((r) => patroni.once('exit', r)) : undefined;
+    if (patroniRunning) kill(patroni.pid);
     await exited;
     await this.killPostgres();
   }
@@ -480,6 +481,22 @@ export class PatroniCluster {
     if (!answer || answer.status !== 200) {
       throw new HoldfastError(
         `PatroniCluster: switchover refused (${answer?.status}: ${JSON.stringify(answer?.body)})`,
+        'HOLDFAST_CORE_TEST_CONFIG',
+      );
+    }
+  }
+
+  /** Changes Patroni's dynamic configuration (PATCH /config on the leader), e.g. `{ primary_start_timeout: 0 }`. */
+  async patchConfig(settings: Record<string, unknown>): Promise<void> {
+    const leader = await this.leader();
+    const answer = await leader?.rest('/config', {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(settings),
+    });
+    if (!answer || answer.status !== 200) {
+      throw new HoldfastError(
+        `PatroniCluster: configuration not changed (${answer?.status}: ${JSON.stringify(answer?.body)})`,
         'HOLDFAST_CORE_TEST_CONFIG',
       );
     }
