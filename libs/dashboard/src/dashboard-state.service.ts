@@ -1,22 +1,8 @@
 import { Inject, Injectable, type Type } from '@nestjs/common';
 import { ModuleRef, ModulesContainer } from '@nestjs/core';
 import { hostname } from 'node:os';
-import { type LockStatus } from '@holdfast/cli';
-import { StatusQueries } from '@holdfast/cli/internal';
 import { resolveDataSource, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
-import { FailoverMetrics, getFailoverStoreToken } from '@holdfast/failover';
-import {
-  DEFAULT_FAILOVER_STORE,
-  FAILOVER_STORE_NAME,
-  FailoverRegistry,
-  FailoverWriter,
-} from '@holdfast/failover/internal';
-import { MessageManagement, type MessageInfo } from '@holdfast/inbox';
-import { DEFAULT_INBOX_NAME, INBOX_NAME, InboxClock } from '@holdfast/inbox/internal';
-import { LockerService, type ResolvedLockerOptions } from '@holdfast/locker';
-import { LOCKER_OPTIONS } from '@holdfast/locker/internal';
-import { MutexContendRegistry, type ResolvedSimbaOptions } from '@holdfast/simba';
-import { SIMBA_RESOLVED_OPTIONS } from '@holdfast/simba/internal';
+import type { MessageInfo } from '@holdfast/inbox';
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
 import type { ResolvedDashboardOptions } from './dashboard.options';
 import { DashboardActionsGuard } from './dashboard-actions.guard';
@@ -29,21 +15,37 @@ import type {
   Section,
   SimbaSection,
 } from './dashboard-state';
+import { shownError } from './error-text';
+import { holdfastModules, type HoldfastModules } from './holdfast-modules';
+
+/**
+ * The inbox admin operations the dashboard's actions call (an inbox's MessageManagement): a
+ * structural type, so the dashboard's declarations need no @holdfast/inbox installed.
+ */
+export interface DashboardMessageAdmin {
+  retryNow(id: string): Promise<void>;
+  pause(id: string): Promise<void>;
+  resume(id: string): Promise<boolean>;
+  delete(id: string): Promise<boolean>;
+}
+
+type Management = InstanceType<NonNullable<HoldfastModules['inbox']>['MessageManagement']>;
+type Clock = InstanceType<NonNullable<HoldfastModules['inbox']>['InboxClock']>;
 
 type FailoverStoreLike = { description?: string; countLive?(name: string, now: Date): Promise<number> };
 
 /** One InboxModule of the application: its name and the services of that module instance. */
 interface InboxInstance {
   name: string;
-  management: MessageManagement;
-  clock?: InboxClock;
+  management: Management;
+  clock?: Clock;
 }
 
 /**
  * Reads the state of whichever Holdfast modules the application imports. Each module's services
  * are looked up anywhere in the application (`strict: false`); a module that is not there has no
- * section. Every read is the module's own: its services, its health figures, and for the
- * simba table the same query `holdfast status` runs.
+ * section; a package that is not installed is not loaded at all (see holdfast-modules.ts).
+ * Every read is the module's own: its services, its health figures, its own table reader.
  */
 @Injectable()
 export class DashboardStateService {
@@ -58,17 +60,18 @@ export class DashboardStateService {
   ) {}
 
   async read(): Promise<DashboardState> {
+    const { failover: f, simba: s, locker: l } = holdfastModules();
     const inboxes = this.inboxes();
     const [failover, simba, locker, ...inboxSections] = await Promise.all([
-      this.section(FailoverRegistry, () => this.failover()),
-      this.section(MutexContendRegistry, () => this.simba()),
-      this.section(LockerService, () => this.locker()),
+      f ? this.section(f.FailoverRegistry, () => this.failover()) : undefined,
+      s ? this.section(s.MutexContendRegistry, () => this.simba()) : undefined,
+      l ? this.section(l.LockerService, () => this.locker()) : undefined,
       ...inboxes.map((instance) => this.guarded(() => this.inbox(instance))),
     ]);
     let inbox: Section<InboxSection> | undefined;
     const namedInboxes: Record<string, Section<InboxSection>> = {};
     inboxes.forEach(({ name }, i) => {
-      if (name === DEFAULT_INBOX_NAME) inbox = inboxSections[i];
+      if (name === holdfastModules().inbox?.DEFAULT_INBOX_NAME) inbox = inboxSections[i];
       else namedInboxes[name] = inboxSections[i];
     });
     return {
@@ -89,8 +92,9 @@ export class DashboardStateService {
    * The admin service of the inbox named `name` (the default inbox without one), or undefined
    * when the application has no such InboxModule.
    */
-  management(name: string = DEFAULT_INBOX_NAME): MessageManagement | undefined {
-    return this.inboxes().find((inbox) => inbox.name === name)?.management;
+  management(name?: string): DashboardMessageAdmin | undefined {
+    const wanted = name ?? holdfastModules().inbox?.DEFAULT_INBOX_NAME;
+    return this.inboxes().find((inbox) => inbox.name === wanted)?.management;
   }
 
   /**
@@ -101,17 +105,18 @@ export class DashboardStateService {
    */
   private inboxes(): InboxInstance[] {
     if (this._inboxes) return this._inboxes;
+    const inbox = holdfastModules().inbox;
     const found: InboxInstance[] = [];
+    if (!inbox) return (this._inboxes = found);
     for (const module of this.modules.values()) {
-      const name = module.providers.get(INBOX_NAME)?.instance as string | undefined;
-      const management = module.providers.get(MessageManagement)?.instance as MessageManagement | undefined;
+      const name = module.providers.get(inbox.INBOX_NAME)?.instance as string | undefined;
+      const management = module.providers.get(inbox.MessageManagement)?.instance as Management | undefined;
       if (typeof name !== 'string' || !management) continue;
-      const clock = module.providers.get(InboxClock)?.instance as InboxClock | undefined;
+      const clock = module.providers.get(inbox.InboxClock)?.instance as Clock | undefined;
       found.push({ name, management, clock });
     }
-    found.sort((a, b) =>
-      a.name === DEFAULT_INBOX_NAME ? -1 : b.name === DEFAULT_INBOX_NAME ? 1 : a.name.localeCompare(b.name),
-    );
+    const first = inbox.DEFAULT_INBOX_NAME;
+    found.sort((a, b) => (a.name === first ? -1 : b.name === first ? 1 : a.name.localeCompare(b.name)));
     return (this._inboxes = found);
   }
 
@@ -134,7 +139,8 @@ export class DashboardStateService {
     try {
       return await read();
     } catch (error) {
-      return { error: error instanceof Error ? error.message : String(error) };
+      const text = error instanceof Error ? error.message : String(error);
+      return { error: shownError(text, this.options.errorDetails) };
     }
   }
 
@@ -144,6 +150,7 @@ export class DashboardStateService {
    * module's. Without a default module, whichever module has it.
    */
   private defaultFailover<T>(token: Type<T> | string | symbol): T | undefined {
+    const { FAILOVER_STORE_NAME, DEFAULT_FAILOVER_STORE } = holdfastModules().failover!;
     for (const module of this.modules.values()) {
       if (module.providers.get(FAILOVER_STORE_NAME)?.instance !== DEFAULT_FAILOVER_STORE) continue;
       return module.providers.get(token as Type<T>)?.instance as T | undefined;
@@ -152,10 +159,11 @@ export class DashboardStateService {
   }
 
   private async failover(): Promise<FailoverSection> {
-    const registry = this.defaultFailover(FailoverRegistry)!;
-    const metrics = this.defaultFailover(FailoverMetrics);
-    const writer = this.defaultFailover(FailoverWriter);
-    const store = this.defaultFailover<FailoverStoreLike>(getFailoverStoreToken());
+    const f = holdfastModules().failover!;
+    const registry = this.defaultFailover(f.FailoverRegistry)!;
+    const metrics = this.defaultFailover(f.FailoverMetrics);
+    const writer = this.defaultFailover(f.FailoverWriter);
+    const store = this.defaultFailover<FailoverStoreLike>(f.getFailoverStoreToken());
     const now = new Date();
     const failovers = await Promise.all(
       registry.list().map(async ({ metadata, declaredOn }) => {
@@ -170,7 +178,10 @@ export class DashboardStateService {
           calls: { ...(tally?.outcomes ?? {}) },
           staleServed: tally?.outcomes.recovered ?? 0,
           lastError: tally?.lastError
-            ? { message: tally.lastError.message, at: tally.lastError.at.toISOString() }
+            ? {
+                message: shownError(tally.lastError.message, this.options.errorDetails),
+                at: tally.lastError.at.toISOString(),
+              }
             : null,
         };
       }),
@@ -184,12 +195,15 @@ export class DashboardStateService {
   }
 
   private async simba(): Promise<SimbaSection> {
-    const registry = this.optional(MutexContendRegistry)!;
-    const options = this.optional<ResolvedSimbaOptions>(SIMBA_RESOLVED_OPTIONS);
+    const simba = holdfastModules().simba!;
+    const registry = this.optional(simba.MutexContendRegistry)!;
+    const options = this.optional<{ dataSource?: unknown; tablePrefix?: string }>(
+      simba.SIMBA_RESOLVED_OPTIONS,
+    );
     const sql = this.sqlClient(options?.dataSource);
-    const status = await new StatusQueries(sql, options?.tablePrefix ?? '').read(['owners']);
+    const status = await simba.readMutexStatus(sql, options?.tablePrefix ?? '');
     const local = new Map(registry.all().map((s) => [s.mutex, s]));
-    const mutexes = (status.owners ?? []).map((row) => {
+    const mutexes: SimbaSection['mutexes'] = (status.mutexes ?? []).map((row) => {
       const here = local.get(row.mutex);
       return {
         ...row,
@@ -227,14 +241,15 @@ export class DashboardStateService {
   }
 
   private async locker(): Promise<LockerSection> {
-    const locker = this.optional(LockerService)!;
-    const options = this.optional<ResolvedLockerOptions>(LOCKER_OPTIONS);
-    // Every lock row of HOLDFAST_LOCK (the lockers with a table), as `holdfast status` reads them.
-    let locks: LockStatus[] | null = null;
+    const l = holdfastModules().locker!;
+    const locker = this.optional(l.LockerService)!;
+    const options = this.optional<{ locker: { type: string }; dataSource?: unknown; tablePrefix: string }>(
+      l.LOCKER_OPTIONS,
+    );
+    // Every lock row of HOLDFAST_LOCK (the lockers with a table).
+    let locks: LockerSection['locks'] = null;
     if (options && (options.locker.type === 'lease-database' || options.locker.type === 'database')) {
-      locks = (
-        await new StatusQueries(this.sqlClient(options.dataSource), options.tablePrefix).read(['masters'])
-      ).masters;
+      locks = await l.readLockStatus(this.sqlClient(options.dataSource), options.tablePrefix);
     }
     const holder = await locker.readHolder().catch(() => locker.holder);
     const lastError = locker.lastError;
@@ -249,9 +264,10 @@ export class DashboardStateService {
       lastError:
         lastError === undefined || lastError === null
           ? null
-          : lastError instanceof Error
-            ? lastError.message
-            : String(lastError),
+          : shownError(
+              lastError instanceof Error ? lastError.message : String(lastError),
+              this.options.errorDetails,
+            ),
     };
   }
 
@@ -266,14 +282,20 @@ export class DashboardStateService {
     ]);
     return {
       counts: { ...counts },
-      oldestDue: oldest ? { ...message(oldest), ageMs: Math.max(0, now - oldest.inserted.getTime()) } : null,
-      parked: parked.map(message),
-      paused: paused.map(message),
+      oldestDue: oldest
+        ? { ...this.message(oldest), ageMs: Math.max(0, now - oldest.inserted.getTime()) }
+        : null,
+      parked: parked.map((m) => this.message(m)),
+      paused: paused.map((m) => this.message(m)),
     };
+  }
+
+  private message(info: MessageInfo): DashboardMessage {
+    return message(info, this.options.errorDetails);
   }
 }
 
-function message(info: MessageInfo): DashboardMessage {
+function message(info: MessageInfo, errorDetails: boolean): DashboardMessage {
   const { namespace, name, revision } = info.type;
   return {
     id: info.id,
@@ -281,6 +303,6 @@ function message(info: MessageInfo): DashboardMessage {
     status: info.status,
     retries: info.retries,
     inserted: info.inserted.toISOString(),
-    error: info.error ?? null,
+    error: shownError(info.error, errorDetails),
   };
 }

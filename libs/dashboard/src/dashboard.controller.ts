@@ -12,14 +12,17 @@ import {
   UseGuards,
   type Type,
 } from '@nestjs/common';
-import { MessageNotFoundError } from '@holdfast/inbox';
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
 import type { ResolvedDashboardOptions } from './dashboard.options';
 import { renderDashboardPage } from './dashboard.page';
 import { DashboardActionsGuard } from './dashboard-actions.guard';
+import { DashboardReadsGuard, DashboardRequestGuard } from './dashboard-request.guard';
 import type { DashboardState } from './dashboard-state';
 import { DashboardStateService } from './dashboard-state.service';
 import { InvalidDashboardActionError } from './errors';
+
+/** MessageManagement's MessageNotFoundError code. */
+const INBOX_NOT_FOUND = 'HOLDFAST_INBOX_NOT_FOUND';
 
 export const DASHBOARD_ACTIONS = ['retry', 'pause', 'resume', 'delete'] as const;
 export type DashboardAction = (typeof DASHBOARD_ACTIONS)[number];
@@ -44,6 +47,7 @@ export function createDashboardController(path: string): Type<unknown> {
 
     /** The page: HTML with its CSS and script inline; it polls `api/state` next to it. */
     @Get()
+    @UseGuards(DashboardReadsGuard)
     @Header('Content-Type', 'text/html; charset=utf-8')
     @Header('Cache-Control', 'no-store')
     page(): string {
@@ -51,6 +55,7 @@ export function createDashboardController(path: string): Type<unknown> {
     }
 
     @Get('api/state')
+    @UseGuards(DashboardReadsGuard)
     @Header('Cache-Control', 'no-store')
     read(): Promise<DashboardState> {
       return this.state.read();
@@ -58,11 +63,12 @@ export function createDashboardController(path: string): Type<unknown> {
 
     /**
      * retry | pause | resume | delete on one inbox message, `{ "id": "...", "inbox"?: "name" }`
-     * (the default inbox without `inbox`): 403 without a guard.
+     * (the default inbox without `inbox`): 403 without a guard. Only as JSON with the
+     * X-Holdfast-Request header (DashboardRequestGuard, before the user's guard).
      */
     @Post('api/inbox/:action')
     @HttpCode(200)
-    @UseGuards(DashboardActionsGuard)
+    @UseGuards(DashboardRequestGuard, DashboardActionsGuard)
     async act(
       @Param('action') action: string,
       @Body() body: unknown,
@@ -99,10 +105,13 @@ export function createDashboardController(path: string): Type<unknown> {
         else if (action === 'pause') await management.pause(id);
         else if (action === 'resume') done = await management.resume(id);
         else done = await management.delete(id);
-        if (action === 'delete' && !done) throw new MessageNotFoundError(id);
+        if (action === 'delete' && !done) throw new NotFoundException(`Inbox message '${id}' does not exist`);
         return { id, action, done };
       } catch (error) {
-        if (error instanceof MessageNotFoundError) throw new NotFoundException(error.message);
+        // MessageNotFoundError, known by its code: @holdfast/inbox is an optional peer, never imported.
+        if ((error as { code?: unknown }).code === INBOX_NOT_FOUND) {
+          throw new NotFoundException((error as Error).message);
+        }
         throw error;
       }
     }

@@ -1,8 +1,8 @@
 import { ConfigurableModuleBuilder, type CanActivate, type Provider, type Type } from '@nestjs/common';
 import { createDashboardController } from './dashboard.controller';
-import { DASHBOARD_ACTION_GUARD } from './dashboard.constants';
+import { DASHBOARD_ACTION_GUARD, DASHBOARD_GUARD_READS } from './dashboard.constants';
 import type { HoldfastDashboardOptions } from './dashboard.options';
-import { InvalidDashboardGuardError, InvalidDashboardPathError } from './errors';
+import { InvalidDashboardGuardError, InvalidDashboardPathError, InvalidDashboardReadsError } from './errors';
 
 /** forRoot extras: they shape the module itself, so they are known before any factory runs. */
 export interface HoldfastDashboardExtras {
@@ -14,6 +14,12 @@ export interface HoldfastDashboardExtras {
    * Without one the dashboard is read-only: every POST answers 403 and the page has no buttons.
    */
   guard?: Type<CanActivate> | CanActivate;
+  /**
+   * The guard also stands on the page and on `api/state` (default false: reads are open). Needs
+   * `guard`. Applications whose dashboard is reachable beyond their operators want it: the state
+   * lists message ids, types and error texts.
+   */
+  guardReads?: boolean;
   isGlobal?: boolean;
 }
 
@@ -27,7 +33,17 @@ export function dashboardControllerPath(path: unknown): string {
   return path.replace(/^\/+|\/+$/g, '');
 }
 
-function guardProviders(guard: unknown): Provider[] {
+function guardProviders(guard: unknown, guardReads: unknown): Provider[] {
+  if (guardReads !== undefined && typeof guardReads !== 'boolean') {
+    throw new InvalidDashboardReadsError(`must be a boolean, got ${typeof guardReads}`);
+  }
+  if (guardReads && guard === undefined) {
+    throw new InvalidDashboardReadsError('needs a guard: give forRoot one, or leave guardReads out');
+  }
+  return [{ provide: DASHBOARD_GUARD_READS, useValue: guardReads === true }, ...actionGuard(guard)];
+}
+
+function actionGuard(guard: unknown): Provider[] {
   if (guard === undefined) return [{ provide: DASHBOARD_ACTION_GUARD, useValue: null }];
   if (typeof guard === 'function') {
     const cls = guard as Type<CanActivate>;
@@ -47,14 +63,14 @@ export const {
 } = new ConfigurableModuleBuilder<HoldfastDashboardOptions>({ moduleName: 'HoldfastDashboard' })
   .setClassMethodName('forRoot')
   .setExtras<HoldfastDashboardExtras>(
-    { isGlobal: true, path: DEFAULT_DASHBOARD_PATH, guard: undefined },
+    { isGlobal: true, path: DEFAULT_DASHBOARD_PATH, guard: undefined, guardReads: false },
     (definition, extras) => ({
       ...definition,
       global: extras.isGlobal,
       controllers: [
         createDashboardController(dashboardControllerPath(extras.path ?? DEFAULT_DASHBOARD_PATH)),
       ],
-      providers: [...(definition.providers ?? []), ...guardProviders(extras.guard)],
+      providers: [...(definition.providers ?? []), ...guardProviders(extras.guard, extras.guardReads)],
     }),
   )
   .build();

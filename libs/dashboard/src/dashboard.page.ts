@@ -231,7 +231,7 @@ const PAGE = `<!doctype html>
     if (action === 'delete' && !confirm('Delete message ' + id + '?')) return;
     var notice = document.getElementById('notice');
     var body = name ? { id: id, inbox: name } : { id: id };
-    fetch(base + '/api/inbox/' + action, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+    fetch(base + '/api/inbox/' + action, { method: 'POST', headers: { 'content-type': 'application/json', 'x-holdfast-request': '1' }, body: JSON.stringify(body) })
       .then(function (res) { return res.json().catch(function () { return {}; }).then(function (body) { return { res: res, body: body }; }); })
       .then(function (r) {
         notice.textContent = r.res.ok ? action + ' ' + id + ': done' : action + ' ' + id + ' failed: ' + (r.body.message || ('HTTP ' + r.res.status));

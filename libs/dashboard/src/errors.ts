@@ -22,6 +22,13 @@ export class InvalidDashboardGuardError extends HoldfastError {
   }
 }
 
+/** `guardReads` is not a boolean, or is true without a guard to apply. */
+export class InvalidDashboardReadsError extends HoldfastError {
+  constructor(problem: string) {
+    super(`HoldfastDashboardModule: guardReads ${problem}.`, 'HOLDFAST_DASHBOARD_INVALID_GUARD_READS');
+  }
+}
+
 /** An inbox action the dashboard does not know, or a request without a message id. */
 export class InvalidDashboardActionError extends HoldfastError {
   constructor(what: string, value: unknown, expected: string) {

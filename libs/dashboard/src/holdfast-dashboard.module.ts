@@ -3,6 +3,7 @@ import { DASHBOARD_OPTIONS } from './dashboard.constants';
 import { ConfigurableDashboardModule, DASHBOARD_MODULE_OPTIONS } from './dashboard.module-definition';
 import { resolveDashboardOptions, type HoldfastDashboardOptions } from './dashboard.options';
 import { DashboardActionsGuard } from './dashboard-actions.guard';
+import { DashboardReadsGuard, DashboardRequestGuard } from './dashboard-request.guard';
 import { DashboardStateService } from './dashboard-state.service';
 
 /**
@@ -20,6 +21,8 @@ import { DashboardStateService } from './dashboard-state.service';
       inject: [DASHBOARD_MODULE_OPTIONS],
     },
     DashboardActionsGuard,
+    DashboardRequestGuard,
+    DashboardReadsGuard,
     DashboardStateService,
   ],
   exports: [DashboardStateService],

@@ -2,6 +2,7 @@ import { Injectable, type CanActivate, type ExecutionContext, type INestApplicat
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { Script } from 'node:vm';
+import { sqlClientFor, tableName } from '@holdfast/core/kit';
 import { describeEachDatabase, waitUntil, type TestDatabaseContext } from '@holdfast/core/testing';
 import { Failover, FailoverModule } from '@holdfast/failover';
 import {
@@ -17,7 +18,7 @@ import { LockerModule } from '@holdfast/locker';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
 import { SimbaModule } from '@holdfast/simba';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
-import { HoldfastDashboardModule, type HoldfastDashboardExtras } from '../src';
+import { HoldfastDashboardModule, type HoldfastDashboardExtras, type HoldfastDashboardOptions } from '../src';
 
 /** Lets a request through when it carries `x-admin: yes`; counts what it was asked. */
 @Injectable()
@@ -28,6 +29,9 @@ class HeaderGuard implements CanActivate {
     return context.switchToHttp().getRequest().headers['x-admin'] === 'yes';
   }
 }
+
+/** The header the page sends with every action, which a cross-site form cannot. */
+const ACTION_HEADER = { 'x-holdfast-request': '1' };
 
 const TYPE = { namespace: 'dash', name: 'note' };
 const MAX_RETRIES = 2;
@@ -73,7 +77,7 @@ class BothInboxes {
 
 async function inboxApp(
   ctx: TestDatabaseContext,
-  extras: HoldfastDashboardExtras,
+  extras: HoldfastDashboardExtras & HoldfastDashboardOptions,
   { locker = false, audit = false } = {},
 ): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
@@ -101,6 +105,16 @@ async function inboxApp(
   }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   return app.init();
+}
+
+/** Writes `text` as a message's stored error, as a failed delivery stores its error and stack. */
+async function storeError(ctx: TestDatabaseContext, id: string, text: string): Promise<void> {
+  const sql = sqlClientFor(ctx.dataSource);
+  const p = (i: number) => sql.dialect.placeholder(i);
+  await sql.query(
+    `UPDATE ${tableName(ctx.prefix, COR_MESSAGE_TABLE.name)} SET ERROR = ${p(1)} WHERE ID = ${p(2)}`,
+    [text, id],
+  );
 }
 
 /** A stored message that exhausted its retries: parked, with an error. */
@@ -171,6 +185,7 @@ describeEachDatabase(
         for (const action of ['retry', 'pause', 'resume', 'delete']) {
           await request(app.getHttpServer())
             .post(`/holdfast/api/inbox/${action}`)
+            .set(ACTION_HEADER)
             .set('x-admin', 'yes')
             .send({ id: 'ro-1' })
             .expect(403);
@@ -186,7 +201,7 @@ describeEachDatabase(
       });
       afterAll(() => app?.close());
       const post = (action: string, id: unknown, admin = true) => {
-        const r = request(app.getHttpServer()).post(`/ops/dash/api/inbox/${action}`);
+        const r = request(app.getHttpServer()).post(`/ops/dash/api/inbox/${action}`).set(ACTION_HEADER);
         return (admin ? r.set('x-admin', 'yes') : r).send({ id });
       };
       const status = async (id: string) => (await app.get(MessageManagement).get(id))?.status;
@@ -227,6 +242,110 @@ describeEachDatabase(
       });
     });
 
+    describe('safe by default: actions only as JSON with X-Holdfast-Request', () => {
+      // A guard that lets every request through, as one relying on a session cookie would let a
+      // cross-site request through: the dashboard itself must refuse what a foreign page can send.
+      const cookieGuard = { asked: 0, canActivate: () => ++cookieGuard.asked > 0 };
+      let app: INestApplication;
+      beforeAll(async () => {
+        app = await inboxApp(ctx, { guard: cookieGuard });
+      });
+      afterAll(() => app?.close());
+      const status = async (id: string) => (await app.get(MessageManagement).get(id))?.status;
+
+      it('refuses a form-encoded or text/plain POST (415) and a JSON POST without the header (403)', async () => {
+        await parkedMessage(app, 'csrf-1');
+        const asked = cookieGuard.asked;
+        // What a cross-site <form method=post> can send: urlencoded, multipart or text/plain.
+        await request(app.getHttpServer())
+          .post('/holdfast/api/inbox/delete')
+          .type('form')
+          .send({ id: 'csrf-1' })
+          .expect(415);
+        await request(app.getHttpServer())
+          .post('/holdfast/api/inbox/delete')
+          .set(ACTION_HEADER)
+          .type('form')
+          .send({ id: 'csrf-1' })
+          .expect(415);
+        await request(app.getHttpServer())
+          .post('/holdfast/api/inbox/delete')
+          .set('content-type', 'text/plain')
+          .send(JSON.stringify({ id: 'csrf-1' }))
+          .expect(415);
+        await request(app.getHttpServer())
+          .post('/holdfast/api/inbox/delete')
+          .field('id', 'csrf-1')
+          .expect(415);
+        const res = await request(app.getHttpServer())
+          .post('/holdfast/api/inbox/delete')
+          .send({ id: 'csrf-1' })
+          .expect(403);
+        expect(res.body.message).toContain('x-holdfast-request');
+        // Refused before the application's guard is asked, and nothing changed.
+        expect(cookieGuard.asked).toBe(asked);
+        expect(await status('csrf-1')).toBe('parked');
+
+        await request(app.getHttpServer())
+          .post('/holdfast/api/inbox/delete')
+          .set(ACTION_HEADER)
+          .send({ id: 'csrf-1' })
+          .expect(200, { id: 'csrf-1', action: 'delete', done: true });
+        expect(cookieGuard.asked).toBe(asked + 1);
+        expect(await status('csrf-1')).toBeUndefined();
+      });
+
+      it('shows the first line of a stored error, with absolute paths cut to file names', async () => {
+        await parkedMessage(app, 'stack-1');
+        const stack = [
+          "Error: ENOENT: no such file or directory, open '/srv/billing/config/rates.json'",
+          '    at InvoiceHandler.handle (/srv/billing/dist/invoice.handler.js:42:11)',
+          '    at C:\\apps\\billing\\dist\\main.js:7:3',
+        ].join('\n');
+        await storeError(ctx, 'stack-1', stack);
+        const { body } = await request(app.getHttpServer()).get('/holdfast/api/state').expect(200);
+        const shown = body.inbox.parked.find((m: { id: string }) => m.id === 'stack-1');
+        expect(shown.error).toBe("Error: ENOENT: no such file or directory, open 'rates.json'");
+        expect(JSON.stringify(body)).not.toContain('/srv/billing');
+      });
+    });
+
+    describe('errorDetails: true', () => {
+      let app: INestApplication;
+      beforeAll(async () => {
+        app = await inboxApp(ctx, { errorDetails: true });
+      });
+      afterAll(() => app?.close());
+
+      it('shows a stored error whole when the application opts in', async () => {
+        await parkedMessage(app, 'stack-2');
+        const stack =
+          'Error: rates missing\n    at InvoiceHandler.handle (/srv/billing/dist/invoice.handler.js:42:11)';
+        await storeError(ctx, 'stack-2', stack);
+        const { body } = await request(app.getHttpServer()).get('/holdfast/api/state').expect(200);
+        expect(body.inbox.parked.find((m: { id: string }) => m.id === 'stack-2').error).toBe(stack);
+      });
+    });
+
+    describe('guardReads: the guard also stands on the page and the state', () => {
+      let app: INestApplication;
+      beforeAll(async () => {
+        app = await inboxApp(ctx, { guard: HeaderGuard, guardReads: true });
+      });
+      afterAll(() => app?.close());
+
+      it('answers 403 to a request the guard refuses and 200 to one it allows', async () => {
+        await request(app.getHttpServer()).get('/holdfast').expect(403);
+        await request(app.getHttpServer()).get('/holdfast/api/state').expect(403);
+        await request(app.getHttpServer()).get('/holdfast').set('x-admin', 'yes').expect(200);
+        const { body } = await request(app.getHttpServer())
+          .get('/holdfast/api/state')
+          .set('x-admin', 'yes')
+          .expect(200);
+        expect(body.actions).toBe(true);
+      });
+    });
+
     describe('with a default and a named inbox', () => {
       let app: INestApplication;
       beforeAll(async () => {
@@ -234,7 +353,11 @@ describeEachDatabase(
       });
       afterAll(() => app?.close());
       const post = (action: string, body: object) =>
-        request(app.getHttpServer()).post(`/holdfast/api/inbox/${action}`).set('x-admin', 'yes').send(body);
+        request(app.getHttpServer())
+          .post(`/holdfast/api/inbox/${action}`)
+          .set(ACTION_HEADER)
+          .set('x-admin', 'yes')
+          .send(body);
       const inboxes = (inbox?: 'audit') => app.get(BothInboxes).of(inbox);
       const status = async (id: string, inbox?: 'audit') => (await inboxes(inbox).management.get(id))?.status;
 
@@ -341,15 +464,22 @@ describe('HoldfastDashboardModule with failover only (memory store)', () => {
       }),
     ]);
     // A guard allows actions, but with no inbox there is nothing to act on.
-    await request(app.getHttpServer()).post('/holdfast/api/inbox/retry').send({ id: 'x' }).expect(404);
+    await request(app.getHttpServer())
+      .post('/holdfast/api/inbox/retry')
+      .set(ACTION_HEADER)
+      .send({ id: 'x' })
+      .expect(404);
   });
 
-  it('rejects a path that is not a URL path, and a guard that is not one', () => {
+  it('rejects a path that is not a URL path, a guard that is not one, and guardReads without a guard', () => {
     expect(() => HoldfastDashboardModule.forRoot({ path: 'holdfast' })).toThrow(
       expect.objectContaining({ code: 'HOLDFAST_DASHBOARD_INVALID_PATH' }),
     );
     expect(() => HoldfastDashboardModule.forRoot({ guard: {} as CanActivate })).toThrow(
       expect.objectContaining({ code: 'HOLDFAST_DASHBOARD_INVALID_GUARD' }),
+    );
+    expect(() => HoldfastDashboardModule.forRoot({ guardReads: true })).toThrow(
+      expect.objectContaining({ code: 'HOLDFAST_DASHBOARD_INVALID_GUARD_READS' }),
     );
   });
 });
@@ -404,7 +534,11 @@ describe('HoldfastDashboardModule.forRootAsync', () => {
       const { body } = await request(app.getHttpServer()).get('/async/api/state').expect(200);
       expect(body).toMatchObject({ title, actions: true });
       expect(Object.keys(body)).not.toEqual(expect.arrayContaining(['inbox']));
-      await request(app.getHttpServer()).post('/async/api/inbox/retry').send({ id: 'x' }).expect(403);
+      await request(app.getHttpServer())
+        .post('/async/api/inbox/retry')
+        .set(ACTION_HEADER)
+        .send({ id: 'x' })
+        .expect(403);
     } finally {
       await app.close();
     }

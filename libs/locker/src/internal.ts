@@ -9,3 +9,4 @@ export { SharedFileLocker } from './lock/shared-file.locker';
 export { HOLDFAST_LOCK_TABLE } from './store/holdfast-lock.table';
 export { LOCKER_TYPES, STARTUP_MODES, LOCKER_DEFAULTS, resolveLockerOptions } from './options/locker.options';
 export { ScheduledLockExecutor } from './scheduled/scheduled-lock.executor';
+export { readLockStatus, type LockStatus } from './store/lock-status';

@@ -1,0 +1,45 @@
+import { SchemaManager, tableName, toNumber, type SqlClient } from '@holdfast/core/kit';
+import { SIMBA_MUTEX_TABLE } from './simba-mutex.table';
+
+/** A simba mutex as its row says right now: who owns it and until when (database clock). */
+export interface MutexStatus {
+  mutex: string;
+  owner: string | null;
+  fencingToken: number;
+  state: 'owned' | 'transition' | 'free';
+  /** ms until ttl_at (owned) or transition_at (transition); null when free. */
+  expiresInMs: number | null;
+}
+
+/**
+ * Every row of the simba mutex table under `prefix`, on the database clock (`databaseNow`, epoch
+ * ms); `mutexes` is null when the table does not exist. Simba's own reading of its table, for
+ * the dashboard and the CLI.
+ */
+export async function readMutexStatus(
+  sql: SqlClient,
+  prefix: string,
+): Promise<{ databaseNow: number; mutexes: MutexStatus[] | null }> {
+  const now = await sql.nowMillis();
+  const table = tableName(prefix, SIMBA_MUTEX_TABLE.name);
+  if (!(await new SchemaManager(sql).tableExists(table))) return { databaseNow: now, mutexes: null };
+  const rows = await sql.query(
+    `SELECT mutex, owner_id, acquired_at, ttl_at, transition_at FROM ${table} ORDER BY mutex`,
+  );
+  const mutexes = rows.map((r): MutexStatus => {
+    const ttlAt = toNumber(r.ttl_at);
+    const transitionAt = toNumber(r.transition_at);
+    // CHAR(32) (Simba's own DDL) pads with spaces on PostgreSQL.
+    const owner = r.owner_id ? String(r.owner_id).trimEnd() || null : null;
+    const state = !owner ? 'free' : ttlAt > now ? 'owned' : transitionAt > now ? 'transition' : 'free';
+    return {
+      mutex: String(r.mutex),
+      owner: state === 'free' ? null : owner,
+      // The fencing token is the grant's database time (README, 'Fencing tokens').
+      fencingToken: toNumber(r.acquired_at),
+      state,
+      expiresInMs: state === 'owned' ? ttlAt - now : state === 'transition' ? transitionAt - now : null,
+    };
+  });
+  return { databaseNow: now, mutexes };
+}
