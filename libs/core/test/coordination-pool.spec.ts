@@ -122,6 +122,14 @@ describeEachDatabase(
       }
     });
 
+    it("closes with the application's DataSource at the latest (a startup that failed runs no shutdown hook)", async () => {
+      const dataSource = await createTestDataSource(ctx.db);
+      const module = database({ dataSource });
+      await module.sql.nowMillis();
+      await dataSource.destroy();
+      expect(module.sql.dataSource.isInitialized).toBe(false);
+    });
+
     it('closes at application shutdown', async () => {
       const module = database();
       await module.sql.nowMillis();

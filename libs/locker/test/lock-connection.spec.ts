@@ -1,9 +1,9 @@
 /**
- * The database lockers run on a connection reserved from the DataSource's pool: a pool saturated
- * by the application's own work does not starve their keep-alives, and a pool too small to spare
- * one is reported at startup.
+ * The database lockers run on a connection reserved from their own coordination pool (#31; from
+ * the DataSource's pool with coordinationPool false): a pool saturated by the application's own
+ * work does not starve their keep-alives, and a shared pool too small to spare one is reported at startup.
  */
-import { sqlClientFor } from '@holdfast/core/kit';
+import { configureCoordinationPool, sqlClientFor } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   testDatabases,
@@ -43,8 +43,10 @@ for (const db of testDatabases().filter((d): d is Exclude<TestDatabase, 'sqlite'
       jest.restoreAllMocks();
     });
 
-    const start = async (type: 'lease-database' | 'database', poolSize: number) => {
+    /** `shared`: the locker on the application's pool (coordinationPool false), as before #31. */
+    const start = async (type: 'lease-database' | 'database', poolSize: number, shared = false) => {
       const dataSource = await createTestDataSource(db, { poolSize });
+      if (shared) configureCoordinationPool(dataSource, false);
       sources.push(dataSource);
       const instance = await lockerInstance({
         dataSource,
@@ -100,14 +102,23 @@ for (const db of testDatabases().filter((d): d is Exclude<TestDatabase, 'sqlite'
       connection.destroy();
     });
 
-    it('warns at startup when the pool cannot spare a connection for the lock', async () => {
+    it('warns at startup when the pool it shares cannot spare a connection for the lock', async () => {
       const warn = jest.spyOn(Logger.prototype, 'warn');
-      const { instance } = await start('lease-database', 1);
+      const { instance } = await start('lease-database', 1, true);
       await waitUntil(() => instance.locker.isMaster);
       const warnings = warn.mock.calls.map((c) => String(c[0]));
       expect(warnings.some((w) => /pool has 1 connection\(s\)/.test(w) && /Raise poolSize/.test(w))).toBe(
         true,
       );
+    });
+
+    it("on its own coordination pool (the default) the lock takes nothing of the application's pool of 1", async () => {
+      const warn = jest.spyOn(Logger.prototype, 'warn');
+      const { dataSource, instance } = await start('lease-database', 1);
+      await waitUntil(() => instance.locker.isMaster);
+      expect(warn.mock.calls.map((c) => String(c[0])).filter((w) => /Raise poolSize/.test(w))).toEqual([]);
+      // The application's only connection is free for its own work while the lock is held.
+      expect(await dataSource.query('SELECT 1 AS one')).toHaveLength(1);
     });
   });
 }

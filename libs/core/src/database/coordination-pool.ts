@@ -109,6 +109,7 @@ export class CoordinationPool {
     this.size = options.size ?? initialSize;
     this.dataSource = new DataSource(coordinationOptions(application.options, this.size, options.connection));
     poolsByDataSource.set(this.dataSource, this);
+    closeWithApplication(application, this);
   }
 
   /** The pool behind a coordination client's DataSource, if it is one. */
@@ -176,6 +177,28 @@ export class CoordinationPool {
     ]);
     clearTimeout(timer);
   }
+}
+
+const poolsOfApplication = new WeakMap<DataSource, Set<CoordinationPool>>();
+
+/**
+ * The coordination pools close with the application's DataSource at the latest: an application
+ * whose startup failed never runs the modules' shutdown hooks, but it does destroy its DataSource
+ * (TypeOrmModule at shutdown, or the application itself), and a pool left open would keep the
+ * process alive and hold connections on the server.
+ */
+function closeWithApplication(application: DataSource, pool: CoordinationPool): void {
+  let pools = poolsOfApplication.get(application);
+  if (!pools) {
+    poolsOfApplication.set(application, (pools = new Set()));
+    const all = pools;
+    const destroy = application.destroy.bind(application);
+    application.destroy = async () => {
+      await Promise.all([...all].map((p) => p.close()));
+      return destroy();
+    };
+  }
+  pools.add(pool);
 }
 
 /** The application's DataSource options for a pool of `size` connections of Holdfast's own. */
