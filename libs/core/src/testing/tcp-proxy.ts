@@ -41,6 +41,10 @@ export class TcpProxy {
         return;
       }
       const upstream = connect(this.targetPort, this.targetHost);
+      // As the drivers and servers do on theirs: without it, Nagle's algorithm holds the second
+      // small write of an answer (a result set, then its OK) until the peer's delayed ACK, ~40 ms.
+      client.setNoDelay(true);
+      upstream.setNoDelay(true);
       const link: Link = { client, upstream, silenced: false, asking: false };
       this.links.add(link);
       this.forward(link, client, upstream, true);
