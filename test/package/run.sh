@@ -8,7 +8,8 @@
 #   HOLDFAST_PACKAGE_KEEP=1 ...         keep the directory (printed) for a look
 #   HOLDFAST_PACKAGE_OPTIONAL_PEERS=1   the app also installs @nestjs/terminus and @opentelemetry/api
 # By default the optional peers (@nestjs/terminus, @opentelemetry/api, nestjs-cls) are not
-# installed: an app that does not use them must not need them.
+# installed: an app that does not use them must not need them. Last, an application that
+# installs only core, the inbox and the dashboard (the other modules are the dashboard's optional peers).
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/holdfast-package.XXXXXX")"
@@ -143,6 +144,41 @@ stage "@holdfast/core/testing forks a TypeScript worker with the app's own loade
 step "the same application on TypeORM 0.3.x"
 npm install --no-audit --no-fund --prefer-offline --loglevel=error typeorm@0.3
 run_app
+
+step "an application with only @holdfast/core, @holdfast/inbox and @holdfast/dashboard installed"
+partial="$work/app-partial"
+mkdir -p "$partial"
+cp -r "$repo/test/package/app-partial/src" "$repo/test/package/app/tsconfig.json" "$partial/"
+cat >"$partial/package.json" <<JSON
+{
+  "name": "holdfast-package-test-partial-app",
+  "private": true,
+  "version": "1.0.0",
+  "allowScripts": { "better-sqlite3": true },
+  "dependencies": {
+    "@holdfast/core": "file:$(tarball core)",
+    "@holdfast/dashboard": "file:$(tarball dashboard)",
+    "@holdfast/inbox": "file:$(tarball inbox)",
+    "@nestjs/common": "^11.0.0",
+    "@nestjs/core": "^11.0.0",
+    "@nestjs/platform-express": "^11.0.0",
+    "@nestjs/typeorm": "^11.0.0",
+    "better-sqlite3": "^12.0.0",
+    "reflect-metadata": "^0.2.0",
+    "rxjs": "^7.8.0",
+    "typeorm": "^1.0.0"
+  },
+  "devDependencies": {
+    "@types/node": "^20.0.0",
+    "typescript": "~5.9.0"
+  }
+}
+JSON
+partial_app() {
+  (cd "$partial" && npm install --no-audit --no-fund --prefer-offline --loglevel=error &&
+    npx tsc -p tsconfig.json --strict --skipLibCheck false && node --enable-source-maps dist/main.js)
+}
+stage "the dashboard with only the inbox installed (optional peers left out)" partial_app || true
 
 if [ ${#failures[@]} -gt 0 ]; then
   printf '\npackage test FAILED: %s\n' "$(IFS=';'; echo "${failures[*]}")"

@@ -42,7 +42,7 @@ export class InvalidDurationError extends HoldfastError {
   ) {
     super(
       `Invalid duration for '${option}': ${JSON.stringify(value)}. ` +
-        `Use milliseconds (a non-negative number) or a string such as '500ms', '10s', '5m', '1h'.`,
+        `Use milliseconds (a non-negative number), a string such as '500ms', '10s', '5m', '1h', or an ISO-8601 duration such as 'PT10M'.`,
       'HOLDFAST_CORE_INVALID_DURATION',
     );
   }

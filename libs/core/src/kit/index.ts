@@ -50,7 +50,7 @@ export { HoldfastDatabase, type HoldfastDatabaseOptions } from '../database/hold
 export { declarePoolNeed, type PoolNeed } from '../database/pool-budget';
 export { configureCoordinationPool, type CoordinationPoolOptions } from '../database/coordination-pool';
 export { isValidTablePrefix, validateTablePrefix, tableName } from '../naming/table-prefix';
-export { parseDuration, type Duration } from '../time/duration';
+export { parseDuration, parseIsoDuration, formatIsoDuration, type Duration } from '../time/duration';
 export { monotonicMillis, sleep } from '../time/monotonic';
 export { withTimeout, type WithTimeoutOptions } from '../time/with-timeout';
 export { DeadlineQueue, type Deadline } from '../time/deadline-queue';

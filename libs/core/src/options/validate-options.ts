@@ -95,7 +95,10 @@ export function IsDurationOption(options?: ValidationOptions): PropertyDecorator
       name: 'isDuration',
       target: target.constructor,
       propertyName: propertyName as string,
-      options: { message: "must be milliseconds (a number ≥ 0) or a duration string like '10s'", ...options },
+      options: {
+        message: "must be milliseconds (a number ≥ 0) or a duration string like '10s' or 'PT10S'",
+        ...options,
+      },
       validator: { validate: (value: unknown) => isDuration(value) },
     });
 }

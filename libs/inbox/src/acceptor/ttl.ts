@@ -1,5 +1,4 @@
-import { parseDuration, type Duration } from '@holdfast/core/kit';
-import { Duration as LuxonDuration } from 'luxon';
+import { formatIsoDuration, parseDuration, parseIsoDuration, type Duration } from '@holdfast/core/kit';
 
 export interface ParsedTtl {
   /** The ISO-8601 text stored in TTL_DURATION. */
@@ -8,19 +7,15 @@ export interface ParsedTtl {
 }
 
 /**
- * Parses an ISO-8601 duration ('PT10M', 'P1DT2H') with luxon. Calendar units use luxon's casual
- * conversion (a month is 30 days, a year 365). Returns undefined when the text is not a valid,
- * positive ISO-8601 duration.
+ * Parses an ISO-8601 duration ('PT10M', 'P1DT2H') with core's duration parser (the one every
+ * Holdfast option uses). Calendar units are fixed lengths (a month is 30 days, a year 365).
+ * Returns undefined when the text is not a valid, positive ISO-8601 duration.
  */
 export function parseIsoTtl(value: unknown): ParsedTtl | undefined {
   if (typeof value !== 'string' || !/^P/i.test(value.trim())) return undefined;
   const iso = value.trim().toUpperCase();
-  const duration = LuxonDuration.fromISO(iso);
-  if (!duration.isValid) return undefined;
-  const values = Object.values(duration.toObject());
-  if (values.some((v) => typeof v === 'number' && v < 0)) return undefined;
-  const ms = duration.toMillis();
-  if (!Number.isFinite(ms) || ms <= 0) return undefined;
+  const ms = parseIsoDuration(iso);
+  if (ms === undefined || !Number.isFinite(ms) || ms <= 0) return undefined;
   return { iso, ms };
 }
 
@@ -31,5 +26,5 @@ export function defaultTtlToIso(value: Duration): ParsedTtl {
   if (typeof value === 'string' && /^P/i.test(value.trim())) throw new Error('not a valid ISO-8601 duration');
   const ms = parseDuration(value, 'defaultTtl');
   if (ms <= 0) throw new Error('must be greater than 0');
-  return { iso: LuxonDuration.fromMillis(ms).shiftTo('seconds').toISO() ?? `PT${ms / 1000}S`, ms };
+  return { iso: formatIsoDuration(ms), ms };
 }

@@ -59,7 +59,7 @@ async function main(): Promise<void> {
     throw new Error(`dashboard state lacks ${missing.join(', ')}: ${JSON.stringify(state)}`);
   const refused = await fetch(`${url}/holdfast/api/inbox/retry`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', 'x-holdfast-request': '1' },
     body: JSON.stringify({ id: 'ping-1' }),
   });
   if (refused.status !== 403)
