@@ -1,7 +1,7 @@
 /**
- * Holdfast on a real three-node MariaDB Galera cluster (#36): Simba contenders and inbox workers,
- * each process connected to its own node, through an owner's SIGKILL and SIGKILLs of database
- * nodes. The cluster is started once for the suite (ports 26500-26511) and removed in afterAll.
+ * Holdfast on a real three-node MariaDB Galera cluster (#36): Simba contenders, lease-database
+ * lockers and inbox workers, each process connected to its own node, through an owner's SIGKILL
+ * and SIGKILLs of database nodes. The cluster is started once for the suite (ports 26500-26511) and removed in afterAll.
  * Runs under `npm run test:cluster` (HOLDFAST_TEST_CLUSTERS=1); needs galera-4 and rsync.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,10 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { DataSource } from 'typeorm';
-import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
+import { monotonicMillis, SchemaManager, sqlClientFor } from '@holdfast/core/kit';
 import { GaleraCluster, uniqueTablePrefix } from '@holdfast/core/testing';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { seedInbox } from '../inbox/support/seed-inbox';
+import { LockerCluster, overlaps } from '../locker/cluster';
 import { CONTENDER, INBOX_WORKER, Workers, checkTicks, sleep, until } from './support/processes';
 
 const BASE_PORT = 26500;
@@ -130,6 +131,45 @@ describe('Holdfast on a three-node Galera cluster', () => {
     expect(new Set(grants.map((g) => g.node)).size).toBeGreaterThanOrEqual(2);
     expect(errors.map((e) => e.line)).toEqual([]);
   }, 240_000);
+
+  it('lease-database locker, one instance per node: SIGKILL of the master, then of its node: one master at a time', async () => {
+    const lockers = new LockerCluster();
+    const names = ['a', 'b', 'c'];
+    const prefix = uniqueTablePrefix('galera_lock');
+    try {
+      names.forEach((name, i) =>
+        lockers.spawn(
+          {
+            name,
+            db: 'mariadb',
+            prefix,
+            locker: { type: 'lease-database' },
+            interval: 1_000,
+            keepAlive: 250,
+          },
+          undefined,
+          { HOLDFAST_TEST_MARIADB_URL: cluster.nodes[i].url },
+        ),
+      );
+      await Promise.all(names.map((n) => lockers.next(n, 'ready', 60_000)));
+      const first = await lockers.firstAcquired(names, -Infinity, 60_000);
+      const killedAt = await lockers.kill(first.name);
+      const rest = names.filter((n) => n !== first.name);
+      const second = await lockers.firstAcquired(rest, killedAt, 60_000);
+      const nodeKilledAt = monotonicMillis();
+      await cluster.nodes[names.indexOf(second.name)].kill();
+      const last = rest.filter((n) => n !== second.name);
+      const third = await lockers.firstAcquired(last, nodeKilledAt, 60_000);
+      const terms = lockers.terms({ [first.name]: killedAt });
+      console.log(
+        `[galera locker] lease-database: takeover ${Math.round(second.at - killedAt)} ms after the master's SIGKILL, ` +
+          `${Math.round(third.at - nodeKilledAt)} ms after its node's SIGKILL; terms ${JSON.stringify(terms)}`,
+      );
+      expect(overlaps(terms)).toEqual([]);
+    } finally {
+      await lockers.closeAll();
+    }
+  }, 180_000);
 
   /** Seeds `count` messages, runs one inbox worker per URL, returns the deliveries. */
   async function deliverAll(
