@@ -1,24 +1,17 @@
-import { createRequire } from 'node:module';
+import { CronTime, validateCronExpression } from 'cron';
 
-/**
- * The `cron` package that @nestjs/schedule itself depends on, loaded from beside it: Holdfast
- * validates cleanup expressions and reads their period with the very parser that schedules
- * them, and ships no second copy of its own.
+/*
+ * `cron` is a dependency of its own (the range @nestjs/schedule uses, so npm installs one copy):
+ * Holdfast validates cleanup expressions and reads their period with the parser that schedules
+ * them, and declares what it loads instead of reaching into @nestjs/schedule's node_modules.
  */
-const cron = createRequire(require.resolve('@nestjs/schedule'))('cron') as CronPackage;
-
-/** The two things Holdfast uses of `cron` (typed here: the package is @nestjs/schedule's, not ours). */
-interface CronPackage {
-  validateCronExpression(expression: string): { valid: boolean };
-  CronTime: new (expression: string) => { sendAt(count: number): unknown };
-}
 
 export function isValidCron(expression: unknown): boolean {
-  return typeof expression === 'string' && cron.validateCronExpression(expression).valid;
+  return typeof expression === 'string' && validateCronExpression(expression).valid;
 }
 
 /** Milliseconds between the next two firings of a cron expression. */
 export function cronPeriodMillis(expression: string): number {
-  const [first, second] = new cron.CronTime(expression).sendAt(2) as unknown as Array<{ toMillis(): number }>;
+  const [first, second] = new CronTime(expression).sendAt(2);
   return second.toMillis() - first.toMillis();
 }
