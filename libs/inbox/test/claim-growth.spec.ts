@@ -20,26 +20,22 @@ describeEachDatabase(
       try {
         await node.delivery.deliverDue(); // after the loop's first (empty) poll
         const queries = node.app.get(InboxConnection).queries;
-        const asked: number[] = [];
-        const claim = queries.claim.bind(queries);
-        queries.claim = (limit, ...rest) => {
-          asked.push(limit);
-          return claim(limit, ...rest);
-        };
+        const claims = jest.spyOn(queries, 'claim');
+        const asked = () => claims.mock.calls.map(([limit]) => limit);
         // 10 + 20 + 40 + 50 + 50 = 170 full claims, then 15 in a short one, then an empty one.
         await node.acceptor.acceptAll(
           Array.from({ length: 185 }, (_, i) => ({ id: `g${i}`, type: ORDER, payload: i })),
         );
         while ((await node.delivery.deliverDue()).claimed > 0);
-        expect(asked).toEqual([10, 20, 40, 50, 50, 50, 10]);
+        expect(asked()).toEqual([10, 20, 40, 50, 50, 50, 10]);
         expect(new Set(node.probe.calls.map((m) => m.id)).size).toBe(185);
         // A new backlog starts small again.
         await node.acceptor.acceptAll(
           Array.from({ length: 30 }, (_, i) => ({ id: `h${i}`, type: ORDER, payload: i })),
         );
-        asked.length = 0;
+        claims.mockClear();
         while ((await node.delivery.deliverDue()).claimed > 0);
-        expect(asked).toEqual([10, 20, 40]);
+        expect(asked()).toEqual([10, 20, 40]);
       } finally {
         await node.close();
       }
