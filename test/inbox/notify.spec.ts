@@ -216,8 +216,8 @@ describe('inbox wake-up by PostgreSQL LISTEN/NOTIFY', () => {
     await waitUntil(() => node.listener.listening, { timeout: 30_000, message: 'the reconnect' });
     const warnings = listenWarnings(warn);
     expect(warnings).toHaveLength(2);
-    expect(warnings[0]).toMatch(/is down/);
-    expect(warnings[1]).toMatch(/is back after/);
+    expect(warnings[0]).toMatch(/the database is unavailable/);
+    expect(warnings[1]).toMatch(/answers again after/);
     const { id } = await acceptor.accept({ type, payload: { n: 2 } });
     // pollInterval is 60 s: only the reconnected listener can deliver this within the wait.
     await waitUntil(() => node.handled.includes(id), {

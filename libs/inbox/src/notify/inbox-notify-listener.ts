@@ -61,7 +61,10 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
   private stopped = true;
   private attempts = 0;
   /** The listener's outages: one warning when one starts, one when it ends (core's OutageLog). */
-  private readonly outage = new OutageLog(this.logger, () => `LISTEN for ${this.connection.queries.table}`);
+  private readonly outage = new OutageLog(
+    this.logger,
+    () => `LISTEN connection for ${this.connection.queries.table}`,
+  );
   private probe?: { nonce: string; heard: () => void };
   private _listening = false;
   /** `notifyCheckInterval` in ms: how often a listening connection proves it still hears. */
@@ -194,7 +197,7 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
     void client.end().catch(() => undefined);
     if (this.stopped) return;
     this.outage.failed(error ?? new Error('closed by the server'), {
-      during: this.outage.ongoing ? `reconnect attempt ${this.attempts}` : 'LISTEN',
+      during: this.outage.ongoing ? `reconnect attempt ${this.attempts}` : undefined,
       consequence: `delivering by polling (pollInterval ${String(this.options.pollInterval)}) and reconnecting`,
     });
     const base = Math.min(RECONNECT_MAX_MS, RECONNECT_FIRST_MS * 2 ** Math.min(this.attempts, 10));
