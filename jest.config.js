@@ -26,6 +26,7 @@ const serverOnly = serversSelected
       '/libs/locker/test/lock-connection.spec.ts',
       '/libs/inbox/test/round-trips.spec.ts',
       '/test/inbox/accept-under-load.spec.ts',
+      '/test/outage/quiet-outage.spec.ts',
       '/test/inbox/silent-worker.spec.ts',
       '/test/inbox/blackhole.spec.ts',
       '/test/inbox/unanswered-claim.spec.ts',
