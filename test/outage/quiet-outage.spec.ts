@@ -5,7 +5,7 @@
  * when it ends per module's logger, with the cause, no error line and no stack trace: not a line
  * per poll, tick or keep-alive. The counts are printed (HOLDFAST_TEST_VERBOSE=1 shows them).
  * MariaDB has no read-only window to imitate here: `read_only` does not bind root, the only
- * account of a private server.
+ * account of a private server. Private servers only: an SQLite-only run leaves this file out.
  */
 import { Client } from 'pg';
 import {
