@@ -3,10 +3,15 @@ import { MUTEX_NAME_MAX_LENGTH, OWNER_ID_MAX_LENGTH } from './table/simba-mutex.
 
 /** A mutex name that is empty, too long for `simba_mutex.mutex`, or not a string. */
 export class InvalidMutexNameError extends HoldfastError {
-  constructor(readonly value: unknown) {
+  constructor(
+    readonly value: unknown,
+    /** Why, when it is not the length or the type (a reserved name). */
+    reason?: string,
+  ) {
     super(
-      `Invalid mutex name ${JSON.stringify(value)}: use a non-empty string of at most ` +
-        `${MUTEX_NAME_MAX_LENGTH} characters (it is the primary key of simba_mutex).`,
+      `Invalid mutex name ${JSON.stringify(value)}: ` +
+        (reason ??
+          `use a non-empty string of at most ${MUTEX_NAME_MAX_LENGTH} characters (it is the primary key of simba_mutex).`),
       'HOLDFAST_SIMBA_INVALID_MUTEX',
     );
   }

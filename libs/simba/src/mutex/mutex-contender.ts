@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { InvalidContenderIdError, InvalidMutexNameError } from '../errors';
 import { MUTEX_NAME_MAX_LENGTH, OWNER_ID_MAX_LENGTH, SEED_OWNER_ID_LENGTH } from '../table/simba-mutex.table';
 import type { MutexState } from './mutex-state';
+import { TIMELINE_MARKER } from './failover-grace';
 
 /** One party competing for a mutex. Callbacks run one at a time, in order, per contend service. */
 export interface MutexContender {
@@ -28,6 +29,12 @@ export function defaultContenderId(): string {
 export function assertMutexName(mutex: unknown): asserts mutex is string {
   if (typeof mutex !== 'string' || mutex.length === 0 || mutex.length > MUTEX_NAME_MAX_LENGTH) {
     throw new InvalidMutexNameError(mutex);
+  }
+  if (mutex === TIMELINE_MARKER) {
+    throw new InvalidMutexNameError(
+      mutex,
+      'the name is reserved: its row keeps the PostgreSQL timeline for the grace after a failover.',
+    );
   }
 }
 

@@ -1,5 +1,6 @@
 import { tableName, type SqlDialect } from '@holdfast/core/kit';
 import { SIMBA_MUTEX_TABLE } from '../table/simba-mutex.table';
+import { TIMELINE_MARKER } from './failover-grace';
 
 /** A statement and its bound parameters. */
 export interface BoundSql {
@@ -143,14 +144,17 @@ export class MutexQueryResolver {
     };
   }
 
-  /** Every row of the table, by mutex name, with the database clock read in the same statement. */
+  /**
+   * Every mutex of the table, by name, with the database clock read in the same statement (the
+   * timeline marker of the failover grace is a row, not a mutex: left out).
+   */
   selectAll(): BoundSql {
     return {
       sql:
         `SELECT mutex AS mutex, acquired_at AS acquired_at, ttl_at AS ttl_at, transition_at AS transition_at, ` +
         `owner_id AS owner_id, version AS version, ${this.dialect.nowMillis} AS now_ms ` +
-        `FROM ${this.table} ORDER BY mutex`,
-      params: [],
+        `FROM ${this.table} WHERE mutex <> ${this.p(1)} ORDER BY mutex`,
+      params: [TIMELINE_MARKER],
     };
   }
 
