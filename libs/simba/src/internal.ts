@@ -6,3 +6,4 @@ export { SIMBA_RESOLVED_OPTIONS } from './simba.constants';
 export { resolveSimbaOptions } from './simba.options';
 export { SIMBA_MUTEX_TABLE } from './table/simba-mutex.table';
 export { readMutexStatus, type MutexStatus } from './table/mutex-status';
+export { TIMELINE_MARKER } from './mutex/failover-grace';

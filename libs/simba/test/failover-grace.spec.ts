@@ -11,7 +11,7 @@ import {
   MutexOwnerRepository,
   OnMutexAcquired,
 } from '../src';
-import { TIMELINE_MARKER } from '../src/mutex/failover-grace';
+import { readMutexStatus, TIMELINE_MARKER } from '../src/internal';
 import {
   createSimbaApp,
   describeEachSimbaTable,
@@ -51,6 +51,9 @@ describeEachSimbaTable('Simba after a promotion', (ctx) => {
       await waitUntil(() => service.isOwner, 20_000, 'a first grant');
       const owners = await app.get(MutexOwnerRepository).getOwners();
       expect(owners.map((o) => o.mutex)).not.toContain(TIMELINE_MARKER);
+      // Neither the dashboard's and the CLI's reading of the table.
+      const status = await readMutexStatus(ctx.sql, ctx.prefix);
+      expect(status.mutexes?.map((m) => m.mutex)).not.toContain(TIMELINE_MARKER);
       if (ctx.db !== 'postgres') {
         expect(await marker()).toBeUndefined();
         return;

@@ -2,7 +2,7 @@ import { SchemaManager, tableName, toNumber, type SqlClient } from '@holdfast/co
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
 import { COR_MESSAGE_TABLE, CorMessageQueries } from '@holdfast/inbox/internal';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { SIMBA_MUTEX_TABLE, TIMELINE_MARKER } from '@holdfast/simba/internal';
 
 /** A simba mutex: who owns it and until when (database clock). */
 export interface MutexStatus {
@@ -111,7 +111,8 @@ export class StatusQueries {
 
   private async owners(table: string, now: number): Promise<MutexStatus[]> {
     const rows = await this.sql.query(
-      `SELECT mutex, owner_id, acquired_at, ttl_at, transition_at FROM ${table} ORDER BY mutex`,
+      // The failover grace's timeline marker is a row of the table, not a mutex.
+      `SELECT mutex, owner_id, acquired_at, ttl_at, transition_at FROM ${table} WHERE mutex <> '${TIMELINE_MARKER}' ORDER BY mutex`,
     );
     return rows.map((r) => {
       const ttlAt = toNumber(r.ttl_at);

@@ -1,4 +1,5 @@
 import { SchemaManager, tableName, toNumber, type SqlClient } from '@holdfast/core/kit';
+import { TIMELINE_MARKER } from '../mutex/failover-grace';
 import { SIMBA_MUTEX_TABLE } from './simba-mutex.table';
 
 /** A simba mutex as its row says right now: who owns it and until when (database clock). */
@@ -24,7 +25,8 @@ export async function readMutexStatus(
   const table = tableName(prefix, SIMBA_MUTEX_TABLE.name);
   if (!(await new SchemaManager(sql).tableExists(table))) return { databaseNow: now, mutexes: null };
   const rows = await sql.query(
-    `SELECT mutex, owner_id, acquired_at, ttl_at, transition_at FROM ${table} ORDER BY mutex`,
+    // The failover grace's timeline marker is a row of the table, not a mutex.
+    `SELECT mutex, owner_id, acquired_at, ttl_at, transition_at FROM ${table} WHERE mutex <> '${TIMELINE_MARKER}' ORDER BY mutex`,
   );
   const mutexes = rows.map((r): MutexStatus => {
     const ttlAt = toNumber(r.ttl_at);
