@@ -16,6 +16,7 @@ import { InboxHealthIndicator } from '@holdfast/inbox';
 import { LockerHealthIndicator } from '@holdfast/locker';
 import { SimbaHealthIndicator } from '@holdfast/simba';
 import { tempSqliteFile, waitUntil } from '@holdfast/core/testing';
+import { DemoReportJob } from '../src/locker/demo-report.job';
 
 /**
  * One metrics story: every instrument of the four libs is declared from a spec, the README's
@@ -81,6 +82,11 @@ describe('Holdfast metrics through the OpenTelemetry SDK (the demo app on SQLite
     // simba and locker: leadership and the master role.
     await waitUntil(async () => (await http().get('/simba')).body.isOwner === true, { timeout: 30_000 });
     await waitUntil(async () => (await http().get('/locker')).body.role === 'master', { timeout: 30_000 });
+    // @ScheduledLock: the demo's 10-second job runs once here (the only instance).
+    await waitUntil(() => app.get(DemoReportJob).builds >= 1, {
+      timeout: 30_000,
+      message: 'a scheduled run',
+    });
 
     const found = await exported();
     for (const name of [
@@ -93,6 +99,10 @@ describe('Holdfast metrics through the OpenTelemetry SDK (the demo app on SQLite
       'holdfast.inbox.accepted',
       'holdfast.inbox.delivered',
       'holdfast.inbox.batch.duration',
+      'holdfast.inbox.depth',
+      'holdfast.inbox.oldest_due.age',
+      'holdfast.inbox.parked_messages',
+      'holdfast.locker.scheduled.runs',
     ]) {
       expect({ name, points: (found.get(name)?.points ?? 0) > 0 }).toEqual({ name, points: true });
     }

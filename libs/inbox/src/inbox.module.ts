@@ -5,6 +5,7 @@ import { MessageAcceptor } from './acceptor/message-acceptor.service';
 import { InboxDelivery } from './delivery/inbox-delivery.service';
 import { InboxHandlerExplorer } from './handler/inbox-handler.explorer';
 import { InboxHandlerRegistry } from './handler/inbox-handler.registry';
+import { InboxGauges } from './health/inbox-gauges';
 import { InboxHealthIndicator } from './health/inbox.health';
 import { InboxClock } from './inbox.clock';
 import { InboxMetrics } from './inbox.metrics';
@@ -34,6 +35,7 @@ import { InboxConnection } from './store/inbox-connection';
     InboxDelivery,
     InboxNotifyListener,
     InboxHealthIndicator,
+    InboxGauges,
   ],
   // Exports depend on the inbox's name (inbox.module-definition.ts): the classes for the default
   // inbox, getInboxToken(Class, name) for a named one.

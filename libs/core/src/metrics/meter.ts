@@ -14,10 +14,13 @@ export interface MetricCounter {
 export interface MetricHistogram {
   record(value: number, attributes?: MetricAttributes): void;
 }
+/** What an observable gauge's callback is given; it may read asynchronously (OpenTelemetry awaits it). */
+export type ObservableCallback = (result: {
+  observe(value: number, attributes?: MetricAttributes): void;
+}) => void | Promise<void>;
 export interface ObservableMetric {
-  addCallback(
-    callback: (result: { observe(value: number, attributes?: MetricAttributes): void }) => void,
-  ): void;
+  addCallback(callback: ObservableCallback): void;
+  removeCallback?(callback: ObservableCallback): void;
 }
 export interface Meter {
   createCounter(name: string, options?: MetricOptions): MetricCounter;

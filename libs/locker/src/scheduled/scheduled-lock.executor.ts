@@ -1,12 +1,34 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { DatabaseResolver, HoldfastDatabase, isDuplicateKeyError, type SqlClient } from '@holdfast/core/kit';
+import {
+  DatabaseResolver,
+  declareMetrics,
+  HoldfastDatabase,
+  isDuplicateKeyError,
+  type SqlClient,
+} from '@holdfast/core/kit';
 import { defaultInstanceId } from '../options/locker.options';
 import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
 import { LockQueryResolver } from '../store/lock-query.resolver';
 import { SCHEDULED_LOCK_MODULE_OPTIONS } from './scheduled-lock.constants';
 import type { ResolvedScheduledLockModuleOptions } from './scheduled-lock.module-options';
 import type { ScheduledLockMetadata } from './scheduled-lock.options';
+
+/** What this instance saw of one @ScheduledLock job (its lock name), for the dashboard. */
+export interface ScheduledJobActivity {
+  name: string;
+  /** Where the job is declared: `Class.method`. */
+  where: string;
+  runs: number;
+  skips: number;
+  /** The last tick this instance ran the job (ISO), and how long the run took. */
+  lastRunAt: string | null;
+  lastRunMs: number | null;
+  lastRunError: string | null;
+  /** The last tick left to another instance, or skipped because the lock table was unreachable. */
+  lastSkipAt: string | null;
+  lastSkipReason: 'held_elsewhere' | 'unavailable' | null;
+}
 
 /**
  * Takes and gives back the lock rows of @ScheduledLock() methods in HOLDFAST_LOCK. Every time
@@ -21,6 +43,24 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
   private readonly instanceId = defaultInstanceId();
   private serial = 0;
   private outage = false;
+  private readonly activity = new Map<string, ScheduledJobActivity>();
+  // Declared per executor (when the application builds it), after the SDK is registered.
+  private readonly metrics = declareMetrics('locker', {
+    runs: {
+      kind: 'counter',
+      name: 'scheduled.runs',
+      unit: '{run}',
+      description: '@ScheduledLock ticks this instance ran, by job and outcome',
+      attributes: ['job', 'outcome'],
+    },
+    skips: {
+      kind: 'counter',
+      name: 'scheduled.skips',
+      unit: '{tick}',
+      description: '@ScheduledLock ticks this instance skipped: held elsewhere, or the lock unavailable',
+      attributes: ['job', 'reason'],
+    },
+  });
 
   constructor(
     @Inject(SCHEDULED_LOCK_MODULE_OPTIONS) private readonly options: ResolvedScheduledLockModuleOptions,
@@ -52,21 +92,76 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
       if (!this.outage)
         this.logger.warn(`Skipping ${meta.where}: lock '${meta.name}' unavailable: ${String(error)}`);
       this.outage = true;
+      this.skipped(meta, 'unavailable');
       return undefined;
     }
     if (!holder) {
       this.logger.debug(`${meta.where}: lock '${meta.name}' is held elsewhere; skipping this tick`);
+      this.skipped(meta, 'held_elsewhere');
       return undefined;
     }
+    const started = Date.now();
+    let failure: unknown = null;
     try {
       return await job.apply(instance, args);
+    } catch (error) {
+      failure = error;
+      throw error;
     } finally {
+      this.ran(meta, started, failure);
       await this.unlock(meta, holder).catch((error) =>
         this.logger.warn(
           `Releasing lock '${meta.name}' after ${meta.where} failed (it frees itself after lockAtMostFor): ${String(error)}`,
         ),
       );
     }
+  }
+
+  /** What this instance saw of each @ScheduledLock job so far (runs, skips, the last of each). */
+  jobs(): ScheduledJobActivity[] {
+    return [...this.activity.values()].map((a) => ({ ...a }));
+  }
+
+  /** This instance's id, as the `BROKER_NAME` of its runs starts with it. */
+  get holderPrefix(): string {
+    return this.instanceId;
+  }
+
+  private entry(meta: ScheduledLockMetadata): ScheduledJobActivity {
+    let entry = this.activity.get(meta.name);
+    if (!entry) {
+      entry = {
+        name: meta.name,
+        where: meta.where,
+        runs: 0,
+        skips: 0,
+        lastRunAt: null,
+        lastRunMs: null,
+        lastRunError: null,
+        lastSkipAt: null,
+        lastSkipReason: null,
+      };
+      this.activity.set(meta.name, entry);
+    }
+    return entry;
+  }
+
+  private ran(meta: ScheduledLockMetadata, started: number, failure: unknown): void {
+    const entry = this.entry(meta);
+    entry.runs++;
+    entry.lastRunAt = new Date(started).toISOString();
+    entry.lastRunMs = Date.now() - started;
+    entry.lastRunError =
+      failure === null ? null : failure instanceof Error ? failure.message : String(failure);
+    this.metrics.runs.add(1, { job: meta.name, outcome: failure === null ? 'success' : 'error' });
+  }
+
+  private skipped(meta: ScheduledLockMetadata, reason: 'held_elsewhere' | 'unavailable'): void {
+    const entry = this.entry(meta);
+    entry.skips++;
+    entry.lastSkipAt = new Date().toISOString();
+    entry.lastSkipReason = reason;
+    this.metrics.skips.add(1, { job: meta.name, reason });
   }
 
   /** Takes the lock until now + lockAtMostFor (database clock); the run's holder name, or undefined. */
