@@ -174,8 +174,12 @@ cat >"$partial/package.json" <<JSON
   }
 }
 JSON
+# --legacy-peer-deps: the app lists every peer it needs itself. Without it npm 11 stops with
+# ERESOLVE on the dashboard's optional peer @holdfast/inbox, whose own optional peer
+# @holdfast/simba is neither installed nor on the registry (unpublished tarballs); npm installs
+# no optional peer either way.
 partial_app() {
-  (cd "$partial" && npm install --no-audit --no-fund --prefer-offline --loglevel=error &&
+  (cd "$partial" && npm install --legacy-peer-deps --no-audit --no-fund --prefer-offline --loglevel=error &&
     npx tsc -p tsconfig.json --strict --skipLibCheck false && node --enable-source-maps dist/main.js)
 }
 stage "the dashboard with only the inbox installed (optional peers left out)" partial_app || true
