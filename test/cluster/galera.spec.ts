@@ -232,7 +232,7 @@ describe('Holdfast on a three-node Galera cluster', () => {
     return { deliveries, ids, ms, left, errors: workers.errors(started).map((e) => e.line), workerOn };
   }
 
-  it('the Simba owner's node cut off (frozen with SIGSTOP): takeover on another node, no ERROR when it comes back', async () => {
+  it('the Simba owner’s node cut off (frozen with SIGSTOP): takeover on another node, no ERROR when it comes back', async () => {
     // A frozen node is what a partition looks like to its clients (connections open, no answer)
     // and to the cluster (voted out); when it thaws it is not yet a synced member and answers
     // 1047 ("WSREP has not yet prepared node") until it has caught up: part of the outage.
