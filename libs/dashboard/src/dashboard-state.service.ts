@@ -12,6 +12,7 @@ import type {
   FailoverSection,
   InboxSection,
   LockerSection,
+  ScheduledSection,
   Section,
   SimbaSection,
 } from './dashboard-state';
@@ -62,10 +63,12 @@ export class DashboardStateService {
   async read(): Promise<DashboardState> {
     const { failover: f, simba: s, locker: l } = holdfastModules();
     const inboxes = this.inboxes();
-    const [failover, simba, locker, ...inboxSections] = await Promise.all([
+    const [failover, simba, locker, scheduled, health, ...inboxSections] = await Promise.all([
       f ? this.section(f.FailoverRegistry, () => this.failover()) : undefined,
       s ? this.section(s.MutexContendRegistry, () => this.simba()) : undefined,
       l ? this.section(l.LockerService, () => this.locker()) : undefined,
+      l ? this.section(l.ScheduledLockExecutor, () => this.scheduled()) : undefined,
+      this.health(),
       ...inboxes.map((instance) => this.guarded(() => this.inbox(instance))),
     ]);
     let inbox: Section<InboxSection> | undefined;
@@ -85,7 +88,67 @@ export class DashboardStateService {
       ...(locker ? { locker } : {}),
       ...(inbox ? { inbox } : {}),
       ...(Object.keys(namedInboxes).length ? { namedInboxes } : {}),
+      ...(scheduled ? { scheduled } : {}),
+      health,
     };
+  }
+
+  /**
+   * Each present module's health indicator (the default instance's), as terminus reads it: one
+   * entry per module, `down` with its reason when the indicator says so or throws.
+   */
+  private async health(): Promise<DashboardState['health']> {
+    const m = holdfastModules();
+    const indicators: Array<[string, Type<{ isHealthy(key?: string): Promise<Record<string, unknown>> }>]> =
+      [];
+    if (m.failover) indicators.push(['failover', m.failover.FailoverHealthIndicator]);
+    if (m.simba) indicators.push(['simba', m.simba.SimbaHealthIndicator]);
+    if (m.locker) indicators.push(['locker', m.locker.LockerHealthIndicator]);
+    if (m.inbox) indicators.push(['inbox', m.inbox.InboxHealthIndicator]);
+    const health: DashboardState['health'] = {};
+    await Promise.all(
+      indicators.map(async ([name, token]) => {
+        const indicator = this.optional(token);
+        if (!indicator) return;
+        try {
+          const answer = (await indicator.isHealthy(name))[name] as DashboardState['health'][string];
+          health[name] = answer ?? { status: 'down', error: 'no answer' };
+        } catch (error) {
+          const text = error instanceof Error ? error.message : String(error);
+          health[name] = { status: 'down', error: shownError(text, this.options.errorDetails) };
+        }
+      }),
+    );
+    return Object.fromEntries(Object.entries(health).sort(([a], [b]) => a.localeCompare(b)));
+  }
+
+  /**
+   * The @ScheduledLock jobs: what this instance saw of each (runs, skips, the last of each), and
+   * each job's lock row in HOLDFAST_LOCK (its holder and lease), which is the cluster's.
+   */
+  private async scheduled(): Promise<ScheduledSection> {
+    const l = holdfastModules().locker!;
+    const executor = this.optional(l.ScheduledLockExecutor)!;
+    const options = this.optional<{ dataSource?: unknown; tablePrefix: string }>(
+      l.SCHEDULED_LOCK_MODULE_OPTIONS,
+    );
+    const activity = executor.jobs();
+    const rows = options
+      ? ((await l.readLockStatus(this.sqlClient(options.dataSource), options.tablePrefix)) ?? [])
+      : [];
+    const row = (name: string) => rows.find((r) => r.lock === name);
+    const prefix = `${executor.holderPrefix}:`;
+    const jobs: ScheduledSection['jobs'] = activity.map((a) => {
+      const lock = row(a.name);
+      return {
+        ...a,
+        lastRunError: shownError(a.lastRunError, this.options.errorDetails),
+        holder: lock?.master ?? null,
+        holderIsThisInstance: !!lock?.master?.startsWith(prefix),
+        timeFromNowMs: lock?.timeFromNowMs ?? null,
+      };
+    });
+    return { holderPrefix: executor.holderPrefix, jobs: jobs.sort((a, b) => a.name.localeCompare(b.name)) };
   }
 
   /**
@@ -95,6 +158,32 @@ export class DashboardStateService {
   management(name?: string): DashboardMessageAdmin | undefined {
     const wanted = name ?? holdfastModules().inbox?.DEFAULT_INBOX_NAME;
     return this.inboxes().find((inbox) => inbox.name === wanted)?.management;
+  }
+
+  /**
+   * One page of an inbox's messages in `status` (parked, paused, due, retrying), or the one
+   * message `id` whatever its status; undefined when the application has no such inbox.
+   */
+  async messages(query: {
+    inbox?: string;
+    status: string;
+    offset: number;
+    limit: number;
+    id?: string;
+  }): Promise<{ total: number; messages: DashboardMessage[] } | undefined> {
+    const wanted = query.inbox ?? holdfastModules().inbox?.DEFAULT_INBOX_NAME;
+    const management = this.inboxes().find((inbox) => inbox.name === wanted)?.management;
+    if (!management) return undefined;
+    if (query.id !== undefined) {
+      const found = await management.get(query.id);
+      return { total: found ? 1 : 0, messages: found ? [this.message(found)] : [] };
+    }
+    const status = query.status as Parameters<Management['count']>[0];
+    const [total, page] = await Promise.all([
+      management.count(status),
+      management.list({ status, offset: query.offset, limit: query.limit }),
+    ]);
+    return { total, messages: page.map((m) => this.message(m)) };
   }
 
   /**

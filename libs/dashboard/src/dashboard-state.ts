@@ -14,6 +14,32 @@ export interface DashboardState {
   inbox?: Section<InboxSection>;
   /** Each named inbox (`InboxModule.forRoot({ name })`), by name; absent when there is none. */
   namedInboxes?: Record<string, Section<InboxSection>>;
+  /** @ScheduledLock jobs (ScheduledLockModule): absent when the application has none. */
+  scheduled?: Section<ScheduledSection>;
+  /** Each module's health indicator, as terminus would read it, by module. */
+  health: Record<string, { status: 'up' | 'down'; [detail: string]: unknown }>;
+}
+
+export interface ScheduledSection {
+  /** The instance id this instance's runs start their holder name with (`<id>:<run>`). */
+  holderPrefix: string;
+  jobs: Array<{
+    name: string;
+    /** `Class.method`, or null for a lock row this instance has no job for (another service's). */
+    where: string | null;
+    /** This instance's runs and skips since it started. */
+    runs: number;
+    skips: number;
+    lastRunAt: string | null;
+    lastRunMs: number | null;
+    lastRunError: string | null;
+    lastSkipAt: string | null;
+    lastSkipReason: string | null;
+    /** The lock row: who ran or runs the last tick, and TIME − now (> 0: locked that long). */
+    holder: string | null;
+    holderIsThisInstance: boolean;
+    timeFromNowMs: number | null;
+  }>;
 }
 
 /** A module's section, or the error that reading it met (the other sections still show). */
@@ -26,10 +52,11 @@ export interface FailoverSection {
   failovers: Array<{
     name: string;
     declaredOn: string;
-    /** Stored entries not yet expired (null when the store cannot count them). */
+    /** Stored entries not yet expired, in the store every instance shares (null when it cannot count). */
     liveEntries: number | null;
+    /** Calls by outcome, this instance since it started (the store's entries are the cluster's). */
     calls: Record<string, number>;
-    /** Answers served from the store while the upstream failed (this process). */
+    /** Answers served from the store while the upstream failed (this instance since it started). */
     staleServed: number;
     lastError: { message: string; at: string } | null;
   }>;

@@ -9,6 +9,7 @@ import {
   NotFoundException,
   Param,
   Post,
+  Query,
   UseGuards,
   type Type,
 } from '@nestjs/common';
@@ -18,13 +19,36 @@ import { renderDashboardPage } from './dashboard.page';
 import { DashboardActionsGuard } from './dashboard-actions.guard';
 import { DashboardReadsGuard, DashboardRequestGuard } from './dashboard-request.guard';
 import type { DashboardState } from './dashboard-state';
-import { DashboardStateService } from './dashboard-state.service';
+import { DashboardStateService, type DashboardMessageAdmin } from './dashboard-state.service';
 import { InvalidDashboardActionError } from './errors';
 
 /** MessageManagement's MessageNotFoundError code. */
 const INBOX_NOT_FOUND = 'HOLDFAST_INBOX_NOT_FOUND';
 
 export const DASHBOARD_ACTIONS = ['retry', 'pause', 'resume', 'delete'] as const;
+const LISTED_STATUSES = ['parked', 'paused', 'due', 'retrying'] as const;
+/** The most ids one bulk action takes (each is its own statement). */
+const BULK_LIMIT = 1000;
+
+function noInbox(inbox: unknown): string {
+  return inbox === undefined
+    ? 'This application has no InboxModule'
+    : `This application has no inbox named '${String(inbox)}'`;
+}
+
+function badRequest(what: string, value: unknown, expected: string): BadRequestException {
+  return new BadRequestException(new InvalidDashboardActionError(what, value, expected).message);
+}
+
+/** A non-negative integer query parameter, or `fallback` when absent. */
+function intParam(name: string, raw: unknown, fallback: number, min: number, max: number): number {
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw badRequest(name, raw, `must be an integer from ${min} to ${max}`);
+  }
+  return value;
+}
 export type DashboardAction = (typeof DASHBOARD_ACTIONS)[number];
 
 /**
@@ -37,12 +61,14 @@ export function createDashboardController(path: string): Type<unknown> {
   @Controller(path)
   class HoldfastDashboardController {
     private readonly html: string;
+    private readonly limit: number;
 
     constructor(
       private readonly state: DashboardStateService,
       @Inject(DASHBOARD_OPTIONS) options: ResolvedDashboardOptions,
     ) {
       this.html = renderDashboardPage(options.title);
+      this.limit = options.messageLimit;
     }
 
     /** The page: HTML with its CSS and script inline; it polls `api/state` next to it. */
@@ -59,6 +85,96 @@ export function createDashboardController(path: string): Type<unknown> {
     @Header('Cache-Control', 'no-store')
     read(): Promise<DashboardState> {
       return this.state.read();
+    }
+
+    /**
+     * A page of an inbox's messages: `?status=parked|paused|due|retrying&offset=&limit=&inbox=`,
+     * or `?id=` for one message whatever its status. Guarded as the state is.
+     */
+    @Get('api/inbox/messages')
+    @UseGuards(DashboardReadsGuard)
+    @Header('Cache-Control', 'no-store')
+    async messages(@Query() query: Record<string, unknown>): Promise<unknown> {
+      const status = query.status ?? 'parked';
+      if (!LISTED_STATUSES.includes(status as (typeof LISTED_STATUSES)[number])) {
+        throw badRequest('status', status, `is not one of ${LISTED_STATUSES.join(', ')}`);
+      }
+      const inbox = query.inbox;
+      if (inbox !== undefined && (typeof inbox !== 'string' || inbox === '')) {
+        throw badRequest('inbox', inbox, 'must be the name of an inbox when given');
+      }
+      const id = query.id;
+      if (id !== undefined && (typeof id !== 'string' || id === '')) {
+        throw badRequest('id', id, 'must be a non-empty message id when given');
+      }
+      const page = await this.state.messages({
+        inbox,
+        status: status as string,
+        id,
+        offset: intParam('offset', query.offset, 0, 0, Number.MAX_SAFE_INTEGER),
+        limit: intParam('limit', query.limit, this.limit, 1, 1000),
+      });
+      if (!page) throw new NotFoundException(noInbox(inbox));
+      return page;
+    }
+
+    /**
+     * One action on many messages: `{ "action": "retry", "ids": ["..."], "inbox"?: "name" }`, as
+     * the single actions are guarded. Each id is acted on alone; the answer lists those done and
+     * those skipped (not found, or for resume not paused).
+     */
+    @Post('api/inbox/bulk')
+    @HttpCode(200)
+    @UseGuards(DashboardRequestGuard, DashboardActionsGuard)
+    async bulk(@Body() body: unknown): Promise<{ action: string; done: string[]; skipped: string[] }> {
+      const { action, ids, inbox } = (body ?? {}) as { action?: unknown; ids?: unknown; inbox?: unknown };
+      if (!DASHBOARD_ACTIONS.includes(action as DashboardAction)) {
+        throw badRequest('action', action ?? null, `is not one of ${DASHBOARD_ACTIONS.join(', ')}`);
+      }
+      if (
+        !Array.isArray(ids) ||
+        ids.length === 0 ||
+        ids.length > BULK_LIMIT ||
+        !ids.every((id) => typeof id === 'string' && id !== '')
+      ) {
+        throw badRequest('ids', ids ?? null, `must be a list of 1 to ${BULK_LIMIT} message ids`);
+      }
+      const management = this.management(inbox);
+      const done: string[] = [];
+      const skipped: string[] = [];
+      for (const id of new Set(ids as string[])) {
+        (await this.apply(management, action as DashboardAction, id)) ? done.push(id) : skipped.push(id);
+      }
+      return { action: action as string, done, skipped };
+    }
+
+    /** The inbox named in a request body (the default one without a name), or a 400/404. */
+    private management(inbox: unknown): DashboardMessageAdmin {
+      if (inbox !== undefined && (typeof inbox !== 'string' || inbox === '')) {
+        throw badRequest('inbox', inbox, 'must be the name of an inbox when given');
+      }
+      const management = this.state.management(inbox);
+      if (!management) throw new NotFoundException(noInbox(inbox));
+      return management;
+    }
+
+    /** One action on one message: false when the message does not exist (or resume found it not paused). */
+    private async apply(
+      management: DashboardMessageAdmin,
+      action: DashboardAction,
+      id: string,
+    ): Promise<boolean> {
+      try {
+        if (action === 'retry') await management.retryNow(id);
+        else if (action === 'pause') await management.pause(id);
+        else if (action === 'resume') return await management.resume(id);
+        else return await management.delete(id);
+        return true;
+      } catch (error) {
+        // MessageNotFoundError, known by its code: @holdfast/inbox is an optional peer, never imported.
+        if ((error as { code?: unknown }).code === INBOX_NOT_FOUND) return false;
+        throw error;
+      }
     }
 
     /**

@@ -14,7 +14,7 @@ import {
   type InboxModuleOptions,
 } from '@holdfast/inbox';
 import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
-import { LockerModule } from '@holdfast/locker';
+import { LockerModule, ScheduledLock, ScheduledLockModule } from '@holdfast/locker';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
 import { SimbaModule } from '@holdfast/simba';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
@@ -52,6 +52,13 @@ function idleInbox(ctx: TestDatabaseContext, tablePrefix = ctx.prefix): InboxMod
   };
 }
 
+/** A @ScheduledLock job the test runs by calling it (no cron: nothing ticks under the test's feet). */
+@Injectable()
+class Reports {
+  @ScheduledLock({ name: 'dash-report', lockAtMostFor: '1m', lockAtLeastFor: '0s' })
+  async build(): Promise<void> {}
+}
+
 /** The table prefix of the named inbox 'audit' beside the default one. */
 const AUDIT = 'audit_';
 
@@ -78,7 +85,7 @@ class BothInboxes {
 async function inboxApp(
   ctx: TestDatabaseContext,
   extras: HoldfastDashboardExtras & HoldfastDashboardOptions,
-  { locker = false, audit = false } = {},
+  { locker = false, audit = false, scheduled = false } = {},
 ): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
     imports: [
@@ -99,9 +106,18 @@ async function inboxApp(
             }),
           ]
         : []),
+      ...(scheduled
+        ? [
+            ScheduledLockModule.forRoot({
+              dataSource: ctx.dataSource,
+              tablePrefix: ctx.prefix,
+              schema: 'create',
+            }),
+          ]
+        : []),
       HoldfastDashboardModule.forRoot({ ...extras, pollInterval: '1s' }),
     ],
-    providers: audit ? [BothInboxes] : [],
+    providers: [...(audit ? [BothInboxes] : []), ...(scheduled ? [Reports] : [])],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   return app.init();
@@ -343,6 +359,90 @@ describeEachDatabase(
           .set('x-admin', 'yes')
           .expect(200);
         expect(body.actions).toBe(true);
+      });
+    });
+
+    describe('paging, lookup by id, bulk actions, health and @ScheduledLock jobs', () => {
+      let app: INestApplication;
+      beforeAll(async () => {
+        app = await inboxApp(ctx, { guard: HeaderGuard, messageLimit: 2 }, { scheduled: true });
+      });
+      afterAll(() => app?.close());
+      const http = () => request(app.getHttpServer());
+      const bulk = (body: object, admin = true) => {
+        const r = http().post('/holdfast/api/inbox/bulk').set(ACTION_HEADER);
+        return (admin ? r.set('x-admin', 'yes') : r).send(body);
+      };
+      const ids = ['bulk-1', 'bulk-2', 'bulk-3'];
+
+      it('pages through the parked messages and finds one by id', async () => {
+        const before = (await app.get(MessageManagement).count()).parked;
+        for (const id of ids) await parkedMessage(app, id);
+        const first = await http().get('/holdfast/api/inbox/messages?status=parked').expect(200);
+        // messageLimit is the default page size.
+        expect(first.body.total).toBe(before + ids.length);
+        expect(first.body.messages).toHaveLength(2);
+        const all = await http()
+          .get(`/holdfast/api/inbox/messages?status=parked&offset=0&limit=${before + ids.length}`)
+          .expect(200);
+        const second = await http()
+          .get('/holdfast/api/inbox/messages?status=parked&offset=2&limit=2')
+          .expect(200);
+        expect(second.body.messages.map((m: { id: string }) => m.id)).toEqual(
+          all.body.messages.slice(2, 4).map((m: { id: string }) => m.id),
+        );
+        const one = await http().get('/holdfast/api/inbox/messages?id=bulk-2').expect(200);
+        expect(one.body).toEqual({
+          total: 1,
+          messages: [expect.objectContaining({ id: 'bulk-2', status: 'parked' })],
+        });
+        expect((await http().get('/holdfast/api/inbox/messages?id=nope').expect(200)).body).toEqual({
+          total: 0,
+          messages: [],
+        });
+        await http().get('/holdfast/api/inbox/messages?status=gone').expect(400);
+        await http().get('/holdfast/api/inbox/messages?limit=0').expect(400);
+        await http().get('/holdfast/api/inbox/messages?inbox=billing').expect(404);
+      });
+
+      it('retries and deletes many messages at once, as guarded as one', async () => {
+        await bulk({ action: 'retry', ids }, false).expect(403);
+        await http()
+          .post('/holdfast/api/inbox/bulk')
+          .set('x-admin', 'yes')
+          .type('form')
+          .send({ action: 'retry', ids })
+          .expect(415);
+        await bulk({ action: 'retry', ids: [...ids, 'no-such'] }).expect(200, {
+          action: 'retry',
+          done: ids,
+          skipped: ['no-such'],
+        });
+        for (const id of ids) expect((await app.get(MessageManagement).get(id))?.status).toBe('due');
+        await bulk({ action: 'delete', ids }).expect(200, { action: 'delete', done: ids, skipped: [] });
+        for (const id of ids) expect(await app.get(MessageManagement).get(id)).toBeUndefined();
+        await bulk({ action: 'explode', ids }).expect(400);
+        await bulk({ action: 'retry', ids: [] }).expect(400);
+        await bulk({ action: 'retry', ids: [42] }).expect(400);
+      });
+
+      it("shows each module's health and the @ScheduledLock jobs with their last run and holder", async () => {
+        await app.get(Reports).build();
+        const { body } = await http().get('/holdfast/api/state').expect(200);
+        // The modules this application imports (ScheduledLockModule without a LockerModule: no locker health).
+        expect(Object.keys(body.health)).toEqual(['inbox', 'simba']);
+        expect(body.health.inbox.status).toBe('up');
+        expect(body.scheduled.jobs).toEqual([
+          expect.objectContaining({
+            name: 'dash-report',
+            where: 'Reports.build',
+            runs: 1,
+            skips: 0,
+            lastRunAt: expect.any(String),
+            holderIsThisInstance: true,
+          }),
+        ]);
+        expect(body.scheduled.jobs[0].holder.startsWith(body.scheduled.holderPrefix + ':')).toBe(true);
       });
     });
 

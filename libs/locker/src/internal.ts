@@ -10,3 +10,5 @@ export { HOLDFAST_LOCK_TABLE } from './store/holdfast-lock.table';
 export { LOCKER_TYPES, STARTUP_MODES, LOCKER_DEFAULTS, resolveLockerOptions } from './options/locker.options';
 export { ScheduledLockExecutor } from './scheduled/scheduled-lock.executor';
 export { readLockStatus, type LockStatus } from './store/lock-status';
+export { SCHEDULED_LOCK_MODULE_OPTIONS } from './scheduled/scheduled-lock.constants';
+export type { ScheduledJobActivity } from './scheduled/scheduled-lock.executor';
