@@ -143,7 +143,8 @@ export function createDashboardController(path: string): Type<unknown> {
       const done: string[] = [];
       const skipped: string[] = [];
       for (const id of new Set(ids as string[])) {
-        (await this.apply(management, action as DashboardAction, id)) ? done.push(id) : skipped.push(id);
+        const acted = await this.apply(management, action as DashboardAction, id);
+        (acted ? done : skipped).push(id);
       }
       return { action: action as string, done, skipped };
     }
