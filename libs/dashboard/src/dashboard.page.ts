@@ -113,6 +113,13 @@ const PAGE = `<!doctype html>
     return s && s.error !== undefined ? section(id, title, h('span', { 'class': 'badge bad', text: 'error' }), h('p', { 'class': 'error', text: s.error })) : null;
   }
 
+  // A lease that is still running means its renewals are on time: say so, the remaining lease muted.
+  function expiry(m) {
+    if (m.state === 'owned') return h('td', { 'data-testid': 'expiry' }, h('span', { text: 'renewed on time' }), ' ', h('span', { 'class': 'muted', text: '(lease ' + duration(m.expiresInMs) + ')' }));
+    if (m.state === 'transition') return h('td', { 'data-testid': 'expiry', 'class': 'warn', text: 'owner lost, free in ' + duration(m.expiresInMs) });
+    return h('td', { 'data-testid': 'expiry', 'class': 'muted', text: '–' });
+  }
+
   function simba(s) {
     var rows = s.mutexes.map(function (m) {
       return h('tr', { 'data-mutex': m.mutex },
@@ -121,10 +128,10 @@ const PAGE = `<!doctype html>
           m.ownedHere ? h('span', null, ' ', h('span', { 'class': 'badge ok', 'data-testid': 'owned-here', text: 'this instance' })) : null),
         h('td', null, h('span', { 'class': 'badge ' + (m.state === 'owned' ? 'ok' : m.state === 'transition' ? 'warn' : ''), text: m.state })),
         h('td', { 'class': 'num mono', 'data-testid': 'fencing-token', text: m.fencingToken === null ? '–' : String(m.fencingToken) }),
-        h('td', { 'class': 'num', text: duration(m.expiresInMs) }));
+        expiry(m));
     });
     return section('simba', 'Simba mutexes', null, rows.length
-      ? table(['mutex', 'owner', 'state', 'fencing token', 'expires in'], rows, 'simba-mutexes')
+      ? table(['mutex', 'owner', 'state', 'fencing token', 'lease'], rows, 'simba-mutexes')
       : h('p', { 'class': 'muted', text: 'No mutex in the table yet.' }));
   }
 
@@ -172,8 +179,15 @@ const PAGE = `<!doctype html>
       ? h('p', { 'data-testid': 'oldest-due' }, 'Oldest due: ', h('code', { text: s.oldestDue.id }), ' (' + s.oldestDue.type + '), waiting ' + duration(s.oldestDue.ageMs) + ' ',
           state.actions ? h('button', { type: 'button', 'data-action': 'pause', text: 'pause', onclick: function () { act('pause', s.oldestDue.id, name); } }) : null)
       : h('p', { 'class': 'muted', 'data-testid': 'oldest-due', text: 'Nothing due.' });
-    var el = section(inboxId(name), inboxTitle(name), null, h('div', null, tiles, oldest,
-      h('h3', { text: 'Parked' }), messages(state, s.parked, 'parked', ['retry', 'pause', 'delete'], 'No parked message.', name),
+    var search = h('input', { type: 'search', placeholder: 'message id', 'data-testid': 'find-id' });
+    var found = h('div', { 'data-testid': 'found' });
+    var finder = h('p', null, search, ' ', h('button', { type: 'button', text: 'find', onclick: function () { find(name, search, found); } }), found);
+    var bulkButtons = state.actions && s.parked.length ? h('p', null,
+      h('button', { type: 'button', 'data-bulk': 'retry', text: 'retry all listed', onclick: function () { bulk('retry', s.parked, name); } }), ' ',
+      h('button', { type: 'button', 'data-bulk': 'delete', 'class': 'danger', text: 'delete all listed', onclick: function () { bulk('delete', s.parked, name); } })) : null;
+    var el = section(inboxId(name), inboxTitle(name), null, h('div', null, tiles, oldest, finder,
+      h('h3', { text: 'Parked' + (s.counts.parked > s.parked.length ? ' (first ' + s.parked.length + ' of ' + s.counts.parked + ')' : '') }), bulkButtons,
+      messages(state, s.parked, 'parked', ['retry', 'pause', 'delete'], 'No parked message.', name),
       h('h3', { text: 'Paused' }), messages(state, s.paused, 'paused', ['resume', 'delete'], 'No paused message.', name)));
     if (name) el.setAttribute('data-inbox', name);
     return el;
@@ -191,7 +205,55 @@ const PAGE = `<!doctype html>
         h('td', { 'data-testid': 'last-error' }, f.lastError ? h('span', null, h('span', { 'class': 'error', text: f.lastError.message }), h('div', { 'class': 'muted', text: ago(f.lastError.at) })) : h('span', { 'class': 'muted', text: 'none' })));
     });
     return section('failover', 'Failover', h('span', { 'class': 'muted', text: s.store + (s.storeErrors ? ', ' + s.storeErrors + ' store errors' : '') + (s.pendingWrites ? ', ' + s.pendingWrites + ' writes pending' : '') }),
-      rows.length ? table(['failover', 'live entries', 'stale served', 'calls', 'last upstream error'], rows, 'failovers') : h('p', { 'class': 'muted', text: 'No @Failover method.' }));
+      rows.length ? table(['failover', 'live entries (all instances)', 'stale served (this instance)', 'calls (this instance)', 'last upstream error (this instance)'], rows, 'failovers') : h('p', { 'class': 'muted', text: 'No @Failover method.' }));
+  }
+
+  function health(state) {
+    var names = Object.keys(state.health || {});
+    if (!names.length) return null;
+    return section('health', 'Health', null, h('div', { 'class': 'tiles' }, names.map(function (name) {
+      var hlt = state.health[name];
+      var up = hlt.status === 'up';
+      return h('div', { 'class': 'tile', 'data-health': name, title: up ? null : (hlt.error || hlt.reason || JSON.stringify(hlt)) },
+        h('div', { 'class': 'n' }, h('span', { 'class': 'badge ' + (up ? 'ok' : 'bad'), text: hlt.status })), h('div', { 'class': 'l', text: name }));
+    })));
+  }
+
+  function scheduled(s) {
+    var rows = s.jobs.map(function (j) {
+      return h('tr', { 'data-job': j.name },
+        h('td', null, h('code', { text: j.name }), h('div', { 'class': 'muted', text: j.where || '' })),
+        h('td', { 'data-testid': 'last-run' }, j.lastRunAt ? ago(j.lastRunAt) : h('span', { 'class': 'muted', text: 'not here yet' }),
+          j.lastRunError ? h('div', { 'class': 'error', text: j.lastRunError }) : null),
+        h('td', { 'class': 'num', text: j.runs + ' run / ' + j.skips + ' skipped' }),
+        h('td', { 'data-testid': 'job-holder' }, j.holder ? h('code', { text: j.holder }) : h('span', { 'class': 'muted', text: 'none' }),
+          j.holderIsThisInstance ? h('span', null, ' ', h('span', { 'class': 'badge ok', text: 'this instance' })) : null),
+        h('td', { 'class': 'num', text: j.timeFromNowMs === null ? '–' : j.timeFromNowMs > 0 ? 'locked ' + duration(j.timeFromNowMs) + ' more' : 'free' }));
+    });
+    return section('scheduled', '@ScheduledLock jobs', null, rows.length
+      ? table(['job', 'last run here', 'this instance', 'holder of the last tick', 'lock'], rows, 'scheduled-jobs')
+      : h('p', { 'class': 'muted', text: 'No job has ticked on this instance yet.' }));
+  }
+
+  // Finds one message by id in an inbox (whatever its status) and shows it under the search box.
+  function find(name, input, out) {
+    var id = input.value.trim();
+    if (!id) return;
+    var q = '?id=' + encodeURIComponent(id) + (name ? '&inbox=' + encodeURIComponent(name) : '');
+    fetch(base + '/api/inbox/messages' + q, { cache: 'no-store', headers: { accept: 'application/json' } })
+      .then(function (res) { if (!res.ok) throw new Error('HTTP ' + res.status); return res.json(); })
+      .then(function (page) {
+        var m = page.messages[0];
+        out.replaceChildren(m ? h('span', null, h('code', { text: m.id }), ' ' + m.type + ', ' + m.status + ', ' + m.retries + ' retries, inserted ' + ago(m.inserted) + (m.error ? ': ' + m.error : ''))
+          : h('span', { 'class': 'muted', text: 'No message ' + id + '.' }));
+      })
+      .catch(function (e) { out.textContent = 'search failed: ' + e.message; });
+  }
+
+  function bulk(action, list, name) {
+    if (!list.length || !confirm(action + ' ' + list.length + ' message(s)?')) return;
+    var ids = list.map(function (m) { return m.id; });
+    post('/api/inbox/bulk', name ? { action: action, ids: ids, inbox: name } : { action: action, ids: ids }, action + ' ' + ids.length + ' message(s)');
   }
 
   function render(state) {
@@ -206,7 +268,10 @@ const PAGE = `<!doctype html>
       var s = state.namedInboxes[name];
       parts.push(failed(inboxId(name), inboxTitle(name), s) || inbox(state, s, name));
     });
+    if (state.scheduled) parts.push(failed('scheduled', '@ScheduledLock jobs', state.scheduled) || scheduled(state.scheduled));
     if (state.failover) parts.push(failed('failover', 'Failover', state.failover) || failover(state.failover));
+    var hl = health(state);
+    if (hl) parts.unshift(hl);
     if (!parts.length) parts.push(h('p', { 'class': 'muted', text: 'No Holdfast module is imported by this application.' }));
     var main = document.getElementById('sections');
     main.replaceChildren.apply(main, parts);
@@ -229,15 +294,19 @@ const PAGE = `<!doctype html>
 
   function act(action, id, name) {
     if (action === 'delete' && !confirm('Delete message ' + id + '?')) return;
+    post('/api/inbox/' + action, name ? { id: id, inbox: name } : { id: id }, action + ' ' + id);
+  }
+
+  // Every action is JSON with X-Holdfast-Request: the server refuses anything a cross-site form can send.
+  function post(path, body, what) {
     var notice = document.getElementById('notice');
-    var body = name ? { id: id, inbox: name } : { id: id };
-    fetch(base + '/api/inbox/' + action, { method: 'POST', headers: { 'content-type': 'application/json', 'x-holdfast-request': '1' }, body: JSON.stringify(body) })
+    fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-holdfast-request': '1' }, body: JSON.stringify(body) })
       .then(function (res) { return res.json().catch(function () { return {}; }).then(function (body) { return { res: res, body: body }; }); })
       .then(function (r) {
-        notice.textContent = r.res.ok ? action + ' ' + id + ': done' : action + ' ' + id + ' failed: ' + (r.body.message || ('HTTP ' + r.res.status));
+        notice.textContent = r.res.ok ? what + ': done' : what + ' failed: ' + (r.body.message || ('HTTP ' + r.res.status));
         return refresh();
       })
-      .catch(function (e) { notice.textContent = action + ' ' + id + ' failed: ' + e.message; });
+      .catch(function (e) { notice.textContent = what + ' failed: ' + e.message; });
   }
 
   refresh();
