@@ -93,6 +93,19 @@ describe('dashboard in Chromium, two demo instances on one SQLite file', () => {
     await parkedRow.waitFor({ timeout: WAIT });
     await parkedRow.locator('td.error', { hasText: 'fails attempt 3 of the 3' }).waitFor({ timeout: WAIT });
     await page.locator('#inbox [data-count="parked"] .n', { hasText: /^1$/ }).waitFor({ timeout: WAIT });
+
+    // Found by id, whatever its status; the health section, the demo's @ScheduledLock job, and a
+    // lease that is running shown calmly (renewals on time), not as a countdown.
+    await page.locator('#inbox [data-testid=find-id]').fill(id);
+    await page.locator('#inbox button', { hasText: 'find' }).click();
+    await page.locator('#inbox [data-testid=found]', { hasText: 'parked' }).waitFor({ timeout: WAIT });
+    for (const lib of ['failover', 'inbox', 'locker', 'simba']) {
+      await page.locator(`[data-health="${lib}"] .badge`, { hasText: 'up' }).waitFor({ timeout: WAIT });
+    }
+    await page.locator('#scheduled tr[data-job="demo-report"]').waitFor({ timeout: WAIT });
+    await leaderRow()
+      .locator('[data-testid=expiry]', { hasText: 'renewed on time' })
+      .waitFor({ timeout: WAIT });
     await page.screenshot({ path: resolve(SHOTS, 'dashboard.png'), fullPage: true });
 
     // retry: due again, the leader delivers it (its 4th attempt succeeds), the row goes away.
