@@ -27,7 +27,7 @@ export interface ScheduledJobActivity {
   lastRunError: string | null;
   /** The last tick left to another instance, or skipped because the lock table was unreachable. */
   lastSkipAt: string | null;
-  lastSkipReason: 'held_elsewhere' | 'unavailable' | null;
+  lastSkipReason: 'locked' | 'unavailable' | null;
 }
 
 /**
@@ -57,7 +57,8 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
       kind: 'counter',
       name: 'scheduled.skips',
       unit: '{tick}',
-      description: '@ScheduledLock ticks this instance skipped: held elsewhere, or the lock unavailable',
+      description:
+        '@ScheduledLock ticks this instance skipped: locked by another run (reason locked), or the lock table unreachable (unavailable)',
       attributes: ['job', 'reason'],
     },
   });
@@ -97,7 +98,7 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
     }
     if (!holder) {
       this.logger.debug(`${meta.where}: lock '${meta.name}' is held elsewhere; skipping this tick`);
-      this.skipped(meta, 'held_elsewhere');
+      this.skipped(meta, 'locked');
       return undefined;
     }
     const started = Date.now();
@@ -156,7 +157,7 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
     this.metrics.runs.add(1, { job: meta.name, outcome: failure === null ? 'success' : 'error' });
   }
 
-  private skipped(meta: ScheduledLockMetadata, reason: 'held_elsewhere' | 'unavailable'): void {
+  private skipped(meta: ScheduledLockMetadata, reason: 'locked' | 'unavailable'): void {
     const entry = this.entry(meta);
     entry.skips++;
     entry.lastSkipAt = new Date().toISOString();
