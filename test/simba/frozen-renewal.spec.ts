@@ -127,8 +127,9 @@ describe('Simba owner frozen inside its renewal', () => {
         expect(owner.acquired).toHaveLength(1);
         standbyService.start();
 
-        // The owner's next UPDATE of the mutex row (its renewal) reaches the server; then silence.
-        await proxy.silenceAfter(`UPDATE ${prefix}simba_mutex SET`);
+        // The owner's next UPDATE of the mutex row (its renewal, not the failover-grace check that
+        // goes before it on PostgreSQL) reaches the server; then silence.
+        await proxy.silenceAfter(`UPDATE ${prefix}simba_mutex SET owner_id = CASE`);
         const frozenAt = Date.now();
         // The server shows the owner's transaction holding the row lock.
         let held = false;
