@@ -138,6 +138,14 @@ describe('dashboard in Chromium, two demo instances on one SQLite file', () => {
     await page
       .locator('#locker tr[data-lock="demo-master"]', { hasText: bLocker.instanceId })
       .waitFor({ timeout: WAIT });
+    // The inbox's own leader mutex (not one of simba's @OnMutexAcquired contenders), and the lock
+    // row: "this instance" too.
+    await page
+      .locator('#simba tr[data-mutex="holdfast-inbox"] [data-testid=owned-here]')
+      .waitFor({ timeout: WAIT });
+    await page
+      .locator('#locker tr[data-lock="demo-master"] [data-testid=lock-here]')
+      .waitFor({ timeout: WAIT });
     await page.screenshot({ path: resolve(SHOTS, 'dashboard-takeover.png'), fullPage: true });
   }, 240_000);
 });

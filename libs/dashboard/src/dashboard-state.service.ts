@@ -296,7 +296,9 @@ export class DashboardStateService {
       const here = local.get(row.mutex);
       return {
         ...row,
-        ownedHere: !!here && row.owner !== null && row.owner === here.contenderId,
+        ownedHere:
+          row.owner !== null &&
+          ((!!here && row.owner === here.contenderId) || isThisProcessContender(row.owner)),
         contendedHere: !!here,
         fencingToken: row.owner === null ? null : row.fencingToken,
       };
@@ -338,7 +340,8 @@ export class DashboardStateService {
     // Every lock row of HOLDFAST_LOCK (the lockers with a table).
     let locks: LockerSection['locks'] = null;
     if (options && (options.locker.type === 'lease-database' || options.locker.type === 'database')) {
-      locks = await l.readLockStatus(this.sqlClient(options.dataSource), options.tablePrefix);
+      const rows = await l.readLockStatus(this.sqlClient(options.dataSource), options.tablePrefix);
+      locks = rows && rows.map((row) => ({ ...row, masterHere: isThisProcessHolder(row.master) }));
     }
     const holder = await locker.readHolder().catch(() => locker.holder);
     const lastError = locker.lastError;
@@ -382,6 +385,22 @@ export class DashboardStateService {
   private message(info: MessageInfo): DashboardMessage {
     return message(info, this.options.errorDetails);
   }
+}
+
+/**
+ * A simba contender id of this process (`<random>:<pid>@<host>`, cut to the column's 32
+ * characters): every contender of the process, the inbox's leader mutex among them, not only those
+ * in simba's registry.
+ */
+function isThisProcessContender(owner: string): boolean {
+  const at = owner.indexOf(':');
+  const tail = owner.slice(at);
+  return at > 0 && tail.includes('@') && `:${process.pid}@${hostname()}`.startsWith(tail);
+}
+
+/** A locker or @ScheduledLock holder name of this process (`<host>:<pid>:<random>[:<run>]`). */
+function isThisProcessHolder(holder: string | null): boolean {
+  return !!holder && holder.startsWith(`${hostname()}:${process.pid}:`);
 }
 
 function message(info: MessageInfo, errorDetails: boolean): DashboardMessage {

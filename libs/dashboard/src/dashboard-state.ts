@@ -68,7 +68,7 @@ export interface SimbaSection {
   mutexes: Array<{
     mutex: string;
     owner: string | null;
-    /** This instance owns it. */
+    /** This instance (process) owns it: one of simba's contenders or another one, such as the inbox's leader mutex. */
     ownedHere: boolean;
     /** This instance contends for it. */
     contendedHere: boolean;
@@ -90,7 +90,13 @@ export interface LockerSection {
    * Every row of HOLDFAST_LOCK (database lockers): its master and TIME − now on the database clock
    * (> 0 a lease still running, ≤ 0 the age of the last keep-alive); null for a shared-file locker.
    */
-  locks: Array<{ lock: string; master: string | null; timeFromNowMs: number | null }> | null;
+  locks: Array<{
+    lock: string;
+    master: string | null;
+    /** The master is this process (a LockerModule's or a @ScheduledLock run's holder name). */
+    masterHere: boolean;
+    timeFromNowMs: number | null;
+  }> | null;
 }
 
 export interface DashboardMessage {

@@ -146,7 +146,8 @@ const PAGE = `<!doctype html>
         s.lastError ? h('dt', { text: 'last error' }) : null, s.lastError ? h('dd', { 'class': 'error', text: s.lastError }) : null),
       s.locks && s.locks.length ? h('div', null, h('h3', { text: 'Locks in the table' }), table(['lock', 'master', 'lease'], s.locks.map(function (l) {
         return h('tr', { 'data-lock': l.lock }, h('td', null, h('code', { text: l.lock })),
-          h('td', null, l.master ? h('code', { text: l.master }) : h('span', { 'class': 'muted', text: 'none' })),
+          h('td', null, l.master ? h('code', { text: l.master }) : h('span', { 'class': 'muted', text: 'none' }),
+            l.masterHere ? h('span', null, ' ', h('span', { 'class': 'badge ok', 'data-testid': 'lock-here', text: 'this instance' })) : null),
           h('td', { 'class': 'num', text: l.timeFromNowMs === null ? '–' : l.timeFromNowMs > 0 ? 'ends in ' + duration(l.timeFromNowMs) : 'kept alive ' + duration(-l.timeFromNowMs) + ' ago' }));
       }), 'locks')) : null);
   }

@@ -193,7 +193,7 @@ describeEachDatabase(
         expect(state.locker).toMatchObject({ lockName: 'dash-lock', holder: state.locker.instanceId });
         expect(state.locker.lastKeepAlive).toEqual(expect.any(String));
         expect(state.locker.locks).toEqual([
-          expect.objectContaining({ lock: 'dash-lock', master: state.locker.instanceId }),
+          expect.objectContaining({ lock: 'dash-lock', master: state.locker.instanceId, masterHere: true }),
         ]);
       });
 
