@@ -103,6 +103,10 @@ describe('dashboard in Chromium, two demo instances on one SQLite file', () => {
       await page.locator(`[data-health="${lib}"] .badge`, { hasText: 'up' }).waitFor({ timeout: WAIT });
     }
     await page.locator('#scheduled tr[data-job="demo-report"]').waitFor({ timeout: WAIT });
+    await parkedRow.locator('button[data-action=payload]').click();
+    await page
+      .locator('[data-testid=payload]', { hasText: `payload of ${id} (json)` })
+      .waitFor({ timeout: WAIT });
     await leaderRow()
       .locator('[data-testid=expiry]', { hasText: 'renewed on time' })
       .waitFor({ timeout: WAIT });

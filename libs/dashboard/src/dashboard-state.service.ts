@@ -24,6 +24,7 @@ import { holdfastModules, type HoldfastModules } from './holdfast-modules';
  * structural type, so the dashboard's declarations need no @holdfast/inbox installed.
  */
 export interface DashboardMessageAdmin {
+  payload(id: string): Promise<{ encoding: string; payload: unknown } | undefined>;
   retryNow(id: string): Promise<void>;
   pause(id: string): Promise<void>;
   resume(id: string): Promise<boolean>;

@@ -119,6 +119,23 @@ export function createDashboardController(path: string): Type<unknown> {
     }
 
     /**
+     * One message's payload, `?inbox=<name>` for a named inbox: JSON as stored, binary as base64.
+     * Payloads are application data: only whom the guard lets through sees them (403 without one).
+     */
+    @Get('api/inbox/payload/:id')
+    @UseGuards(DashboardActionsGuard)
+    @Header('Cache-Control', 'no-store')
+    async payload(
+      @Param('id') id: string,
+      @Query('inbox') inbox?: string,
+    ): Promise<{ id: string; encoding: string; payload: unknown }> {
+      const found = await this.management(inbox).payload(id);
+      if (!found) throw new NotFoundException(`Inbox message '${id}' does not exist`);
+      const payload = Buffer.isBuffer(found.payload) ? found.payload.toString('base64') : found.payload;
+      return { id, encoding: Buffer.isBuffer(found.payload) ? 'base64' : found.encoding, payload };
+    }
+
+    /**
      * One action on many messages: `{ "action": "retry", "ids": ["..."], "inbox"?: "name" }`, as
      * the single actions are guarded. Each id is acted on alone; the answer lists those done and
      * those skipped (not found, or for resume not paused).

@@ -63,6 +63,7 @@ const PAGE = `<!doctype html>
 </header>
 <div id="banner" role="alert"></div>
 <div id="notice" aria-live="polite"></div>
+<pre id="payload" data-testid="payload" style="display:none; white-space: pre-wrap; background: #fff; border: 1px solid var(--line); padding: 8px; max-height: 300px; overflow: auto;"></pre>
 <main id="sections"><p class="muted">Loading…</p></main>
 <script>
 (function () {
@@ -154,9 +155,19 @@ const PAGE = `<!doctype html>
 
   function actionButtons(state, id, actions, name) {
     if (!state.actions) return null;
-    return h('td', { 'class': 'actions' }, actions.map(function (a) {
-      return h('button', { type: 'button', 'data-action': a, 'class': a === 'delete' ? 'danger' : null, text: a, onclick: function () { act(a, id, name); } });
-    }));
+    return h('td', { 'class': 'actions' }, h('button', { type: 'button', 'data-action': 'payload', text: 'payload', onclick: function () { showPayload(id, name); } }),
+      actions.map(function (a) {
+        return h('button', { type: 'button', 'data-action': a, 'class': a === 'delete' ? 'danger' : null, text: a, onclick: function () { act(a, id, name); } });
+      }));
+  }
+  // The payload under the page's notice line (textContent only: a payload is never HTML to us).
+  function showPayload(id, name) {
+    var q = name ? '?inbox=' + encodeURIComponent(name) : '';
+    var out = document.getElementById('payload');
+    fetch(base + '/api/inbox/payload/' + encodeURIComponent(id) + q, { cache: 'no-store', headers: { accept: 'application/json' } })
+      .then(function (res) { if (!res.ok) throw new Error('HTTP ' + res.status); return res.json(); })
+      .then(function (p) { out.textContent = 'payload of ' + id + ' (' + p.encoding + '):\\n' + (typeof p.payload === 'string' ? p.payload : JSON.stringify(p.payload, null, 2)); out.style.display = 'block'; })
+      .catch(function (e) { out.textContent = 'payload of ' + id + ': ' + e.message; out.style.display = 'block'; });
   }
   function messages(state, list, testid, actions, empty, name) {
     if (!list.length) return h('p', { 'class': 'muted', 'data-testid': testid, text: empty });

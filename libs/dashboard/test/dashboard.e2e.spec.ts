@@ -405,6 +405,18 @@ describeEachDatabase(
         await http().get('/holdfast/api/inbox/messages?inbox=billing').expect(404);
       });
 
+      it("shows a message's payload to whom the guard lets through", async () => {
+        await app.get(MessageAcceptor).accept({ id: 'pay-1', type: TYPE, payload: { n: 7, note: 'seven' } });
+        await http().get('/holdfast/api/inbox/payload/pay-1').expect(403);
+        const { body } = await http()
+          .get('/holdfast/api/inbox/payload/pay-1')
+          .set('x-admin', 'yes')
+          .expect(200);
+        expect(body).toEqual({ id: 'pay-1', encoding: 'json', payload: { n: 7, note: 'seven' } });
+        await http().get('/holdfast/api/inbox/payload/nope').set('x-admin', 'yes').expect(404);
+        await app.get(MessageManagement).delete('pay-1');
+      });
+
       it('retries and deletes many messages at once, as guarded as one', async () => {
         await bulk({ action: 'retry', ids }, false).expect(403);
         await http()

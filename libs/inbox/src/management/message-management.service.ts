@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import { apiEncoding } from '../acceptor/message-codec';
+import { apiEncoding, decodePayload } from '../acceptor/message-codec';
 import { InvalidManagementArgumentError, MessageNotFoundError } from '../errors';
 import { InboxHandlerRegistry } from '../handler/inbox-handler.registry';
 import { InboxClock } from '../inbox.clock';
@@ -58,6 +58,20 @@ export class MessageManagement {
     this.assertId(id);
     const row = await this.connection.queries.find(id);
     return row ? this.info(row, await this.clock.now()) : undefined;
+  }
+
+  /**
+   * A message's payload as a handler would receive it (a JSON value, or a Buffer for 'binary'),
+   * with its encoding; undefined when the message does not exist. For admin views (the dashboard).
+   */
+  async payload(id: string): Promise<{ encoding: string; payload: unknown } | undefined> {
+    this.assertId(id);
+    const row = await this.connection.queries.find(id, true);
+    if (!row) return undefined;
+    return {
+      encoding: apiEncoding(row.encoding) ?? row.encoding,
+      payload: decodePayload(id, row.encoding, row.payload),
+    };
   }
 
   /** Counts per status (and the total), in one query. */
