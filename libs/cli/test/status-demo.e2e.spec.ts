@@ -99,7 +99,10 @@ describe('holdfast status against a running demo', () => {
     expect(counts).toEqual(parked);
     expect(byRetries).toContainEqual({ retries: 3, count: 1 });
 
-    expect(await demo.post('/api/inbox/retry', { id })).toMatchObject({ status: 200, body: { done: true } });
+    expect(await demo.post('/api/inbox/retry', { id }, { 'x-holdfast-request': '1' })).toMatchObject({
+      status: 200,
+      body: { done: true },
+    });
     const delivered = await eventually(
       async () => {
         const recent: { id: string; retries: number }[] = (await demo.get('/inbox')).body.handler.recent;
