@@ -176,7 +176,7 @@ describe('Holdfast on a three-node Galera cluster', () => {
     tag: string,
     count: number,
     urls: string[],
-    duringDelivery?: (delivered: () => number) => Promise<void>,
+    duringDelivery?: (delivered: () => number, started: () => number) => Promise<void>,
   ): Promise<{
     deliveries: Map<string, number[]>;
     ids: string[];
@@ -200,6 +200,9 @@ describe('Holdfast on a three-node Galera cluster', () => {
     let firstAt = 0;
     let lastAt = 0;
     const workerOn = new Map<number, number>();
+    // Workers that have started (their app is up): a fault must not land in a worker's start-up,
+    // where a refused connection fails the process before it has any delivery work.
+    const startedWorkers = new Set<number>();
     workers = new Workers();
     urls.forEach((url, i) => {
       const child = workers!.spawn(
@@ -207,6 +210,7 @@ describe('Holdfast on a three-node Galera cluster', () => {
         ['mariadb', prefix, String(VISIBILITY), 'competing'],
         { HOLDFAST_TEST_MARIADB_URL: url },
         (c, m) => {
+          if (m.t === 'ready') startedWorkers.add(c.pid!);
           if (m.t !== 'delivered') return;
           lastAt = performance.now();
           firstAt ||= lastAt;
@@ -216,7 +220,10 @@ describe('Holdfast on a three-node Galera cluster', () => {
       workerOn.set(child.pid!, i);
     });
     const started = performance.now();
-    const fault = duringDelivery?.(() => deliveries.size);
+    const fault = duringDelivery?.(
+      () => deliveries.size,
+      () => startedWorkers.size,
+    );
     const table = `${prefix}COR_MESSAGE`;
     let left = -1;
     await until(
@@ -297,8 +304,12 @@ describe('Holdfast on a three-node Galera cluster', () => {
       'galera_inbox',
       count,
       cluster.urls,
-      async (delivered) => {
-        await until(() => delivered() >= count / 4, 120_000, 'a quarter delivered');
+      async (delivered, started) => {
+        await until(
+          () => started() === cluster.urls.length && delivered() >= count / 4,
+          120_000,
+          'every worker started and a quarter delivered',
+        );
         killedAt = performance.now();
         await victim.kill();
       },
