@@ -7,12 +7,17 @@ const repo = path.resolve(__dirname, '../..');
 const swcrc = JSON.parse(fs.readFileSync(path.join(repo, '.swcrc'), 'utf8'));
 delete swcrc.$schema;
 const here = path.relative(repo, __dirname);
+// The suites the root config leaves out of a run on the same databases (run.sh selects SQLite):
+// server-only suites, which hold no test there, and the soaks' multi-process suites.
+const rootIgnored = require('../../jest.config.js').projects.find(
+  (p) => p.displayName === 'core',
+).testPathIgnorePatterns;
 
 module.exports = {
   rootDir: repo,
   roots: ['<rootDir>/libs', `<rootDir>/${here}`],
   testMatch: ['**/libs/*/test/**/*.spec.ts', `**/${here}/*.spec.ts`],
-  testPathIgnorePatterns: ['/node_modules/'],
+  testPathIgnorePatterns: rootIgnored,
   testEnvironment: 'node',
   testTimeout: 60_000,
   transform: {
