@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { HoldfastError } from '../errors/holdfast.error';
-import { account, PrivateServer } from './private-servers';
+import { account, mariadbServerArgs, PrivateServer } from './private-servers';
 import { waitUntil } from './wait-until';
 
 const run = promisify(execFile);
@@ -91,19 +91,7 @@ export class GaleraNode extends PrivateServer {
     await this.spawnServer(
       'mariadbd',
       [
-        '--no-defaults',
-        `--datadir=${join(dir, 'data')}`,
-        `--port=${this.port}`,
-        '--bind-address=127.0.0.1',
-        `--socket=${join(dir, 'mysqld.sock')}`,
-        `--pid-file=${join(dir, 'mysqld.pid')}`,
-        `--log-error=${join(dir, 'error.log')}`,
-        ...(this.owner.uid !== undefined ? ['--user=mysql'] : []),
-        '--skip-name-resolve',
-        '--innodb-buffer-pool-size=32M',
-        '--innodb-log-file-size=16M',
-        '--innodb-flush-log-at-trx-commit=2',
-        '--max-connections=100',
+        ...mariadbServerArgs(dir, this.port, this.owner),
         // What Galera requires of every node.
         '--binlog-format=ROW',
         '--default-storage-engine=InnoDB',

@@ -6,7 +6,6 @@ import {
   mkdirSync,
   mkdtempSync,
   openSync,
-  readdirSync,
   readFileSync,
   rmSync,
   writeFileSync,
@@ -15,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { HoldfastError } from '../errors/holdfast.error';
-import { account, postgresBinDir, type Account } from './private-servers';
+import { account, childrenOf, postgresBinDir, type Account } from './private-servers';
 import { waitUntil } from './wait-until';
 
 const run = promisify(execFile);
@@ -55,30 +54,6 @@ interface Member {
 /** Every process this module started, killed if the test process exits without stopping them. */
 const running = new Set<PatroniCluster>();
 let exitHook = false;
-
-/** Child pids of `pid`, from /proc (Linux). */
-function childrenOf(pid: number): number[] {
-  const found: number[] = [];
-  for (const entry of readdirSafe('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) found.push(Number(entry));
-    } catch {
-      // the process ended while we looked
-    }
-  }
-  return found;
-}
-
-function readdirSafe(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
 
 function kill(pid: number | undefined, sig: NodeJS.Signals = 'SIGKILL'): void {
   if (pid === undefined) return;

@@ -58,8 +58,30 @@ function portOpen(port: number): Promise<boolean> {
   });
 }
 
+/**
+ * A private mariadbd's command line: its own datadir, port, socket and logs under `dir`, small
+ * buffers, and every commit written to the OS (a killed server keeps what it committed).
+ */
+export function mariadbServerArgs(dir: string, port: number, owner: Account): string[] {
+  return [
+    '--no-defaults',
+    `--datadir=${join(dir, 'data')}`,
+    `--port=${port}`,
+    '--bind-address=127.0.0.1',
+    `--socket=${join(dir, 'mysqld.sock')}`,
+    `--pid-file=${join(dir, 'mysqld.pid')}`,
+    `--log-error=${join(dir, 'error.log')}`,
+    ...(owner.uid !== undefined ? ['--user=mysql'] : []),
+    '--skip-name-resolve',
+    '--innodb-buffer-pool-size=32M',
+    '--innodb-log-file-size=16M',
+    '--innodb-flush-log-at-trx-commit=2',
+    '--max-connections=100',
+  ];
+}
+
 /** Child pids of `pid`, from /proc (Linux). */
-function childrenOf(pid: number): number[] {
+export function childrenOf(pid: number): number[] {
   const found: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -422,23 +444,7 @@ export class PrivateMariadb extends PrivateServer {
     const dir = this.dir;
     await this.spawnServer(
       'mariadbd',
-      [
-        '--no-defaults',
-        `--datadir=${join(dir, 'data')}`,
-        `--port=${this.port}`,
-        '--bind-address=127.0.0.1',
-        `--socket=${join(dir, 'mysqld.sock')}`,
-        `--pid-file=${join(dir, 'mysqld.pid')}`,
-        `--log-error=${join(dir, 'error.log')}`,
-        ...(this.owner.uid !== undefined ? ['--user=mysql'] : []),
-        '--skip-log-bin',
-        '--skip-name-resolve',
-        '--innodb-buffer-pool-size=32M',
-        '--innodb-log-file-size=16M',
-        // Written to the OS at every commit: a killed server keeps what it committed.
-        '--innodb-flush-log-at-trx-commit=2',
-        '--max-connections=100',
-      ],
+      [...mariadbServerArgs(dir, this.port, this.owner), '--skip-log-bin'],
       {},
       join(dir, 'stdout.log'),
       async () => {
