@@ -5,5 +5,5 @@ export { SIMBA_MODULE_OPTIONS } from './simba.module-definition';
 export { SIMBA_RESOLVED_OPTIONS } from './simba.constants';
 export { resolveSimbaOptions } from './simba.options';
 export { SIMBA_MUTEX_TABLE } from './table/simba-mutex.table';
-export { readMutexStatus, type MutexStatus } from './table/mutex-status';
+export { readMutexStatus, selectMutexStatus, toMutexStatus, type MutexStatus } from './table/mutex-status';
 export { TIMELINE_MARKER } from './mutex/failover-grace';

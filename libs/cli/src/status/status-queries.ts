@@ -2,7 +2,7 @@ import { SchemaManager, tableName, toNumber, type SqlClient } from '@holdfast/co
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
 import { COR_MESSAGE_TABLE, CorMessageQueries } from '@holdfast/inbox/internal';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
-import { SIMBA_MUTEX_TABLE, TIMELINE_MARKER } from '@holdfast/simba/internal';
+import { selectMutexStatus, SIMBA_MUTEX_TABLE, toMutexStatus } from '@holdfast/simba/internal';
 
 /** A simba mutex: who owns it and until when (database clock). */
 export interface MutexStatus {
@@ -110,25 +110,9 @@ export class StatusQueries {
   }
 
   private async owners(table: string, now: number): Promise<MutexStatus[]> {
-    const rows = await this.sql.query(
-      // The failover grace's timeline marker is a row of the table, not a mutex.
-      `SELECT mutex, owner_id, acquired_at, ttl_at, transition_at FROM ${table} WHERE mutex <> '${TIMELINE_MARKER}' ORDER BY mutex`,
-    );
-    return rows.map((r) => {
-      const ttlAt = toNumber(r.ttl_at);
-      const transitionAt = toNumber(r.transition_at);
-      // CHAR(32) (Simba's own DDL) pads with spaces on PostgreSQL.
-      const owner = r.owner_id ? String(r.owner_id).trimEnd() || null : null;
-      const state = !owner ? 'free' : ttlAt > now ? 'owned' : transitionAt > now ? 'transition' : 'free';
-      return {
-        mutex: String(r.mutex),
-        owner: state === 'free' ? null : owner,
-        // The fencing token is the grant's database time (simba's README, 'Fencing tokens').
-        fencingToken: toNumber(r.acquired_at),
-        state,
-        expiresInMs: state === 'owned' ? ttlAt - now : state === 'transition' ? transitionAt - now : null,
-      };
-    });
+    // Simba's own reading of its rows (the dashboard's too).
+    const rows = await this.sql.query(selectMutexStatus(table));
+    return rows.map((row) => toMutexStatus(row, now));
   }
 
   private async masters(table: string, now: number): Promise<LockStatus[]> {

@@ -24,24 +24,29 @@ export async function readMutexStatus(
   const now = await sql.nowMillis();
   const table = tableName(prefix, SIMBA_MUTEX_TABLE.name);
   if (!(await new SchemaManager(sql).tableExists(table))) return { databaseNow: now, mutexes: null };
-  const rows = await sql.query(
-    // The failover grace's timeline marker is a row of the table, not a mutex.
-    `SELECT mutex, owner_id, acquired_at, ttl_at, transition_at FROM ${table} WHERE mutex <> '${TIMELINE_MARKER}' ORDER BY mutex`,
-  );
-  const mutexes = rows.map((r): MutexStatus => {
-    const ttlAt = toNumber(r.ttl_at);
-    const transitionAt = toNumber(r.transition_at);
-    // CHAR(32) (Simba's own DDL) pads with spaces on PostgreSQL.
-    const owner = r.owner_id ? String(r.owner_id).trimEnd() || null : null;
-    const state = !owner ? 'free' : ttlAt > now ? 'owned' : transitionAt > now ? 'transition' : 'free';
-    return {
-      mutex: String(r.mutex),
-      owner: state === 'free' ? null : owner,
-      // The fencing token is the grant's database time (README, 'Fencing tokens').
-      fencingToken: toNumber(r.acquired_at),
-      state,
-      expiresInMs: state === 'owned' ? ttlAt - now : state === 'transition' ? transitionAt - now : null,
-    };
-  });
-  return { databaseNow: now, mutexes };
+  const rows = await sql.query(selectMutexStatus(table));
+  return { databaseNow: now, mutexes: rows.map((row) => toMutexStatus(row, now)) };
+}
+
+/** The rows `toMutexStatus` reads, from the simba mutex table `table` (prefix included). */
+export function selectMutexStatus(table: string): string {
+  // The failover grace's timeline marker is a row of the table, not a mutex.
+  return `SELECT mutex, owner_id, acquired_at, ttl_at, transition_at FROM ${table} WHERE mutex <> '${TIMELINE_MARKER}' ORDER BY mutex`;
+}
+
+/** One row of `selectMutexStatus` as its status at `now` (database clock, epoch ms). */
+export function toMutexStatus(row: Record<string, unknown>, now: number): MutexStatus {
+  const ttlAt = toNumber(row.ttl_at);
+  const transitionAt = toNumber(row.transition_at);
+  // CHAR(32) (Simba's own DDL) pads with spaces on PostgreSQL.
+  const owner = row.owner_id ? String(row.owner_id).trimEnd() || null : null;
+  const state = !owner ? 'free' : ttlAt > now ? 'owned' : transitionAt > now ? 'transition' : 'free';
+  return {
+    mutex: String(row.mutex),
+    owner: state === 'free' ? null : owner,
+    // The fencing token is the grant's database time (README, 'Fencing tokens').
+    fencingToken: toNumber(row.acquired_at),
+    state,
+    expiresInMs: state === 'owned' ? ttlAt - now : state === 'transition' ? transitionAt - now : null,
+  };
 }
