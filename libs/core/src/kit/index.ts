@@ -45,6 +45,7 @@ export {
   type TransientRetryOptions,
 } from '../database/transient-retry';
 export { sqlClientFor } from '../database/sql-client.factory';
+export { StatementBinder, statement, type Statement } from '../database/statement';
 export { resolveDataSource, driverTimezone, type DataSourceOption } from '../database/data-source';
 export { HoldfastDatabase, type HoldfastDatabaseOptions } from '../database/holdfast-database';
 export { declarePoolNeed, type PoolNeed } from '../database/pool-budget';
