@@ -148,11 +148,15 @@ export class PatroniNode {
   }
 
   /** Patroni's REST API: `GET path` as JSON (undefined when it does not answer). */
-  async rest<T>(path: string, init?: RequestInit): Promise<{ status: number; body: T } | undefined> {
+  async rest<T>(
+    path: string,
+    init?: RequestInit,
+    timeoutMs = 3_000,
+  ): Promise<{ status: number; body: T } | undefined> {
     try {
       const response = await fetch(`http://127.0.0.1:${this.restPort}${path}`, {
         ...init,
-        signal: AbortSignal.timeout(3_000),
+        signal: AbortSignal.timeout(timeoutMs),
       });
       const text = await response.text();
       let body: unknown = text;
@@ -448,11 +452,17 @@ export class PatroniCluster {
     const leader = await this.leader();
     if (!leader)
       throw new HoldfastError('PatroniCluster: no leader to switch over from', 'HOLDFAST_CORE_TEST_CONFIG');
-    const answer = await leader.rest<string>('/switchover', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ leader: leader.name, ...(candidate ? { candidate: candidate.name } : {}) }),
-    });
+    // Patroni answers a switchover only once it is over (the old leader demoted, the candidate
+    // promoted): on a busy machine that takes longer than the other calls' 3 s.
+    const answer = await leader.rest<string>(
+      '/switchover',
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ leader: leader.name, ...(candidate ? { candidate: candidate.name } : {}) }),
+      },
+      this.options.timeoutMs,
+    );
     if (!answer || answer.status !== 200) {
       throw new HoldfastError(
         `PatroniCluster: switchover refused (${answer?.status}: ${JSON.stringify(answer?.body)})`,
