@@ -114,6 +114,7 @@ export {
   type DiscoveredHandler,
   type DiscoveredInstance,
 } from '../discovery/discover-methods';
+export { wrapMethod, type AroundMethod, type MethodBody } from '../discovery/wrap-method';
 export {
   NamedInstances,
   DEFAULT_INSTANCE_NAME,
