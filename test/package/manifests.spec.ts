@@ -102,14 +102,21 @@ it('@holdfast/core/kit is its own entry (the module kit), and the main entry hol
   expect(typeof main.HoldfastError).toBe('function');
 });
 
-it('@holdfast/core/testing is its own entry, and the main entry does not carry the test kit', () => {
-  expect(manifest('core').exports?.['./testing']).toEqual({
-    types: './dist/testing/index.d.ts',
-    default: './dist/testing/index.js',
-  });
+it('the test kit is its own package, @holdfast/testing; @holdfast/core does not carry it', () => {
+  const core = manifest('core');
+  expect(core.exports?.['./testing']).toBeUndefined();
+  expect(core.typesVersions?.['*']?.testing).toBeUndefined();
+  expect(core.files).not.toContain('ts-register.js');
+  expect(existsSync(join(ROOT, 'libs/core/src/testing'))).toBe(false);
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const main = require(join(ROOT, 'libs/core/src')) as Record<string, unknown>;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const kit = require(join(ROOT, 'libs/core/src/kit')) as Record<string, unknown>;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const testing = require(join(ROOT, 'libs/testing/src')) as Record<string, unknown>;
   for (const name of ['describeEachDatabase', 'forkTs', 'TcpProxy', 'createTestDataSource']) {
     expect(main[name]).toBeUndefined();
+    expect(kit[name]).toBeUndefined();
+    expect(typeof testing[name]).toBe('function');
   }
 });

@@ -1,4 +1,4 @@
-import type { Dialect } from '../dialect/dialect';
+import type { Dialect } from '@holdfast/core/kit';
 
 /**
  * Counts the bind placeholders in generated SQL, per dialect style: `?` occurrences for

@@ -1,5 +1,5 @@
-// @holdfast/core/testing: the test kit (databases from HOLDFAST_TEST_*, forked workers, a TCP
-// proxy for outages). Not part of the main entry, so an application never loads it.
+// @holdfast/testing: the test kit (databases from HOLDFAST_TEST_*, forked workers, a TCP proxy
+// for outages, private servers and HA clusters). A dev dependency: production installs never carry it.
 export * from './test-databases';
 export { countPlaceholders } from './placeholders';
 export { TcpProxy } from './tcp-proxy';

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { HoldfastError } from '../errors/holdfast.error';
+import { HoldfastError } from '@holdfast/core/kit';
 
 export const TEST_DATABASES = ['sqlite', 'postgres', 'mariadb'] as const;
 export type TestDatabase = (typeof TEST_DATABASES)[number];

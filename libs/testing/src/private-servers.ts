@@ -13,7 +13,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { HoldfastError } from '../errors/holdfast.error';
+import { HoldfastError } from '@holdfast/core/kit';
 import { waitUntil } from './wait-until';
 
 const run = promisify(execFile);

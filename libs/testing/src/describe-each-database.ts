@@ -1,6 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { SqlClient } from '../database/sql-client';
-import { sqlClientFor } from '../database/sql-client.factory';
+import { SqlClient, sqlClientFor } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   testDatabases,

@@ -1,4 +1,4 @@
-import { monotonicMillis, sleep } from '../time/monotonic';
+import { monotonicMillis, sleep } from '@holdfast/core/kit';
 
 export interface WaitUntilOptions {
   /** Give up after this many milliseconds (default 10 s). */

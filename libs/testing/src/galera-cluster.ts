@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { HoldfastError } from '../errors/holdfast.error';
+import { HoldfastError } from '@holdfast/core/kit';
 import { account, mariadbServerArgs, PrivateServer } from './private-servers';
 import { waitUntil } from './wait-until';
 

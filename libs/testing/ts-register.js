@@ -1,4 +1,4 @@
-// Lets a forked test worker run TypeScript (forkTs in @holdfast/core/testing preloads it with -r).
+// Lets a forked test worker run TypeScript (forkTs in @holdfast/testing preloads it with -r).
 // It uses the project's own tools, found from the working directory: tsconfig.json (or
 // SWC_NODE_PROJECT / TS_NODE_PROJECT), its `paths` through tsconfig-paths when installed, and
 // @swc-node/register, or ts-node when that is what the project has.
@@ -34,7 +34,7 @@ const swc = tryResolve('@swc-node/register');
 const tsNode = swc ? undefined : tryResolve('ts-node/register/transpile-only');
 if (!swc && !tsNode) {
   throw new Error(
-    '@holdfast/core/testing: forkTs runs .ts workers with @swc-node/register or ts-node; install one ' +
+    '@holdfast/testing: forkTs runs .ts workers with @swc-node/register or ts-node; install one ' +
       '(npm i -D @swc-node/register) or set HOLDFAST_TS_REGISTER to a module to preload.',
   );
 }

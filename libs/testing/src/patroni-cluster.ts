@@ -13,7 +13,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { HoldfastError } from '../errors/holdfast.error';
+import { HoldfastError } from '@holdfast/core/kit';
 import { account, childrenOf, postgresBinDir, type Account } from './private-servers';
 import { waitUntil } from './wait-until';
 

@@ -10,9 +10,9 @@ import { resolve } from 'node:path';
 export function tsRegisterPath(): string {
   const override = process.env.HOLDFAST_TS_REGISTER;
   if (override) return resolve(override);
-  // src/testing and dist/testing are both two levels below the package root.
-  const own = resolve(__dirname, '../../ts-register.js');
-  if (!existsSync(own)) throw new Error(`@holdfast/core/testing: ${own} is missing`);
+  // src and dist are both one level below the package root.
+  const own = resolve(__dirname, '../ts-register.js');
+  if (!existsSync(own)) throw new Error(`@holdfast/testing: ${own} is missing`);
   return own;
 }
 
