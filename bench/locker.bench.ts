@@ -130,7 +130,8 @@ async function measureServerRelease(db: TestDatabase, rounds: number): Promise<n
         conn.close();
       }
     }
-    return sql.transaction(async (tx) => (await tx.query(queries.lockRow(), ['default'])).length > 0);
+    const lockRow = queries.lockRow('default');
+    return sql.transaction(async (tx) => (await tx.query(lockRow.sql, lockRow.params)).length > 0);
   };
   const times: number[] = [];
   try {

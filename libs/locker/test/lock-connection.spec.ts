@@ -12,7 +12,7 @@ import {
 } from '@holdfast/core/testing';
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { idleTimeoutFor, statementTimeoutFor } from '../src/lock/database.locker';
+import { idleTimeoutFor, statementTimeoutFor } from '../src/lock/lock-timing';
 import { LockConnection } from '../src/lock/lock-connection';
 import { lockerInstance, sleep, waitUntil, type TestInstance } from './locker-test-kit';
 
@@ -84,7 +84,7 @@ for (const db of testDatabases().filter((d): d is Exclude<TestDatabase, 'sqlite'
     it('a statement that starts while the connection is being closed runs on a new one (a lease released under a holder() read)', async () => {
       const dataSource = await createTestDataSource(db, { poolSize: 3 });
       sources.push(dataSource);
-      const connection = new LockConnection(sqlClientFor(dataSource), 3_000, new Logger('test'));
+      const connection = new LockConnection(sqlClientFor(dataSource), 3_000);
       await connection.run('connect', (sql) => sql.query('SELECT 1 AS one'));
       // The read starts, then the connection goes before it is sent: what the lease locker's
       // stop() did when a holder() read came in right after a demotion. The read used to be sent

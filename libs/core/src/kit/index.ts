@@ -37,7 +37,9 @@ export {
   isNodeNotReadyError,
   isTransientConflictError,
 } from '../database/sql-errors';
-export { SqlTimeoutError } from '../database/connection-bound';
+export { SqlTimeoutError, destroyRunnerConnection } from '../database/connection-bound';
+export { watchRunnerSocket, type SocketWatch } from '../database/driver-socket';
+export { SqliteFileLock, sqliteDatabaseFile } from '../database/sqlite-file-lock';
 export {
   withTransientRetry,
   sqlRetryCounter,

@@ -8,8 +8,8 @@ import {
 import type { LockQueryResolver } from '../store/lock-query.resolver';
 import { prepareLockRow } from '../store/lock-row';
 import { AbstractLocker } from './abstract.locker';
-import { declareLockConnection, statementTimeoutFor } from './database.locker';
-import { LockConnection } from './lock-connection';
+import { declareLockConnection, LockConnection } from './lock-connection';
+import { statementTimeoutFor } from './lock-timing';
 import type { LockerContext } from './locker.interface';
 
 /** `holdfast.locker.sql.retries`: lease statements retried after a deadlock or lock wait timeout. */
@@ -52,7 +52,6 @@ export class LeaseDatabaseLocker extends AbstractLocker {
       this.connection = new LockConnection(
         sql,
         statementTimeoutFor(context.lockAcquireSleepInterval, context.lockKeepAlivePeriod),
-        this.logger,
       );
     }
     this.queries = await prepareLockRow(sql, context.options, context.lockName);
@@ -82,14 +81,11 @@ export class LeaseDatabaseLocker extends AbstractLocker {
     const sent = monotonicMillis();
     const ownToo = !this.context.holderIdConfigured;
     const holder = this.context.holderId;
-    const changed = await this.run('Acquiring the lease', (sql) =>
-      sql.execute(
-        this.queries.acquireLease(ownToo),
-        ownToo
-          ? [holder, this.leaseMillis, this.context.lockName, holder]
-          : [holder, this.leaseMillis, this.context.lockName],
-      ),
+    const acquire = this.queries.acquireLease(
+      { id: this.context.lockName, holder, leaseMillis: this.leaseMillis },
+      ownToo,
     );
+    const changed = await this.run('Acquiring the lease', (sql) => sql.execute(acquire.sql, acquire.params));
     if (changed !== 1) return false;
     this.validUntilMono = sent + this.leaseMillis - this.safetyMargin;
     return true;
@@ -97,13 +93,12 @@ export class LeaseDatabaseLocker extends AbstractLocker {
 
   async keepAlive(): Promise<boolean> {
     const sent = monotonicMillis();
-    const changed = await this.run('Renewing the lease', (sql) =>
-      sql.execute(this.queries.renewLease(), [
-        this.leaseMillis,
-        this.context.lockName,
-        this.context.holderId,
-      ]),
-    );
+    const renew = this.queries.renewLease({
+      id: this.context.lockName,
+      holder: this.context.holderId,
+      leaseMillis: this.leaseMillis,
+    });
+    const changed = await this.run('Renewing the lease', (sql) => sql.execute(renew.sql, renew.params));
     if (changed !== 1) return false;
     // The database set expiry = its now + lease, and its now is not earlier than our `sent`.
     this.validUntilMono = sent + this.leaseMillis - this.safetyMargin;
@@ -117,10 +112,9 @@ export class LeaseDatabaseLocker extends AbstractLocker {
   async stop(): Promise<void> {
     this.validUntilMono = 0;
     if (!this.sql) return; // never configured (startup failed before)
+    const release = this.queries.releaseLease(this.context.lockName, this.context.holderId);
     try {
-      await this.run('Releasing the lease', (sql) =>
-        sql.execute(this.queries.releaseLease(), [this.context.lockName, this.context.holderId]),
-      );
+      await this.run('Releasing the lease', (sql) => sql.execute(release.sql, release.params));
     } finally {
       // A stopped instance keeps no pooled connection checked out; the next start takes a new one.
       // Retired rather than destroyed: a read already queued behind the release still gets its answer.
@@ -143,10 +137,9 @@ export class LeaseDatabaseLocker extends AbstractLocker {
   }
 
   override async holder(): Promise<string | undefined> {
+    const read = this.queries.readRow(this.context.lockName);
     const [row] = await this.run('Reading the lease', (sql) =>
-      sql.query<{ broker_name: unknown; time: unknown; now: unknown }>(this.queries.readRow(), [
-        this.context.lockName,
-      ]),
+      sql.query<{ broker_name: unknown; time: unknown; now: unknown }>(read.sql, read.params),
     );
     if (!row || row.broker_name == null || row.time == null) return undefined;
     return toNumber(row.time) >= toNumber(row.now) ? String(row.broker_name) : undefined;

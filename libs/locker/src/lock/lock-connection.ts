@@ -1,5 +1,11 @@
-import type { Logger } from '@nestjs/common';
-import { HoldfastError, SqlClient, withTimeout } from '@holdfast/core/kit';
+import {
+  declarePoolNeed,
+  destroyRunnerConnection,
+  HoldfastError,
+  SqlClient,
+  watchRunnerSocket,
+  withTimeout,
+} from '@holdfast/core/kit';
 import type { QueryRunner } from 'typeorm';
 
 /** A lock statement or a wait for a pooled connection took longer than its bound. */
@@ -13,21 +19,6 @@ export class LockStatementTimeoutError extends HoldfastError {
       'HOLDFAST_LOCKER_STATEMENT_TIMEOUT',
     );
   }
-}
-
-interface DriverSocket {
-  destroy(): void;
-  once?(event: 'close', listener: () => void): void;
-  setKeepAlive?(enable: boolean, initialDelay: number): void;
-}
-
-/** What a pooled connection looks like underneath TypeORM, for the two network drivers. */
-interface DriverConnection {
-  /** pg's Client keeps its socket here. */
-  connection?: { stream?: DriverSocket };
-  /** mysql2's PoolConnection keeps it here, and removes itself from the pool on destroy(). */
-  stream?: DriverSocket;
-  destroy?(): void;
 }
 
 /**
@@ -51,7 +42,6 @@ export class LockConnection {
     /** The module's client: the reserved connection is taken from its DataSource's pool. */
     private readonly shared: SqlClient,
     private readonly timeoutMs: number,
-    private readonly logger: Logger,
   ) {}
 
   get connected(): boolean {
@@ -81,13 +71,13 @@ export class LockConnection {
     this.runner = runner;
     this.client = new SqlClient(this.shared.dataSource, this.shared.dialect, runner);
     // TCP keepalive on the lock's socket: a dead peer is noticed even while the lock sits idle.
-    const connection = (runner as unknown as { databaseConnection?: DriverConnection }).databaseConnection;
-    const socket = connection?.connection?.stream ?? connection?.stream;
-    socket?.setKeepAlive?.(true, 1_000);
-    socket?.once?.('close', () => {
-      if (this.runner !== runner) return; // destroyed by us
-      this.destroy();
-      this.onClosed?.();
+    watchRunnerSocket(runner, {
+      keepAliveMs: 1_000,
+      onClose: () => {
+        if (this.runner !== runner) return; // destroyed by us
+        this.destroy();
+        this.onClosed?.();
+      },
     });
     return this.client;
   }
@@ -140,23 +130,9 @@ export class LockConnection {
     else this.close(runner);
   }
 
+  /** Closes the socket and gives the connection up (never back to the pool for reuse). */
   private close(runner: QueryRunner): void {
-    const connection = (runner as unknown as { databaseConnection?: DriverConnection }).databaseConnection;
-    try {
-      if (typeof connection?.destroy === 'function') connection.destroy(); // mysql2: leaves the pool
-      connection?.connection?.stream?.destroy(); // pg
-      connection?.stream?.destroy(); // mysql2
-    } catch (error) {
-      this.logger.debug(`Destroying the lock connection: ${String(error)}`);
-    }
-    // pg: a release with an error makes the pool drop the client instead of reusing it.
-    const releasePg = (runner as unknown as { releasePostgresConnection?: (err?: Error) => Promise<void> })
-      .releasePostgresConnection;
-    if (typeof releasePg === 'function') {
-      void releasePg.call(runner, new Error('lock connection destroyed')).catch(() => undefined);
-    } else {
-      void runner.release().catch(() => undefined);
-    }
+    destroyRunnerConnection(runner, 'lock connection destroyed');
   }
 
   private bounded<T>(promise: Promise<T>, what: string): Promise<T> {
@@ -164,4 +140,9 @@ export class LockConnection {
       throw new LockStatementTimeoutError(what, this.timeoutMs);
     });
   }
+}
+
+/** The lockers on PostgreSQL/MySQL/MariaDB keep one pooled connection each (LockConnection). */
+export function declareLockConnection(sql: SqlClient, lockName: string): void {
+  declarePoolNeed(sql, { component: `locker '${lockName}'`, connections: 1, reserved: true });
 }

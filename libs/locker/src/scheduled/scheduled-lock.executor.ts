@@ -40,7 +40,7 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
   private readonly logger = new Logger(ScheduledLockExecutor.name);
   private queries?: LockQueryResolver;
   private readonly rows = new Map<string, Promise<void>>();
-  private readonly instanceId = defaultInstanceId();
+  private readonly instanceId = defaultInstanceId('locker:scheduled');
   private serial = 0;
   private outage = false;
   private readonly activity = new Map<string, ScheduledJobActivity>();
@@ -170,7 +170,8 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
     const { sql, queries } = this.ready();
     await this.ensureRow(meta.name);
     const holder = `${this.instanceId}:${++this.serial}`.slice(0, 250);
-    const changed = await sql.execute(queries.acquireLease(), [holder, meta.lockAtMostFor, meta.name]);
+    const acquire = queries.acquireLease({ id: meta.name, holder, leaseMillis: meta.lockAtMostFor });
+    const changed = await sql.execute(acquire.sql, acquire.params);
     return changed === 1 ? holder : undefined;
   }
 
@@ -178,7 +179,8 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
   private async unlock(meta: ScheduledLockMetadata, holder: string): Promise<void> {
     const { sql, queries } = this.ready();
     const keepFor = meta.lockAtMostFor - meta.lockAtLeastFor;
-    await sql.execute(queries.shortenLease(), [keepFor, keepFor, meta.name, holder]);
+    const shorten = queries.shortenLease({ id: meta.name, holder, leaseMillis: keepFor });
+    await sql.execute(shorten.sql, shorten.params);
   }
 
   private ensureRow(name: string): Promise<void> {
@@ -186,8 +188,10 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
     if (!row) {
       const { sql, queries } = this.ready();
       row = (async () => {
-        if ((await sql.query(queries.rowExists(), [name])).length > 0) return;
-        await sql.execute(queries.ensureRow(), [name]).catch((error: unknown) => {
+        const exists = queries.rowExists(name);
+        if ((await sql.query(exists.sql, exists.params)).length > 0) return;
+        const ensure = queries.ensureRow(name);
+        await sql.execute(ensure.sql, ensure.params).catch((error: unknown) => {
           if (!isDuplicateKeyError(error)) throw error;
         });
       })();

@@ -1,11 +1,19 @@
-import { tableName, type SqlDialect } from '@holdfast/core/kit';
+import { statement, StatementBinder, tableName, type SqlDialect, type Statement } from '@holdfast/core/kit';
 import { DEFAULT_LOCK_TABLE_NAMES, type LockTableNames } from './holdfast-lock.table';
+
+/** One lease on a lock row: the lock, who takes it, and for how long (ms, database clock). */
+export interface LeaseClaim {
+  readonly id: string;
+  readonly holder: string;
+  readonly leaseMillis: number;
+}
 
 /**
  * All SQL on `<prefix>HOLDFAST_LOCK` (or the table and columns named by `lockTableName` and
  * `lockColumns`), built from the dialect's pieces. Lease times are computed by the database
  * (`dialect.nowMillis`), never from the application server's clock. The names are validated
- * identifiers; every value is a bound parameter.
+ * identifiers; every value is a bound parameter. Each method returns the statement with its
+ * values; the lockers run them.
  */
 export class LockQueryResolver {
   readonly table: string;
@@ -24,87 +32,104 @@ export class LockQueryResolver {
     this.BROKER_NAME = names.brokerName;
   }
 
-  private p(index: number): string {
-    return this.dialect.placeholder(index);
+  private binder(): StatementBinder {
+    return new StatementBinder(this.dialect);
   }
 
   /**
-   * Creates the row of a lock name if it is missing; never changes an existing row. Params: [id].
+   * Creates the row of lock `id` if it is missing; never changes an existing row.
    * Run it only after rowExists() said no: an insert that meets a row another transaction holds
    * FOR UPDATE waits for that transaction, which with the database locker lasts as long as the master.
    */
-  ensureRow(): string {
-    return this.dialect.upsert({ table: this.table, columns: [this.ID], keys: [this.ID] });
+  ensureRow(id: string): Statement {
+    return statement(this.dialect.upsert({ table: this.table, columns: [this.ID], keys: [this.ID] }), [id]);
   }
 
-  /** A plain read that never waits on row locks. Params: [id]. */
-  rowExists(): string {
-    return `SELECT ${this.ID} AS id FROM ${this.table} WHERE ${this.ID} = ${this.p(1)}`;
+  /** A plain read of the row of lock `id` that never waits on row locks. */
+  rowExists(id: string): Statement {
+    const b = this.binder();
+    return b.statement(`SELECT ${this.ID} AS id FROM ${this.table} WHERE ${this.ID} = ${b.bind(id)}`);
   }
 
   /**
-   * Takes an expired or free lease. Params: [holder, leaseMillis, id]. With `ownToo`, also a
-   * lease that still names `holder` (params: [holder, leaseMillis, id, holder]): see
-   * LeaseDatabaseLocker.tryAcquire.
+   * Takes an expired or free lease for `holder` for `leaseMillis`. With `ownToo`, also a lease
+   * that still names `holder`: see LeaseDatabaseLocker.tryAcquire.
    */
-  acquireLease(ownToo = false): string {
+  acquireLease(lease: LeaseClaim, ownToo = false): Statement {
+    const b = this.binder();
     const now = this.dialect.nowMillis;
-    return (
-      `UPDATE ${this.table} SET ${this.BROKER_NAME} = ${this.p(1)}, ${this.TIME} = ${now} + ${this.p(2)} ` +
-      `WHERE ${this.ID} = ${this.p(3)} AND (${this.TIME} IS NULL OR ${this.TIME} < ${now}${ownToo ? ` OR ${this.BROKER_NAME} = ${this.p(4)}` : ''})`
+    return b.statement(
+      `UPDATE ${this.table} SET ${this.BROKER_NAME} = ${b.bind(lease.holder)}, ${this.TIME} = ${now} + ${b.bind(lease.leaseMillis)} ` +
+        `WHERE ${this.ID} = ${b.bind(lease.id)} AND (${this.TIME} IS NULL OR ${this.TIME} < ${now}${ownToo ? ` OR ${this.BROKER_NAME} = ${b.bind(lease.holder)}` : ''})`,
     );
   }
 
-  /** Extends the lease only where we still hold it. Params: [leaseMillis, id, holder]. */
-  renewLease(): string {
-    return (
-      `UPDATE ${this.table} SET ${this.TIME} = ${this.dialect.nowMillis} + ${this.p(1)} ` +
-      `WHERE ${this.ID} = ${this.p(2)} AND ${this.BROKER_NAME} = ${this.p(3)}`
+  /** Extends the lease by `leaseMillis` only where `holder` still holds it. */
+  renewLease(lease: LeaseClaim): Statement {
+    const b = this.binder();
+    return b.statement(
+      `UPDATE ${this.table} SET ${this.TIME} = ${this.dialect.nowMillis} + ${b.bind(lease.leaseMillis)} ` +
+        `WHERE ${this.ID} = ${b.bind(lease.id)} AND ${this.BROKER_NAME} = ${b.bind(lease.holder)}`,
     );
   }
 
   /**
    * @ScheduledLock after a run: keeps the lock until lockAtLeastFor after the start (TIME was set
-   * to start + lockAtMostFor), or frees it now (TIME NULL) when that has passed. Only the run that took it.
-   * Params: [lockAtMostFor - lockAtLeastFor (twice: positional placeholders), id, holder].
+   * to start + lockAtMostFor), or frees it now (TIME NULL) when that has passed. Only the run that
+   * took it. `leaseMillis` is lockAtMostFor - lockAtLeastFor.
    */
-  shortenLease(): string {
+  shortenLease(lease: LeaseClaim): Statement {
+    const b = this.binder();
     const now = this.dialect.nowMillis;
-    return (
-      `UPDATE ${this.table} SET ${this.TIME} = CASE WHEN ${this.TIME} - ${this.p(1)} > ${now} THEN ${this.TIME} - ${this.p(2)} ` +
-      `ELSE NULL END WHERE ${this.ID} = ${this.p(3)} AND ${this.BROKER_NAME} = ${this.p(4)}`
+    // Bound twice: positional placeholders cannot repeat a value.
+    return b.statement(
+      `UPDATE ${this.table} SET ${this.TIME} = CASE WHEN ${this.TIME} - ${b.bind(lease.leaseMillis)} > ${now} THEN ${this.TIME} - ${b.bind(lease.leaseMillis)} ` +
+        `ELSE NULL END WHERE ${this.ID} = ${b.bind(lease.id)} AND ${this.BROKER_NAME} = ${b.bind(lease.holder)}`,
     );
   }
 
-  /** Gives the lease up so a standby can take it at once. Params: [id, holder]. */
-  releaseLease(): string {
-    return `UPDATE ${this.table} SET ${this.TIME} = NULL, ${this.BROKER_NAME} = NULL WHERE ${this.ID} = ${this.p(1)} AND ${this.BROKER_NAME} = ${this.p(2)}`;
+  /** Gives the lease of `holder` up so a standby can take it at once. */
+  releaseLease(id: string, holder: string): Statement {
+    const b = this.binder();
+    return b.statement(
+      `UPDATE ${this.table} SET ${this.TIME} = NULL, ${this.BROKER_NAME} = NULL WHERE ${this.ID} = ${b.bind(id)} AND ${this.BROKER_NAME} = ${b.bind(holder)}`,
+    );
   }
 
-  /** The row with the database clock next to it. Params: [id]. */
-  readRow(): string {
-    return (
+  /** The row of lock `id` with the database clock next to it. */
+  readRow(id: string): Statement {
+    const b = this.binder();
+    return b.statement(
       `SELECT ${this.BROKER_NAME} AS broker_name, ${this.TIME} AS time, ${this.dialect.nowMillis} AS now ` +
-      `FROM ${this.table} WHERE ${this.ID} = ${this.p(1)}`
+        `FROM ${this.table} WHERE ${this.ID} = ${b.bind(id)}`,
     );
   }
 
   /**
-   * Locks the row for the rest of the transaction, or returns no row at once when another
-   * transaction holds it (SKIP LOCKED: a standby polls instead of parking a connection). Params: [id].
+   * Locks the row of lock `id` for the rest of the transaction, or returns no row at once when
+   * another transaction holds it (SKIP LOCKED: a standby polls instead of parking a connection).
    */
-  lockRow(): string {
-    return `SELECT ${this.ID} AS id FROM ${this.table} WHERE ${this.ID} = ${this.p(1)}${this.dialect.forUpdate(this.dialect.supportsSkipLocked)}`;
+  lockRow(id: string): Statement {
+    const b = this.binder();
+    return b.statement(
+      `SELECT ${this.ID} AS id FROM ${this.table} WHERE ${this.ID} = ${b.bind(id)}${this.dialect.forUpdate(this.dialect.supportsSkipLocked)}`,
+    );
   }
 
-  /** Writes the holder and the database time into the locked row. Params: [holder, id]. */
-  claimRow(): string {
-    return `UPDATE ${this.table} SET ${this.BROKER_NAME} = ${this.p(1)}, ${this.TIME} = ${this.dialect.nowMillis} WHERE ${this.ID} = ${this.p(2)}`;
+  /** Writes `holder` and the database time into the locked row of lock `id`. */
+  claimRow(id: string, holder: string): Statement {
+    const b = this.binder();
+    return b.statement(
+      `UPDATE ${this.table} SET ${this.BROKER_NAME} = ${b.bind(holder)}, ${this.TIME} = ${this.dialect.nowMillis} WHERE ${this.ID} = ${b.bind(id)}`,
+    );
   }
 
-  /** Keep-alive of the database locker: touches the locked row in the open transaction. Params: [id]. */
-  touchRow(): string {
-    return `UPDATE ${this.table} SET ${this.TIME} = ${this.dialect.nowMillis} WHERE ${this.ID} = ${this.p(1)}`;
+  /** Keep-alive of the database locker: touches the locked row of lock `id` in the open transaction. */
+  touchRow(id: string): Statement {
+    const b = this.binder();
+    return b.statement(
+      `UPDATE ${this.table} SET ${this.TIME} = ${this.dialect.nowMillis} WHERE ${this.ID} = ${b.bind(id)}`,
+    );
   }
 
   /**
@@ -115,7 +140,7 @@ export class LockQueryResolver {
    * session scope, which is why the lock connection is destroyed, never returned to the pool.
    * Empty where the dialect has no such setting.
    */
-  holdTimeouts(idleMillis: number): string[] {
-    return this.dialect.idleTransactionTimeouts(idleMillis);
+  holdTimeouts(idleMillis: number): Statement[] {
+    return this.dialect.idleTransactionTimeouts(idleMillis).map((sql) => statement(sql));
   }
 }

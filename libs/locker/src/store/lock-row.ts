@@ -31,8 +31,10 @@ export async function prepareLockRow(
         `ActiveMQ's one row, or a table with a VARCHAR ID.`,
     );
   }
-  if ((await sql.query(queries.rowExists(), [lockName])).length === 0) {
-    await sql.execute(queries.ensureRow(), [lockName]);
+  const exists = queries.rowExists(lockName);
+  if ((await sql.query(exists.sql, exists.params)).length === 0) {
+    const ensure = queries.ensureRow(lockName);
+    await sql.execute(ensure.sql, ensure.params);
   }
   return queries;
 }
