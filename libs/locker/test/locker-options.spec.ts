@@ -23,7 +23,7 @@ describe('LockerModule options', () => {
       tablePrefix: '',
       maxAllowableDiffFromDBTime: 0,
     });
-    expect(resolved.instanceId).toMatch(/:\d+:[0-9a-f]{8}$/);
+    expect(resolved.instanceId).toMatch(new RegExp(`^[0-9a-f]{8}(\\.\\d+)?:${process.pid}@`));
   });
 
   it('accepts duration strings and keeps leaseHolderId as the instance id', () => {

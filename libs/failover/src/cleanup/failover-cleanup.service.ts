@@ -1,5 +1,3 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import {
   BeforeApplicationShutdown,
   Inject,
@@ -9,6 +7,7 @@ import {
   Optional,
 } from '@nestjs/common';
 import { Cron, SchedulerRegistry } from '@nestjs/schedule';
+import { instanceId } from '@holdfast/core/kit';
 import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.constants';
 import { failoverJobName, getFailoverStoreToken } from '../failover.tokens';
 import { FailoverMetrics } from '../health/failover.metrics';
@@ -33,7 +32,7 @@ export const FAILOVER_CLEANUP_JOB = failoverJobName('cleanup', undefined);
 @Injectable()
 export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(FailoverCleanupService.name);
-  private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly owner = instanceId();
   private readonly leaseMs: number;
   private running?: Promise<number>;
   private closed = false;

@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
-import { isDuplicateKeyError, tableName } from '@holdfast/core/kit';
+import { instanceId, isDuplicateKeyError, tableName } from '@holdfast/core/kit';
 import type { InboxClock } from '../inbox.clock';
 import type { InboxMetrics } from '../inbox.metrics';
 import type { ResolvedInboxOptions } from '../inbox.options';
@@ -22,7 +20,7 @@ import { INBOX_LEASE_TABLE } from '../store/inbox-lease.table';
  * In leader mode the leader cleans (as the delivery does); no table is used.
  */
 export class CleanupTicks {
-  readonly holder = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  readonly holder = instanceId();
   private readonly table: string;
   private readonly leaseName: string;
 

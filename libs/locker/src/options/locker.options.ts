@@ -2,6 +2,7 @@ import {
   DatabaseOptionsDto,
   IsDurationOption,
   NestedOptions,
+  ownerInstanceId,
   parseDuration,
   validateOptions,
   type DataSourceOption,
@@ -25,8 +26,6 @@ import {
   type ValidatorConstraintInterface,
   ValidatorConstraint,
 } from 'class-validator';
-import { hostname } from 'node:os';
-import { v4 as uuidv4 } from 'uuid';
 import { LockTimingError } from '../errors';
 import type { Locker } from '../lock/locker.interface';
 import { DEFAULT_LOCK_TABLE_NAMES, LOCK_IDENTIFIER, type LockTableNames } from '../store/holdfast-lock.table';
@@ -276,9 +275,12 @@ class LockerModuleOptionsSchema extends DatabaseOptionsDto {
   startup?: string;
 }
 
-/** A name unique to this process: host, pid and a random part. */
-export function defaultInstanceId(): string {
-  return `${hostname()}:${process.pid}:${uuidv4().slice(0, 8)}`;
+/**
+ * Core's instance id of this process for the first owner of `scope` here, a numbered one for any
+ * other (a second application in one process), so two lockers in one process never share a name.
+ */
+export function defaultInstanceId(scope?: string): string {
+  return ownerInstanceId(scope);
 }
 
 /**
@@ -316,7 +318,9 @@ export function resolveLockerOptions(raw: LockerModuleOptions): ResolvedLockerOp
     lockKeepAlivePeriod: keepAlive,
     useLock,
     startup: raw.startup ?? LOCKER_DEFAULTS.startup,
-    instanceId: (locker.type === 'lease-database' && locker.leaseHolderId) || defaultInstanceId(),
+    instanceId:
+      (locker.type === 'lease-database' && locker.leaseHolderId) ||
+      defaultInstanceId(`locker:${raw.lockName ?? LOCKER_DEFAULTS.lockName}`),
     maxAllowableDiffFromDBTime:
       locker.type === 'lease-database' && locker.maxAllowableDiffFromDBTime !== undefined
         ? parseDuration(locker.maxAllowableDiffFromDBTime, 'locker.maxAllowableDiffFromDBTime')

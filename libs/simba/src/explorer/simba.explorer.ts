@@ -32,11 +32,13 @@ type Handler = (state: MutexState) => unknown;
 
 /** One contender per mutex that fans the callbacks out to every decorated method, in discovery order. */
 class DiscoveredContender implements MutexContender {
-  readonly contenderId = defaultContenderId();
   readonly acquired: Handler[] = [];
   readonly released: Handler[] = [];
 
-  constructor(readonly mutex: string) {}
+  constructor(
+    readonly mutex: string,
+    readonly contenderId = defaultContenderId(mutex),
+  ) {}
 
   async onAcquired(state: MutexState): Promise<void> {
     await this.each(this.acquired, state);

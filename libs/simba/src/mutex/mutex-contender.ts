@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
+import { ownerInstanceId } from '@holdfast/core/kit';
 import { InvalidContenderIdError, InvalidMutexNameError } from '../errors';
 import { MUTEX_NAME_MAX_LENGTH, OWNER_ID_MAX_LENGTH, SEED_OWNER_ID_LENGTH } from '../table/simba-mutex.table';
 import type { MutexState } from './mutex-state';
@@ -18,11 +17,12 @@ export interface MutexContender {
 }
 
 /**
- * `<16 random hex>:<pid>@<host>`, cut to 32 characters so that it fits Simba's `CHAR(32)`
- * `owner_id`. The 64 random bits make it unique; pid and host (as much as fits) say who it is.
+ * The process's instance id (core's `<random>:<pid>@<host>`, at most 32 characters: it fits
+ * Simba's `CHAR(32)` `owner_id`) for the first contender of `mutex` in this process, a numbered
+ * one (`<random>.<n>:<pid>@<host>`) for any other, and always a numbered one without a mutex.
  */
-export function defaultContenderId(): string {
-  const id = `${randomBytes(8).toString('hex')}:${process.pid}@${hostname()}`;
+export function defaultContenderId(mutex?: string): string {
+  const id = ownerInstanceId(mutex === undefined ? undefined : `simba:${mutex}`);
   return id.slice(0, SEED_OWNER_ID_LENGTH).trimEnd();
 }
 
@@ -49,7 +49,7 @@ export function assertContenderId(id: unknown): asserts id is string {
 export abstract class AbstractMutexContender implements MutexContender {
   constructor(
     readonly mutex: string,
-    readonly contenderId: string = defaultContenderId(),
+    readonly contenderId: string = defaultContenderId(mutex),
   ) {
     assertMutexName(mutex);
     assertContenderId(contenderId);
