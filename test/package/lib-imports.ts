@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { join, relative } from 'node:path';
 
-export const LIBS = ['core', 'simba', 'failover', 'locker', 'inbox', 'cli', 'dashboard'] as const;
+export const LIBS = ['core', 'simba', 'failover', 'locker', 'inbox', 'cli', 'dashboard', 'testing'] as const;
 export type Lib = (typeof LIBS)[number];
 export const ROOT = join(__dirname, '..', '..');
 

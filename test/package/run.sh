@@ -10,6 +10,7 @@
 # By default the optional peers (@nestjs/terminus, @opentelemetry/api, nestjs-cls) are not
 # installed: an app that does not use them must not need them. Last, an application that
 # installs only core, the inbox and the dashboard (the other modules are the dashboard's optional peers).
+# The test kit, @holdfast/testing, is installed as a dev dependency; the production tarballs must not carry it.
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/holdfast-package.XXXXXX")"
@@ -20,7 +21,7 @@ step() { printf '\n--- package test: %s\n' "$*"; }
 step "pack every package into $work/tarballs"
 mkdir -p "$work/tarballs"
 cd "$repo"
-for lib in core simba failover locker inbox cli dashboard; do
+for lib in core simba failover locker inbox cli dashboard testing; do
   (cd "libs/$lib" && npm pack --silent --pack-destination "$work/tarballs" >/dev/null)
 done
 ls "$work/tarballs"
@@ -60,6 +61,7 @@ cat >"$app/package.json" <<JSON
     "typeorm": "^1.0.0"
   },
   "devDependencies": {
+    "@holdfast/testing": "file:$(tarball testing)",
     "@types/node": "^20.0.0",
     "ts-node": "^10.9.0",
     "typescript": "~5.9.0"
@@ -90,7 +92,7 @@ check_install() {
     for (const peer of ['@nestjs/terminus', '@opentelemetry/api', 'nestjs-cls'].filter((p) => !asked.includes(p))) {
       if (fs.existsSync(path.join('node_modules', peer))) problems.push(peer + ' was installed though the app does not ask for it');
     }
-    for (const lib of ['core', 'simba', 'failover', 'locker', 'inbox', 'cli', 'dashboard']) {
+    for (const lib of ['core', 'simba', 'failover', 'locker', 'inbox', 'cli', 'dashboard', 'testing']) {
       const dir = path.join('node_modules/@holdfast', lib);
       if (!fs.existsSync(path.join(dir, 'LICENSE'))) problems.push('@holdfast/' + lib + ' has no LICENSE');
       const nested = path.join(dir, 'node_modules');
@@ -105,14 +107,15 @@ check_install() {
       }
       if (!maps.length) problems.push('@holdfast/' + lib + ' ships no source maps');
     }
-    const core = require('@holdfast/core'), testing = require('@holdfast/core/testing');
+    const core = require('@holdfast/core'), testing = require('@holdfast/testing');
     if ('describeEachDatabase' in core || 'forkTs' in core) problems.push('@holdfast/core main entry carries the test kit');
-    if (typeof testing.describeEachDatabase !== 'function') problems.push('@holdfast/core/testing lacks describeEachDatabase');
+    try { require.resolve('@holdfast/core/testing'); problems.push('@holdfast/core still exports ./testing'); } catch {}
+    if (typeof testing.describeEachDatabase !== 'function' || typeof testing.TcpProxy !== 'function') problems.push('@holdfast/testing lacks describeEachDatabase or TcpProxy');
     const kit = require('@holdfast/core/kit');
     if ('SqlClient' in core) problems.push('@holdfast/core main entry carries the module kit');
     if (typeof kit.SqlClient !== 'function' || kit.HoldfastError !== core.HoldfastError) problems.push('@holdfast/core/kit lacks the module kit or has errors of its own');
     if (problems.length) { console.error(problems.join('\n')); process.exit(1); }
-    console.log('no optional peer the app did not ask for, LICENSE in each package, every source map resolves, test kit only at @holdfast/core/testing, module kit only at @holdfast/core/kit');
+    console.log('no optional peer the app did not ask for, LICENSE in each package, every source map resolves, test kit only in @holdfast/testing, module kit only at @holdfast/core/kit');
   "
 }
 
@@ -128,6 +131,19 @@ migrate() {
 }
 boot() { APP_SQLITE_FILE=app.sqlite node --enable-source-maps dist/main.js; }
 fork_worker() { node dist/fork-check.js; }
+# The production packages carry no test kit: nothing under a testing/ folder, no ts-register.js.
+no_kit_in_production() {
+  local lib found=0
+  for lib in core simba failover locker inbox cli dashboard; do
+    if tar -tzf "$(tarball "$lib")" | grep -E '(^|/)testing/|ts-register\.js$'; then
+      echo "@holdfast/$lib's tarball carries the test kit (above)"
+      found=1
+    fi
+  done
+  tar -tzf "$(tarball testing)" | grep -x 'package/dist/index.js' >/dev/null || { echo '@holdfast/testing packs no dist/index.js'; found=1; }
+  tar -tzf "$(tarball testing)" | grep -x 'package/ts-register.js' >/dev/null || { echo '@holdfast/testing packs no ts-register.js'; found=1; }
+  [ "$found" = 0 ] && echo 'no testing/ files and no ts-register.js in the production tarballs; @holdfast/testing packs dist and ts-register.js'
+}
 
 run_app() {
   local tag="typeorm $(typeorm_version)"
@@ -137,9 +153,10 @@ run_app() {
 }
 
 stage "what the install holds" check_install || true
+stage "the production tarballs carry no test kit" no_kit_in_production || true
 stage "declarations compile without optional peers (skipLibCheck false)" declarations || true
 run_app
-stage "@holdfast/core/testing forks a TypeScript worker with the app's own loader" fork_worker || true
+stage "@holdfast/testing forks a TypeScript worker with the app's own loader" fork_worker || true
 
 step "the same application on TypeORM 0.3.x"
 npm install --no-audit --no-fund --prefer-offline --loglevel=error typeorm@0.3

@@ -1,7 +1,7 @@
 // The test kit outside this repository: forkTs runs a TypeScript worker with the application's
 // own TypeScript loader (here ts-node), found from the working directory, no repository path.
 import { join } from 'node:path';
-import { forkTs, waitForExit, waitForMessage } from '@holdfast/core/testing';
+import { forkTs, waitForExit, waitForMessage } from '@holdfast/testing';
 
 async function main(): Promise<void> {
   const child = forkTs(join(__dirname, '..', 'src', 'fork-worker.ts'));
