@@ -52,6 +52,33 @@ describe('demo app (npm start) on an embedded SQLite file', () => {
     expect(inbox.handler.failedFirstAttempts).toBeGreaterThanOrEqual(2);
   });
 
+  it('shows one instance id for every module of the process: simba, locker, @ScheduledLock, the dashboard', async () => {
+    const { instanceId, pid } = (await get('/instance')).body;
+    expect(instanceId).toMatch(/^[0-9a-f]{8}:[0-9]+@/);
+    const state = await eventually(
+      async () => {
+        const body = (await get('/api/state')).body;
+        const leader = body.simba?.mutexes?.find((m: { mutex: string }) => m.mutex === 'demo-leader');
+        return leader?.ownedHere && body.locker?.role === 'master' ? body : undefined;
+      },
+      20_000,
+      'leadership and the master role',
+    );
+    expect(state.instance).toMatchObject({ id: instanceId, pid });
+    // Every mutex of this process (the demo's leader and the inbox's, on SQLite) is owned under it.
+    const owned = state.simba.mutexes.filter((m: { ownedHere: boolean }) => m.ownedHere);
+    expect(owned.length).toBeGreaterThanOrEqual(1);
+    for (const m of owned) expect(m.owner).toBe(instanceId);
+    expect((await get('/simba')).body.instanceId).toBe(instanceId);
+    expect(state.locker).toMatchObject({ instanceId, holder: instanceId });
+    expect(state.locker.locks).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ lock: 'demo-master', master: instanceId, masterHere: true }),
+      ]),
+    );
+    expect(state.scheduled.holderPrefix).toBe(instanceId);
+  });
+
   it('serves the status page at /', async () => {
     const page = await get('/');
     expect(page.status).toBe(200);

@@ -1,7 +1,13 @@
 import { Inject, Injectable, type Type } from '@nestjs/common';
 import { ModuleRef, ModulesContainer } from '@nestjs/core';
 import { hostname } from 'node:os';
-import { resolveDataSource, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
+import {
+  instanceId,
+  isThisInstance,
+  resolveDataSource,
+  sqlClientFor,
+  type SqlClient,
+} from '@holdfast/core/kit';
 import type { MessageInfo } from '@holdfast/inbox';
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
 import type { ResolvedDashboardOptions } from './dashboard.options';
@@ -80,7 +86,7 @@ export class DashboardStateService {
     });
     return {
       readAt: new Date().toISOString(),
-      instance: { pid: process.pid, hostname: hostname() },
+      instance: { id: instanceId(), pid: process.pid, hostname: hostname() },
       title: this.options.title,
       pollIntervalMs: this.options.pollIntervalMs,
       actions: this.actions.enabled,
@@ -298,8 +304,7 @@ export class DashboardStateService {
       return {
         ...row,
         ownedHere:
-          row.owner !== null &&
-          ((!!here && row.owner === here.contenderId) || isThisProcessContender(row.owner)),
+          row.owner !== null && ((!!here && row.owner === here.contenderId) || isThisInstance(row.owner)),
         contendedHere: !!here,
         fencingToken: row.owner === null ? null : row.fencingToken,
       };
@@ -342,7 +347,7 @@ export class DashboardStateService {
     let locks: LockerSection['locks'] = null;
     if (options && (options.locker.type === 'lease-database' || options.locker.type === 'database')) {
       const rows = await l.readLockStatus(this.sqlClient(options.dataSource), options.tablePrefix);
-      locks = rows && rows.map((row) => ({ ...row, masterHere: isThisProcessHolder(row.master) }));
+      locks = rows && rows.map((row) => ({ ...row, masterHere: isThisInstance(row.master) }));
     }
     const holder = await locker.readHolder().catch(() => locker.holder);
     const lastError = locker.lastError;
@@ -386,22 +391,6 @@ export class DashboardStateService {
   private message(info: MessageInfo): DashboardMessage {
     return message(info, this.options.errorDetails);
   }
-}
-
-/**
- * A simba contender id of this process (`<random>:<pid>@<host>`, cut to the column's 32
- * characters): every contender of the process, the inbox's leader mutex among them, not only those
- * in simba's registry.
- */
-function isThisProcessContender(owner: string): boolean {
-  const at = owner.indexOf(':');
-  const tail = owner.slice(at);
-  return at > 0 && tail.includes('@') && `:${process.pid}@${hostname()}`.startsWith(tail);
-}
-
-/** A locker or @ScheduledLock holder name of this process (`<host>:<pid>:<random>[:<run>]`). */
-function isThisProcessHolder(holder: string | null): boolean {
-  return !!holder && holder.startsWith(`${hostname()}:${process.pid}:`);
 }
 
 function message(info: MessageInfo, errorDetails: boolean): DashboardMessage {

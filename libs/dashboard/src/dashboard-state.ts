@@ -2,7 +2,11 @@
 export interface DashboardState {
   /** When this instance read the state (its own clock, ISO). */
   readAt: string;
-  instance: { pid: number; hostname: string };
+  /**
+   * This process: its instance id (core's `<random>:<pid>@<host>`), the one every module here
+   * writes as owner, holder or master, and logs.
+   */
+  instance: { id: string; pid: number; hostname: string };
   title: string;
   pollIntervalMs: number;
   /** true when forRoot was given a guard: the page offers the inbox actions. */

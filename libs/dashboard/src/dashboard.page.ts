@@ -269,7 +269,7 @@ const PAGE = `<!doctype html>
   }
 
   function render(state) {
-    document.getElementById('instance').textContent = 'instance pid ' + state.instance.pid + ' on ' + state.instance.hostname;
+    document.getElementById('instance').textContent = 'this instance ' + state.instance.id + ' (pid ' + state.instance.pid + ' on ' + state.instance.hostname + ')';
     document.getElementById('mode').textContent = state.actions ? 'admin actions enabled' : 'read-only';
     document.getElementById('refreshed').textContent = 'read ' + new Date(state.readAt).toLocaleTimeString();
     var parts = [];
