@@ -37,6 +37,20 @@ export interface DashboardMessageAdmin {
   delete(id: string): Promise<boolean>;
 }
 
+/** What `api/inbox/messages` answers; `complete` and `scanned` only for a search by type. */
+export interface DashboardMessagePage {
+  total: number;
+  messages: DashboardMessage[];
+  /** false: more than TYPE_SCAN_LIMIT messages in the status, `total` counts the first ones only. */
+  complete?: boolean;
+  /** How many messages of the status were read to find those of the type. */
+  scanned?: number;
+}
+
+/** Messages read per statement, and at most per request, when searching by type. */
+const TYPE_SCAN_PAGE = 1000;
+const TYPE_SCAN_LIMIT = 20_000;
+
 type Management = InstanceType<NonNullable<HoldfastModules['inbox']>['MessageManagement']>;
 type Clock = InstanceType<NonNullable<HoldfastModules['inbox']>['InboxClock']>;
 
@@ -177,7 +191,8 @@ export class DashboardStateService {
     offset: number;
     limit: number;
     id?: string;
-  }): Promise<{ total: number; messages: DashboardMessage[] } | undefined> {
+    type?: string;
+  }): Promise<DashboardMessagePage | undefined> {
     const wanted = query.inbox ?? holdfastModules().inbox?.DEFAULT_INBOX_NAME;
     const management = this.inboxes().find((inbox) => inbox.name === wanted)?.management;
     if (!management) return undefined;
@@ -186,11 +201,42 @@ export class DashboardStateService {
       return { total: found ? 1 : 0, messages: found ? [this.message(found)] : [] };
     }
     const status = query.status as Parameters<Management['count']>[0];
+    if (query.type !== undefined) return this.messagesOfType(management, status, query.type, query);
     const [total, page] = await Promise.all([
       management.count(status),
       management.list({ status, offset: query.offset, limit: query.limit }),
     ]);
     return { total, messages: page.map((m) => this.message(m)) };
+  }
+
+  /**
+   * One page of the messages of one type (the label the page shows: `namespace/name[@revision]`,
+   * or the name alone for every namespace and revision) in `status`. The inbox lists by status
+   * only, so this reads the status's messages in delivery order, TYPE_SCAN_PAGE at a time, and
+   * stops after TYPE_SCAN_LIMIT of them: `complete` says whether `total` counts them all.
+   */
+  private async messagesOfType(
+    management: Management,
+    status: Parameters<Management['count']>[0],
+    type: string,
+    { offset, limit }: { offset: number; limit: number },
+  ): Promise<DashboardMessagePage> {
+    const matches: DashboardMessage[] = [];
+    let scanned = 0;
+    let complete = false;
+    while (scanned < TYPE_SCAN_LIMIT) {
+      const page = await management.list({ status, offset: scanned, limit: TYPE_SCAN_PAGE });
+      scanned += page.length;
+      for (const info of page) {
+        const shown = this.message(info);
+        if (shown.type === type || info.type.name === type) matches.push(shown);
+      }
+      if (page.length < TYPE_SCAN_PAGE) {
+        complete = true;
+        break;
+      }
+    }
+    return { total: matches.length, messages: matches.slice(offset, offset + limit), complete, scanned };
   }
 
   /**

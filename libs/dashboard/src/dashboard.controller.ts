@@ -89,7 +89,8 @@ export function createDashboardController(path: string): Type<unknown> {
 
     /**
      * A page of an inbox's messages: `?status=parked|paused|due|retrying&offset=&limit=&inbox=`,
-     * or `?id=` for one message whatever its status. Guarded as the state is.
+     * with `&type=` those of one type only (`namespace/name[@revision]` as listed, or a name), or
+     * `?id=` for one message whatever its status. Guarded as the state is.
      */
     @Get('api/inbox/messages')
     @UseGuards(DashboardReadsGuard)
@@ -107,10 +108,16 @@ export function createDashboardController(path: string): Type<unknown> {
       if (id !== undefined && (typeof id !== 'string' || id === '')) {
         throw badRequest('id', id, 'must be a non-empty message id when given');
       }
+      const type = query.type;
+      if (type !== undefined && (typeof type !== 'string' || type === '')) {
+        throw badRequest('type', type, 'must be a message type (namespace/name or name) when given');
+      }
+      if (type !== undefined && id !== undefined) throw badRequest('type', type, 'goes without id');
       const page = await this.state.messages({
         inbox,
         status: status as string,
         id,
+        type,
         offset: intParam('offset', query.offset, 0, 0, Number.MAX_SAFE_INTEGER),
         limit: intParam('limit', query.limit, this.limit, 1, 1000),
       });

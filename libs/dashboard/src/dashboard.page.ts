@@ -191,9 +191,7 @@ const PAGE = `<!doctype html>
       ? h('p', { 'data-testid': 'oldest-due' }, 'Oldest due: ', h('code', { text: s.oldestDue.id }), ' (' + s.oldestDue.type + '), waiting ' + duration(s.oldestDue.ageMs) + ' ',
           state.actions ? h('button', { type: 'button', 'data-action': 'pause', text: 'pause', onclick: function () { act('pause', s.oldestDue.id, name); } }) : null)
       : h('p', { 'class': 'muted', 'data-testid': 'oldest-due', text: 'Nothing due.' });
-    var search = h('input', { type: 'search', placeholder: 'message id', 'data-testid': 'find-id' });
-    var found = h('div', { 'data-testid': 'found' });
-    var finder = h('p', null, search, ' ', h('button', { type: 'button', text: 'find', onclick: function () { find(name, search, found); } }), found);
+    var finder = searchPanel(name);
     var bulkButtons = state.actions && s.parked.length ? h('p', null,
       h('button', { type: 'button', 'data-bulk': 'retry', text: 'retry all listed', onclick: function () { bulk('retry', s.parked, name); } }), ' ',
       h('button', { type: 'button', 'data-bulk': 'delete', 'class': 'danger', text: 'delete all listed', onclick: function () { bulk('delete', s.parked, name); } })) : null;
@@ -205,6 +203,47 @@ const PAGE = `<!doctype html>
     return el;
   }
   function inboxId(name) { return name ? 'inbox-' + name : 'inbox'; }
+
+  // The search boxes and their results outlive the re-render of every poll: one panel per inbox,
+  // built once and moved into each new section (so what is typed and found stays).
+  var panels = {};
+  var lastState = null;
+  var TYPE_ACTIONS = { parked: ['retry', 'pause', 'delete'], paused: ['resume', 'delete'], due: ['pause', 'delete'], retrying: ['pause', 'delete'] };
+  function searchPanel(name) {
+    var key = inboxId(name);
+    if (panels[key]) return panels[key];
+    var idInput = h('input', { type: 'search', placeholder: 'message id', 'data-testid': 'find-id' });
+    var found = h('div', { 'data-testid': 'found' });
+    var typeInput = h('input', { type: 'search', placeholder: 'type: namespace/name, or a name', 'data-testid': 'find-type' });
+    var status = h('select', { 'data-testid': 'find-type-status' }, Object.keys(TYPE_ACTIONS).map(function (st) { return h('option', { value: st, text: st }); }));
+    var listed = h('div', { 'data-testid': 'by-type' });
+    var list = function (offset) { listType(name, typeInput.value.trim(), status.value, offset, listed, list); };
+    panels[key] = h('div', { 'class': 'search' },
+      h('p', null, idInput, ' ', h('button', { type: 'button', text: 'find', onclick: function () { find(name, idInput, found); } }), found),
+      h('p', null, typeInput, ' ', status, ' ', h('button', { type: 'button', 'data-testid': 'list-type', text: 'list by type', onclick: function () { list(0); } })),
+      listed);
+    return panels[key];
+  }
+  // One page of the messages of a type in a status, with the actions of that status and a pager.
+  function listType(name, type, status, offset, out, again) {
+    if (!type) return;
+    var size = 20;
+    var q = '?type=' + encodeURIComponent(type) + '&status=' + status + '&offset=' + offset + '&limit=' + size + (name ? '&inbox=' + encodeURIComponent(name) : '');
+    fetch(base + '/api/inbox/messages' + q, { cache: 'no-store', headers: { accept: 'application/json' } })
+      .then(function (res) { if (!res.ok) throw new Error('HTTP ' + res.status); return res.json(); })
+      .then(function (page) {
+        var shown = page.messages.length;
+        var summary = shown
+          ? 'messages ' + (offset + 1) + '–' + (offset + shown) + ' of ' + page.total + ' ' + status + ' of type ' + type + (page.complete === false ? ' among the first ' + page.scanned + ' ' + status : '')
+          : 'No ' + status + ' message of type ' + type + (offset ? ' from ' + (offset + 1) : '') + '.';
+        out.replaceChildren(
+          h('p', { 'class': 'muted', 'data-testid': 'by-type-summary', text: summary },
+            offset > 0 ? h('span', null, ' ', h('button', { type: 'button', 'data-page': 'previous', text: 'previous', onclick: function () { again(Math.max(0, offset - size)); } })) : null,
+            offset + shown < page.total ? h('span', null, ' ', h('button', { type: 'button', 'data-page': 'next', text: 'next', onclick: function () { again(offset + size); } })) : null),
+          shown ? messages(lastState || {}, page.messages, 'by-type-list', TYPE_ACTIONS[status], '', name) : null);
+      })
+      .catch(function (e) { out.textContent = 'listing failed: ' + e.message; });
+  }
   function inboxTitle(name) { return name ? 'Inbox · ' + name : 'Inbox'; }
 
   function failover(s) {
@@ -269,6 +308,7 @@ const PAGE = `<!doctype html>
   }
 
   function render(state) {
+    lastState = state;
     document.getElementById('instance').textContent = 'this instance ' + state.instance.id + ' (pid ' + state.instance.pid + ' on ' + state.instance.hostname + ')';
     document.getElementById('mode').textContent = state.actions ? 'admin actions enabled' : 'read-only';
     document.getElementById('refreshed').textContent = 'read ' + new Date(state.readAt).toLocaleTimeString();

@@ -1,7 +1,7 @@
 export { HoldfastDashboardModule } from './holdfast-dashboard.module';
 export type { HoldfastDashboardExtras } from './dashboard.module-definition';
 export type { HoldfastDashboardOptions } from './dashboard.options';
-export { DashboardStateService } from './dashboard-state.service';
+export { DashboardStateService, type DashboardMessagePage } from './dashboard-state.service';
 export type {
   DashboardState,
   DashboardMessage,

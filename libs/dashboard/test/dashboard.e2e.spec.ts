@@ -405,6 +405,40 @@ describeEachDatabase(
         await http().get('/holdfast/api/inbox/messages?inbox=billing').expect(404);
       });
 
+      it('lists the messages of one type in a status, paged, by its label or its name', async () => {
+        const other = { namespace: 'dash', name: 'invoice' };
+        const mine = ['ty-1', 'ty-2', 'ty-3'];
+        for (const id of mine) {
+          await app.get(MessageAcceptor).accept({ id, type: other, payload: {} });
+          await app.get(MessageManagement).setRetries(id, MAX_RETRIES);
+        }
+        await parkedMessage(app, 'ty-note');
+        await app.get(MessageAcceptor).accept({ id: 'ty-due', type: other, payload: {} });
+        const ids = (body: { messages: Array<{ id: string }> }) => body.messages.map((m) => m.id).sort();
+
+        const all = await http().get('/holdfast/api/inbox/messages?status=parked&type=dash/invoice&limit=10');
+        expect(all.status).toBe(200);
+        expect(all.body).toMatchObject({ total: 3, complete: true });
+        expect(ids(all.body)).toEqual(mine);
+        expect(all.body.messages.every((m: { type: string }) => m.type === 'dash/invoice')).toBe(true);
+        // The name alone finds the same; messageLimit (2) is the page size; offset pages on.
+        const first = await http().get('/holdfast/api/inbox/messages?status=parked&type=invoice').expect(200);
+        expect(first.body.total).toBe(3);
+        expect(first.body.messages).toHaveLength(2);
+        const rest = await http()
+          .get('/holdfast/api/inbox/messages?status=parked&type=invoice&offset=2&limit=2')
+          .expect(200);
+        expect(ids({ messages: [...first.body.messages, ...rest.body.messages] })).toEqual(mine);
+        const due = await http().get('/holdfast/api/inbox/messages?status=due&type=dash/invoice').expect(200);
+        expect(ids(due.body)).toEqual(['ty-due']);
+        expect(
+          (await http().get('/holdfast/api/inbox/messages?status=parked&type=dash/nothing').expect(200)).body,
+        ).toMatchObject({ total: 0, messages: [] });
+        await http().get('/holdfast/api/inbox/messages?type=').expect(400);
+        await http().get('/holdfast/api/inbox/messages?type=invoice&id=ty-1').expect(400);
+        for (const id of [...mine, 'ty-note', 'ty-due']) await app.get(MessageManagement).delete(id);
+      });
+
       it("shows a message's payload to whom the guard lets through", async () => {
         await app.get(MessageAcceptor).accept({ id: 'pay-1', type: TYPE, payload: { n: 7, note: 'seven' } });
         await http().get('/holdfast/api/inbox/payload/pay-1').expect(403);
