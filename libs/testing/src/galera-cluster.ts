@@ -1,12 +1,8 @@
-import { execFile } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { HoldfastError } from '@holdfast/core/kit';
-import { account, mariadbServerArgs, PrivateServer } from './private-servers';
+import { MariadbServer, mariadbServerArgs } from './private-mariadb';
 import { waitUntil } from './wait-until';
-
-const run = promisify(execFile);
 
 /** Debian's Galera 4 provider (package galera-4); HOLDFAST_GALERA_PROVIDER overrides. */
 export function galeraProvider(env: NodeJS.ProcessEnv = process.env): string {
@@ -38,9 +34,7 @@ export interface GaleraClusterOptions {
  * One node of a GaleraCluster: `mariadbd` with the wsrep provider, in its own directory. Its
  * `crash()` (SIGKILL and start) makes it rejoin through a state transfer, as a crashed node does.
  */
-export class GaleraNode extends PrivateServer {
-  private readonly owner = account('mysql');
-  protected readonly cleanStopSignal = 'SIGTERM';
+export class GaleraNode extends MariadbServer {
   /** Set for the first start of the first node only: it founds the cluster. */
   bootstrap = false;
 
@@ -52,27 +46,13 @@ export class GaleraNode extends PrivateServer {
     super(options);
   }
 
-  get url(): string {
-    return `mysql://root@127.0.0.1:${this.port}/${this.database}`;
+  /** A node's statements answer within 10 s (its start, a state transfer included, takes longer). */
+  protected override get clientTimeoutMs(): number {
+    return 10_000;
   }
 
   async start(): Promise<void> {
-    if (!this.dir) {
-      await this.assertPortFree();
-      this.dir = this.makeDir(`galera${this.index}`, this.owner);
-      await run(
-        'mariadb-install-db',
-        [
-          '--no-defaults',
-          `--datadir=${join(this.dir, 'data')}`,
-          ...(this.owner.uid !== undefined ? ['--user=mysql'] : []),
-          '--auth-root-authentication-method=normal',
-          '--skip-test-db',
-        ],
-        { timeout: this.timeoutMs },
-      );
-    }
-    const dir = this.dir;
+    const dir = this.dir ?? (await this.installDb(`galera${this.index}`));
     const { addresses, gcommPort, istPort, sstPort } = this.cluster;
     // Timeouts shorter than Galera's defaults (suspect 5 s, inactive 15 s), so that a dead node
     // is voted out within a few seconds and a test's stall stays short; the ratios stay Galera's.
@@ -122,29 +102,6 @@ export class GaleraNode extends PrivateServer {
       return out.split('\n').filter(Boolean).join(',') === 'Synced,ON';
     } catch {
       return false;
-    }
-  }
-
-  /** Runs statements with the mariadb command-line client; returns its tab-separated output. */
-  async client(sql: string): Promise<string> {
-    const { stdout } = await run(
-      'mariadb',
-      ['--no-defaults', '-h', '127.0.0.1', '-P', String(this.port), '-u', 'root', '-N', '-e', sql],
-      { timeout: 10_000 },
-    );
-    return stdout;
-  }
-
-  /** SIGKILL and start: the node rejoins the cluster with a state transfer. */
-  async restart(): Promise<void> {
-    await this.crash();
-  }
-
-  log(): string {
-    try {
-      return this.dir ? readFileSync(join(this.dir, 'error.log'), 'utf8') : '';
-    } catch {
-      return '';
     }
   }
 }

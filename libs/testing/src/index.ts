@@ -4,13 +4,9 @@ export * from './test-databases';
 export { countPlaceholders } from './placeholders';
 export { TcpProxy } from './tcp-proxy';
 export { waitUntil, type WaitUntilOptions } from './wait-until';
-export {
-  PrivateServer,
-  PrivatePostgres,
-  PrivateMariadb,
-  postgresBinDir,
-  type PrivateServerOptions,
-} from './private-servers';
+export { PrivateServer, type PrivateServerOptions } from './private-server';
+export { PrivatePostgres, postgresBinDir } from './private-postgres';
+export { PrivateMariadb } from './private-mariadb';
 export { GaleraCluster, GaleraNode, galeraProvider, type GaleraClusterOptions } from './galera-cluster';
 export { PatroniCluster, PatroniNode, type PatroniClusterOptions } from './patroni-cluster';
 export { captureOutput, forkTs, waitForMessage, waitForExit, tsRegisterPath } from './fork-worker';

@@ -14,7 +14,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { HoldfastError } from '@holdfast/core/kit';
-import { account, childrenOf, postgresBinDir, type Account } from './private-servers';
+import { postgresBinDir } from './private-postgres';
+import { account, alive, childrenOf, signal, type Account } from './processes';
 import { waitUntil } from './wait-until';
 
 const run = promisify(execFile);
@@ -54,25 +55,6 @@ interface Member {
 /** Every process this module started, killed if the test process exits without stopping them. */
 const running = new Set<PatroniCluster>();
 let exitHook = false;
-
-function kill(pid: number | undefined, sig: NodeJS.Signals = 'SIGKILL'): void {
-  if (pid === undefined) return;
-  try {
-    process.kill(pid, sig);
-  } catch {
-    // already gone
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
 
 function spawnLogged(
   command: string,
@@ -129,7 +111,7 @@ export class PatroniNode {
     const pid = this.postmasterPid();
     if (pid === undefined) return;
     const pids = [pid, ...childrenOf(pid)];
-    for (const p of pids) kill(p);
+    for (const p of pids) signal(p, 'SIGKILL');
     await waitUntil(() => pids.every((p) => !alive(p)), {
       timeout: 10_000,
       message: `${this.name}'s PostgreSQL to die`,
@@ -142,7 +124,7 @@ export class PatroniNode {
     // A child killed by a signal has exitCode null and signalCode set: it has exited all the same.
     const patroniRunning = patroni && patroni.exitCode === null && patroni.signalCode === null;
     const exited = patroniRunning ? new Promise((r) => patroni.once('exit', r)) : undefined;
-    if (patroniRunning) kill(patroni.pid);
+    if (patroniRunning) signal(patroni.pid, 'SIGKILL');
     await exited;
     await this.killPostgres();
   }
@@ -528,12 +510,12 @@ export class PatroniCluster {
   /** Kills everything at once (the process is exiting). */
   killNow(): void {
     for (const node of this.nodes) {
-      kill(node.child?.pid);
+      signal(node.child?.pid, 'SIGKILL');
       const pid = node.postmasterPid();
-      if (pid !== undefined) for (const p of [pid, ...childrenOf(pid)]) kill(p);
+      if (pid !== undefined) for (const p of [pid, ...childrenOf(pid)]) signal(p, 'SIGKILL');
     }
-    kill(this.haproxy?.pid);
-    kill(this.etcd?.pid);
+    signal(this.haproxy?.pid, 'SIGKILL');
+    signal(this.etcd?.pid, 'SIGKILL');
     rmSync(this.dir, { recursive: true, force: true });
   }
 
@@ -543,7 +525,7 @@ export class PatroniCluster {
     for (const child of [this.haproxy, this.etcd]) {
       if (!child || child.exitCode !== null || child.signalCode !== null) continue;
       const exited = new Promise((r) => child.once('exit', r));
-      kill(child.pid);
+      signal(child.pid, 'SIGKILL');
       await exited;
     }
     running.delete(this);

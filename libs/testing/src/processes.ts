@@ -1,0 +1,76 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { HoldfastError } from '@holdfast/core/kit';
+
+// Processes and ports of the servers a test starts itself (Linux: /proc).
+
+export interface Account {
+  uid?: number;
+  gid?: number;
+}
+
+/** The system account a server must run as when we are root (PostgreSQL refuses root). */
+export function account(user: string): Account {
+  if (typeof process.getuid !== 'function' || process.getuid() !== 0) return {};
+  const line = readFileSync('/etc/passwd', 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${user}:`));
+  if (!line)
+    throw new HoldfastError(`Private database server: no system user '${user}'`, 'HOLDFAST_CORE_TEST_CONFIG');
+  const [, , uid, gid] = line.split(':');
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+/** Whether something accepts TCP connections on 127.0.0.1:`port`. */
+export function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection({ port, host: '127.0.0.1' });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Child pids of `pid`, from /proc (Linux). */
+export function childrenOf(pid: number): number[] {
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // pid (comm) state ppid ...: comm may hold spaces, so read after the last ')'.
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) found.push(Number(entry));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return found;
+}
+
+/** Sends `sig` to `pid`, if there is one and it still runs. */
+export function signal(pid: number | undefined, sig: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(pid, sig);
+  } catch {
+    // already gone
+  }
+}
+
+/** True while `pid` runs (a zombie, dead but not yet reaped, counts as gone). */
+export function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
