@@ -161,3 +161,12 @@ export function directChannel(dataSource: DataSource): DriverChannel | undefined
   }
   return undefined;
 }
+
+/** One direct channel per DataSource (it owns a prepared-statement cache on SQLite). */
+const channels = new WeakMap<DataSource, DriverChannel | null>();
+
+/** The DataSource's direct channel (see `directChannel`), made once and shared by its clients. */
+export function sharedChannel(dataSource: DataSource): DriverChannel | undefined {
+  if (!channels.has(dataSource)) channels.set(dataSource, directChannel(dataSource) ?? null);
+  return channels.get(dataSource) ?? undefined;
+}
