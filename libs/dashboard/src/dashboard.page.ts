@@ -235,7 +235,7 @@ const PAGE = `<!doctype html>
         var shown = page.messages.length;
         var summary = shown
           ? 'messages ' + (offset + 1) + '–' + (offset + shown) + ' of ' + page.total + ' ' + status + ' of type ' + type + (page.complete === false ? ' among the first ' + page.scanned + ' ' + status : '')
-          : 'No ' + status + ' message of type ' + type + (offset ? ' from ' + (offset + 1) : '') + '.';
+          : 'No ' + status + ' message of type ' + type + (offset ? ' past the first ' + offset : '') + '.';
         out.replaceChildren(
           h('p', { 'class': 'muted', 'data-testid': 'by-type-summary', text: summary },
             offset > 0 ? h('span', null, ' ', h('button', { type: 'button', 'data-page': 'previous', text: 'previous', onclick: function () { again(Math.max(0, offset - size)); } })) : null,
