@@ -1,4 +1,5 @@
 import { Inject, Optional } from '@nestjs/common';
+import { wrapMethod } from '@holdfast/core/kit';
 import { FailoverConfigurationError } from '../errors';
 import { FailoverExecutor } from '../executor/failover-executor';
 import { FAILOVER_METADATA } from '../failover.constants';
@@ -18,8 +19,7 @@ export function Failover(options: FailoverOptions): MethodDecorator {
   return (target, propertyKey, descriptor: PropertyDescriptor) => {
     const where = `${target.constructor.name}.${String(propertyKey)}`;
     const meta = failoverMetadata(options, where);
-    const upstream = descriptor.value;
-    if (typeof upstream !== 'function')
+    if (typeof descriptor.value !== 'function')
       throw new FailoverConfigurationError(`@Failover() on ${where}: not a method`);
     const property = failoverExecutorProperty(meta.store);
     if (FAILOVER_STORES.isDefault(meta.store)) {
@@ -33,24 +33,22 @@ export function Failover(options: FailoverOptions): MethodDecorator {
       ? 'with FailoverModule imported'
       : `with a FailoverModule named '${meta.store}' imported`;
 
-    const wrapped = function (this: Record<symbol, FailoverExecutor | undefined>, ...args: unknown[]) {
-      const executor = this?.[property];
-      if (!executor) {
-        return Promise.reject(
-          new FailoverConfigurationError(
-            `${where} is decorated with @Failover('${meta.name}') but its instance was not created by Nest ` +
-              `${missing} (was it created with 'new'?).`,
-          ),
-        );
-      }
-      return executor.execute(meta, this, upstream, args);
-    };
-    Object.defineProperty(wrapped, 'name', { value: upstream.name });
-    for (const key of Reflect.getMetadataKeys(upstream)) {
-      Reflect.defineMetadata(key, Reflect.getMetadata(key, upstream), wrapped);
-    }
+    const wrapped = wrapMethod<Record<symbol, FailoverExecutor | undefined> | undefined>(
+      descriptor,
+      (instance, upstream, args) => {
+        const executor = instance?.[property];
+        if (!executor) {
+          return Promise.reject(
+            new FailoverConfigurationError(
+              `${where} is decorated with @Failover('${meta.name}') but its instance was not created by Nest ` +
+                `${missing} (was it created with 'new'?).`,
+            ),
+          );
+        }
+        return executor.execute(meta, instance, upstream, args);
+      },
+    );
     Reflect.defineMetadata(FAILOVER_METADATA, meta, wrapped);
-    descriptor.value = wrapped;
     return descriptor;
   };
 }
