@@ -88,7 +88,8 @@ export async function main(args: string[]): Promise<void> {
     const metrics = app.get(FailoverMetrics);
     const executor = app.get(FailoverExecutor);
     const table = `${prefix}FAILOVER_STORE`;
-    const upsert = new FailoverStoreQueryResolver().upsert({ table, dialect: sql.dialect });
+    const anyRow = { name: '', key: '', asOf: null, expireOn: null, payload: null, payloadClass: '' };
+    const upsert = new FailoverStoreQueryResolver().upsert({ table, dialect: sql.dialect }, [anyRow]).sql;
     const raw = rawDriver(db, sqliteFile, 10);
     const d = sql.dialect;
 

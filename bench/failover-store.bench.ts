@@ -76,9 +76,10 @@ export async function main(args: string[]): Promise<void> {
     const raw = rawDriver(db, sqliteFile, CONCURRENCY);
     const queries = new FailoverStoreQueryResolver();
     const ctx = { table: store.tableName, dialect: sql.dialect };
-    const upsertSql = queries.upsert(ctx);
+    const anyRow = { name: '', key: '', asOf: null, expireOn: null, payload: null, payloadClass: '' };
+    const upsertSql = queries.upsert(ctx, [anyRow]).sql;
     // What one would write by hand: the row, no database clock.
-    const rawFindSql = queries.find({ ...ctx, clock: false });
+    const rawFindSql = queries.find({ ...ctx, clock: false }, '', '').sql;
     const d = sql.dialect;
     const keys = Array.from({ length: KEYS }, (_, i) => failoverKey('bench', String(i)));
 

@@ -40,7 +40,12 @@ export {
   PayloadDecryptionError,
 } from './store/encrypting-payload-column.resolver';
 export { StoreTimeoutError } from './store/store-guard';
-export { FailoverStoreQueryResolver, type FailoverQueryContext } from './store/failover-store-query.resolver';
+export {
+  FailoverStoreQueryResolver,
+  type FailoverQueryContext,
+  type FailoverRowValues,
+  type FailoverLeaseValues,
+} from './store/failover-store-query.resolver';
 export { PayloadColumnResolver } from './store/payload-column.resolver';
 export { DatabaseResolver } from '@holdfast/core/kit';
 export * from './errors';

@@ -24,12 +24,17 @@ class Quotes {
 describe('cleanup statements', () => {
   const resolver = new FailoverStoreQueryResolver();
   it.each(DIALECTS)('%s: a batch deletes at most N rows and binds only the cutoff', (dialect) => {
-    const sql = resolver.cleanBatch({ table: 'T', dialect: sqlDialect(dialect) }, 5000);
+    const { sql, params } = resolver.cleanBatch({ table: 'T', dialect: sqlDialect(dialect) }, 'cutoff', 5000);
     expect(sql).toContain('5000');
     expect(sql).toMatch(/EXPIRE_ON </);
     expect(countPlaceholders(dialect, sql)).toBe(1);
+    expect(params).toEqual(['cutoff']);
+    const lease = { name: 'n', key: 'k', asOf: 1, expireOn: 2, payload: '{}', now: 1 };
     expect(
-      countPlaceholders(dialect, resolver.claimLease({ table: 'T', dialect: sqlDialect(dialect) })),
+      countPlaceholders(
+        dialect,
+        resolver.claimLease({ table: 'T', dialect: sqlDialect(dialect) }, lease).sql,
+      ),
     ).toBe(6);
   });
 });

@@ -1,6 +1,6 @@
 import { Injectable, Module, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import type { SqlDialect } from '@holdfast/core/kit';
+import type { SqlDialect, Statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/core/testing';
 import {
   FAILOVER_KEY_GENERATOR,
@@ -57,10 +57,10 @@ class AuditedQueries extends FailoverStoreQueryResolver {
   constructor(private readonly audit: SqlAudit) {
     super();
   }
-  override find(ctx: FailoverQueryContext): string {
-    const sql = super.find(ctx);
-    this.audit.statements.push(sql);
-    return sql;
+  override find(ctx: FailoverQueryContext, name: string, key: string): Statement {
+    const built = super.find(ctx, name, key);
+    this.audit.statements.push(built.sql);
+    return built;
   }
 }
 

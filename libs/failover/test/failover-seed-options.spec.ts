@@ -1,6 +1,11 @@
 import { Injectable, Logger, type INestApplication } from '@nestjs/common';
 import { describeEachDatabase } from '@holdfast/core/testing';
-import { Failover, type FailoverEntry, type FailoverModuleOptions } from '@holdfast/failover';
+import {
+  Failover,
+  type FailoverEntry,
+  type FailoverModuleOptions,
+  type FailoverRowValues,
+} from '@holdfast/failover';
 import { SqlFailoverStore } from '@holdfast/failover/internal';
 import { startFailoverApp } from './support/failover-app';
 
@@ -164,9 +169,9 @@ describeEachDatabase('the seed’s failover options', (ctx) => {
      * between the UPDATE (which then finds nothing) and the re-INSERT another instance writes it.
      */
     class RacedStore extends SqlFailoverStore {
-      protected override async update(params: unknown[]): Promise<number> {
+      protected override async update(row: FailoverRowValues): Promise<number> {
         await competitor.delete('raced', 'k1');
-        const updated = await super.update(params);
+        const updated = await super.update(row);
         await competitor.store(entry({ from: 'competitor' }));
         return updated;
       }

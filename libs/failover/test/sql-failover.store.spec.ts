@@ -1,5 +1,5 @@
 import { Type } from 'class-transformer';
-import { toNumber } from '@holdfast/core/kit';
+import { statement, toNumber } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/core/testing';
 import {
   FailoverStoreException,
@@ -7,6 +7,7 @@ import {
   MalformedPayloadError,
   PayloadClassNotAllowedError,
   type FailoverEntry,
+  type FailoverRowValues,
 } from '@holdfast/failover';
 import Database from 'better-sqlite3';
 import {
@@ -176,14 +177,14 @@ describeEachDatabase(
       class VanishingRowStore extends SqlFailoverStore {
         updates = 0;
         inserts = 0;
-        protected override async tryInsert(params: unknown[]) {
+        protected override async tryInsert(row: FailoverRowValues) {
           this.inserts++;
-          return super.tryInsert(params);
+          return super.tryInsert(row);
         }
-        protected override async update(params: unknown[]) {
+        protected override async update(row: FailoverRowValues) {
           this.updates++;
           await ctx.sql.execute(`DELETE FROM ${this.tableName}`); // cleanup ran in between
-          return super.update(params);
+          return super.update(row);
         }
       }
       const vanishing = new VanishingRowStore({ sql: ctx.sql, tablePrefix: ctx.prefix, nativeUpsert: false });
@@ -200,7 +201,7 @@ describeEachDatabase(
         built = 0;
         override upsert() {
           this.built++;
-          return 'INSERT INTO nowhere VALUES ((( this is not SQL';
+          return statement('INSERT INTO nowhere VALUES ((( this is not SQL');
         }
       }
       const queries = new BrokenUpsert();

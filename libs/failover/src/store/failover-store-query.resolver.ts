@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { SqlDialect } from '@holdfast/core/kit';
+import { StatementBinder, statement, type SqlDialect, type Statement } from '@holdfast/core/kit';
 
 export interface FailoverQueryContext {
   /** The prefixed, validated table name. */
@@ -9,96 +9,130 @@ export interface FailoverQueryContext {
   clock?: boolean;
 }
 
+/** One row of the store as bound: the timestamps and PAYLOAD already in the driver's form. */
+export interface FailoverRowValues {
+  name: string;
+  key: string;
+  asOf: unknown;
+  expireOn: unknown;
+  payload: unknown;
+  payloadClass: string;
+}
+
+/** The cleanup lease to take: `now` is the database clock, `expireOn` the lease's end. */
+export interface FailoverLeaseValues {
+  name: string;
+  key: string;
+  asOf: unknown;
+  expireOn: unknown;
+  payload: unknown;
+  now: unknown;
+}
+
 const COLUMNS = ['FAILOVER_NAME', 'FAILOVER_KEY', 'AS_OF', 'EXPIRE_ON', 'PAYLOAD', 'PAYLOAD_CLASS'] as const;
 const KEYS = ['FAILOVER_NAME', 'FAILOVER_KEY'] as const;
 
+const rowParams = (row: FailoverRowValues): unknown[] => [
+  row.name,
+  row.key,
+  row.asOf,
+  row.expireOn,
+  row.payload,
+  row.payloadClass,
+];
+
 /**
- * All SQL of the failover store, in one place, built from the dialect's pieces. Replace it
- * (pass your subclass as `store.queryResolver`) to tune a statement for your database.
+ * All SQL of the failover store, in one place, built from the dialect's pieces: each method
+ * returns the statement (text and parameters) for the values it is given. Replace it (pass your
+ * subclass as `store.queryResolver`, or provide it under `FailoverStoreQueryResolver`) to tune a
+ * statement for your database.
  *
- * Parameter orders:
- *  upsert / insert  (name, key, asOf, expireOn, payload, payloadClass) [× rows for upsert]
- *  update           (asOf, expireOn, payload, payloadClass, name, key)
- *  find / delete    (name, key); find also returns the database clock as db_now (ms)
- *  findAll / count  (name)
- *  countLive        (name, now)
- *  cleanByExpiry    (cutoff); cleanBatch (cutoff), at most `limit` rows
- *  claimLease       (asOf, expireOn, payload, name, key, now)
+ * The point read (`find`) and the one-row `upsert` are the calls' own statements: the store
+ * builds them once and sends their text again with each call's values, in the order the default
+ * binds them, (name, key) and (name, key, asOf, expireOn, payload, payloadClass); a replacement
+ * keeps those orders. `find` also returns the database clock as db_now (ms) unless `ctx.clock`
+ * is false.
  */
 @Injectable()
 export class FailoverStoreQueryResolver {
-  upsert(ctx: FailoverQueryContext, rows = 1): string {
-    return ctx.dialect.upsert({ table: ctx.table, columns: COLUMNS, keys: KEYS, rows });
+  upsert(ctx: FailoverQueryContext, rows: readonly FailoverRowValues[]): Statement {
+    const text = ctx.dialect.upsert({ table: ctx.table, columns: COLUMNS, keys: KEYS, rows: rows.length });
+    return statement(text, rows.flatMap(rowParams));
   }
 
-  insert(ctx: FailoverQueryContext): string {
-    return `INSERT INTO ${ctx.table} (${COLUMNS.join(', ')}) VALUES (${ctx.dialect.placeholders(COLUMNS.length)})`;
+  insert(ctx: FailoverQueryContext, row: FailoverRowValues): Statement {
+    const b = new StatementBinder(ctx.dialect);
+    return b.statement(`INSERT INTO ${ctx.table} (${COLUMNS.join(', ')}) VALUES (${b.list(rowParams(row))})`);
   }
 
-  update(ctx: FailoverQueryContext): string {
-    const p = (i: number) => ctx.dialect.placeholder(i);
-    return (
-      `UPDATE ${ctx.table} SET AS_OF = ${p(1)}, EXPIRE_ON = ${p(2)}, PAYLOAD = ${p(3)}, PAYLOAD_CLASS = ${p(4)} ` +
-      `WHERE FAILOVER_NAME = ${p(5)} AND FAILOVER_KEY = ${p(6)}`
+  update(ctx: FailoverQueryContext, row: FailoverRowValues): Statement {
+    const b = new StatementBinder(ctx.dialect);
+    return b.statement(
+      `UPDATE ${ctx.table} SET AS_OF = ${b.bind(row.asOf)}, EXPIRE_ON = ${b.bind(row.expireOn)}, ` +
+        `PAYLOAD = ${b.bind(row.payload)}, PAYLOAD_CLASS = ${b.bind(row.payloadClass)} ` +
+        `WHERE FAILOVER_NAME = ${b.bind(row.name)} AND FAILOVER_KEY = ${b.bind(row.key)}`,
     );
   }
 
-  find(ctx: FailoverQueryContext): string {
-    const p = (i: number) => ctx.dialect.placeholder(i);
-    return (
+  find(ctx: FailoverQueryContext, name: string, key: string): Statement {
+    const b = new StatementBinder(ctx.dialect);
+    return b.statement(
       `SELECT AS_OF AS as_of, EXPIRE_ON AS expire_on, PAYLOAD AS payload, PAYLOAD_CLASS AS payload_class` +
-      `${ctx.clock === false ? '' : `, ${ctx.dialect.nowMillis} AS db_now`} FROM ${ctx.table} WHERE FAILOVER_NAME = ${p(1)} AND FAILOVER_KEY = ${p(2)}`
+        `${ctx.clock === false ? '' : `, ${ctx.dialect.nowMillis} AS db_now`} FROM ${ctx.table} ` +
+        `WHERE FAILOVER_NAME = ${b.bind(name)} AND FAILOVER_KEY = ${b.bind(key)}`,
     );
   }
 
-  findAll(ctx: FailoverQueryContext): string {
-    return (
+  findAll(ctx: FailoverQueryContext, name: string): Statement {
+    const b = new StatementBinder(ctx.dialect);
+    return b.statement(
       `SELECT FAILOVER_KEY AS failover_key, AS_OF AS as_of, EXPIRE_ON AS expire_on, PAYLOAD AS payload, ` +
-      `PAYLOAD_CLASS AS payload_class FROM ${ctx.table} WHERE FAILOVER_NAME = ${ctx.dialect.placeholder(1)}`
+        `PAYLOAD_CLASS AS payload_class FROM ${ctx.table} WHERE FAILOVER_NAME = ${b.bind(name)}`,
     );
   }
 
-  delete(ctx: FailoverQueryContext): string {
-    const p = (i: number) => ctx.dialect.placeholder(i);
-    return `DELETE FROM ${ctx.table} WHERE FAILOVER_NAME = ${p(1)} AND FAILOVER_KEY = ${p(2)}`;
+  delete(ctx: FailoverQueryContext, name: string, key: string): Statement {
+    const b = new StatementBinder(ctx.dialect);
+    return b.statement(
+      `DELETE FROM ${ctx.table} WHERE FAILOVER_NAME = ${b.bind(name)} AND FAILOVER_KEY = ${b.bind(key)}`,
+    );
   }
 
-  cleanByExpiry(ctx: FailoverQueryContext): string {
-    return `DELETE FROM ${ctx.table} WHERE EXPIRE_ON < ${ctx.dialect.placeholder(1)}`;
+  cleanByExpiry(ctx: FailoverQueryContext, cutoff: unknown): Statement {
+    const b = new StatementBinder(ctx.dialect);
+    return b.statement(`DELETE FROM ${ctx.table} WHERE EXPIRE_ON < ${b.bind(cutoff)}`);
   }
 
   /**
    * One bounded batch of the expiry cleanup: at most `limit` rows, found through the EXPIRE_ON
    * index, so a statement locks only the rows it deletes (a caller re-storing one of them waits
-   * for this batch, never for the whole cleanup). Parameter: the cutoff.
+   * for this batch, never for the whole cleanup).
    */
-  cleanBatch(ctx: FailoverQueryContext, limit: number): string {
-    return ctx.dialect.deleteLimited({
-      table: ctx.table,
-      where: `EXPIRE_ON < ${ctx.dialect.placeholder(1)}`,
-      orderBy: 'EXPIRE_ON',
-      limit,
-    });
+  cleanBatch(ctx: FailoverQueryContext, cutoff: unknown, limit: number): Statement {
+    const b = new StatementBinder(ctx.dialect);
+    const where = `EXPIRE_ON < ${b.bind(cutoff)}`;
+    return b.statement(ctx.dialect.deleteLimited({ table: ctx.table, where, orderBy: 'EXPIRE_ON', limit }));
   }
 
-  /**
-   * Takes the cleanup lease row if it has expired. Parameters: (asOf, expireOn, payload, name,
-   * key, now); 1 row updated = claimed.
-   */
-  claimLease(ctx: FailoverQueryContext): string {
-    const p = (i: number) => ctx.dialect.placeholder(i);
-    return (
-      `UPDATE ${ctx.table} SET AS_OF = ${p(1)}, EXPIRE_ON = ${p(2)}, PAYLOAD = ${p(3)} ` +
-      `WHERE FAILOVER_NAME = ${p(4)} AND FAILOVER_KEY = ${p(5)} AND EXPIRE_ON < ${p(6)}`
+  /** Takes the cleanup lease row if it has expired; 1 row updated = claimed. */
+  claimLease(ctx: FailoverQueryContext, lease: FailoverLeaseValues): Statement {
+    const b = new StatementBinder(ctx.dialect);
+    return b.statement(
+      `UPDATE ${ctx.table} SET AS_OF = ${b.bind(lease.asOf)}, EXPIRE_ON = ${b.bind(lease.expireOn)}, ` +
+        `PAYLOAD = ${b.bind(lease.payload)} WHERE FAILOVER_NAME = ${b.bind(lease.name)} ` +
+        `AND FAILOVER_KEY = ${b.bind(lease.key)} AND EXPIRE_ON < ${b.bind(lease.now)}`,
     );
   }
 
-  count(ctx: FailoverQueryContext): string {
-    return `SELECT COUNT(*) AS n FROM ${ctx.table} WHERE FAILOVER_NAME = ${ctx.dialect.placeholder(1)}`;
+  count(ctx: FailoverQueryContext, name: string): Statement {
+    const b = new StatementBinder(ctx.dialect);
+    return b.statement(`SELECT COUNT(*) AS n FROM ${ctx.table} WHERE FAILOVER_NAME = ${b.bind(name)}`);
   }
 
-  countLive(ctx: FailoverQueryContext): string {
-    const p = (i: number) => ctx.dialect.placeholder(i);
-    return `SELECT COUNT(*) AS n FROM ${ctx.table} WHERE FAILOVER_NAME = ${p(1)} AND EXPIRE_ON >= ${p(2)}`;
+  countLive(ctx: FailoverQueryContext, name: string, now: unknown): Statement {
+    const b = new StatementBinder(ctx.dialect);
+    return b.statement(
+      `SELECT COUNT(*) AS n FROM ${ctx.table} WHERE FAILOVER_NAME = ${b.bind(name)} AND EXPIRE_ON >= ${b.bind(now)}`,
+    );
   }
 }

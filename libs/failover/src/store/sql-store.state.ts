@@ -1,0 +1,86 @@
+import {
+  SqlClient,
+  sqlRetryCounter,
+  tableName,
+  withTransientRetry,
+  type SchemaMode,
+} from '@holdfast/core/kit';
+import { FailoverTypeRegistry } from '../payload/failover-type.registry';
+import { PayloadCodec } from '../payload/payload-codec';
+import { DatabaseClock } from './database-clock';
+import { FailoverRowCodec } from './failover-row.codec';
+import { FAILOVER_STORE_TABLE } from './failover-store.table';
+import { FailoverStoreQueryResolver, type FailoverQueryContext } from './failover-store-query.resolver';
+import { PayloadColumnResolver } from './payload-column.resolver';
+
+export interface SqlFailoverStoreConfig {
+  /** The SQL client, or a function giving it once the DataSource is up (module wiring). */
+  sql: SqlClient | (() => SqlClient);
+  tablePrefix?: string;
+  queries?: FailoverStoreQueryResolver;
+  payloadColumn?: PayloadColumnResolver;
+  /**
+   * The SQL and PAYLOAD resolvers found at `init()` (module wiring: Nest providers the app may
+   * replace, which exist only once the app is built); they win over `queries`/`payloadColumn`.
+   */
+  parts?: () => Promise<{ queries: FailoverStoreQueryResolver; payloadColumn: PayloadColumnResolver }>;
+  codec?: PayloadCodec;
+  /** What to do with the table at init: default 'check' (index missing: a warning with the DDL). */
+  schema?: SchemaMode;
+  /** false: INSERT then UPDATE-on-duplicate from the start (unknown dialects). Default true. */
+  nativeUpsert?: boolean;
+  /** The database clock (shared by the stores of one database). */
+  clock?: DatabaseClock;
+}
+
+/** Deadlock victims and serialization failures are retried, and counted in `holdfast.failover.sql.retries`. */
+const countRetry = sqlRetryCounter('failover');
+export function retried<T>(work: () => Promise<T>): Promise<T> {
+  return withTransientRetry(work, { onRetry: countRetry });
+}
+
+/**
+ * What the parts of one SqlFailoverStore (writes, reads, cleanup) share: the client, the table,
+ * the statement builders and the PAYLOAD resolver (replaced once at init by the app's providers),
+ * whether the native upsert is in use, and the database clock.
+ */
+export class SqlStoreState {
+  readonly table: string;
+  queries: FailoverStoreQueryResolver;
+  rows: FailoverRowCodec;
+  readonly codec: PayloadCodec;
+  native: boolean;
+  /** The dialect is unknown: the table is not checked and no statement reads the database clock. */
+  dialectUnknown = false;
+  readonly dbClock: DatabaseClock;
+  private client?: SqlClient;
+  private context?: FailoverQueryContext;
+
+  constructor(private readonly config: SqlFailoverStoreConfig) {
+    this.table = tableName(config.tablePrefix, FAILOVER_STORE_TABLE.name);
+    this.queries = config.queries ?? new FailoverStoreQueryResolver();
+    this.codec = config.codec ?? new PayloadCodec(new FailoverTypeRegistry());
+    this.rows = new FailoverRowCodec(config.payloadColumn ?? new PayloadColumnResolver(), this.codec);
+    this.native = config.nativeUpsert !== false;
+    this.dbClock = config.clock ?? new DatabaseClock(() => this.sql.nowMillis());
+  }
+
+  get sql(): SqlClient {
+    if (!this.client) {
+      this.client = typeof this.config.sql === 'function' ? this.config.sql() : this.config.sql;
+    }
+    return this.client;
+  }
+
+  /** What the statement builders get (fixed once the dialect is known). */
+  get ctx(): FailoverQueryContext {
+    return (this.context ??= { table: this.table, dialect: this.sql.dialect, clock: !this.dialectUnknown });
+  }
+
+  /** Takes the resolvers found at init, and fixes the statement context. */
+  compile(queries: FailoverStoreQueryResolver, payloadColumn: PayloadColumnResolver): void {
+    this.queries = queries;
+    this.rows = new FailoverRowCodec(payloadColumn, this.codec);
+    this.context = undefined;
+  }
+}
