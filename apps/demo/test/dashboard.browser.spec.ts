@@ -99,6 +99,19 @@ describe('dashboard in Chromium, two demo instances on one SQLite file', () => {
     await page.locator('#inbox [data-testid=find-id]').fill(id);
     await page.locator('#inbox button', { hasText: 'find' }).click();
     await page.locator('#inbox [data-testid=found]', { hasText: 'parked' }).waitFor({ timeout: WAIT });
+    // Listed by type (its name alone) among the parked messages, and the header names b's instance id.
+    await page.locator('#inbox [data-testid=find-type]').fill('note');
+    await page.locator('#inbox [data-testid=find-type-status]').selectOption('parked');
+    await page.locator('#inbox [data-testid=list-type]').click();
+    await page
+      .locator(`#inbox [data-testid=by-type-list] tr[data-message-id="${id}"]`)
+      .waitFor({ timeout: WAIT });
+    await page
+      .locator('#inbox [data-testid=by-type-summary]', { hasText: 'of type note' })
+      .waitFor({ timeout: WAIT });
+    await page
+      .locator('#instance', { hasText: (await b.get('/instance')).body.instanceId })
+      .waitFor({ timeout: WAIT });
     for (const lib of ['failover', 'inbox', 'locker', 'simba']) {
       await page.locator(`[data-health="${lib}"] .badge`, { hasText: 'up' }).waitFor({ timeout: WAIT });
     }
