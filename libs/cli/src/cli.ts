@@ -29,8 +29,8 @@ export const USAGE = `usage: holdfast <command> [options]
       what the tables on DATABASE_URL say now: mutex owners, masters, inbox counts, live failover
       entries. Read-only. Parked is RETRIES >= your InboxModule's retry.maxRetries: without
       --max-retries (or HOLDFAST_INBOX_MAX_RETRIES) the counts that depend on it show as "?"
-  messages list [--status S] [--type NAME [--namespace NS]] [--limit N] [--max-retries N] [--prefix P]
-      the inbox's messages in delivery order (read-only)
+  messages list [--status S] [--type NAME [--namespace NS]] [--limit N] [--offset N] [--max-retries N] [--prefix P]
+      the inbox's messages in delivery order (read-only); --offset skips that many (the next page)
   messages <retry|pause|resume|delete> (<id>... | --type NAME [--namespace NS] [--status S])
            [--dry-run] [--max-retries N] [--prefix P]
       retry now (an exhausted message gets one more attempt), pause, resume or delete the messages
@@ -78,6 +78,7 @@ const COMMANDS = {
     type: { type: 'string' },
     namespace: { type: 'string' },
     limit: { type: 'string' },
+    offset: { type: 'string' },
     'dry-run': dryRun,
   },
   release: { prefix, json, owner: { type: 'string' }, 'dry-run': dryRun },
@@ -179,9 +180,11 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
             status: values.status,
             type,
             limit: count('--limit', values.limit) ?? 100,
+            offset: count('--offset', values.offset) ?? 0,
           });
         } else if (MESSAGE_ACTIONS.includes(action as MessageAction)) {
           if (values.limit !== undefined) throw new CliUsageError('--limit goes with messages list');
+          if (values.offset !== undefined) throw new CliUsageError('--offset goes with messages list');
           report = await messagesCommand(
             action as MessageAction,
             { ids: positionals, type, status: values.status },

@@ -95,6 +95,24 @@ describeEachDatabase(
       expect(text.stdout).toContain('1 message(s), maxRetries 3');
     });
 
+    it('pages through the messages of a type with --limit and --offset', async () => {
+      const page = async (offset: string) => {
+        const res = await cli(
+          ['messages', 'list', '--type', 'order', '--limit', '2', '--offset', offset, '--json'],
+          env,
+        );
+        expect({ code: res.code, stderr: res.stderr }).toEqual({ code: 0, stderr: '' });
+        return report(res.stdout).messages.map((m) => m.id);
+      };
+      expect(await page('0')).toEqual(['due', 'parked-1']);
+      expect(await page('2')).toEqual(['parked-2', 'paused']);
+      expect(await page('4')).toEqual(['paused-fresh']);
+      expect(await page('6')).toEqual([]);
+      const misplaced = await cli(['messages', 'retry', 'parked-1', '--offset', '1'], env);
+      expect(misplaced.code).toBe(2);
+      expect(misplaced.stderr).toContain('--offset goes with messages list');
+    });
+
     it('retries parked messages of a type: a dry run changes nothing, then each gets one more attempt', async () => {
       const dry = await cli(
         ['messages', 'retry', '--type', 'order', '--namespace', 'shop', '--dry-run', '--json'],

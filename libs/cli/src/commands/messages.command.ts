@@ -115,9 +115,14 @@ async function rowsOfType(
   return ordered.slice(0, limit);
 }
 
-/** `holdfast messages list`: read-only. */
+/** `holdfast messages list`: read-only; `offset` skips that many of the selected messages (paging). */
 export async function listMessagesCommand(
-  options: MessagesOptions & { status?: string; type?: { name: string; namespace?: string }; limit: number },
+  options: MessagesOptions & {
+    status?: string;
+    type?: { name: string; namespace?: string };
+    limit: number;
+    offset?: number;
+  },
 ): Promise<MessagesReport> {
   const prefix = options.prefix ?? '';
   validateTablePrefix(prefix);
@@ -125,7 +130,10 @@ export async function listMessagesCommand(
   return withDatabase(options.url, true, async (sql) => {
     const queries = await openInbox(sql, prefix, options.maxRetries);
     const now = await sql.nowMillis();
-    const rows = await rowsOfType(queries, [status], options.type, now, options.limit);
+    const offset = options.offset ?? 0;
+    const rows = (await rowsOfType(queries, [status], options.type, now, offset + options.limit)).slice(
+      offset,
+    );
     return {
       action: 'list',
       dryRun: false,
