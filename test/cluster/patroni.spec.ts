@@ -12,16 +12,33 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
-import { PatroniCluster, uniqueTablePrefix } from '@holdfast/core/testing';
+import { PatroniCluster, uniqueTablePrefix } from '@holdfast/testing';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { seedInbox } from '../inbox/support/seed-inbox';
-import { CONTENDER, INBOX_WORKER, Workers, checkTicks, sleep, until } from './support/processes';
+import {
+  CONTENDER,
+  INBOX_WORKER,
+  Workers,
+  checkTicks,
+  failoverSummary,
+  sleep,
+  startFailoverCaller,
+  until,
+  type FailoverCall,
+} from './support/processes';
 
 const TTL = 2_000;
 const TRANSITION = 1_000;
 /** Short, so that a claim whose answer was lost comes back within the test. */
 const VISIBILITY = 10_000;
 const MESSAGES = 600;
+/** The failover caller's storeTimeout (FailoverModule's default). */
+const STORE_TIMEOUT = 500;
+/**
+ * What a call may take beyond storeTimeout: the caller's own event loop on a busy machine. A call
+ * that waited for the store would wait for the outage itself (seconds).
+ */
+const CALL_SLACK = 1_500;
 
 describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => {
   const cluster = new PatroniCluster({ basePort: 26560, nodes: 3, synchronous: true });
@@ -75,6 +92,9 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
     const deliveries = new Map<string, { pid: number; at: number }[]>();
     workers = new Workers();
     const env = { HOLDFAST_TEST_PG_URL: cluster.url, SIMBA_WORKER_LOG_LEVELS: 'error,warn' };
+    // A @Failover caller through the endpoint too: during the fault its calls must stay bounded.
+    const calls: FailoverCall[] = [];
+    const caller = startFailoverCaller(workers, 'postgres', prefix, STORE_TIMEOUT, env, calls);
     for (let i = 0; i < 3; i++) {
       workers.spawn(
         CONTENDER,
@@ -87,6 +107,7 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
       );
     }
     await until(() => grants[0], 30_000, 'a first owner');
+    await caller;
     // Slow the workers a little (their handler waits 20 ms) so the fault lands during delivery.
     for (let i = 0; i < 3; i++) {
       workers.spawn(
@@ -117,12 +138,28 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
       'every message delivered',
     ).catch(() => undefined);
     const lastDelivery = Math.max(...[...deliveries.values()].map((d) => d[0].at));
+    // A message held by a lost claim shows as a late delivery after a pause: the first deliveries
+    // after the cluster is writable again, in order, and the longest pause between two of them.
+    const firsts = [...deliveries.values()].map((d) => d[0].at).sort((a, b) => a - b);
+    const afterWritable = firsts.filter((at) => at >= writableAt);
+    let longestPauseAfterWritableMs = 0;
+    for (let i = 0; i < afterWritable.length; i++)
+      longestPauseAfterWritableMs = Math.max(
+        longestPauseAfterWritableMs,
+        afterWritable[i] - (i ? afterWritable[i - 1] : writableAt),
+      );
     await until(
       () => grants[grantsBefore],
       3 * (TTL + TRANSITION) + 15_000,
       'an owner after the fault',
     ).catch(() => undefined);
     await sleep(TTL + TRANSITION);
+    // The store breaker's probe closes it once the store answers again (every second).
+    await until(
+      () => calls.filter((c) => c.kind === 'down' && c.at > writableAt).some((c) => c.outcome === 'stale'),
+      15_000,
+      'the last good value from the store again',
+    ).catch(() => undefined);
     const report = checkTicks(ticks);
     const lost = ids.filter((id) => !deliveries.has(id));
     const twice = [...deliveries.values()].filter((d) => d.length > 1).length;
@@ -139,9 +176,13 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
       tokens: grants.map((g) => g.token),
       writableAfterMs: Math.round(writableAt - faultAt),
       lastDeliveryAfterWritableMs: Math.round(lastDelivery - writableAt),
+      deliveredDuringFault: firsts.filter((at) => at >= faultAt && at < writableAt).length,
+      deliveredAfterWritable: afterWritable.length,
+      longestPauseAfterWritableMs: Math.round(longestPauseAfterWritableMs),
       ownerAfterFaultMs: after.length ? Math.round(after[0].at - faultAt) : undefined,
       errorLines: workers.errors(faultAt).map((e) => e.line),
       maxLinesPerProcess: Math.max(0, ...perProcess.values()),
+      failover: failoverSummary(calls, faultAt, writableAt),
     };
     console.log(
       `[patroni ${tag}] ${JSON.stringify({ ...summary, tokens: summary.tokens.length, errorLines: summary.errorLines.length })}\n` +
@@ -157,6 +198,12 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
     expect(s.lost).toBe(0);
     expect(s.lastDeliveryAfterWritableMs).toBeLessThanOrEqual(VISIBILITY + 10_000);
     expect(s.errorLines).toEqual([]);
+    // @Failover: no caller waited for the store past storeTimeout; every answer was the fresh
+    // value, the last good value, or the upstream's own error; once writable, the last good value.
+    expect(s.failover.duringFault).toBeGreaterThan(0);
+    expect(s.failover.unexpected).toEqual([]);
+    expect(s.failover.slowestMs).toBeLessThanOrEqual(STORE_TIMEOUT + CALL_SLACK);
+    expect(s.failover.lastDown).toBe('stale (last good)');
   }
 
   it('switchover to the synchronous standby: one owner at a time, every message delivered, no ERROR line', async () => {

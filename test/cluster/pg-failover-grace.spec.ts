@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
-import { uniqueTablePrefix } from '@holdfast/core/testing';
+import { uniqueTablePrefix } from '@holdfast/testing';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { PgReplicaPair } from '../simba/support/pg-cluster';
 import { SwitchableProxy } from '../simba/support/switchable-proxy';

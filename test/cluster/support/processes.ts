@@ -5,10 +5,11 @@
 import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { forkTs, waitForExit } from '@holdfast/core/testing';
+import { forkTs, waitForExit } from '@holdfast/testing';
 
 export const CONTENDER = join(__dirname, '..', '..', 'simba', 'workers', 'contender.worker.ts');
 export const INBOX_WORKER = join(__dirname, '..', '..', 'inbox', 'workers', 'inbox-worker.ts');
+export const FAILOVER_CALLER = join(__dirname, '..', 'workers', 'failover-caller.worker.ts');
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -115,5 +116,79 @@ export function checkTicks(file: string): {
     ticks: entries.length,
     owners: new Set(entries.map((e) => e[2])).size,
     overlappingTicks,
+  };
+}
+
+/** One `@Failover` call of the failover caller worker; `at` is when it started (performance.now()). */
+export interface FailoverCall {
+  kind: 'up' | 'down';
+  at: number;
+  ms: number;
+  outcome: 'fresh' | 'stale' | 'error';
+  /** The stale value is the last good one. */
+  last: boolean;
+  error?: string;
+}
+
+/**
+ * Starts a `@Failover` caller (see workers/failover-caller.worker.ts) among `workers`, on the
+ * database its `env` names; its calls go to `calls`. Resolves once its last good value is stored.
+ */
+export async function startFailoverCaller(
+  workers: Workers,
+  db: 'postgres' | 'mariadb',
+  prefix: string,
+  storeTimeout: number,
+  env: NodeJS.ProcessEnv,
+  calls: FailoverCall[],
+): Promise<void> {
+  let ready = false;
+  const child = workers.spawn(FAILOVER_CALLER, [db, prefix, String(storeTimeout), '100'], env, (_, m) => {
+    if (m.t === 'ready') ready = true;
+    if (m.t === 'call') {
+      const call = m as unknown as Omit<FailoverCall, 'at'> & { at: number };
+      // The worker's clock is its own: the call started its `ms` before it was reported.
+      calls.push({ ...call, at: performance.now() - call.ms });
+    }
+  });
+  await until(
+    () => ready || (child.exitCode !== null ? Promise.reject(new Error('exited')) : undefined),
+    60_000,
+    'the failover caller to store its last good value',
+  ).catch((error: Error) => {
+    throw new Error(
+      `failover caller: ${error.message}\n${workers.output
+        .filter((o) => o.pid === child.pid)
+        .map((o) => o.line)
+        .join('\n')}`,
+    );
+  });
+}
+
+/**
+ * What the failover caller saw from `from` (the fault) to `to`: its slowest call over the whole
+ * run, the calls in the window, and any answer that is neither the fresh value (upstream up), the
+ * last good value (upstream down) nor the upstream's own error (upstream down, store unanswered).
+ */
+export function failoverSummary(calls: FailoverCall[], from: number, to = Infinity) {
+  const during = calls.filter((c) => c.at >= from && c.at <= to);
+  const down = calls.filter((c) => c.kind === 'down');
+  return {
+    calls: calls.length,
+    duringFault: during.length,
+    slowestMs: Math.round(Math.max(0, ...calls.map((c) => c.ms))),
+    slowestDuringFaultMs: Math.round(Math.max(0, ...during.map((c) => c.ms))),
+    lastGoodDuringFault: during.filter((c) => c.kind === 'down' && c.outcome === 'stale' && c.last).length,
+    upstreamErrorDuringFault: during.filter((c) => c.kind === 'down' && c.outcome === 'error').length,
+    unexpected: calls
+      .filter((c) =>
+        c.kind === 'up'
+          ? c.outcome !== 'fresh'
+          : !(c.outcome === 'stale' && c.last) && !(c.outcome === 'error' && c.error?.includes('(upstream)')),
+      )
+      .map((c) => `${c.kind} ${c.outcome}${c.last ? '' : ' (not the last good value)'} ${c.error ?? ''}`),
+    lastDown: down.length
+      ? `${down[down.length - 1].outcome}${down[down.length - 1].last ? ' (last good)' : ''}`
+      : 'none',
   };
 }
