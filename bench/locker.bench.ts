@@ -14,7 +14,8 @@ import {
   uniqueTablePrefix,
   type TestDatabase,
 } from '@holdfast/core/testing';
-import { LockQueryResolver, type LockerKindOptions } from '@holdfast/locker';
+import type { LockerKindOptions } from '@holdfast/locker';
+import { LockQueryResolver } from '@holdfast/locker/internal';
 import Database from 'better-sqlite3';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -150,9 +150,7 @@ export class DashboardStateService {
   private async scheduled(): Promise<ScheduledSection> {
     const l = holdfastModules().locker!;
     const executor = this.optional(l.ScheduledLockExecutor)!;
-    const options = this.optional<{ dataSource?: unknown; tablePrefix: string }>(
-      l.SCHEDULED_LOCK_MODULE_OPTIONS,
-    );
+    const options = this.optional<{ dataSource?: unknown; tablePrefix: string }>(l.SCHEDULED_LOCK_OPTIONS);
     const activity = executor.jobs();
     const rows = options
       ? ((await l.readLockStatus(this.sqlClient(options.dataSource), options.tablePrefix)) ?? [])

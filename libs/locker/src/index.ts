@@ -12,7 +12,6 @@ export {
 } from './decorators/on-lock.decorators';
 export type { Locker, LockerContext } from './lock/locker.interface';
 export { AbstractLocker } from './lock/abstract.locker';
-export { LockQueryResolver } from './store/lock-query.resolver';
 export type {
   LockerModuleOptions,
   ResolvedLockerOptions,
@@ -28,5 +27,5 @@ export { LockHeldError, LockTimingError, LockerConfigurationError, InvalidLocker
 export { ScheduledLock } from './scheduled/scheduled-lock.decorator';
 export { ScheduledLockModule } from './scheduled/scheduled-lock.module';
 export type { ScheduledLockOptions } from './scheduled/scheduled-lock.options';
-export type { ScheduledLockModuleOptions } from './scheduled/scheduled-lock.module-options';
+export type { ScheduledLockModuleOptions } from './options/scheduled-lock-module.options';
 export { ScheduledLockConfigurationError } from './errors';

@@ -1,8 +1,8 @@
 // @holdfast/locker/internal: plumbing shared with Holdfast's own packages (@holdfast/cli,
 // @holdfast/dashboard), its benchmarks and tests. Not part of the public API: no stability
 // promise between versions. Applications use the main entry, '@holdfast/locker'.
-export { LOCKER_MODULE_OPTIONS } from './locker-module.definition';
-export { LOCKER_OPTIONS } from './locker.constants';
+export { LOCKER_OPTIONS, SCHEDULED_LOCK_OPTIONS } from './locker.tokens';
+export { LockQueryResolver, type LeaseClaim } from './store/lock-query.resolver';
 export { LeaseDatabaseLocker } from './lock/lease-database.locker';
 export { DatabaseLocker } from './lock/database.locker';
 export { SharedFileLocker } from './lock/shared-file.locker';
@@ -10,5 +10,4 @@ export { HOLDFAST_LOCK_TABLE } from './store/holdfast-lock.table';
 export { LOCKER_TYPES, STARTUP_MODES, LOCKER_DEFAULTS, resolveLockerOptions } from './options/locker.options';
 export { ScheduledLockExecutor } from './scheduled/scheduled-lock.executor';
 export { readLockStatus, type LockStatus } from './store/lock-status';
-export { SCHEDULED_LOCK_MODULE_OPTIONS } from './scheduled/scheduled-lock.constants';
 export type { ScheduledJobActivity } from './scheduled/scheduled-lock.executor';

@@ -1,10 +1,10 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { LockerHealthIndicator } from './health/locker.health';
-import { ConfigurableLockerModule } from './locker-module.definition';
-import { LOCKER_OPTIONS } from './locker.constants';
+import { ConfigurableLockerModule } from './locker.module-definition';
+import { LOCKER_OPTIONS } from './locker.tokens';
 import { createDatabaseResolverProvider, createResolvedOptionsProvider } from './locker.providers';
-import { LockHandlersExplorer } from './service/lock-handlers.explorer';
+import { LockHandlersExplorer } from './explorer/lock-handlers.explorer';
 import { LockerDatabase } from './service/locker-database';
 import { LockerService } from './service/locker.service';
 

@@ -1,8 +1,16 @@
 import type { Provider } from '@nestjs/common';
 import { DatabaseResolver } from '@holdfast/core/kit';
-import { LOCKER_OPTIONS } from './locker.constants';
-import { LOCKER_MODULE_OPTIONS } from './locker-module.definition';
 import { resolveLockerOptions, type LockerModuleOptions } from './options/locker.options';
+import {
+  resolveScheduledLockModuleOptions,
+  type ScheduledLockModuleOptions,
+} from './options/scheduled-lock-module.options';
+import {
+  LOCKER_MODULE_OPTIONS,
+  LOCKER_OPTIONS,
+  SCHEDULED_LOCK_MODULE_OPTIONS,
+  SCHEDULED_LOCK_OPTIONS,
+} from './locker.tokens';
 
 /** The one place options get defaults and validation, for forRoot and forRootAsync alike. */
 export function createResolvedOptionsProvider(): Provider {
@@ -10,6 +18,16 @@ export function createResolvedOptionsProvider(): Provider {
     provide: LOCKER_OPTIONS,
     useFactory: (options: LockerModuleOptions) => resolveLockerOptions(options),
     inject: [LOCKER_MODULE_OPTIONS],
+  };
+}
+
+/** As createResolvedOptionsProvider, for ScheduledLockModule. */
+export function createScheduledLockOptionsProvider(): Provider {
+  return {
+    provide: SCHEDULED_LOCK_OPTIONS,
+    useFactory: (options: ScheduledLockModuleOptions | undefined) =>
+      resolveScheduledLockModuleOptions(options),
+    inject: [SCHEDULED_LOCK_MODULE_OPTIONS],
   };
 }
 

@@ -1,6 +1,7 @@
 import { Inject } from '@nestjs/common';
+import { wrapMethod } from '@holdfast/core/kit';
 import { ScheduledLockConfigurationError } from '../errors';
-import { SCHEDULED_LOCK_EXECUTOR_PROPERTY, SCHEDULED_LOCK_METADATA } from './scheduled-lock.constants';
+import { SCHEDULED_LOCK_EXECUTOR_PROPERTY, SCHEDULED_LOCK_METADATA } from '../locker.constants';
 import { ScheduledLockExecutor } from './scheduled-lock.executor';
 import { scheduledLockMetadata, type ScheduledLockOptions } from './scheduled-lock.options';
 
@@ -19,30 +20,26 @@ export function ScheduledLock(options: ScheduledLockOptions): MethodDecorator {
   return (target, propertyKey, descriptor: PropertyDescriptor) => {
     const where = `${target.constructor.name}.${String(propertyKey)}`;
     const meta = scheduledLockMetadata(options, where);
-    const job = descriptor.value;
-    if (typeof job !== 'function') {
+    if (typeof descriptor.value !== 'function') {
       throw new ScheduledLockConfigurationError(`@ScheduledLock() on ${where}: not a method`);
     }
     Inject(ScheduledLockExecutor)(target, SCHEDULED_LOCK_EXECUTOR_PROPERTY);
-
-    const wrapped = function (this: Record<symbol, ScheduledLockExecutor | undefined>, ...args: unknown[]) {
-      const executor = this?.[SCHEDULED_LOCK_EXECUTOR_PROPERTY];
-      if (!executor) {
-        return Promise.reject(
-          new ScheduledLockConfigurationError(
-            `${where} is decorated with @ScheduledLock('${meta.name}') but its instance was not created by ` +
-              `Nest with ScheduledLockModule imported (was it created with 'new'?).`,
-          ),
-        );
-      }
-      return executor.run(meta, this, job as (...a: unknown[]) => unknown, args);
-    };
-    Object.defineProperty(wrapped, 'name', { value: job.name });
-    for (const key of Reflect.getMetadataKeys(job)) {
-      Reflect.defineMetadata(key, Reflect.getMetadata(key, job), wrapped);
-    }
+    const wrapped = wrapMethod<Record<symbol, ScheduledLockExecutor | undefined>>(
+      descriptor,
+      (instance, original, args) => {
+        const executor = instance?.[SCHEDULED_LOCK_EXECUTOR_PROPERTY];
+        if (!executor) {
+          return Promise.reject(
+            new ScheduledLockConfigurationError(
+              `${where} is decorated with @ScheduledLock('${meta.name}') but its instance was not created by ` +
+                `Nest with ScheduledLockModule imported (was it created with 'new'?).`,
+            ),
+          );
+        }
+        return executor.run(meta, instance, original, args);
+      },
+    );
     Reflect.defineMetadata(SCHEDULED_LOCK_METADATA, meta, wrapped);
-    descriptor.value = wrapped;
     return descriptor;
   };
 }

@@ -10,8 +10,8 @@ import {
 import { defaultInstanceId } from '../options/locker.options';
 import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
 import { LockQueryResolver } from '../store/lock-query.resolver';
-import { SCHEDULED_LOCK_MODULE_OPTIONS } from './scheduled-lock.constants';
-import type { ResolvedScheduledLockModuleOptions } from './scheduled-lock.module-options';
+import { SCHEDULED_LOCK_OPTIONS } from '../locker.tokens';
+import type { ResolvedScheduledLockModuleOptions } from '../options/scheduled-lock-module.options';
 import type { ScheduledLockMetadata } from './scheduled-lock.options';
 
 /** What this instance saw of one @ScheduledLock job (its lock name), for the dashboard. */
@@ -64,7 +64,7 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
   });
 
   constructor(
-    @Inject(SCHEDULED_LOCK_MODULE_OPTIONS) private readonly options: ResolvedScheduledLockModuleOptions,
+    @Inject(SCHEDULED_LOCK_OPTIONS) private readonly options: ResolvedScheduledLockModuleOptions,
     moduleRef: ModuleRef,
     resolver: DatabaseResolver,
   ) {

@@ -1,32 +1,23 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { DatabaseResolver } from '@holdfast/core/kit';
-import { SCHEDULED_LOCK_MODULE_OPTIONS } from './scheduled-lock.constants';
-import { ScheduledLockExecutor } from './scheduled-lock.executor';
 import {
-  resolveScheduledLockModuleOptions,
-  type ScheduledLockModuleOptions,
-} from './scheduled-lock.module-options';
+  ConfigurableScheduledLockModule,
+  type SCHEDULED_LOCK_OPTIONS_TYPE,
+} from '../locker.module-definition';
+import { createDatabaseResolverProvider, createScheduledLockOptionsProvider } from '../locker.providers';
+import { ScheduledLockExecutor } from './scheduled-lock.executor';
 
 /**
  * Provides what @ScheduledLock() methods need, globally (decorated providers can live in any
- * module): `ScheduledLockModule.forRoot({ dataSource?, tablePrefix?, schema? })`, next to
- * `ScheduleModule.forRoot()`.
+ * module): `ScheduledLockModule.forRoot({ dataSource?, tablePrefix?, schema? })`, or
+ * `forRootAsync({ useFactory, inject })`, next to `ScheduleModule.forRoot()`.
  */
-@Module({})
-export class ScheduledLockModule {
-  static forRoot(options: ScheduledLockModuleOptions = {}): DynamicModule {
-    return {
-      module: ScheduledLockModule,
-      global: true,
-      providers: [
-        {
-          provide: SCHEDULED_LOCK_MODULE_OPTIONS,
-          useFactory: () => resolveScheduledLockModuleOptions(options),
-        },
-        { provide: DatabaseResolver, useClass: DatabaseResolver },
-        ScheduledLockExecutor,
-      ],
-      exports: [ScheduledLockExecutor],
-    };
+@Module({
+  providers: [createScheduledLockOptionsProvider(), createDatabaseResolverProvider(), ScheduledLockExecutor],
+  exports: [ScheduledLockExecutor],
+})
+export class ScheduledLockModule extends ConfigurableScheduledLockModule {
+  /** Every option has a default: `forRoot()` alone uses the default DataSource, no prefix. */
+  static override forRoot(options: typeof SCHEDULED_LOCK_OPTIONS_TYPE = {}): DynamicModule {
+    return super.forRoot(options);
   }
 }

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { DatabaseResolver, HoldfastDatabase } from '@holdfast/core/kit';
-import { LOCKER_OPTIONS } from '../locker.constants';
+import { LOCKER_OPTIONS } from '../locker.tokens';
 import type { ResolvedLockerOptions } from '../options/locker.options';
 
 /**

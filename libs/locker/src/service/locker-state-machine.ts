@@ -4,7 +4,7 @@ import type { LockLostReason } from '../decorators/on-lock.decorators';
 import type { Locker } from '../lock/locker.interface';
 import type { LockerMetrics } from '../metrics/locker.metrics';
 import type { ResolvedLockerOptions } from '../options/locker.options';
-import type { LockHandlersExplorer } from './lock-handlers.explorer';
+import type { LockHandlersExplorer } from '../explorer/lock-handlers.explorer';
 import type { LockerTimers } from './locker-timers';
 import { whileListeningForShutdown } from './shutdown-signals';
 

@@ -10,10 +10,10 @@ import {
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { LOCKER_OPTIONS } from '../locker.constants';
+import { LOCKER_OPTIONS } from '../locker.tokens';
 import { LockerMetrics } from '../metrics/locker.metrics';
 import type { ResolvedLockerOptions } from '../options/locker.options';
-import { LockHandlersExplorer } from './lock-handlers.explorer';
+import { LockHandlersExplorer } from '../explorer/lock-handlers.explorer';
 import { LockerDatabase } from './locker-database';
 import { createLocker, lockerContext } from './locker-factory';
 import { LockerStateMachine, type LockerRole } from './locker-state-machine';

@@ -1,0 +1,108 @@
+import { Inject, Injectable, Module } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
+import { Test } from '@nestjs/testing';
+import { sqlClientFor } from '@holdfast/core/kit';
+import { createTestDataSource, uniqueTablePrefix } from '@holdfast/testing';
+import { ScheduledLock, ScheduledLockModule, type ScheduledLockModuleOptions } from '@holdfast/locker';
+import { readLockStatus, SCHEDULED_LOCK_OPTIONS } from '@holdfast/locker/internal';
+import type { DataSource } from 'typeorm';
+
+/** An application's own configuration, injected into forRootAsync's factory. */
+const JOBS_CONFIG = Symbol('jobs-config');
+interface JobsConfig {
+  dataSource: DataSource;
+  tablePrefix: string;
+}
+
+@Injectable()
+class Jobs {
+  runs = 0;
+
+  @ScheduledLock({ name: 'nightly', lockAtMostFor: '5s' })
+  async nightly(): Promise<void> {
+    this.runs++;
+  }
+}
+
+describe('ScheduledLockModule', () => {
+  let dataSource: DataSource;
+  beforeAll(async () => {
+    dataSource = await createTestDataSource('sqlite');
+  });
+  afterAll(async () => {
+    await dataSource.destroy();
+  });
+
+  it('forRoot() needs no options and is global', () => {
+    const module = ScheduledLockModule.forRoot();
+    expect(module.module).toBe(ScheduledLockModule);
+    expect(module.global).toBe(true);
+  });
+
+  /** Builds the config module of one test: the table prefix comes from it, not from the test's literal. */
+  function configModule(tablePrefix: string) {
+    @Module({
+      providers: [{ provide: JOBS_CONFIG, useValue: { dataSource, tablePrefix } satisfies JobsConfig }],
+      exports: [JOBS_CONFIG],
+    })
+    class ConfigModule {}
+    return ConfigModule;
+  }
+
+  @Injectable()
+  class OptionsFromConfig {
+    constructor(@Inject(JOBS_CONFIG) private readonly config: JobsConfig) {}
+
+    createScheduledLockOptions(): ScheduledLockModuleOptions {
+      return { dataSource: this.config.dataSource, tablePrefix: this.config.tablePrefix, schema: 'create' };
+    }
+  }
+
+  const variants: [
+    string,
+    (config: ReturnType<typeof configModule>) => ReturnType<typeof ScheduledLockModule.forRootAsync>,
+  ][] = [
+    [
+      'useFactory with an injected config',
+      (config) =>
+        ScheduledLockModule.forRootAsync({
+          imports: [config],
+          inject: [JOBS_CONFIG],
+          useFactory: (c: JobsConfig) => ({
+            dataSource: c.dataSource,
+            tablePrefix: c.tablePrefix,
+            schema: 'create',
+          }),
+        }),
+    ],
+    [
+      'useClass',
+      (config) => ScheduledLockModule.forRootAsync({ imports: [config], useClass: OptionsFromConfig }),
+    ],
+  ];
+
+  it.each(variants)(
+    'forRootAsync (%s): the jobs lock rows of the configured table',
+    async (_label, register) => {
+      const tablePrefix = uniqueTablePrefix('sla');
+      const moduleRef = await Test.createTestingModule({
+        imports: [ScheduleModule.forRoot(), register(configModule(tablePrefix))],
+        providers: [Jobs],
+      }).compile();
+      try {
+        await moduleRef.init();
+        expect(moduleRef.get<{ tablePrefix: string; schema: string }>(SCHEDULED_LOCK_OPTIONS)).toMatchObject({
+          tablePrefix,
+          schema: 'create',
+        });
+        const jobs = moduleRef.get(Jobs);
+        await jobs.nightly();
+        expect(jobs.runs).toBe(1);
+        const rows = await readLockStatus(sqlClientFor(dataSource), tablePrefix);
+        expect(rows?.map((r) => r.lock)).toEqual(['nightly']);
+      } finally {
+        await moduleRef.close();
+      }
+    },
+  );
+});
