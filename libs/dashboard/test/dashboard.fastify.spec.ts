@@ -60,6 +60,23 @@ describeEachDatabase(
       const page2 = await http().get('/holdfast/api/inbox/messages?status=due').expect(200);
       expect(page2.body.messages.map((m: { id: string }) => m.id)).toEqual(['fy-1']);
     });
+
+    it('takes bulk actions and searches by type through Fastify as well', async () => {
+      for (const id of ['fy-b1', 'fy-b2']) {
+        await app.get(MessageAcceptor).accept({ id, type: { namespace: 'fy', name: 'bulk' }, payload: {} });
+        await app.get(MessageManagement).setRetries(id, MAX_RETRIES);
+      }
+      const found = await http().get('/holdfast/api/inbox/messages?status=parked&type=fy/bulk').expect(200);
+      expect(found.body).toMatchObject({ total: 2, complete: true });
+      const bulk = { action: 'delete', ids: ['fy-b1', 'fy-b2'] };
+      await http().post('/holdfast/api/inbox/bulk').send(bulk).expect(403);
+      await http()
+        .post('/holdfast/api/inbox/bulk')
+        .set('x-holdfast-request', '1')
+        .send(bulk)
+        .expect(200, { action: 'delete', done: ['fy-b1', 'fy-b2'], skipped: [] });
+      expect(await app.get(MessageManagement).get('fy-b1')).toBeUndefined();
+    });
   },
   { tables: [COR_MESSAGE_TABLE.name] },
 );
