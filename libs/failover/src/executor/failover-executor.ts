@@ -18,10 +18,11 @@ import type { FailoverStore } from '../store/failover-store';
 import type { StoreGuard } from '../store/store-guard';
 import { FailoverStores } from '../tenant/failover-stores';
 import { FailoverBypass, bypassCause } from './failover-bypass';
+import type { FailoverCall, FailoverInvocation, FailoverParts, Upstream } from './failover-call';
 import { FailoverKeeper } from './failover-keeper';
 import { FailoverLookup } from './failover-lookup';
 import { FailoverRecovery } from './failover-recovery';
-import { FailoverRuntimes, type Runtime } from './failover-runtimes';
+import { FailoverRuntimes } from './failover-runtimes';
 import { FailoverRegistry } from './failover.registry';
 import { FailoverWriter } from './failover-writer';
 import { StoreWriteFailed, failoverStoreGuard, guarded } from './guarded-store';
@@ -71,18 +72,18 @@ export class FailoverExecutor implements OnApplicationShutdown {
       moduleKeys ??
       moduleKeyGenerator(options.keys);
     this.runtimes = new FailoverRuntimes(options, metrics, this.logger, moduleRef, defaultKeys);
-    this.keeper = new FailoverKeeper(options, writer, codec, metrics, this.runtimes, this.logger);
-    const lookups = new FailoverLookup(writer, this.storeGuard, metrics, this.logger);
-    this.recovery = new FailoverRecovery(
+    const parts: FailoverParts = {
       options,
-      this.runtimes,
-      lookups,
-      this.storeGuard,
+      runtimes: this.runtimes,
       writer,
+      guard: this.storeGuard,
       metrics,
-      this.logger,
+      codec,
+      logger: this.logger,
       moduleRef,
-    );
+    };
+    this.keeper = new FailoverKeeper(parts);
+    this.recovery = new FailoverRecovery(parts, new FailoverLookup(parts));
   }
 
   /** True while calls skip the store (it was unreachable moments ago): readiness should say so. */
@@ -102,9 +103,10 @@ export class FailoverExecutor implements OnApplicationShutdown {
   execute<T>(
     meta: FailoverMetadata,
     instance: unknown,
-    upstream: (...args: any[]) => unknown,
+    upstream: Upstream,
     args: unknown[],
   ): Promise<T | null> {
+    const invocation: FailoverInvocation = { meta, instance, upstream, args };
     try {
       // A tenant refused (no tenant, or an unknown one with `strict`) throws here: that is the
       // policy the application chose, not a failure of the store.
@@ -112,27 +114,22 @@ export class FailoverExecutor implements OnApplicationShutdown {
       // A tenant's store seen for the first time: built before anything else.
       if (forCall instanceof Promise)
         return forCall.then(
-          (built) => this.executeWith<T>(meta, instance, upstream, args, built),
+          (built) => this.executeWith<T>(invocation, built),
           (storeError: unknown) => {
             // The tenant's store could not be built (its table missing, the database down): the
             // call is the upstream's alone; the next call tries to build it again.
             this.bypass.report(meta.name, 'store', storeError);
-            return this.plain<T>(meta, instance, upstream, args);
+            return this.plain<T>(invocation);
           },
         );
-      return this.executeWith<T>(meta, instance, upstream, args, forCall);
+      return this.executeWith<T>(invocation, forCall);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  private executeWith<T>(
-    meta: FailoverMetadata,
-    instance: unknown,
-    upstream: (...args: any[]) => unknown,
-    args: unknown[],
-    store: FailoverStore,
-  ): Promise<T | null> {
+  private executeWith<T>(invocation: FailoverInvocation, store: FailoverStore): Promise<T | null> {
+    const { meta, instance, upstream, args } = invocation;
     const runtime = this.runtimes.get(meta);
     let rawKey: string;
     try {
@@ -141,9 +138,9 @@ export class FailoverExecutor implements OnApplicationShutdown {
       // No key: nothing can be stored or recovered, but the plain method would still have
       // answered, so the call is the upstream's alone (SPEC §3 as amended by issue #34 §4).
       this.bypass.report(meta.name, 'key', keyError);
-      return this.plain<T>(meta, instance, upstream, args);
+      return this.plain<T>(invocation);
     }
-    return this.call<T>(meta, instance, upstream, args, store, runtime, rawKey);
+    return this.call<T>({ meta, instance, upstream, args, runtime, store, rawKey });
   }
 
   /**
@@ -151,12 +148,7 @@ export class FailoverExecutor implements OnApplicationShutdown {
    * there is nothing to serve while it is open): its value, or its error (`null` with
    * `exceptionPolicy: 'never-throw'`, as for any call nothing could be recovered for).
    */
-  private plain<T>(
-    meta: FailoverMetadata,
-    instance: unknown,
-    upstream: (...args: any[]) => unknown,
-    args: unknown[],
-  ): Promise<T | null> {
+  private plain<T>({ meta, instance, upstream, args }: FailoverInvocation): Promise<T | null> {
     let result: unknown;
     try {
       result = upstream.apply(instance, args);
@@ -184,33 +176,19 @@ export class FailoverExecutor implements OnApplicationShutdown {
    * upstream's error; should anything of Holdfast's still escape it, the caller gets the
    * upstream's error all the same, never Holdfast's.
    */
-  private recover<T>(
-    meta: FailoverMetadata,
-    runtime: Runtime,
-    store: FailoverStore,
-    args: unknown[],
-    rawKey: string,
-    error: unknown,
-  ): T | null | Promise<T | null> {
+  private recover<T>(call: FailoverCall, error: unknown): T | null | Promise<T | null> {
     try {
-      return this.recovery.recover<T>(meta, runtime, store, args, rawKey, error);
+      return this.recovery.recover<T>(call, error);
     } catch (recoveryError) {
       if (recoveryError === error) throw error;
-      this.bypass.report(meta.name, bypassCause(recoveryError), recoveryError);
-      return this.unanswered<T>(meta, error);
+      this.bypass.report(call.meta.name, bypassCause(recoveryError), recoveryError);
+      return this.unanswered<T>(call.meta, error);
     }
   }
 
   /** The upstream, then the value kept or the failure recovered (settled in one continuation). */
-  private call<T>(
-    meta: FailoverMetadata,
-    instance: unknown,
-    upstream: (...args: any[]) => unknown,
-    args: unknown[],
-    store: FailoverStore,
-    runtime: Runtime,
-    rawKey: string,
-  ): Promise<T | null> {
+  private call<T>(call: FailoverCall): Promise<T | null> {
+    const { runtime, upstream, instance, args } = call;
     let result: unknown;
     try {
       result = runtime.breaker
@@ -219,26 +197,20 @@ export class FailoverExecutor implements OnApplicationShutdown {
     } catch (error) {
       // A synchronous throw is recovered in this turn, as the awaited call did.
       try {
-        return Promise.resolve(this.recover<T>(meta, runtime, store, args, rawKey, error));
+        return Promise.resolve(this.recover<T>(call, error));
       } catch (recoveryError) {
         return Promise.reject(recoveryError);
       }
     }
     return (result instanceof Promise ? result : Promise.resolve(result)).then(
-      (value) => this.succeeded(meta, runtime, store, args, rawKey, value as T),
-      (error: unknown) => this.recover<T>(meta, runtime, store, args, rawKey, error),
+      (value) => this.succeeded(call, value as T),
+      (error: unknown) => this.recover<T>(call, error),
     );
   }
 
   /** A good value: kept (waiting for the store when the write is synchronous), then returned. */
-  private succeeded<T>(
-    meta: FailoverMetadata,
-    runtime: Runtime,
-    store: FailoverStore,
-    args: unknown[],
-    rawKey: string,
-    value: T,
-  ): T | Promise<T> {
+  private succeeded<T>(call: FailoverCall, value: T): T | Promise<T> {
+    const name = call.meta.name;
     if (value !== null && value !== undefined) {
       if (this.storeGuard.open) {
         this.metrics.storeSkipped('store');
@@ -246,10 +218,10 @@ export class FailoverExecutor implements OnApplicationShutdown {
         // Written at once when the store can (a write that cannot wait needs no bound).
         let kept: ReturnType<FailoverKeeper['keep']>;
         try {
-          kept = this.keeper.keep(meta, runtime, store, args, rawKey, value, this.storeGuard.closed);
+          kept = this.keeper.keep(call, value, this.storeGuard.closed);
         } catch (keepError) {
           // The value is the caller's whatever happened to its copy in the store.
-          this.bypass.report(meta.name, bypassCause(keepError), keepError);
+          this.bypass.report(name, bypassCause(keepError), keepError);
           kept = undefined;
         }
         if (kept === true) this.storeGuard.succeededNow();
@@ -260,18 +232,18 @@ export class FailoverExecutor implements OnApplicationShutdown {
             if ((await kept) === false) throw new StoreWriteFailed();
           }).then(
             () => {
-              this.metrics.call(meta.name, 'success');
+              this.metrics.call(name, 'success');
               return value;
             },
             (keepError: unknown) => {
-              this.bypass.report(meta.name, bypassCause(keepError), keepError);
-              this.metrics.call(meta.name, 'success');
+              this.bypass.report(name, bypassCause(keepError), keepError);
+              this.metrics.call(name, 'success');
               return value;
             },
           );
       }
     }
-    this.metrics.call(meta.name, 'success');
+    this.metrics.call(name, 'success');
     return value;
   }
 

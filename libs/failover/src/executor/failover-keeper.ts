@@ -1,12 +1,7 @@
-import type { Logger } from '@nestjs/common';
-import type { FailoverMetadata } from '../decorator/failover-options';
 import { UnknownPayloadClassError } from '../errors';
-import type { FailoverMetrics } from '../health/failover.metrics';
-import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
-import type { PayloadCodec } from '../payload/payload-codec';
-import { NOT_NOW, type FailoverEntry, type FailoverStore } from '../store/failover-store';
-import type { FailoverWriter } from './failover-writer';
-import type { FailoverRuntimes, Runtime } from './failover-runtimes';
+import { NOT_NOW, type FailoverEntry } from '../store/failover-store';
+import type { FailoverCall, FailoverParts } from './failover-call';
+import type { Runtime } from './failover-runtimes';
 import { storeClock } from './guarded-store';
 import { scatter } from './scatter';
 
@@ -18,70 +13,49 @@ export class FailoverKeeper {
   /** `failover\0class` pairs already reported as unknown payload classes (reported once). */
   private readonly refused = new Set<string>();
 
-  constructor(
-    private readonly options: ResolvedFailoverModuleOptions,
-    private readonly writer: FailoverWriter,
-    private readonly codec: PayloadCodec,
-    private readonly metrics: FailoverMetrics,
-    private readonly runtimes: FailoverRuntimes,
-    private readonly logger: Logger,
-  ) {}
+  constructor(private readonly parts: FailoverParts) {}
 
   /**
-   * Stores the value, or each of its slices; never throws. A promise only when the caller must
-   * wait; a boolean when the write was done at once (`now`: the caller allows it), false when it
-   * failed (logged, counted).
+   * Stores the call's value, or each of its slices; never throws. A promise only when the
+   * caller must wait; a boolean when the write was done at once (`now`: the caller allows it),
+   * false when it failed (logged, counted).
    */
-  keep(
-    meta: FailoverMetadata,
-    runtime: Runtime,
-    store: FailoverStore,
-    args: unknown[],
-    rawKey: string,
-    value: unknown,
-    now: boolean,
-  ): Promise<boolean | void> | boolean | undefined {
+  keep(call: FailoverCall, value: unknown, now: boolean): Promise<boolean | void> | boolean | undefined {
+    const { meta, runtime, store } = call;
     if (!runtime.splitter) {
-      if (!this.recoverable(meta, runtime, value)) return undefined;
-      const entry = this.entry(meta, runtime, store, rawKey, value);
+      if (!this.recoverable(runtime, value)) return undefined;
+      const entry = this.entry(call, call.rawKey, value);
+      const writer = this.parts.writer;
       if (now) {
-        const done = this.writer.storeNow(store, meta.name, entry, runtime.entryType);
+        const done = writer.storeNow(store, meta.name, entry, runtime.entryType);
         if (done !== NOT_NOW) return done;
       }
-      return this.writer.store(store, meta.name, entry, runtime.entryType);
+      return writer.store(store, meta.name, entry, runtime.entryType);
     }
-    return this.keepSlices(meta, runtime, store, args, value);
+    return this.keepSlices(call, value);
   }
 
-  private entry<T>(
-    meta: FailoverMetadata,
-    runtime: Runtime,
-    store: FailoverStore,
-    rawKey: string,
-    payload: T,
-  ): FailoverEntry<T> {
+  /** The entry of `payload` under `rawKey`, stamped with the store's clock. */
+  private entry<T>(call: FailoverCall, rawKey: string, payload: T): FailoverEntry<T> {
+    const { meta, runtime, store } = call;
     const asOf = new Date(storeClock(store));
     return {
       name: meta.effectiveName,
-      key: this.runtimes.key(meta, runtime, rawKey),
+      key: this.parts.runtimes.key(runtime, rawKey),
       asOf,
       expireOn: new Date(asOf.getTime() + meta.expiryMs),
       payload,
     };
   }
 
-  private async keepSlices(
-    meta: FailoverMetadata,
-    runtime: Runtime,
-    store: FailoverStore,
-    args: unknown[],
-    value: unknown,
-  ): Promise<void> {
+  private async keepSlices(call: FailoverCall, value: unknown): Promise<void> {
+    const { meta, runtime, store } = call;
+    const { runtimes, writer, metrics, options, logger } = this.parts;
     let slices;
     try {
-      slices = runtime.splitter!.splitOnStore(args, value);
+      slices = runtime.splitter!.splitOnStore(call.args, value);
     } catch (error) {
-      this.runtimes.splitterFailed(meta, runtime, 'splitOnStore', error);
+      runtimes.splitterFailed(runtime, 'splitOnStore', error);
       return;
     }
     // Partial results: an item the upstream did not return is simply not stored (and counted).
@@ -92,26 +66,21 @@ export class FailoverKeeper {
         missing++;
         continue;
       }
-      if (!this.recoverable(meta, runtime, slice.payload)) continue;
+      if (!this.recoverable(runtime, slice.payload)) continue;
       let sliceKey: string;
       try {
-        sliceKey = this.runtimes.rawKey(runtime, slice.args);
+        sliceKey = runtimes.rawKey(runtime, slice.args);
       } catch (error) {
-        this.runtimes.splitterFailed(meta, runtime, 'splitOnStore', error);
+        runtimes.splitterFailed(runtime, 'splitOnStore', error);
         continue;
       }
       writes.push(() =>
-        this.writer.store(
-          store,
-          meta.name,
-          this.entry(meta, runtime, store, sliceKey, slice.payload),
-          runtime.entryType,
-        ),
+        writer.store(store, meta.name, this.entry(call, sliceKey, slice.payload), runtime.entryType),
       );
     }
-    if (missing) this.metrics.slicesMissing(meta.name, missing);
-    await scatter(this.options.scatter, writes, (i) =>
-      this.logger.warn(`Failover '${meta.name}': storing slice ${i} timed out`),
+    if (missing) metrics.slicesMissing(meta.name, missing);
+    await scatter(options.scatter, writes, (i) =>
+      logger.warn(`Failover '${meta.name}': storing slice ${i} timed out`),
     );
   }
 
@@ -119,17 +88,18 @@ export class FailoverKeeper {
    * Whether the value can be rebuilt on recovery; a class instance of an unknown class is
    * refused before it is stored: an error log once per failover and class, a metric each time.
    */
-  private recoverable(meta: FailoverMetadata, runtime: Runtime, value: unknown): boolean {
+  private recoverable(runtime: Runtime, value: unknown): boolean {
+    const { meta } = runtime;
     try {
-      this.codec.payloadClass(value, runtime.entryType, meta.name);
+      this.parts.codec.payloadClass(value, runtime.entryType, meta.name);
       return true;
     } catch (error) {
       if (!(error instanceof UnknownPayloadClassError)) throw error;
-      this.metrics.payloadRefused(meta.name, error.payloadClass);
+      this.parts.metrics.payloadRefused(meta.name, error.payloadClass);
       const id = `${meta.name}\u0000${error.payloadClass}`;
       if (!this.refused.has(id)) {
         this.refused.add(id);
-        this.logger.error(error.message);
+        this.parts.logger.error(error.message);
       }
       return false;
     }

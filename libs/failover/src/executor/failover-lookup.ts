@@ -1,10 +1,6 @@
-import type { Logger } from '@nestjs/common';
 import type { FailoverMetadata } from '../decorator/failover-options';
-import type { FailoverMetrics } from '../health/failover.metrics';
-import type { PayloadType } from '../payload/payload-type';
-import { NOT_NOW, canFindNow, type FailoverEntry, type FailoverStore } from '../store/failover-store';
-import type { StoreGuard } from '../store/store-guard';
-import type { FailoverWriter } from './failover-writer';
+import { NOT_NOW, canFindNow, type FailoverEntry } from '../store/failover-store';
+import type { FailoverCall, FailoverParts } from './failover-call';
 import { StoreWriteFailed, guarded, storeClock } from './guarded-store';
 
 /**
@@ -12,29 +8,23 @@ import { StoreWriteFailed, guarded, storeClock } from './guarded-store';
  * synchronously when it can answer right now); an expired entry is deleted.
  */
 export class FailoverLookup {
-  constructor(
-    private readonly writer: FailoverWriter,
-    private readonly guard: StoreGuard,
-    private readonly metrics: FailoverMetrics,
-    private readonly logger: Logger,
-  ) {}
+  constructor(private readonly parts: FailoverParts) {}
 
   /**
-   * One stored entry (pending writes first), or undefined; expired entries are deleted. Written
-   * with `then` rather than `async` (like the store guard): it is the recovery path's every call.
+   * The entry stored under `key` for the call (pending writes first), or undefined; expired
+   * entries are deleted. Written with `then` rather than `async` (like the store guard): it is
+   * the recovery path's every call.
    */
-  lookup<T>(
-    meta: FailoverMetadata,
-    store: FailoverStore,
-    key: string,
-    type?: PayloadType,
-  ): Promise<FailoverEntry<T> | undefined> {
-    const pending = this.writer.pendingEntry(store, meta.effectiveName, key);
+  lookup<T>(call: FailoverCall, key: string): Promise<FailoverEntry<T> | undefined> {
+    const { meta, store, runtime } = call;
+    const { writer, guard, metrics } = this.parts;
+    const pending = writer.pendingEntry(store, meta.effectiveName, key);
     if (pending === null) return Promise.resolve(undefined);
-    if (pending)
-      return Promise.resolve(this.unexpired(meta, store, key, { ...(pending as FailoverEntry<T>) }));
-    return guarded(this.guard, this.metrics, 'find', () => store.find<T>(meta.effectiveName, key, type)).then(
-      (entry) => (entry === undefined ? undefined : this.unexpired(meta, store, key, entry)),
+    if (pending) return Promise.resolve(this.unexpired(call, key, { ...(pending as FailoverEntry<T>) }));
+    return guarded(guard, metrics, 'find', () =>
+      store.find<T>(meta.effectiveName, key, runtime.entryType),
+    ).then(
+      (entry) => (entry === undefined ? undefined : this.unexpired(call, key, entry)),
       (storeError: unknown) => {
         this.recoveryFailed(meta, storeError);
         return undefined;
@@ -47,16 +37,16 @@ export class FailoverLookup {
    * `monotonic`: the caller's `performance.now()` reading, when it took one a moment ago.
    */
   unexpired<T>(
-    meta: FailoverMetadata,
-    store: FailoverStore,
+    call: FailoverCall,
     key: string,
     entry: FailoverEntry<T>,
     monotonic?: number,
   ): FailoverEntry<T> | undefined | Promise<undefined> {
+    const { meta, store } = call;
     if (storeClock(store, monotonic) <= entry.expireOn.getTime()) return entry;
-    const write = this.writer.delete(store, meta.name, meta.effectiveName, key);
+    const write = this.parts.writer.delete(store, meta.name, meta.effectiveName, key);
     if (!write) return undefined;
-    return guarded(this.guard, this.metrics, 'delete', async () => {
+    return guarded(this.parts.guard, this.parts.metrics, 'delete', async () => {
       if ((await write) === false) throw new StoreWriteFailed();
     }).then(() => undefined);
   }
@@ -69,30 +59,30 @@ export class FailoverLookup {
    * microseconds), for the expiry check.
    */
   lookupNow<T>(
-    meta: FailoverMetadata,
-    store: FailoverStore,
+    call: FailoverCall,
     key: string,
-    type?: PayloadType,
     monotonic?: number,
   ): FailoverEntry<T> | undefined | Promise<undefined> | typeof NOT_NOW {
-    if (!canFindNow(store) || !this.guard.closed) return NOT_NOW;
-    if (this.writer.pendingEntry(store, meta.effectiveName, key) !== undefined) return NOT_NOW;
+    const { meta, store } = call;
+    const guard = this.parts.guard;
+    if (!canFindNow(store) || !guard.closed) return NOT_NOW;
+    if (this.parts.writer.pendingEntry(store, meta.effectiveName, key) !== undefined) return NOT_NOW;
     let entry: FailoverEntry<T> | undefined | typeof NOT_NOW;
     try {
-      entry = store.findNow<T>(meta.effectiveName, key, type);
+      entry = store.findNow<T>(meta.effectiveName, key, call.runtime.entryType);
     } catch (storeError) {
-      this.guard.failedNow(storeError);
+      guard.failedNow(storeError);
       this.recoveryFailed(meta, storeError);
       return undefined;
     }
-    if (entry !== NOT_NOW) this.guard.succeededNow();
+    if (entry !== NOT_NOW) guard.succeededNow();
     if (entry === NOT_NOW || entry === undefined) return entry;
-    return this.unexpired(meta, store, key, entry, monotonic);
+    return this.unexpired(call, key, entry, monotonic);
   }
 
   recoveryFailed(meta: FailoverMetadata, storeError: unknown): void {
-    this.metrics.storeError('find');
-    this.logger.warn(
+    this.parts.metrics.storeError('find');
+    this.parts.logger.warn(
       `Failover '${meta.name}': recovery failed: ${(storeError as Error)?.message ?? storeError}`,
     );
   }

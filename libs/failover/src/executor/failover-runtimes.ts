@@ -11,8 +11,10 @@ import type { ResolvedFailoverModuleOptions } from '../options/failover-module.o
 import type { Class, PayloadType } from '../payload/payload-type';
 import type { PayloadSplitter } from '../scatter/payload-splitter';
 
-/** Per-failover pieces built on first use. */
+/** A failover's per-method context, built once (at bootstrap, or on first use): its declaration and pieces. */
 export interface Runtime {
+  /** The failover's declaration. */
+  readonly meta: FailoverMetadata;
   keyGenerator: KeyGenerator;
   context: FailoverKeyContext;
   splitterName: string;
@@ -108,6 +110,7 @@ export class FailoverRuntimes {
       method: meta.method,
     };
     return {
+      meta,
       keyGenerator: keyGenerator ?? this.defaultKeys(),
       context,
       keys: new Map(),
@@ -124,10 +127,10 @@ export class FailoverRuntimes {
   }
 
   /** The stored key of a raw key. */
-  key(meta: FailoverMetadata, runtime: Runtime, rawKey: string): string {
+  key(runtime: Runtime, rawKey: string): string {
     let key = runtime.keys.get(rawKey);
     if (key === undefined) {
-      key = failoverKey(meta.effectiveName, rawKey);
+      key = failoverKey(runtime.meta.effectiveName, rawKey);
       if (runtime.keys.size >= 1_000) runtime.keys.clear();
       runtime.keys.set(rawKey, key);
     }
@@ -146,13 +149,8 @@ export class FailoverRuntimes {
     }
   }
 
-  splitterFailed(
-    meta: FailoverMetadata,
-    runtime: Runtime,
-    operation: PayloadSplitterError['operation'],
-    cause: unknown,
-  ): void {
-    const error = new PayloadSplitterError(runtime.splitterName, operation, meta.name, cause);
+  splitterFailed(runtime: Runtime, operation: PayloadSplitterError['operation'], cause: unknown): void {
+    const error = new PayloadSplitterError(runtime.splitterName, operation, runtime.meta.name, cause);
     this.metrics.storeError(operation);
     this.logger.error(error.message);
   }

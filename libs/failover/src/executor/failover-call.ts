@@ -1,0 +1,45 @@
+import type { Logger } from '@nestjs/common';
+import type { ModuleRef } from '@nestjs/core';
+import type { FailoverMetadata } from '../decorator/failover-options';
+import type { FailoverMetrics } from '../health/failover.metrics';
+import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
+import type { PayloadCodec } from '../payload/payload-codec';
+import type { FailoverStore } from '../store/failover-store';
+import type { StoreGuard } from '../store/store-guard';
+import type { FailoverRuntimes, Runtime } from './failover-runtimes';
+import type { FailoverWriter } from './failover-writer';
+
+/** The decorated method, as the decorator hands a call over. */
+export type Upstream = (...args: any[]) => unknown;
+
+/** A call of a @Failover method as it arrives, before its store and key are known. */
+export interface FailoverInvocation {
+  readonly meta: FailoverMetadata;
+  /** `this` of the call. */
+  readonly instance: unknown;
+  readonly upstream: Upstream;
+  readonly args: unknown[];
+}
+
+/**
+ * One call with everything its keeping and recovery need, built once per call: the failover's
+ * runtime (its per-method context, built once), the store of the call (a tenant's) and its raw key.
+ */
+export interface FailoverCall extends FailoverInvocation {
+  readonly runtime: Runtime;
+  readonly store: FailoverStore;
+  readonly rawKey: string;
+}
+
+/** What the executor's parts (keeper, lookup, recovery) share, built once per module. */
+export interface FailoverParts {
+  readonly options: ResolvedFailoverModuleOptions;
+  readonly runtimes: FailoverRuntimes;
+  readonly writer: FailoverWriter;
+  /** Bounds every store wait of a caller, and skips the store while it is unreachable. */
+  readonly guard: StoreGuard;
+  readonly metrics: FailoverMetrics;
+  readonly codec: PayloadCodec;
+  readonly logger: Logger;
+  readonly moduleRef?: ModuleRef;
+}
