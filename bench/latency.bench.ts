@@ -23,8 +23,7 @@ import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
 import { createTestDataSource, TcpProxy, uniqueTablePrefix, type TestDatabase } from '@holdfast/core/testing';
-import { MutexQueryResolver } from '@holdfast/simba';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { MutexQueryResolver, SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { Failover, FailoverModule } from '@holdfast/failover';
 import { InboxModule, MessageAcceptor } from '@holdfast/inbox';
 import { MutexRepository } from '../libs/simba/src/mutex/mutex.repository';
@@ -79,7 +78,7 @@ async function fixture(db: ServerDb): Promise<Fixture> {
   await inbox.init();
   closers.push(() => inbox.close());
   const acceptor = inbox.get(MessageAcceptor);
-  const queries = inbox.get(InboxConnection).queries;
+  const store = inbox.get(InboxConnection).store;
   const lease = 30_000;
   let claimed: Lease[] = [];
   // Each operation on a table of BATCH due messages: rows an earlier operation left leased would
@@ -91,7 +90,7 @@ async function fixture(db: ServerDb): Promise<Fixture> {
     );
   };
   const claim = async () => {
-    const { rows } = await queries.claim(BATCH, undefined, lease);
+    const { rows } = await store.claims.claim(BATCH, undefined, lease);
     claimed = rows.map((r) => ({ id: r.id, until: r.nextRetry! }));
     return rows;
   };
@@ -141,12 +140,12 @@ async function fixture(db: ServerDb): Promise<Fixture> {
       {
         name: `inbox heartbeat of ${BATCH}`,
         prepare: async () => void (await fill().then(claim)),
-        run: () => queries.extendLeases(claimed, Date.now() + lease),
+        run: () => store.completion.extendLeases(claimed, Date.now() + lease),
       },
       {
         name: `inbox completion of ${BATCH}`,
         prepare: async () => void (await fill().then(claim)),
-        run: () => queries.deleteOwned(claimed),
+        run: () => store.completion.deleteOwned(claimed),
       },
       { name: 'Simba round (1 mutex)', run: simbaRound },
       {

@@ -17,7 +17,7 @@ import { NestFactory } from '@nestjs/core';
 import { SchemaManager, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
 import { createTestDataSource, uniqueTablePrefix, type TestDatabase } from '@holdfast/core/testing';
 import { InboxModule, MessageAcceptor } from '@holdfast/inbox';
-import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, CorMessageQueries } from '@holdfast/inbox/internal';
+import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, CorMessageStore } from '@holdfast/inbox/internal';
 import { fillBacklog } from '../libs/inbox/test/backlog';
 import { benchDatabases, opsPerSecond, printTable } from './support/bench-kit';
 
@@ -58,13 +58,13 @@ async function acceptRate(db: TestDatabase, sql: SqlClient, prefix: string, ms: 
 }
 
 /** The delivery loop's database work for `count` messages: claim a batch, delete it. */
-async function deliverRate(queries: CorMessageQueries, count: number): Promise<number> {
+async function deliverRate(store: CorMessageStore, count: number): Promise<number> {
   const started = performance.now();
   let done = 0;
   while (done < count) {
-    const { rows } = await queries.claim(Math.min(100, count - done), undefined, 300_000);
+    const { rows } = await store.claims.claim(Math.min(100, count - done), undefined, 300_000);
     if (!rows.length) throw new Error(`only ${done} of ${count} messages could be claimed`);
-    await queries.deleteDelivered(rows.map((r) => r.id));
+    await store.completion.deleteDelivered(rows.map((r) => r.id));
     done += rows.length;
   }
   return done / ((performance.now() - started) / 1000);
@@ -86,10 +86,10 @@ export async function runScaleInbox(options: ScaleInboxOptions = {}): Promise<Sc
         await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, warm, 'create');
         await new SchemaManager(sql).apply(INBOX_LEASE_TABLE, warm, 'create');
         await fillBacklog(sql, `${warm}COR_MESSAGE`, 3_000);
-        const warmQueries = new CorMessageQueries(sql, warm);
-        await warmQueries.detectLayout();
+        const warmStore = new CorMessageStore(sql, warm);
+        await warmStore.detectLayout();
         await acceptRate(db, sql, warm, 500);
-        await deliverRate(warmQueries, 3_000);
+        await deliverRate(warmStore, 3_000);
       } finally {
         await sql.execute(`DROP TABLE IF EXISTS ${warm}COR_MESSAGE`).catch(() => undefined);
         await sql.execute(`DROP TABLE IF EXISTS ${warm}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
@@ -102,10 +102,10 @@ export async function runScaleInbox(options: ScaleInboxOptions = {}): Promise<Sc
           await new SchemaManager(sql).apply(INBOX_LEASE_TABLE, prefix, 'create');
           // The oldest `deliver` are delivered; `waiting` more wait behind them.
           await fillBacklog(sql, table, waiting + deliver);
-          const queries = new CorMessageQueries(sql, prefix);
-          await queries.detectLayout();
+          const store = new CorMessageStore(sql, prefix);
+          await store.detectLayout();
           const acceptPerSecond = await acceptRate(db, sql, prefix, acceptMs);
-          const deliverPerSecond = await deliverRate(queries, deliver);
+          const deliverPerSecond = await deliverRate(store, deliver);
           rows.push({ db, waiting, acceptPerSecond, deliverPerSecond });
           process.stderr.write(
             `  ${db} waiting ${waiting}: accept ${Math.round(acceptPerSecond)}/s, deliver ${Math.round(deliverPerSecond)}/s\n`,

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { INBOX_OPTIONS } from './inbox.constants';
 import { InboxConnection } from './store/inbox-connection';
 import { ResolvedInboxOptions } from './inbox.options';
-import type { Now } from './store/cor-message.queries';
+import type { Now } from './store/cor-message.rows';
 
 /**
  * The inbox's notion of now, in epoch ms: the database clock (what every node compares against),

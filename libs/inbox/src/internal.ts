@@ -12,7 +12,9 @@ export { COR_MESSAGE_TABLE, COR_MESSAGE_ORDER_INDEX, MAX_ID_LENGTH } from './sto
 export { INBOX_LEASE_TABLE } from './store/inbox-lease.table';
 export { INBOX_GROUP_TABLE, INBOX_GROUP_ORDER_INDEX, MAX_GROUP_KEY_LENGTH } from './store/inbox-group.table';
 export { FAR_FUTURE } from './store/next-retry';
-export { CorMessageQueries, type MessageRow } from './store/cor-message.queries';
+export { CorMessageStore } from './store/cor-message.store';
+export { CorMessageQueries } from './store/cor-message.queries';
+export type { MessageRow } from './store/cor-message.rows';
 export { statusOf } from './management/message-management.service';
 export { corMessageConversionSql, hasEpochMillisLayout } from './store/cor-message.conversion';
 export { InboxConnection } from './store/inbox-connection';

@@ -19,8 +19,7 @@ describeEachDatabase(
       });
       try {
         await node.delivery.deliverDue(); // after the loop's first (empty) poll
-        const queries = node.app.get(InboxConnection).queries;
-        const claims = jest.spyOn(queries, 'claim');
+        const claims = jest.spyOn(node.app.get(InboxConnection).store.claims, 'claim');
         const asked = () => claims.mock.calls.map(([limit]) => limit);
         // 10 + 20 + 40 + 50 + 50 = 170 full claims, then 15 in a short one, then an empty one.
         await node.acceptor.acceptAll(

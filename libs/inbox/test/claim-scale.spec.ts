@@ -1,6 +1,6 @@
 import { SchemaManager, SqlClient, sqlClientFor } from '@holdfast/core/kit';
 import { createTestDataSource, describeEachDatabase } from '@holdfast/core/testing';
-import { COR_MESSAGE_TABLE, CorMessageQueries } from '../src/internal';
+import { COR_MESSAGE_TABLE, CorMessageStore } from '../src/internal';
 import { fillBacklog, planProblems } from './backlog';
 
 /** `N row lock(s)` of the transaction of connection `id` in SHOW ENGINE INNODB STATUS. */
@@ -21,13 +21,13 @@ async function rowLocksFromMonitor(sql: SqlClient, id: number): Promise<number |
 describeEachDatabase(
   'inbox claim at scale',
   (ctx) => {
-    let queries: CorMessageQueries;
+    let store: CorMessageStore;
     const table = () => `${ctx.prefix}COR_MESSAGE`;
 
     beforeAll(async () => {
       await new SchemaManager(ctx.sql).apply(COR_MESSAGE_TABLE, ctx.prefix, 'create');
-      queries = new CorMessageQueries(ctx.sql, ctx.prefix);
-      await queries.detectLayout();
+      store = new CorMessageStore(ctx.sql, ctx.prefix);
+      await store.detectLayout();
     });
     beforeEach(async () => {
       await ctx.sql.execute(`DELETE FROM ${table()}`);
@@ -41,11 +41,11 @@ describeEachDatabase(
         'with a claim of a batch open on %i rows, a second worker still claims a full batch of %i',
         async (size, batch) => {
           await fillBacklog(ctx.sql, table(), size);
-          const other = new CorMessageQueries(ctx.sql, ctx.prefix);
+          const other = new CorMessageStore(ctx.sql, ctx.prefix);
           await other.detectLayout();
           let second: string[] = [];
           let locked: number | undefined;
-          const first = await queries.claim(batch, undefined, 60_000, async (tx) => {
+          const first = await store.claims.claim(batch, undefined, 60_000, async (tx) => {
             if (ctx.db === 'mariadb') {
               const [row] = await tx.query<{ n: unknown; id: unknown }>(
                 'SELECT CONNECTION_ID() AS id, (SELECT trx_rows_locked FROM information_schema.innodb_trx ' +
@@ -55,7 +55,7 @@ describeEachDatabase(
               // the InnoDB monitor's line for this connection gives the same count.
               locked = row.n == null ? await rowLocksFromMonitor(tx, Number(row.id)) : Number(row.n);
             }
-            second = (await other.claim(batch, undefined, 60_000)).rows.map((r) => r.id);
+            second = (await other.claims.claim(batch, undefined, 60_000)).rows.map((r) => r.id);
           });
           const firstIds = first.rows.map((r) => r.id);
           expect(firstIds).toHaveLength(batch);
@@ -80,17 +80,17 @@ describeEachDatabase(
         const boundedSql = sqlClientFor(ctx.dataSource, undefined, undefined, {
           idleInTransactionTimeout: 2_000,
         });
-        const bounded = new CorMessageQueries(boundedSql, ctx.prefix, 5);
+        const bounded = new CorMessageStore(boundedSql, ctx.prefix, 5);
         await bounded.detectLayout();
         let freedAfter = -1;
         let taken: string[] = [];
         // Inside the claim, holding all 20 rows, the client sends nothing; meanwhile another
         // node tries to claim them.
-        const error = await bounded
+        const error = await bounded.claims
           .claim(20, undefined, 60_000, async () => {
             const silentAt = Date.now();
             while (Date.now() - silentAt < 10_000) {
-              taken = (await queries.claim(20, undefined, 60_000)).rows.map((r) => r.id);
+              taken = (await store.claims.claim(20, undefined, 60_000)).rows.map((r) => r.id);
               if (taken.length) {
                 freedAfter = Date.now() - silentAt;
                 return;
@@ -124,11 +124,11 @@ describeEachDatabase(
         .spyOn(SqlClient.prototype, 'execute')
         .mockImplementation(record(originalExecute) as never);
       try {
-        const claimed = await queries.claim(100, undefined, 60_000);
+        const claimed = await store.claims.claim(100, undefined, 60_000);
         expect(claimed.rows).toHaveLength(100);
-        const expired = await queries.expiredIds(5_000, undefined);
+        const expired = await store.cleanup.expiredIds(5_000, undefined);
         expect(expired).toHaveLength(1_000);
-        expect(await queries.deleteExpired(expired, undefined)).toBe(1_000);
+        expect(await store.cleanup.deleteExpired(expired, undefined)).toBe(1_000);
       } finally {
         query.mockRestore();
         execute.mockRestore();
@@ -162,7 +162,7 @@ describeEachDatabase(
             return original.call(this, sql, params);
           } as never);
           try {
-            expect((await queries.claim(100, undefined, 60_000)).rows).toHaveLength(100);
+            expect((await store.claims.claim(100, undefined, 60_000)).rows).toHaveLength(100);
           } finally {
             query.mockRestore();
           }
@@ -186,7 +186,7 @@ describeEachDatabase(
           other.driver as unknown as { databaseConnection: { pragma(s: string): void } }
         ).databaseConnection.pragma('busy_timeout = 200');
         try {
-          const { rows } = await queries.claim(5, undefined, 60_000);
+          const { rows } = await store.claims.claim(5, undefined, 60_000);
           expect(rows).toHaveLength(5);
           // The handler's turn: the claim is over, another writer goes through at once.
           const otherSql = sqlClientFor(other);

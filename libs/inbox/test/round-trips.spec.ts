@@ -10,7 +10,7 @@ import {
 } from '@holdfast/core/testing';
 import { InboxModule, MessageAcceptor } from '../src';
 import { InboxConnection } from '../src/store/inbox-connection';
-import type { CorMessageQueries } from '../src/store/cor-message.queries';
+import type { CorMessageStore } from '../src/store/cor-message.store';
 import type { Lease } from '../src/store/cor-message.rows';
 
 /**
@@ -32,7 +32,7 @@ for (const db of testDatabases().filter((d) => SERVER_PORTS[d])) {
     let proxy: TcpProxy;
     let dataSource: DataSource;
     let app: TestingModule;
-    let queries: CorMessageQueries;
+    let store: CorMessageStore;
     let acceptor: MessageAcceptor;
     const prefix = uniqueTablePrefix('rt');
 
@@ -44,7 +44,7 @@ for (const db of testDatabases().filter((d) => SERVER_PORTS[d])) {
         imports: [InboxModule.forRoot({ dataSource, tablePrefix: prefix, schema: 'create', deliver: false })],
       }).compile();
       await app.init();
-      queries = app.get(InboxConnection).queries;
+      store = app.get(InboxConnection).store;
       acceptor = app.get(MessageAcceptor);
     });
 
@@ -84,7 +84,7 @@ for (const db of testDatabases().filter((d) => SERVER_PORTS[d])) {
     }
 
     async function claimAll(): Promise<Lease[]> {
-      const { rows } = await queries.claim(BATCH, undefined, LEASE_MS);
+      const { rows } = await store.claims.claim(BATCH, undefined, LEASE_MS);
       return rows.map((r) => ({ id: r.id, until: r.nextRetry! }));
     }
 
@@ -103,7 +103,7 @@ for (const db of testDatabases().filter((d) => SERVER_PORTS[d])) {
       const leases = await claimAll();
       let extended = new Set<string>();
       const trips = await tripsOf(
-        async () => (extended = await queries.extendLeases(leases, Date.now() + LEASE_MS)),
+        async () => (extended = await store.completion.extendLeases(leases, Date.now() + LEASE_MS)),
       );
       expect(extended.size).toBe(BATCH);
       expect(trips).toBe(1);
@@ -113,7 +113,7 @@ for (const db of testDatabases().filter((d) => SERVER_PORTS[d])) {
       await accept(BATCH);
       const leases = await claimAll();
       let deleted = 0;
-      const trips = await tripsOf(async () => (deleted = await queries.deleteOwned(leases)));
+      const trips = await tripsOf(async () => (deleted = await store.completion.deleteOwned(leases)));
       expect(deleted).toBe(BATCH);
       expect(trips).toBe(1);
     });

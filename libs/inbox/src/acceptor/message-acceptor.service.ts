@@ -9,7 +9,7 @@ import type { AcceptMessage, AcceptResult } from '../inbox-message';
 import { InboxMetrics } from '../inbox.metrics';
 import { ResolvedInboxOptions } from '../inbox.options';
 import { InboxConnection } from '../store/inbox-connection';
-import { type NewMessageRow, type Now } from '../store/cor-message.queries';
+import { type NewMessageRow, type Now } from '../store/cor-message.rows';
 
 /** camunda-bpm-correlate's TTL_DURATION is VARCHAR(32): a longer ISO text would not fit a seed table. */
 const TTL_COLUMN_LENGTH = 32;
@@ -117,19 +117,19 @@ export class MessageAcceptor {
   private async insertChunk(chunk: NewMessageRow[], now: Now): Promise<string[]> {
     try {
       // The common case (no id exists yet) costs one statement.
-      await this.metrics.retry('accept', () => this.connection.queries.insert(chunk, now));
+      await this.metrics.retry('accept', () => this.connection.accept.insert(chunk, now));
       return chunk.map((r) => r.id);
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
       this.logger.debug(`Some ids of a chunk exist already; inserting the others`);
     }
     const existing = await this.metrics.retry('accept', () =>
-      this.connection.queries.existingIds(chunk.map((r) => r.id)),
+      this.connection.accept.existingIds(chunk.map((r) => r.id)),
     );
     const todo = chunk.filter((r) => !existing.has(r.id));
     if (!todo.length) return [];
     try {
-      await this.metrics.retry('accept', () => this.connection.queries.insert(todo, now));
+      await this.metrics.retry('accept', () => this.connection.accept.insert(todo, now));
       return todo.map((r) => r.id);
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
@@ -147,7 +147,7 @@ export class MessageAcceptor {
       // A deadlock victim is retried (core's bounded retry); a retry that then finds the id
       // stored by someone else reports a duplicate, so the call stays idempotent by id.
       const now = await this.clock.bindable();
-      await this.metrics.retry('accept', () => this.connection.queries.insert([row], now));
+      await this.metrics.retry('accept', () => this.connection.accept.insert([row], now));
       return true;
     } catch (error) {
       // A plain INSERT (not ON CONFLICT…) because MariaDB's affected-row count cannot tell an

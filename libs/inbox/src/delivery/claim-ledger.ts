@@ -5,7 +5,8 @@ import { Mutex } from 'async-mutex';
 import { InboxClaimLostError } from '../errors';
 import type { InboxClock } from '../inbox.clock';
 import type { InboxMetrics } from '../inbox.metrics';
-import type { ClaimLease, Lease, MessageRow, Now } from '../store/cor-message.queries';
+import type { ClaimLease } from '../store/cor-message.claim';
+import type { Lease, MessageRow, Now } from '../store/cor-message.rows';
 import type { InboxConnection } from '../store/inbox-connection';
 import { NoAnswerError, type DatabaseOutage } from './database-outage';
 
@@ -152,7 +153,7 @@ export class ClaimLedger {
   async handBack(ids: readonly string[]): Promise<void> {
     if (!ids.length) return;
     const now = await this.ctx.clock.bindable();
-    await this.ctx.metrics.retry('release', () => this.ctx.connection.queries.release(ids, 0, now));
+    await this.ctx.metrics.retry('release', () => this.ctx.connection.store.completion.release(ids, 0, now));
     for (const id of ids) this.leases.delete(id);
   }
 
@@ -214,7 +215,7 @@ export class ClaimLedger {
         if (!leases.length) return;
         const until = (await this.leaseNow()) + this.ctx.leaseMs;
         const owned = await withTimeout(
-          this.ctx.connection.queries.extendLeases(leases, until),
+          this.ctx.connection.store.completion.extendLeases(leases, until),
           this.beatMs,
           () => {
             throw new NoAnswerError(this.beatMs);
@@ -286,7 +287,9 @@ export class ClaimLedger {
         if (until !== undefined) leases.push({ id, until });
       }
       try {
-        await this.ctx.metrics.retry('delete', () => this.ctx.connection.queries.deleteOwned(leases));
+        await this.ctx.metrics.retry('delete', () =>
+          this.ctx.connection.store.completion.deleteOwned(leases),
+        );
       } catch (error) {
         // They come back after their lease, to this node or another.
         if (!this.ctx.outage.failed(error, `deleting ${leases.length} delivered message(s)`))

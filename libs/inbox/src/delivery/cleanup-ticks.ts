@@ -1,8 +1,7 @@
-import { instanceId, isDuplicateKeyError, tableName } from '@holdfast/core/kit';
+import { instanceId, isDuplicateKeyError, StatementBinder, tableName } from '@holdfast/core/kit';
 import type { InboxClock } from '../inbox.clock';
 import type { InboxMetrics } from '../inbox.metrics';
 import type { ResolvedInboxOptions } from '../inbox.options';
-import { Binder } from '../store/binder';
 import type { InboxConnection } from '../store/inbox-connection';
 import { INBOX_LEASE_TABLE } from '../store/inbox-lease.table';
 
@@ -32,7 +31,7 @@ export class CleanupTicks {
     private readonly intervalMs: number,
   ) {
     this.table = tableName(options.tablePrefix, INBOX_LEASE_TABLE.name);
-    this.leaseName = `cleanup:${connection.queries.table}`.slice(0, 128);
+    this.leaseName = `cleanup:${connection.store.table}`.slice(0, 128);
   }
 
   /** true: this node cleans at this tick; false: another node does (counted as skipped). */
@@ -55,11 +54,11 @@ export class CleanupTicks {
   private async claimTick(): Promise<boolean> {
     const d = this.connection.sql.dialect;
     const now = await this.clock.bindable();
-    const tick = (b: Binder): string =>
+    const tick = (b: StatementBinder): string =>
       now === undefined
         ? `FLOOR(${d.nowMillis} / ${b.bind(this.intervalMs)})`
         : b.bind(Math.floor(now / this.intervalMs));
-    const update = new Binder(d);
+    const update = new StatementBinder(d);
     const set = tick(update);
     const holder = update.bind(this.holder);
     const name = update.bind(this.leaseName);
@@ -71,7 +70,7 @@ export class CleanupTicks {
     );
     if (claimed > 0) return true;
     // No row yet (first tick of this inbox), or this tick is taken already.
-    const insert = new Binder(d);
+    const insert = new StatementBinder(d);
     try {
       await this.connection.sql.execute(
         `INSERT INTO ${this.table} (LEASE_NAME, TICK, HOLDER) VALUES (${insert.bind(this.leaseName)}, ${tick(insert)}, ${insert.bind(this.holder)})`,

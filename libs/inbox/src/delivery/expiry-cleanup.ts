@@ -68,10 +68,10 @@ export class ExpiryCleanup {
     for (;;) {
       const now = await clock.bindable();
       const ids = await metrics.retry('cleanup', () =>
-        connection.queries.expiredIds(options.cleanupChunkSize, now),
+        connection.store.cleanup.expiredIds(options.cleanupChunkSize, now),
       );
       if (!ids.length) break;
-      const deleted = await metrics.retry('cleanup', () => connection.queries.deleteExpired(ids, now));
+      const deleted = await metrics.retry('cleanup', () => connection.store.cleanup.deleteExpired(ids, now));
       total += deleted;
       metrics.expired.add(deleted);
       metrics.cleanupBatches.add(1);
@@ -83,7 +83,7 @@ export class ExpiryCleanup {
     }
     // Group rows whose message was deleted from outside (a Java client, by hand).
     const orphans = await metrics
-      .retry('cleanup', () => connection.queries.deleteOrphanGroups(options.cleanupChunkSize))
+      .retry('cleanup', () => connection.store.cleanup.deleteOrphanGroups(options.cleanupChunkSize))
       .catch((error) => {
         logger.warn(`Could not delete group rows of deleted messages: ${(error as Error).message}`);
         return 0;

@@ -6,7 +6,7 @@ import { InboxClock } from '../inbox.clock';
 import { INBOX_OPTIONS } from '../inbox.constants';
 import { ResolvedInboxOptions } from '../inbox.options';
 import { MESSAGE_STATUSES, type MessageCounts, type MessageInfo, type MessageStatus } from '../inbox-message';
-import type { MessageRow } from '../store/cor-message.queries';
+import type { MessageRow } from '../store/cor-message.rows';
 import { InboxConnection } from '../store/inbox-connection';
 import { FAR_FUTURE } from '../store/next-retry';
 
@@ -50,13 +50,13 @@ export class MessageManagement {
       throw new InvalidManagementArgumentError('offset', offset, 'must be an integer ≥ 0');
     }
     const now = await this.clock.now();
-    const rows = await this.connection.queries.list(status, limit, offset, now);
+    const rows = await this.connection.store.management.list(status, limit, offset, now);
     return rows.map((r) => this.info(r, now));
   }
 
   async get(id: string): Promise<MessageInfo | undefined> {
     this.assertId(id);
-    const row = await this.connection.queries.find(id);
+    const row = await this.connection.store.management.find(id);
     return row ? this.info(row, await this.clock.now()) : undefined;
   }
 
@@ -66,7 +66,7 @@ export class MessageManagement {
    */
   async payload(id: string): Promise<{ encoding: string; payload: unknown } | undefined> {
     this.assertId(id);
-    const row = await this.connection.queries.find(id, true);
+    const row = await this.connection.store.management.find(id, true);
     if (!row) return undefined;
     return {
       encoding: apiEncoding(row.encoding) ?? row.encoding,
@@ -79,13 +79,13 @@ export class MessageManagement {
   async count(status: MessageStatus): Promise<number>;
   async count(status?: MessageStatus): Promise<MessageCounts | number> {
     if (status !== undefined) this.assertStatus(status);
-    const counts = await this.connection.queries.counts(await this.clock.now());
+    const counts = await this.connection.store.management.counts(await this.clock.now());
     return status === undefined ? counts : counts[status];
   }
 
   /** Stored messages per type, and whether a handler on this node takes the type. */
   async countByType(): Promise<TypeCount[]> {
-    const rows = await this.connection.queries.countByType();
+    const rows = await this.connection.store.management.countByType();
     return rows.map((r) => {
       const type = {
         ...(r.namespace !== null ? { namespace: r.namespace } : {}),
@@ -104,7 +104,7 @@ export class MessageManagement {
   /** No delivery until `resume`. A delivery already running finishes; a failure of it does not unpause. */
   async pause(id: string): Promise<void> {
     this.assertId(id);
-    if (!(await this.connection.queries.pause(id))) throw new MessageNotFoundError(id);
+    if (!(await this.connection.store.management.pause(id))) throw new MessageNotFoundError(id);
     this.logger.debug(`Paused message '${id}'`);
   }
 
@@ -114,11 +114,11 @@ export class MessageManagement {
    */
   async resume(id: string): Promise<boolean> {
     this.assertId(id);
-    if (await this.connection.queries.resume(id, await this.clock.bindable())) {
+    if (await this.connection.store.management.resume(id, await this.clock.bindable())) {
       this.logger.debug(`Resumed message '${id}'`);
       return true;
     }
-    if (!(await this.connection.queries.find(id))) throw new MessageNotFoundError(id);
+    if (!(await this.connection.store.management.find(id))) throw new MessageNotFoundError(id);
     return false;
   }
 
@@ -129,7 +129,7 @@ export class MessageManagement {
    */
   async retryNow(id: string): Promise<void> {
     this.assertId(id);
-    if (!(await this.connection.queries.retryNow(id, await this.clock.bindable()))) {
+    if (!(await this.connection.store.management.retryNow(id, await this.clock.bindable()))) {
       throw new MessageNotFoundError(id);
     }
     this.logger.debug(`Message '${id}' is due now`);
@@ -141,13 +141,13 @@ export class MessageManagement {
     if (!Number.isInteger(retries) || retries < 0 || retries > 1_000_000) {
       throw new InvalidManagementArgumentError('retries', retries, 'must be an integer from 0 to 1000000');
     }
-    if (!(await this.connection.queries.setRetries(id, retries))) throw new MessageNotFoundError(id);
+    if (!(await this.connection.store.management.setRetries(id, retries))) throw new MessageNotFoundError(id);
   }
 
   /** Deletes a message. Returns false if it did not exist. */
   async delete(id: string): Promise<boolean> {
     this.assertId(id);
-    const deleted = (await this.connection.queries.delete(id)) > 0;
+    const deleted = (await this.connection.store.management.delete(id)) > 0;
     if (deleted) this.logger.debug(`Deleted message '${id}'`);
     return deleted;
   }

@@ -63,7 +63,7 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
   /** The listener's outages: one warning when one starts, one when it ends (core's OutageLog). */
   private readonly outage = new OutageLog(
     this.logger,
-    () => `LISTEN connection for ${this.connection.queries.table}`,
+    () => `LISTEN connection for ${this.connection.store.table}`,
   );
   private probe?: { nonce: string; heard: () => void };
   private _listening = false;
@@ -104,7 +104,7 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
   }
 
   private get timerName(): string {
-    return `holdfast:inbox:listen:${this.connection.queries.table}`;
+    return `holdfast:inbox:listen:${this.connection.store.table}`;
   }
 
   private async connect(): Promise<void> {

@@ -1,5 +1,4 @@
-import { type ColumnType, type SqlClient } from '@holdfast/core/kit';
-import { Binder } from './binder';
+import { type ColumnType, type SqlClient, StatementBinder } from '@holdfast/core/kit';
 import { CorMessageStatements } from './cor-message.base';
 import type { NewMessageRow, Now } from './cor-message.rows';
 import {
@@ -31,7 +30,7 @@ export class CorMessageAccept extends CorMessageStatements {
   /** The ids among `ids` that already exist. */
   async existingIds(ids: readonly string[]): Promise<Set<string>> {
     if (!ids.length) return new Set();
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const rows = await this.sql.query<{ id: string }>(
       `SELECT ID AS id FROM ${this.table} WHERE ID IN (${b.list(ids)})`,
       b.params,
@@ -76,7 +75,7 @@ export class CorMessageAccept extends CorMessageStatements {
     if (!grouped.length) return;
     const conflict = this.d.upsertClause(['ID'], ['GROUP_KEY', 'INSERTED']);
     if (conflict === undefined) {
-      const d = new Binder(this.d);
+      const d = new StatementBinder(this.d);
       const gone = this.d.keyedRows(
         d,
         this.groupTable!,
@@ -85,7 +84,7 @@ export class CorMessageAccept extends CorMessageStatements {
       );
       await tx.execute(`DELETE ${gone.deleteFrom} WHERE ${gone.where}1 = 1`, d.params);
     }
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const values = grouped.map((r) => `(${b.bind(r.id)}, ${b.bind(r.group!)}, ${this.t.at(b, at)})`);
     await tx.execute(
       `INSERT INTO ${this.groupTable} (ID, GROUP_KEY, INSERTED) VALUES ${values.join(', ')}${conflict ? ` ${conflict}` : ''}`,
@@ -100,7 +99,7 @@ export class CorMessageAccept extends CorMessageStatements {
     groups?: readonly NewMessageRow[],
   ): Promise<number> {
     if (rows.length > 1 && this.d.arraySource) return this.insertFromArrays(client, rows, now, groups);
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     // Bound in the order the placeholders appear: MySQL and SQLite number '?' by position.
     const values = rows.map((r) => {
       // NULLs as literals: fewer parameters make large inserts noticeably cheaper to parse.
@@ -134,7 +133,7 @@ export class CorMessageAccept extends CorMessageStatements {
   private async runInsert(
     client: SqlClient,
     insert: string,
-    b: Binder,
+    b: StatementBinder,
     rows: number,
     groups?: readonly NewMessageRow[],
   ): Promise<number> {
@@ -160,7 +159,7 @@ export class CorMessageAccept extends CorMessageStatements {
   private async runGroupedInsert(
     client: SqlClient,
     insert: string,
-    b: Binder,
+    b: StatementBinder,
     rows: number,
     groups: readonly NewMessageRow[],
   ): Promise<number> {
@@ -202,7 +201,7 @@ export class CorMessageAccept extends CorMessageStatements {
     now: Now,
     groups?: readonly NewMessageRow[],
   ): Promise<number> {
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const source = this.d.arraySource!(
       ARRAY_COLUMNS.map(({ name, type, value }) => ({ name, type, placeholder: b.bind(rows.map(value)) })),
     );

@@ -6,9 +6,9 @@ import {
   type KeyedRows,
   type SqlDialect,
   type TimestampSql,
+  StatementBinder,
 } from '@holdfast/core/kit';
 import type { MessageStatus } from '../inbox-message';
-import type { Binder } from './binder';
 import { COR_MESSAGE_ORDER_INDEX, COR_MESSAGE_TABLE } from './cor-message.table';
 import type { MessageRow, Now, RawRow } from './cor-message.rows';
 import { FAR_FUTURE } from './next-retry';
@@ -85,12 +85,12 @@ export abstract class CorMessageStatements {
   }
 
   /** now: the database clock inline, or the bound test clock. */
-  protected now(b: Binder, now: Now): string {
+  protected now(b: StatementBinder, now: Now): string {
     return now === undefined ? this.t.now : this.t.at(b, now);
   }
 
   /** now + delta: the database clock plus a bound delta, or the bound test clock plus delta. */
-  protected nowPlus(b: Binder, now: Now, delta: number): string {
+  protected nowPlus(b: StatementBinder, now: Now, delta: number): string {
     return now === undefined ? this.t.nowPlus(b, delta) : this.t.at(b, now + delta);
   }
 
@@ -174,7 +174,7 @@ export abstract class CorMessageStatements {
   }
 
   /** The rows with these ids, as a statement target (see SqlDialect.keyedRows). */
-  protected keyed(b: Binder, ids: readonly string[]): KeyedRows {
+  protected keyed(b: StatementBinder, ids: readonly string[]): KeyedRows {
     return this.d.keyedRows(b, this.table, 'ID', ids);
   }
 }

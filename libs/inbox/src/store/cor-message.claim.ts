@@ -1,5 +1,4 @@
-import { type SqlClient } from '@holdfast/core/kit';
-import { Binder } from './binder';
+import { type SqlClient, StatementBinder } from '@holdfast/core/kit';
 import { CorMessageGroupedStatements, earlier } from './cor-message.groups';
 import type { MessageRow, Now, RawRow } from './cor-message.rows';
 
@@ -53,7 +52,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
   ): Promise<Claimed> {
     if (this.groupTable !== undefined) return this.claimGroupedInOneStatement(limit, now, leaseOf, hold);
     // Bound in the order the placeholders appear (SQLite numbers '?' by position).
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const lease = this.leaseEnd(b, now, leaseOf);
     const pick = this.d.limit(
       `SELECT ID FROM ${this.table} WHERE ${this.d.indexWalkFilter(this.due(b, now, leaseOf))} ORDER BY INSERTED, ID`,
@@ -86,7 +85,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
     leaseOf: ClaimLease,
     hold?: Hold,
   ): Promise<Claimed> {
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     // SQLite's RETURNING sees the table by its name only (not an alias).
     const groupKey = (row: string) =>
       `(SELECT hf_k.GROUP_KEY FROM ${this.groupTable} hf_k WHERE hf_k.ID = ${row}.ID) AS group_key`;
@@ -133,7 +132,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
    * Runs a one-statement claim (in a transaction of its own when `hold` is given) and reads its
    * rows in delivery order.
    */
-  private async runClaim(text: string, b: Binder, now: Now, hold?: Hold): Promise<Claimed> {
+  private async runClaim(text: string, b: StatementBinder, now: Now, hold?: Hold): Promise<Claimed> {
     const run = async (sql: SqlClient) => {
       // Kept planned per connection on PostgreSQL: the claim's text is the same at every call but
       // those that also take back an unanswered claim's rows (a few texts more, capped per pool).
@@ -175,7 +174,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
           for (let i = 0; i < candidates.length && taken.length < limit;) {
             const keys = candidates.slice(i, i + (limit - taken.length)).map((c) => c.id);
             i += keys.length;
-            const b = new Binder(this.d);
+            const b = new StatementBinder(this.d);
             const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
             const target = this.keyed(b, keys);
             const due = this.due(b, now, leaseOf);
@@ -206,7 +205,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
         const position = new Map(order.map((id, i) => [id, i]));
         taken.sort((x, y) => position.get(x.id)! - position.get(y.id)!);
         // (the join returns the rows in no particular order)
-        const u = new Binder(this.d);
+        const u = new StatementBinder(this.d);
         const target = this.keyed(
           u,
           taken.map((r) => r.id),
@@ -240,7 +239,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
     leaseOf: ClaimLease,
     after?: { inserted_ms: unknown; id: string },
   ): Promise<{ inserted_ms: unknown; id: string }[]> {
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     let where = this.due(b, now, leaseOf);
     if (after) {
       const at = this.t.at(b, this.t.toMillis(after.inserted_ms));
@@ -259,7 +258,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
   }
 
   /** The lease end to write: the database clock plus the lease, or the node's own lease end. */
-  private leaseEnd(b: Binder, now: Now, lease: ClaimLease): string {
+  private leaseEnd(b: StatementBinder, now: Now, lease: ClaimLease): string {
     return typeof lease === 'number' ? this.nowPlus(b, now, lease) : this.t.at(b, lease.until);
   }
 
@@ -267,7 +266,7 @@ export class CorMessageClaim extends CorMessageGroupedStatements {
    * Due rows, and rows still under the lease end of one of this node's claims that got no answer
    * (each within its millisecond, as CorMessageCompletion tells a lease apart).
    */
-  private due(b: Binder, now: Now, lease: ClaimLease): string {
+  private due(b: StatementBinder, now: Now, lease: ClaimLease): string {
     const orphans = typeof lease === 'number' ? [] : (lease.orphans ?? []);
     const orphaned = () =>
       orphans

@@ -1,4 +1,4 @@
-import { Binder } from './binder';
+import { StatementBinder } from '@holdfast/core/kit';
 import { CorMessageGroupedStatements } from './cor-message.groups';
 import type { Now } from './cor-message.rows';
 
@@ -6,7 +6,7 @@ import type { Now } from './cor-message.rows';
 export class CorMessageCleanup extends CorMessageGroupedStatements {
   /** Up to `limit` ids of expired messages (through the EXPIRATION index). */
   async expiredIds(limit: number, now: Now): Promise<string[]> {
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const n = this.now(b, now);
     const rows = await this.sql.query<{ id: string }>(
       this.d.limit(
@@ -20,7 +20,7 @@ export class CorMessageCleanup extends CorMessageGroupedStatements {
 
   async deleteExpired(ids: readonly string[], now: Now): Promise<number> {
     if (!ids.length) return 0;
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const target = this.keyed(b, ids);
     const expired = `EXPIRATION IS NOT NULL AND EXPIRATION <= ${this.now(b, now)}`;
     return this.groups.deleting(ids, (client) =>

@@ -1,4 +1,4 @@
-import { Binder } from './binder';
+import { StatementBinder } from '@holdfast/core/kit';
 import { CorMessageGroupedStatements } from './cor-message.groups';
 import type { Lease, Now } from './cor-message.rows';
 
@@ -13,7 +13,7 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
    * NEXT_RETRY (an `OR` of id lists made PostgreSQL's delete of a batch markedly slower), else
    * `(…) OR (…)`, one term per lease end.
    */
-  private owned(b: Binder, leases: readonly Lease[]): string {
+  private owned(b: StatementBinder, leases: readonly Lease[]): string {
     const byEnd = new Map<number, string[]>();
     for (const { id, until } of leases) {
       const ids = byEnd.get(until);
@@ -36,7 +36,7 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
     const ids = leases.map((l) => l.id);
     // Bound in the order the placeholders appear: the keys of the join first on MySQL/MariaDB,
     // after the SET elsewhere (ID IN …).
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const early = this.d.keysInFrom ? this.keyed(b, ids) : undefined;
     const set = this.t.at(b, until);
     const { from, where } = early ?? this.keyed(b, ids);
@@ -46,7 +46,7 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
     );
     if (changed >= leases.length) return new Set(ids);
     // Some were not ours any more (or a driver counts unchanged rows apart): ask which are.
-    const r = new Binder(this.d);
+    const r = new StatementBinder(this.d);
     const target = this.keyed(r, ids);
     const rows = await this.sql.query<{ id: string }>(
       `SELECT ID AS id FROM ${target.from} WHERE ${target.where}${this.owned(
@@ -61,7 +61,7 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
   /** Delivered: the rows this node still holds are gone (a claim lost meanwhile is left alone). */
   async deleteOwned(leases: readonly Lease[]): Promise<number> {
     if (!leases.length) return 0;
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const target = this.keyed(
       b,
       leases.map((l) => l.id),
@@ -76,7 +76,7 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
   /** Delivered: the rows are gone. */
   async deleteDelivered(ids: readonly string[]): Promise<number> {
     if (!ids.length) return 0;
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const target = this.keyed(b, ids);
     return this.groups.deleting(ids, (client) =>
       client.execute(`DELETE ${target.deleteFrom} WHERE ${target.where}1 = 1`, b.params),
@@ -95,7 +95,7 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
     delayMs: number | undefined,
     now: Now,
   ): Promise<boolean> {
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const retries = b.bind(seenRetries + 1);
     const next = delayMs === undefined ? 'NULL' : this.nowPlus(b, now, Math.round(delayMs));
     const err = b.bind(error);
@@ -116,7 +116,7 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
     if (!ids.length) return 0;
     // Bound in the order the placeholders appear: the keys come first on MySQL/MariaDB (a join),
     // last elsewhere (ID IN …).
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const target = this.d.keysInFrom ? this.keyed(b, ids) : undefined;
     const next = this.nowPlus(b, now, Math.max(0, Math.round(delayMs)));
     const err = error === undefined ? '' : `, ERROR = ${b.bind(error)}`;

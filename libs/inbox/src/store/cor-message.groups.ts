@@ -1,5 +1,4 @@
-import { toNumber, type SqlClient } from '@holdfast/core/kit';
-import { Binder } from './binder';
+import { toNumber, type SqlClient, StatementBinder } from '@holdfast/core/kit';
 import { CorMessageStatements, type CorMessageTable } from './cor-message.base';
 import type { Now } from './cor-message.rows';
 
@@ -26,7 +25,7 @@ export class CorMessageGroups extends CorMessageStatements {
    * table that PostgreSQL's planner otherwise chooses: 8 s for one claim on a backlog of 30,000
    * in 100 groups.
    */
-  groupReady(b: Binder, now: Now, m: string): string {
+  groupReady(b: StatementBinder, now: Now, m: string): string {
     const n1 = this.now(b, now);
     const n2 = this.now(b, now);
     return (
@@ -42,7 +41,7 @@ export class CorMessageGroups extends CorMessageStatements {
    * True for a message `hf_em` that holds back the later messages of its group: still in the
    * table, not parked, not expired.
    */
-  holdsGroup(b: Binder, now: Now): string {
+  holdsGroup(b: StatementBinder, now: Now): string {
     const max = Math.trunc(this.on.maxRetries);
     return (
       // Parked: exhausted whatever NEXT_RETRY says (see CorMessageStatements.statusCondition).
@@ -60,7 +59,7 @@ export class CorMessageGroups extends CorMessageStatements {
     ids: readonly string[],
     now: Now,
   ): Promise<{ groups: Map<string, string>; blocked: Set<string> }> {
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const inner =
       `SELECT 1 FROM ${this.groupTable} hf_e JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID ` +
       `WHERE hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${earlier('hf_e', 'hf_g')} ` +
@@ -98,7 +97,7 @@ export class CorMessageGroups extends CorMessageStatements {
    */
   async deleteGroupsOf(client: SqlClient, ids: readonly string[]): Promise<void> {
     if (this.groupTable === undefined || !ids.length) return;
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     // Where the keys are a join (MySQL/MariaDB), the orphans are found by an anti-join.
     if (this.d.keysInFrom) {
       const target = this.d.keyedRows(b, this.groupTable, 'ID', ids);

@@ -1,7 +1,6 @@
-import { toNumber } from '@holdfast/core/kit';
+import { toNumber, StatementBinder } from '@holdfast/core/kit';
 import { PauseUnsupportedError } from '../errors';
 import type { MessageStatus } from '../inbox-message';
-import { Binder } from './binder';
 import { CorMessageGroupedStatements } from './cor-message.groups';
 import type { MessageRow, Now, RawRow } from './cor-message.rows';
 import { FAR_FUTURE } from './next-retry';
@@ -14,7 +13,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
     offset: number,
     now: number,
   ): Promise<MessageRow[]> {
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const where = status ? ` WHERE ${this.statusCondition(status, () => this.t.at(b, now))}` : '';
     const select = this.d.limit(
       `SELECT ${this.columns(false)} FROM ${this.table}${where} ORDER BY INSERTED, ID`,
@@ -28,7 +27,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
   }
 
   async find(id: string, withPayload = false): Promise<MessageRow | undefined> {
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const [row] = await this.sql.query<RawRow>(
       `SELECT ${this.columns(withPayload)} FROM ${this.table} WHERE ID = ${b.bind(id)}`,
       b.params,
@@ -37,7 +36,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
   }
 
   async counts(now: number): Promise<Record<MessageStatus, number> & { total: number }> {
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const statuses: MessageStatus[] = ['due', 'retrying', 'parked', 'paused', 'expired'];
     const sums = statuses.map(
       (s) => `SUM(CASE WHEN ${this.statusCondition(s, () => this.t.at(b, now))} THEN 1 ELSE 0 END) AS ${s}`,
@@ -56,7 +55,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
    * inbox's maxRetries (the CLI) can show, since exhaustion is RETRIES >= maxRetries.
    */
   async countByRetries(now: number): Promise<{ retries: number; count: number }[]> {
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const rows = await this.sql.query<{ r: unknown; c: unknown }>(
       `SELECT RETRIES AS r, COUNT(*) AS c FROM ${this.table} ` +
         `WHERE EXPIRATION IS NULL OR EXPIRATION > ${this.t.at(b, now)} GROUP BY RETRIES ORDER BY RETRIES`,
@@ -88,7 +87,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
   /** Paused: NEXT_RETRY at the seed's FAR_FUTURE. */
   async pause(id: string): Promise<number> {
     if (!this.on.canPause) throw new PauseUnsupportedError(this.table, id);
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const set = this.t.at(b, FAR_FUTURE);
     return this.sql.execute(
       `UPDATE ${this.table} SET NEXT_RETRY = ${set} WHERE ID = ${b.bind(id)}`,
@@ -102,7 +101,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
    * never due for the peer). An exhausted one stays parked.
    */
   async resume(id: string, now: Now): Promise<number> {
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const set = `CASE WHEN RETRIES = 0 THEN NULL ELSE ${this.now(b, now)} END`;
     const where = `ID = ${b.bind(id)} AND NEXT_RETRY >= ${this.farFuture()}`;
     return this.sql.execute(`UPDATE ${this.table} SET NEXT_RETRY = ${set} WHERE ${where}`, b.params);
@@ -115,7 +114,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
    * maximum, next retry set). Other messages keep their RETRIES.
    */
   async retryNow(id: string, now: Now): Promise<number> {
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     const max = Math.trunc(this.on.maxRetries);
     const set = this.now(b, now);
     return this.sql.execute(
@@ -126,7 +125,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
   }
 
   async setRetries(id: string, retries: number): Promise<number> {
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     return this.sql.execute(
       `UPDATE ${this.table} SET RETRIES = ${b.bind(retries)} WHERE ID = ${b.bind(id)}`,
       b.params,
@@ -134,7 +133,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
   }
 
   async delete(id: string): Promise<number> {
-    const b = new Binder(this.d);
+    const b = new StatementBinder(this.d);
     return this.groups.deleting([id], (client) =>
       client.execute(`DELETE FROM ${this.table} WHERE ID = ${b.bind(id)}`, b.params),
     );

@@ -15,7 +15,8 @@ import { InboxClusterModeError, InboxNotifyUnsupportedError } from '../errors';
 import { inboxNotifyChannel } from '../notify/notify-channel';
 import { INBOX_OPTIONS } from '../inbox.constants';
 import { ResolvedInboxOptions } from '../inbox.options';
-import { CorMessageQueries } from './cor-message.queries';
+import type { CorMessageAccept } from './cor-message.accept';
+import { CorMessageStore } from './cor-message.store';
 import { COR_MESSAGE_TABLE } from './cor-message.table';
 import { INBOX_GROUP_TABLE } from './inbox-group.table';
 import { INBOX_LEASE_TABLE } from './inbox-lease.table';
@@ -29,9 +30,8 @@ const tableNameOf = (prefix: string) => tableName(prefix, COR_MESSAGE_TABLE.name
 @Injectable()
 export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
   private readonly logger = new Logger(InboxConnection.name);
-  private _queries?: CorMessageQueries;
-  /** The accepts' statements, on the application's pool (see `queries`). */
-  private accepting?: CorMessageQueries;
+  /** The statements on the coordination pool, and on the application's (see `accept`). */
+  private stores?: { coordination: CorMessageStore; application: CorMessageStore };
   private _leadership?: InboxLeadership;
 
   constructor(
@@ -44,8 +44,8 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await this.applySchema(COR_MESSAGE_TABLE);
-    const queries = this.queries;
-    for (const on of new Set([queries, this.accepting!])) {
+    const { coordination, application } = this.storesOnce();
+    for (const on of new Set([coordination, application])) {
       await on
         .detectLayout()
         .catch((error: Error) =>
@@ -63,10 +63,10 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     }
     // A delivering node: a claim, and a heartbeat or a completion delete beside it.
     if (this.options.deliver)
-      declarePoolNeed(this.sql, { component: `inbox (${this.queries.table})`, connections: 2 });
+      declarePoolNeed(this.sql, { component: `inbox (${this.store.table})`, connections: 2 });
     void this.notifyChannel; // notify: true on a database without LISTEN/NOTIFY stops startup here
     this.logger.log(
-      `Inbox on ${this.sql.dialect.name} (${this.queries.table}), cluster mode '${leadership.mode}'` +
+      `Inbox on ${this.sql.dialect.name} (${this.store.table}), cluster mode '${leadership.mode}'` +
         (this.options.deliver ? '' : ', accept only'),
     );
   }
@@ -90,27 +90,36 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
   }
 
   /**
-   * The inbox's statements. Claims, heartbeats, completions, hand-backs and cleanups run on the
-   * inbox's coordination pool, where the application's load cannot delay them past the lease
-   * (#31); accepts (`insert`, `existingIds`) are the application's own work, at its rate, and run
-   * on the application's pool, so that a burst of them cannot queue in front of a heartbeat.
+   * The inbox's statements on its coordination pool: claims, heartbeats, completions, hand-backs,
+   * cleanups and the admin's, where the application's load cannot delay them past the lease (#31).
    */
-  get queries(): CorMessageQueries {
-    if (!this._queries) {
+  get store(): CorMessageStore {
+    return this.storesOnce().coordination;
+  }
+
+  /**
+   * The accepts' statements (`insert`, `existingIds`): the application's own work, at its rate, on
+   * the application's pool, so that a burst of them cannot queue in front of a heartbeat.
+   */
+  get accept(): CorMessageAccept {
+    return this.storesOnce().application.accept;
+  }
+
+  private storesOnce(): { coordination: CorMessageStore; application: CorMessageStore } {
+    if (!this.stores) {
       const build = (sql: SqlClient) => {
-        const queries = new CorMessageQueries(sql, this.options.tablePrefix, this.options.retry.maxRetries);
-        queries.notifyChannel = this.notifyChannel;
+        const store = new CorMessageStore(sql, this.options.tablePrefix, this.options.retry.maxRetries);
+        store.on.notifyChannel = this.notifyChannel;
         if (this.options.groupBy)
-          queries.groupTable = tableName(this.options.tablePrefix, INBOX_GROUP_TABLE.name);
-        return queries;
+          store.on.groupTable = tableName(this.options.tablePrefix, INBOX_GROUP_TABLE.name);
+        return store;
       };
-      const queries = build(this.sql);
-      const application = this.applicationSql;
-      this.accepting = application === this.sql ? queries : build(application);
-      Object.assign(queries, { insert: this.accepting.insert, existingIds: this.accepting.existingIds });
-      this._queries = queries;
+      const coordination = build(this.sql);
+      const applicationSql = this.applicationSql;
+      const application = applicationSql === this.sql ? coordination : build(applicationSql);
+      this.stores = { coordination, application };
     }
-    return this._queries;
+    return this.stores;
   }
 
   /**

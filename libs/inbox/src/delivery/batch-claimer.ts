@@ -1,0 +1,112 @@
+import type { Logger } from '@nestjs/common';
+import { monotonicMillis } from '@holdfast/core/kit';
+import type { InboxClock } from '../inbox.clock';
+import type { InboxMetrics } from '../inbox.metrics';
+import type { ResolvedInboxOptions } from '../inbox.options';
+import type { InboxConnection } from '../store/inbox-connection';
+import type { ClaimLedger } from './claim-ledger';
+import type { DatabaseOutage } from './database-outage';
+import type { Claim } from './delivery-run';
+
+/**
+ * How far claims grow on a backlog, in multiples of `batchSize` (see claim): 5 × the default
+ * 100 is what graphile-worker's local queue fetches at once in its high-throughput setup.
+ */
+const CLAIM_GROWTH = 5;
+/** The largest claim, as the largest `batchSize`: a statement's parameters stay well within limits. */
+const MAX_CLAIM = 10_000;
+
+/** What the claimer needs from the delivery service that owns it. */
+export interface BatchClaimerContext {
+  connection: InboxConnection;
+  clock: InboxClock;
+  metrics: InboxMetrics;
+  options: Pick<ResolvedInboxOptions, 'batchSize' | 'groupBy'>;
+  ledger: ClaimLedger;
+  outage: DatabaseOutage;
+  logger: Logger;
+}
+
+/**
+ * Claims batches of due messages for this node, the size growing on a backlog, and holds at most
+ * one batch claimed ahead (the prefetch) while a full one is delivered.
+ */
+export class BatchClaimer {
+  /** The next batch, claimed while a full one was delivered (see prefetch). */
+  private prefetched?: Promise<Claim>;
+  /**
+   * How many messages the next claim asks for: `batchSize`, doubled after each claim that came
+   * back full, up to CLAIM_GROWTH times `batchSize`, and `batchSize` again after one that did not.
+   */
+  private claimSize: number;
+
+  constructor(private readonly ctx: BatchClaimerContext) {
+    this.claimSize = ctx.options.batchSize;
+  }
+
+  /** The batch claimed ahead if there is one, else a new claim. */
+  next(): Promise<Claim> {
+    const next = this.prefetched;
+    this.prefetched = undefined;
+    return next ?? this.claim();
+  }
+
+  /**
+   * Claims the next batch now, while the current one runs (a local queue of one batch), so that
+   * the database's work and the handlers' overlap. Its rows wait for handler slots; a shutdown
+   * hands them back unstarted.
+   */
+  prefetch(): void {
+    const prefetch = this.claim();
+    prefetch.catch(() => undefined); // a failed claim fails the run that takes it
+    this.prefetched = prefetch;
+  }
+
+  /**
+   * Claims up to `claimSize` due messages; the ledger holds (and renews) them from then on. On a
+   * backlog the claims grow (ungrouped): a claim costs a round trip and a statement whatever its
+   * size, so a database 1 ms away or more delivers at the rate its claims come back, and larger
+   * claims keep the handlers busy where a prefetched batch alone does not; once the backlog is
+   * gone the claims are `batchSize` again, so that nodes share what comes in.
+   */
+  private async claim(): Promise<Claim> {
+    const { ctx } = this;
+    const size = this.claimSize;
+    const started = monotonicMillis();
+    const clockNow = await ctx.clock.bindable();
+    const { rows, now } = await ctx.metrics.retry('claim', async () => {
+      const lease = await ctx.ledger.nextLease(clockNow, () => ctx.clock.now());
+      try {
+        return await ctx.connection.store.claims.claim(size, clockNow, lease);
+      } catch (error) {
+        ctx.ledger.claimUnanswered(lease.until);
+        throw error;
+      }
+    });
+    ctx.outage.answered();
+    // Grouped, a group's next message is ready only once the one before it is gone: no growth.
+    const grow = rows.length >= size && ctx.options.groupBy === undefined;
+    this.claimSize = grow
+      ? Math.min(size * 2, ctx.options.batchSize * CLAIM_GROWTH, MAX_CLAIM)
+      : ctx.options.batchSize;
+    if (rows.length) ctx.ledger.take(rows, now, started);
+    return { rows, now, started };
+  }
+
+  /** The batch claimed ahead, not started: due again at once, for any node (shutdown, lost leadership). */
+  async handBackPrefetched(): Promise<void> {
+    const { ledger, logger } = this.ctx;
+    const next = this.prefetched;
+    this.prefetched = undefined;
+    const claim = await next?.catch(() => undefined);
+    if (!claim?.rows.length) return;
+    const ids = ledger.stillHeld(claim.rows.map((row) => row.id));
+    try {
+      await ledger.handBack(ids);
+    } catch (error) {
+      logger.warn(`Could not hand back ${ids.length} message(s): ${(error as Error).message}`);
+    } finally {
+      ledger.finish(claim.rows);
+    }
+  }
+}

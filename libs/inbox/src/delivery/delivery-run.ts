@@ -1,0 +1,209 @@
+import type { Logger } from '@nestjs/common';
+import { monotonicMillis, type DeadlineQueue } from '@holdfast/core/kit';
+import { InboxClaimLostError } from '../errors';
+import type { InboxHandlerRegistry, RegisteredHandler } from '../handler/inbox-handler.registry';
+import type { InboxMetrics } from '../inbox.metrics';
+import type { ResolvedInboxOptions } from '../inbox.options';
+import type { MessageRow } from '../store/cor-message.rows';
+import type { ClaimLedger } from './claim-ledger';
+import type { DatabaseOutage } from './database-outage';
+import { HandlerRun, InboxShutdownError, type HandlerSlots } from './handler-run';
+import { groupsOf, type Item } from './message-groups';
+import type { OutcomeRecorder } from './outcome-recorder';
+
+/** What one delivery run did. */
+export interface DeliveryReport {
+  claimed: number;
+  delivered: number;
+  failed: number;
+  parked: number;
+  unhandled: number;
+  /** Claimed but expired by the time its turn came: left for cleanup, never delivered. */
+  expired: number;
+  /** Not attempted because an earlier message of its group failed (batchMode 'fail-first'). */
+  skipped: number;
+}
+
+/** A report of `claimed` messages, nothing done yet. */
+export function emptyReport(claimed = 0): DeliveryReport {
+  return { claimed, delivered: 0, failed: 0, parked: 0, unhandled: 0, expired: 0, skipped: 0 };
+}
+
+/** A claimed batch: its rows, the database clock then, and the local monotonic time it started. */
+export interface Claim {
+  rows: MessageRow[];
+  now: number;
+  started: number;
+}
+
+/** What every run uses, from the delivery service that owns them. */
+export interface DeliveryRunContext {
+  options: Pick<ResolvedInboxOptions, 'batchSize' | 'groupBy' | 'batchMode'>;
+  registry: InboxHandlerRegistry;
+  slots: HandlerSlots;
+  ledger: ClaimLedger;
+  recorder: OutcomeRecorder;
+  outage: DatabaseOutage;
+  metrics: InboxMetrics;
+  logger: Logger;
+  deadlines: DeadlineQueue<HandlerRun> | undefined;
+  unhandledMs: number;
+  /** False once the node drains: what has not started goes back to the other nodes. */
+  running: () => boolean;
+  /** Gives a node slot back once its message is deleted (see HandlerSlots). */
+  releaseNodeSlot: () => void;
+}
+
+/** The i-th message of a group, about to be delivered. */
+interface ItemCall {
+  items: readonly Item[];
+  i: number;
+  handler: RegisteredHandler | undefined;
+}
+
+/** What delivering one message did. */
+interface ItemOutcome {
+  /** The rest of the group follows now. */
+  next: boolean;
+  /** The node's slot stays taken until the message is deleted (it was delivered). */
+  slotUntilDeleted: boolean;
+}
+
+const GO_ON: ItemOutcome = { next: true, slotUntilDeleted: false };
+const STOP: ItemOutcome = { next: false, slotUntilDeleted: false };
+
+/**
+ * One claimed batch, delivered group by group (at most `concurrency` handlers at once, and a
+ * handler's own `concurrency`); its report is what it did. Deletes of what succeeded go through
+ * the ledger; failures, unhandled types and skipped messages through the recorder.
+ */
+export class DeliveryRun {
+  readonly report: DeliveryReport;
+
+  constructor(
+    private readonly ctx: DeliveryRunContext,
+    private readonly claim: Claim,
+  ) {
+    this.report = emptyReport(claim.rows.length);
+  }
+
+  async deliver(): Promise<DeliveryReport> {
+    const { ctx } = this;
+    const groups = groupsOf(this.claim.rows, ctx.options.groupBy, ctx.logger);
+    // A group whose failure could not be recorded (a database error) comes back after its lease.
+    const outcomes = await Promise.allSettled(groups.map((items) => this.deliverGroup(items)));
+    for (const outcome of outcomes) {
+      if (outcome.status === 'rejected' && !ctx.outage.failed(outcome.reason, 'recording an outcome')) {
+        ctx.logger.error(
+          `Could not record a delivery outcome: ${(outcome.reason as Error)?.message ?? outcome.reason}`,
+        );
+      }
+    }
+    ctx.metrics.batchDuration.record(monotonicMillis() - this.claim.started);
+    return this.report;
+  }
+
+  /** Delivers one group in INSERTED order; 'fail-first' stops at the first failure. */
+  private async deliverGroup(items: Item[]): Promise<void> {
+    const { slots, registry } = this.ctx;
+    for (let i = 0; i < items.length; i++) {
+      const handler = items[i].message ? registry.find(items[i].message!.type) : undefined;
+      const slotted = handler !== undefined && !items[i].decodeError;
+      if (slotted && !slots.tryAcquire(handler)) await slots.acquire(handler);
+      let outcome: ItemOutcome | undefined;
+      try {
+        outcome = await this.deliverItem({ items, i, handler });
+        if (!outcome.next) return;
+      } finally {
+        if (slotted) {
+          slots.releaseHandler(handler);
+          // The node's slot comes back once the message is deleted (see HandlerSlots), set up
+          // by deliverItem when it completed the message.
+          if (!outcome?.slotUntilDeleted) slots.releaseNode();
+        }
+      }
+    }
+  }
+
+  /** Delivers the i-th message of a group. */
+  private async deliverItem({ items, i, handler }: ItemCall): Promise<ItemOutcome> {
+    const { ctx, report } = this;
+    const { ledger } = ctx;
+    if (!ctx.running()) {
+      // Shutting down: what this group has not started goes back to the other nodes now.
+      report.skipped += items.length - i;
+      await ledger.handBack(ledger.stillHeld(items.slice(i).map((item) => item.row.id)));
+      return STOP;
+    }
+    const { row, message, decodeError } = items[i];
+    // The database time of the claim plus what has passed locally since: expiry is checked
+    // right before each delivery, not only when the batch was selected.
+    if (
+      row.expiration !== null &&
+      row.expiration <= this.claim.now + (monotonicMillis() - this.claim.started)
+    ) {
+      report.expired++;
+      ledger.drop(row.id); // left for the cleanup
+      return GO_ON;
+    }
+    if (message && !handler) {
+      report.unhandled++;
+      ledger.drop(row.id);
+      await ctx.recorder.unhandled(row);
+      if (ctx.options.batchMode === 'fail-first') {
+        await this.skipRest(items.slice(i + 1), ctx.unhandledMs);
+        return STOP;
+      }
+      return GO_ON;
+    }
+    if (!ledger.holds(row.id)) {
+      // The claim is lost (the heartbeats could not keep it): another node may be delivering
+      // it already, and the rest of its group after it. Leave them.
+      report.skipped += items.length - i;
+      return STOP;
+    }
+    const run = new HandlerRun(row.id);
+    ledger.running(row.id, run);
+    try {
+      if (decodeError) throw decodeError;
+      const call = run.execute(() => handler!.handle(message!, run.context), ctx.deadlines);
+      if (call) await call;
+      if (run.aborted) throw run.reason;
+      report.delivered++;
+      ledger.complete(row.id, ctx.releaseNodeSlot);
+      ctx.metrics.delivered.add(1);
+      return { next: true, slotUntilDeleted: true };
+    } catch (error) {
+      const reason: unknown = run.reason;
+      if (reason instanceof InboxShutdownError) return STOP; // handed back
+      if (reason instanceof InboxClaimLostError) {
+        // Not ours any more: no failure recorded, and the rest of the group is not started
+        // ahead of it (left to the node that has it, or to their own lease).
+        report.skipped += items.length - i - 1;
+        return STOP;
+      }
+      ledger.drop(row.id);
+      const { delay, parked } = await ctx.recorder.failed(row, error);
+      report.failed++;
+      if (parked) report.parked++;
+      if (ctx.options.batchMode === 'fail-first') {
+        // Later messages of the group wait as long as the failed one, so they come after it.
+        await this.skipRest(items.slice(i + 1), delay ?? 0);
+        return STOP;
+      }
+      return GO_ON;
+    } finally {
+      ledger.stopped(row.id);
+    }
+  }
+
+  /** The rest of a group that stopped: counted as skipped, and given back for `delayMs`. */
+  private async skipRest(rest: readonly Item[], delayMs: number): Promise<void> {
+    if (!rest.length) return;
+    this.report.skipped += rest.length;
+    await this.ctx.recorder.releaseRest(
+      rest.map((item) => item.row.id),
+      delayMs,
+    );
+  }
+}

@@ -1,0 +1,55 @@
+import { parseDuration, type DeadlineQueue } from '@holdfast/core/kit';
+import type { ResolvedInboxOptions } from '../inbox.options';
+import type { BackoffPolicy } from './backoff';
+import { handlerDeadlines, type HandlerRun } from './handler-run';
+
+/** The delivery's options as numbers (milliseconds), parsed once when the service is built. */
+export interface DeliverySettings {
+  pollMs: number;
+  leaseMs: number;
+  cleanupMs: number;
+  unhandledMs: number;
+  graceMs: number;
+  /** Handlers running at once on this node (`concurrency`, else `batchSize`). */
+  concurrency: number;
+  backoff: BackoffPolicy;
+  /** A completion flush starts as soon as this many delivered messages wait for their delete. */
+  flushAt: number;
+  flushMs: number;
+  /** The handler calls' time limit, on one timer (none without a limit). */
+  deadlines: DeadlineQueue<HandlerRun> | undefined;
+}
+
+/** Parses the durations of `options` (each error names its option). */
+export function deliverySettings(options: ResolvedInboxOptions): DeliverySettings {
+  // Parsed in this order, so that the first bad option is the one reported, as before.
+  const pollMs = parseDuration(options.pollInterval, 'pollInterval');
+  const leaseMs = parseDuration(options.visibilityTimeout, 'visibilityTimeout');
+  const cleanupMs = parseDuration(options.cleanupInterval, 'cleanupInterval');
+  const unhandledMs = parseDuration(options.unhandledDelay, 'unhandledDelay');
+  const graceMs = parseDuration(options.shutdownGrace, 'shutdownGrace');
+  const handlerMs =
+    options.handlerTimeout === undefined ? leaseMs : parseDuration(options.handlerTimeout, 'handlerTimeout');
+  const deadlines = handlerDeadlines(handlerMs, options.handlerTimeout !== undefined);
+  const concurrency = options.concurrency ?? options.batchSize;
+  const r = options.retry;
+  const backoff: BackoffPolicy = {
+    maxRetries: r.maxRetries,
+    initialDelay: parseDuration(r.initialDelay, 'retry.initialDelay'),
+    multiplier: r.multiplier,
+    maxDelay: parseDuration(r.maxDelay, 'retry.maxDelay'),
+    jitter: r.jitter,
+  };
+  return {
+    pollMs,
+    leaseMs,
+    cleanupMs,
+    unhandledMs,
+    graceMs,
+    concurrency,
+    backoff,
+    flushAt: Math.min(options.completionBatchSize, concurrency),
+    flushMs: parseDuration(options.completionFlushInterval, 'completionFlushInterval'),
+    deadlines,
+  };
+}
