@@ -1,5 +1,5 @@
 import { SchemaManager, SchemaMismatchError, type TableSpec } from '@holdfast/core/kit';
-import { readCatalogIndexes, sqliteAffinity } from '../src/schema/live-table';
+import { sqliteAffinity } from '../src/schema/live-table';
 import { describeEachDatabase, type TestDatabase } from '@holdfast/core/testing';
 
 /** A table in the shape of the seeds' problems: a CHAR(32) owner, a seed timestamp, an optional extra. */
@@ -203,7 +203,7 @@ describeEachDatabase(
         true,
       );
       // Both read the one catalog reader: every index with its leading column.
-      const indexes = await readCatalogIndexes(d.name, query, table);
+      const indexes = await d.readCatalogIndexes(query, table);
       expect(indexes!.find((i) => i.name.toLowerCase() === t('IDX_CHK_CATALOG_N').toLowerCase())).toEqual({
         name: expect.any(String),
         leading: 'n',
@@ -211,7 +211,7 @@ describeEachDatabase(
       expect(await new SchemaManager(ctx.sql).indexExists(table, t('IDX_CHK_CATALOG_OTHER'), ['AT'])).toBe(
         false,
       );
-      expect(await readCatalogIndexes(d.name, query, t('CHK_NOT_THERE'))).toEqual([]);
+      expect(await d.readCatalogIndexes(query, t('CHK_NOT_THERE'))).toEqual([]);
     });
   },
   { tables: [...TABLES, 'CHK_CATALOG', 'CHK_NOT_THERE'] },

@@ -1,5 +1,5 @@
 import type { QueryRunner } from 'typeorm';
-import type { Dialect } from '../dialect/dialect';
+import type { SqlDialect } from '../dialect/sql-dialect';
 import { InvalidOptionsError } from '../errors/holdfast.error';
 import type { BoundedConnections } from './bounded-connections';
 import {
@@ -14,7 +14,7 @@ import {
 /** One `SqlClient.transaction()`: where it runs and its bounds. */
 export interface BoundedTransactionContext {
   connections: BoundedConnections;
-  dialect: Dialect;
+  dialect: SqlDialect;
   /** Milliseconds after which the server ends the transaction if its client goes quiet (0: never). */
   idleMs: number;
   isolation?: IsolationLevel;

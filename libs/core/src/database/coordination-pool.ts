@@ -1,4 +1,5 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
+import { dialectOfDriver, sqlDialect } from '../dialect/dialects';
 import { InvalidOptionsError } from '../errors/holdfast.error';
 
 /**
@@ -211,16 +212,11 @@ function coordinationOptions(
   for (const key of LEFT_OUT) delete options[key];
   const extra = { ...((application as { extra?: Record<string, unknown> }).extra ?? {}) };
   // pg reads `max`, mysql2 `connectionLimit` and `maxIdle`; TypeORM lets `extra` win over poolSize.
-  if (
-    application.type === 'postgres' ||
-    application.type === 'aurora-postgres' ||
-    application.type === 'cockroachdb'
-  ) {
-    extra.max = size;
-  } else {
-    extra.connectionLimit = size;
-    extra.maxIdle = size;
-  }
+  const dialect = dialectOfDriver(String(application.type));
+  Object.assign(
+    extra,
+    dialect ? sqlDialect(dialect).poolSizeOptions(size) : { connectionLimit: size, maxIdle: size },
+  );
   return {
     ...options,
     poolSize: size,

@@ -1,21 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { Dialect, isDialect } from '../dialect/dialect';
+import { dialectOfDriver } from '../dialect/dialects';
 import { UnsupportedDialectError } from '../errors/holdfast.error';
-
-const BY_DRIVER_TYPE: Record<string, Dialect> = {
-  postgres: 'postgres',
-  'aurora-postgres': 'postgres',
-  cockroachdb: 'postgres',
-  mysql: 'mysql',
-  'aurora-mysql': 'mysql',
-  mariadb: 'mariadb',
-  'better-sqlite3': 'sqlite',
-  sqlite: 'sqlite',
-  capacitor: 'sqlite',
-  mssql: 'mssql',
-  oracle: 'oracle',
-};
 
 /**
  * Detects the SQL dialect of a DataSource once, from its driver type and the server version
@@ -30,10 +17,8 @@ export class DatabaseResolver {
       return override;
     }
     const type = String(dataSource.options.type);
-    const dialect = BY_DRIVER_TYPE[type];
-    if (!dialect) throw new UnsupportedDialectError(type, 'from the DataSource driver type');
-    if (dialect === 'mysql' && /mariadb/i.test(this.serverVersion(dataSource))) return 'mariadb';
-    return dialect;
+    if (!dialectOfDriver(type)) throw new UnsupportedDialectError(type, 'from the DataSource driver type');
+    return dialectOfDriver(type, this.serverVersion(dataSource))!;
   }
 
   /** The server version string the driver read after connecting ('' when unknown). */

@@ -63,14 +63,15 @@ export abstract class HoldfastDatabase {
       const dataSource = resolveDataSource(this.moduleRef, this.database.dataSource, this.module);
       const option = this.database.coordinationPool ?? configuredCoordinationPool(dataSource);
       validateCoordinationPool(this.module, option);
-      const dialect = this.resolver.resolve(dataSource, this.database.dialect);
-      if (option === false || dialect === 'sqlite' || !this.usesCoordinationPool()) {
-        this.client = sqlClientFor(dataSource, this.resolver, dialect, this.clientOptions());
+      const name = this.resolver.resolve(dataSource, this.database.dialect);
+      const dialect = sqlDialect(name, { driverTimezone: driverTimezone(dataSource) ?? 'local' });
+      if (option === false || dialect.singleConnection || !this.usesCoordinationPool()) {
+        this.client = sqlClientFor(dataSource, this.resolver, name, this.clientOptions());
       } else {
         this.pool = new CoordinationPool(dataSource, option ?? {});
         this.client = new SqlClient(
           this.pool.dataSource,
-          sqlDialect(dialect, { driverTimezone: driverTimezone(dataSource) ?? 'local' }),
+          dialect,
           undefined,
           this.clientOptions(),
           false,
@@ -90,10 +91,11 @@ export abstract class HoldfastDatabase {
   protected get applicationSql(): SqlClient {
     const sql = this.sql;
     if (!this.pool) return sql;
-    return (this.applicationClient ??= sqlClientFor(
+    // The same dialect: the application's DataSource is the one the coordination pool copies.
+    return (this.applicationClient ??= new SqlClient(
       this.pool.application,
-      this.resolver,
-      sql.dialect.name,
+      sql.dialect,
+      undefined,
       this.clientOptions(),
     ));
   }

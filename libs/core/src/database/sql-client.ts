@@ -26,8 +26,6 @@ export type {
 
 type Row = Record<string, unknown>;
 
-const BOUNDED_DIALECTS: readonly string[] = ['postgres', 'mysql', 'mariadb'];
-
 /**
  * Holdfast's way to run SQL through the application's DataSource: raw statements with bound
  * parameters, affected-row counts, transactions, and the database clock. On SQLite it
@@ -57,7 +55,7 @@ export class SqlClient {
     /** The module's own pool behind `dataSource`, connected on this client's first statement. */
     private readonly coordination?: CoordinationPool,
   ) {
-    if (!runner && dialect.name === 'sqlite') this.gate = sqliteGate(dataSource);
+    if (!runner && dialect.singleConnection) this.gate = sqliteGate(dataSource);
     this.opened = !coordination || coordination.isOpen;
     if (!runner && this.opened) this.channel = sharedChannel(dataSource);
     this.idleInTransactionTimeout = parseDuration(
@@ -65,7 +63,7 @@ export class SqlClient {
       'idleInTransactionTimeout',
     );
     const bound = parseDuration(options.statementTimeout ?? 0, 'statementTimeout');
-    this.statementTimeout = BOUNDED_DIALECTS.includes(dialect.name) ? bound : 0;
+    this.statementTimeout = dialect.boundsWaits ? bound : 0;
     this.connections = new BoundedConnections(dataSource, this.statementTimeout);
   }
 
@@ -159,7 +157,7 @@ export class SqlClient {
       inBoundedTransaction(
         {
           connections: this.connections,
-          dialect: this.dialect.name,
+          dialect: this.dialect,
           idleMs: this.idleInTransactionTimeout,
           isolation: options.isolation,
         },

@@ -1,6 +1,8 @@
 import type { QueryRunner } from 'typeorm';
 import type { StatementResult } from './driver-channel';
 import type { Dialect } from '../dialect/dialect';
+import { asSqlDialect } from '../dialect/dialects';
+import type { CompoundTransactionSql, SqlDialect } from '../dialect/sql-dialect';
 
 /**
  * The default server-side bound on a transaction whose client goes quiet inside it: 30 s. A
@@ -11,13 +13,6 @@ export const DEFAULT_IDLE_IN_TRANSACTION_TIMEOUT_MS = 30_000;
 /** The isolation levels a transaction may ask for (the server's default when none is asked). */
 export const ISOLATION_LEVELS = ['read committed', 'repeatable read', 'serializable'] as const;
 export type IsolationLevel = (typeof ISOLATION_LEVELS)[number];
-
-/** The MySQL/MariaDB session variable that bounds an idle transaction, in whole seconds. */
-function mysqlVariable(dialect: Dialect): string {
-  // MariaDB ends only idle *transactions*; MySQL has no such variable, so its bound is the
-  // connection's idle timeout, set for the transaction's duration only.
-  return dialect === 'mariadb' ? 'idle_transaction_timeout' : 'wait_timeout';
-}
 
 /**
  * Opens a transaction on `runner` that the server ends by itself if the client sends nothing
@@ -39,35 +34,18 @@ function mysqlVariable(dialect: Dialect): string {
  */
 export async function beginBoundedTransaction(
   runner: QueryRunner,
-  dialect: Dialect,
+  dialect: Dialect | SqlDialect,
   idleMs: number,
   isolation?: IsolationLevel,
 ): Promise<void> {
   const ms = Math.max(0, Math.ceil(idleMs));
   const level = isolation?.toUpperCase();
-  switch (dialect) {
-    case 'postgres': {
-      const begin = level ? `BEGIN ISOLATION LEVEL ${level}` : 'BEGIN';
-      await runner.query(ms > 0 ? `${begin}; SET LOCAL idle_in_transaction_session_timeout = ${ms}` : begin);
-      return;
-    }
-    case 'mariadb':
-      // One round trip: the statements in one compound statement.
-      await runner.query(compound(mariadbOpening(ms, level)));
-      return;
-    case 'mysql':
-      if (ms > 0)
-        await runner.query(`SET SESSION ${mysqlVariable(dialect)} = ${Math.max(1, Math.ceil(ms / 1000))}`);
-      // Without SESSION or GLOBAL: the next transaction only, the session keeps its own level.
-      if (level) await runner.query(`SET TRANSACTION ISOLATION LEVEL ${level}`);
-      await runner.query('START TRANSACTION');
-      return;
-    case 'sqlite':
-      await runner.query('BEGIN IMMEDIATE');
-      return;
-    default:
-      await runner.startTransaction(level as Parameters<QueryRunner['startTransaction']>[0]);
+  const statements = asSqlDialect(dialect).beginTransaction(ms, level);
+  if (!statements) {
+    await runner.startTransaction(level as Parameters<QueryRunner['startTransaction']>[0]);
+    return;
   }
+  for (const statement of statements) await runner.query(statement);
 }
 
 /**
@@ -77,24 +55,26 @@ export async function beginBoundedTransaction(
  */
 export async function endBoundedTransaction(
   runner: QueryRunner,
-  dialect: Dialect,
+  dialect: Dialect | SqlDialect,
   idleMs: number,
   outcome: 'commit' | 'rollback',
 ): Promise<void> {
-  if (dialect === 'mariadb' && Math.ceil(idleMs) > 0) {
+  const sql = asSqlDialect(dialect);
+  const compound = sql.compoundTransactions;
+  if (compound && Math.ceil(idleMs) > 0) {
     // The reset with the COMMIT or ROLLBACK, in one round trip.
-    const ending = compound(mariadbClosing(outcome, idleMs));
+    const ending = compound.compound(compound.closing(outcome, idleMs));
     if (outcome === 'commit') await runner.query(ending);
     else await runner.query(ending).catch(() => undefined); // a connection gone: so is its session
     return;
   }
-  if (await finishTransaction(runner, dialect, outcome)) await resetBoundedSession(runner, dialect, idleMs);
+  if (await finishTransaction(runner, sql, outcome)) await resetBoundedSession(runner, sql, idleMs);
 }
 
 /** COMMIT or ROLLBACK; false when a rollback found the connection gone. */
 export async function finishTransaction(
   runner: QueryRunner,
-  dialect: Dialect,
+  dialect: Dialect | SqlDialect,
   outcome: 'commit' | 'rollback',
 ): Promise<boolean> {
   const tx = deferred.get(runner);
@@ -102,7 +82,7 @@ export async function finishTransaction(
     deferred.delete(runner);
     // Nothing sent (no statement, so no transaction on the server), or over already.
     if (tx.opening || tx.ended) return true;
-    const ending = compound(mariadbClosing(outcome, tx.idleMs));
+    const ending = tx.sql.compound(tx.sql.closing(outcome, tx.idleMs));
     if (outcome === 'commit') {
       await runner.query(ending);
       return true;
@@ -111,17 +91,18 @@ export async function finishTransaction(
     await runner.query(ending).catch(() => undefined);
     return true;
   }
-  if (dialect !== 'postgres' && dialect !== 'mysql' && dialect !== 'mariadb' && dialect !== 'sqlite') {
+  const ending = asSqlDialect(dialect).endTransaction(outcome);
+  if (ending === undefined) {
     if (outcome === 'commit') await runner.commitTransaction();
     else if (runner.isTransactionActive) await runner.rollbackTransaction().catch(() => undefined);
     return true;
   }
   if (outcome === 'commit') {
-    await runner.query('COMMIT');
+    await runner.query(ending);
     return true;
   }
   try {
-    await runner.query('ROLLBACK');
+    await runner.query(ending);
     return true;
   } catch {
     return false; // the connection is gone; so is its session state
@@ -133,8 +114,8 @@ export async function finishTransaction(
  * MySQL's. MariaDB's reset goes with the transaction's COMMIT or ROLLBACK, in one compound
  * statement (`endBoundedTransaction`, `finishTransaction` after `openBoundedTransaction`).
  */
-export function needsSessionReset(dialect: Dialect, idleMs: number): boolean {
-  return dialect === 'mysql' && idleMs > 0;
+export function needsSessionReset(dialect: Dialect | SqlDialect, idleMs: number): boolean {
+  return asSqlDialect(dialect).sessionReset(idleMs) !== undefined;
 }
 
 /**
@@ -144,43 +125,17 @@ export function needsSessionReset(dialect: Dialect, idleMs: number): boolean {
  */
 export async function resetBoundedSession(
   runner: QueryRunner,
-  dialect: Dialect,
+  dialect: Dialect | SqlDialect,
   idleMs: number,
 ): Promise<void> {
-  if (!needsSessionReset(dialect, idleMs)) return;
-  await runner.query(`SET SESSION ${mysqlVariable(dialect)} = DEFAULT`).catch(() => undefined);
-}
-
-/** MariaDB's statements that open a bounded transaction (see beginBoundedTransaction). */
-function mariadbOpening(ms: number, level: string | undefined): string[] {
-  return [
-    ...(ms > 0 ? [`SET SESSION ${mysqlVariable('mariadb')} = ${Math.max(1, Math.ceil(ms / 1000))}`] : []),
-    // Without SESSION or GLOBAL: the next transaction only, the session keeps its own level.
-    ...(level ? [`SET TRANSACTION ISOLATION LEVEL ${level}`] : []),
-    'START TRANSACTION',
-  ];
-}
-
-/** MariaDB's statements that end a bounded transaction and give the session its default back. */
-function mariadbClosing(outcome: 'commit' | 'rollback', idleMs: number): string[] {
-  return [
-    outcome.toUpperCase(),
-    ...(Math.ceil(idleMs) > 0 ? [`SET SESSION ${mysqlVariable('mariadb')} = DEFAULT`] : []),
-  ];
-}
-
-/**
- * Several MariaDB statements sent as one (a compound statement, `BEGIN NOT ATOMIC … END`): one
- * round trip, with no need for the driver's multi-statement mode. It stops at the first statement
- * that fails, with that error; a SELECT in it sends its rows as a result set of their own.
- */
-function compound(statements: readonly string[]): string {
-  if (statements.length === 1) return statements[0];
-  return `BEGIN NOT ATOMIC ${statements.map((s) => s.replace(/[\s;]+$/, '')).join('; ')}; END`;
+  const reset = asSqlDialect(dialect).sessionReset(idleMs);
+  if (reset === undefined) return;
+  await runner.query(reset).catch(() => undefined);
 }
 
 /** A MariaDB transaction opened by `openBoundedTransaction`: what it has not sent yet. */
 interface DeferredTransaction {
+  sql: CompoundTransactionSql;
   idleMs: number;
   /** The statements that open it, until they go out in front of its first statement. */
   opening?: string[];
@@ -201,13 +156,14 @@ const deferred = new WeakMap<QueryRunner, DeferredTransaction>();
  */
 export async function openBoundedTransaction(
   runner: QueryRunner,
-  dialect: Dialect,
+  dialect: Dialect | SqlDialect,
   idleMs: number,
   isolation?: IsolationLevel,
 ): Promise<void> {
-  if (dialect !== 'mariadb') return beginBoundedTransaction(runner, dialect, idleMs, isolation);
+  const sql = asSqlDialect(dialect).compoundTransactions;
+  if (!sql) return beginBoundedTransaction(runner, dialect, idleMs, isolation);
   const ms = Math.max(0, Math.ceil(idleMs));
-  deferred.set(runner, { idleMs: ms, opening: mariadbOpening(ms, isolation?.toUpperCase()) });
+  deferred.set(runner, { sql, idleMs: ms, opening: sql.opening(ms, isolation?.toUpperCase()) });
 }
 
 /**
@@ -225,9 +181,13 @@ export async function runInTransaction(
   const tx = deferred.get(runner);
   if (!tx || tx.ended || (!tx.opening && !commit))
     return runner.query(sql, params as unknown[], true) as Promise<StatementResult>;
-  const statements = [...(tx.opening ?? []), sql, ...(commit ? mariadbClosing('commit', tx.idleMs) : [])];
+  const statements = [...(tx.opening ?? []), sql, ...(commit ? tx.sql.closing('commit', tx.idleMs) : [])];
   tx.opening = undefined;
-  const result = (await runner.query(compound(statements), params as unknown[], true)) as StatementResult;
+  const result = (await runner.query(
+    tx.sql.compound(statements),
+    params as unknown[],
+    true,
+  )) as StatementResult;
   if (commit) tx.ended = true;
   if (statements.length === 1) return result;
   // A compound statement's result: a SELECT's rows come as a result set of their own, before the

@@ -1,4 +1,6 @@
-import { readCatalogColumns, readIndexNamed, type LiveColumn } from '../schema/live-table';
+import type { SqlClient } from '../database/sql-client';
+import type { LiveColumn, SqliteAffinity } from '../schema/live-table';
+import type { CatalogIndex, SchemaLockSpec } from './catalog';
 import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, SqlDialect, UpsertSpec } from './sql-dialect';
 import type { CatalogQuery, KeyedRows } from './sql-dialect';
 import { Dialect } from './dialect';
@@ -176,12 +178,63 @@ export abstract class BaseDialect implements SqlDialect {
   }
 
   async readLiveColumn(query: CatalogQuery, table: string, column: string): Promise<LiveColumn | undefined> {
-    const columns = await readCatalogColumns(this.name, query, table);
+    const columns = await this.readCatalogColumns(query, table);
     return columns?.find((c) => c.name.toLowerCase() === column.toLowerCase());
   }
 
   async hasIndexNamed(query: CatalogQuery, table: string, index: string): Promise<boolean> {
-    return (await readIndexNamed(this.name, query, table, index)) ?? false;
+    const wanted = index.toLowerCase();
+    const indexes = await this.readCatalogIndexes(query, table);
+    return indexes?.some((i) => i.name.toLowerCase() === wanted) ?? false;
+  }
+
+  readCatalogColumns(_query: CatalogQuery, _table: string): Promise<LiveColumn[] | undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  readCatalogIndexes(_query: CatalogQuery, _table: string): Promise<CatalogIndex[] | undefined> {
+    return Promise.resolve(undefined);
+  }
+
+  tableExists(_query: CatalogQuery, _table: string): Promise<boolean> {
+    return Promise.resolve(true);
+  }
+
+  withSchemaLock<T>(
+    sql: SqlClient,
+    _lock: SchemaLockSpec,
+    step: (locked: SqlClient) => Promise<T>,
+  ): Promise<T> {
+    return step(sql);
+  }
+
+  supportsIfNotExists(_object: 'table' | 'index'): boolean {
+    return false;
+  }
+
+  columnAffinities(_kind: ColumnType['kind']): readonly SqliteAffinity[] | undefined {
+    return undefined;
+  }
+
+  readonly errorAbortsTransaction: boolean = false;
+  readonly boundsWaits: boolean = false;
+
+  /** Undefined: TypeORM's `startTransaction` (the dialects Holdfast does not execute). */
+  beginTransaction(_idleMs: number, _level?: string): string[] | undefined {
+    return undefined;
+  }
+
+  endTransaction(_outcome: 'commit' | 'rollback'): string | undefined {
+    return undefined;
+  }
+
+  sessionReset(_idleMs: number): string | undefined {
+    return undefined;
+  }
+
+  /** mysql2's options, which every driver but pg was given. */
+  poolSizeOptions(size: number): Record<string, number> {
+    return { connectionLimit: size, maxIdle: size };
   }
 }
 

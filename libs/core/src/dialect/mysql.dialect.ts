@@ -1,5 +1,17 @@
+import type { SqlClient } from '../database/sql-client';
+import type { LiveColumn } from '../schema/live-table';
 import { BaseDialect, utcDateTime } from './base.dialect';
-import { DeleteLimitedSpec, InsertMissingSpec, KeyedRows, UpsertSpec } from './sql-dialect';
+import type { CatalogIndex, SchemaLockSpec } from './catalog';
+import { MARIADB_TRANSACTIONS } from './mariadb-transactions';
+import { mysqlColumns, mysqlIndexes, mysqlSchemaLock, mysqlTableExists } from './mysql.schema';
+import {
+  DeleteLimitedSpec,
+  InsertMissingSpec,
+  KeyedRows,
+  UpsertSpec,
+  type CatalogQuery,
+  type CompoundTransactionSql,
+} from './sql-dialect';
 import {
   epochMillis,
   YEAR_9999_END,
@@ -60,7 +72,11 @@ export class MysqlDialect extends BaseDialect {
     private readonly driverTimezone: string = 'Z',
   ) {
     super();
+    this.compoundTransactions = name === 'mariadb' ? MARIADB_TRANSACTIONS : undefined;
   }
+
+  /** MariaDB's (see `SqlDialect.compoundTransactions`). */
+  readonly compoundTransactions?: CompoundTransactionSql;
 
   upsert(spec: UpsertSpec): string {
     const updatable = this.updatable(spec);
@@ -126,6 +142,61 @@ export class MysqlDialect extends BaseDialect {
     if (this.name !== 'mariadb') return sql;
     const seconds = (Math.max(1, Math.trunc(ms)) / 1000).toFixed(3);
     return `SET STATEMENT max_statement_time = ${seconds} FOR ${sql}`;
+  }
+
+  override readCatalogColumns(query: CatalogQuery, table: string): Promise<LiveColumn[]> {
+    return mysqlColumns(query, table);
+  }
+
+  override readCatalogIndexes(query: CatalogQuery, table: string): Promise<CatalogIndex[]> {
+    return mysqlIndexes(query, table);
+  }
+
+  override tableExists(query: CatalogQuery, table: string): Promise<boolean> {
+    return mysqlTableExists(query, table);
+  }
+
+  override withSchemaLock<T>(
+    sql: SqlClient,
+    lock: SchemaLockSpec,
+    step: (locked: SqlClient) => Promise<T>,
+  ): Promise<T> {
+    return mysqlSchemaLock(sql, lock, step);
+  }
+
+  /** MySQL has no `CREATE INDEX IF NOT EXISTS`; MariaDB has both. */
+  override supportsIfNotExists(object: 'table' | 'index'): boolean {
+    return this.name === 'mariadb' || object === 'table';
+  }
+
+  override readonly boundsWaits = true;
+
+  /**
+   * MariaDB: the session's `idle_transaction_timeout` (seconds), set before the BEGIN and reset
+   * with the end, in one compound statement each (see `compoundTransactions`). MySQL has no such
+   * variable: the connection's `wait_timeout`, set before the BEGIN and reset after the end
+   * (`sessionReset`), for the transaction's duration only. An isolation level with `SET
+   * TRANSACTION ISOLATION LEVEL` right before `START TRANSACTION` (that one transaction only).
+   */
+  override beginTransaction(idleMs: number, level?: string): string[] {
+    if (this.compoundTransactions) {
+      const opening = this.compoundTransactions.opening(idleMs, level);
+      return [this.compoundTransactions.compound(opening)];
+    }
+    return [
+      ...(idleMs > 0 ? [`SET SESSION wait_timeout = ${Math.max(1, Math.ceil(idleMs / 1000))}`] : []),
+      // Without SESSION or GLOBAL: the next transaction only, the session keeps its own level.
+      ...(level ? [`SET TRANSACTION ISOLATION LEVEL ${level}`] : []),
+      'START TRANSACTION',
+    ];
+  }
+
+  override endTransaction(outcome: 'commit' | 'rollback'): string {
+    return outcome.toUpperCase();
+  }
+
+  override sessionReset(idleMs: number): string | undefined {
+    return !this.compoundTransactions && idleMs > 0 ? 'SET SESSION wait_timeout = DEFAULT' : undefined;
   }
 
   protected override readonly columnTypeNames = {

@@ -1,5 +1,15 @@
+import type { SqlClient } from '../database/sql-client';
+import type { LiveColumn } from '../schema/live-table';
 import { BaseDialect } from './base.dialect';
-import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, UpsertSpec } from './sql-dialect';
+import type { CatalogIndex, SchemaLockSpec } from './catalog';
+import { postgresColumns, postgresIndexes, postgresSchemaLock, postgresTableExists } from './postgres.schema';
+import {
+  ColumnType,
+  DeleteLimitedSpec,
+  InsertMissingSpec,
+  UpsertSpec,
+  type CatalogQuery,
+} from './sql-dialect';
 import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
 
 /**
@@ -90,4 +100,48 @@ export class PostgresDialect extends BaseDialect {
   }
 
   protected override readonly columnTypeNames = { blob: 'BYTEA' };
+
+  override readCatalogColumns(query: CatalogQuery, table: string): Promise<LiveColumn[]> {
+    return postgresColumns(query, table);
+  }
+
+  override readCatalogIndexes(query: CatalogQuery, table: string): Promise<CatalogIndex[]> {
+    return postgresIndexes(query, table);
+  }
+
+  override tableExists(query: CatalogQuery, table: string): Promise<boolean> {
+    return postgresTableExists(query, table);
+  }
+
+  override withSchemaLock<T>(
+    sql: SqlClient,
+    lock: SchemaLockSpec,
+    step: (locked: SqlClient) => Promise<T>,
+  ): Promise<T> {
+    return postgresSchemaLock(sql, lock, step);
+  }
+
+  override supportsIfNotExists(): boolean {
+    return true;
+  }
+
+  override readonly errorAbortsTransaction = true;
+  override readonly boundsWaits = true;
+
+  /**
+   * `SET LOCAL idle_in_transaction_session_timeout` sent with the BEGIN (one round trip,
+   * transaction-scoped, so it works behind PgBouncer in transaction mode).
+   */
+  override beginTransaction(idleMs: number, level?: string): string[] {
+    const begin = level ? `BEGIN ISOLATION LEVEL ${level}` : 'BEGIN';
+    return [idleMs > 0 ? `${begin}; SET LOCAL idle_in_transaction_session_timeout = ${idleMs}` : begin];
+  }
+
+  override endTransaction(outcome: 'commit' | 'rollback'): string {
+    return outcome.toUpperCase();
+  }
+
+  override poolSizeOptions(size: number): Record<string, number> {
+    return { max: size };
+  }
 }

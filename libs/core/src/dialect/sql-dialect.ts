@@ -1,4 +1,6 @@
-import type { LiveColumn } from '../schema/live-table';
+import type { SqlClient } from '../database/sql-client';
+import type { LiveColumn, SqliteAffinity } from '../schema/live-table';
+import type { CatalogIndex, SchemaLockSpec } from './catalog';
 import { Dialect } from './dialect';
 import type { SqlBinder, TimestampSql, TimestampStorage } from './timestamp-sql';
 
@@ -227,4 +229,78 @@ export interface SqlDialect {
    * names it). False where Holdfast does not read this database's catalog (SQL Server, Oracle).
    */
   hasIndexNamed(query: CatalogQuery, table: string, index: string): Promise<boolean>;
+  /**
+   * A table's columns (`table` a prefixed name) read from the catalog through `query`: none when
+   * the table does not exist; undefined where Holdfast does not read this database's catalog
+   * (SQL Server, Oracle).
+   */
+  readCatalogColumns(query: CatalogQuery, table: string): Promise<LiveColumn[] | undefined>;
+  /**
+   * A table's indexes read from the catalog through `query`: none when the table does not exist;
+   * undefined where Holdfast does not read this database's catalog (SQL Server, Oracle).
+   */
+  readCatalogIndexes(query: CatalogQuery, table: string): Promise<CatalogIndex[] | undefined>;
+  /** True when the table exists, by the catalog (always true where Holdfast does not read it). */
+  tableExists(query: CatalogQuery, table: string): Promise<boolean>;
+  /**
+   * Runs the schema step (`SchemaManager.apply`) under a database lock, so that replicas booting
+   * at once take turns: PostgreSQL `pg_advisory_xact_lock` in a transaction, MySQL/MariaDB
+   * `GET_LOCK` on one connection, SQLite the write lock (`BEGIN IMMEDIATE`); no lock elsewhere.
+   */
+  withSchemaLock<T>(
+    sql: SqlClient,
+    lock: SchemaLockSpec,
+    step: (locked: SqlClient) => Promise<T>,
+  ): Promise<T>;
+  /** True where CREATE TABLE (`'table'`) or CREATE INDEX (`'index'`) takes `IF NOT EXISTS`. */
+  supportsIfNotExists(object: 'table' | 'index'): boolean;
+  /**
+   * Where the database decides what a column holds by its type affinity (SQLite): the affinities
+   * a column may have to hold values of `kind` as Holdfast binds them. Undefined elsewhere.
+   */
+  columnAffinities(kind: ColumnType['kind']): readonly SqliteAffinity[] | undefined;
+  /**
+   * True where a failed statement aborts the transaction it ran in (PostgreSQL): a statement that
+   * may fail inside one runs behind a savepoint.
+   */
+  readonly errorAbortsTransaction: boolean;
+  /**
+   * True where statements cross a network to a server, so that a client bounds its waits on it
+   * (`SqlClientOptions.statementTimeout`): PostgreSQL, MySQL, MariaDB.
+   */
+  readonly boundsWaits: boolean;
+  /**
+   * The statements, each sent on its own, that open a transaction the server ends once its client
+   * has been silent inside it for `idleMs` (whole ms; 0: no bound), at isolation `level` (upper
+   * case; undefined: the session's). Undefined where TypeORM's `startTransaction` opens it.
+   */
+  beginTransaction(idleMs: number, level?: string): string[] | undefined;
+  /** The statement that commits or rolls back; undefined where TypeORM's own methods do. */
+  endTransaction(outcome: 'commit' | 'rollback'): string | undefined;
+  /**
+   * The statement that gives the session its server default back after a bounded transaction
+   * with `idleMs`, sent apart (MySQL's `wait_timeout`); undefined when there is nothing to reset,
+   * or the reset goes with the COMMIT (MariaDB).
+   */
+  sessionReset(idleMs: number): string | undefined;
+  /**
+   * Where a bounded transaction's statements go out together, in compound statements (MariaDB):
+   * see `openBoundedTransaction`. Undefined elsewhere.
+   */
+  readonly compoundTransactions?: CompoundTransactionSql;
+  /**
+   * The driver options (TypeORM `extra`) that size a pool of `size` connections: pg `max`,
+   * mysql2 `connectionLimit` and `maxIdle`.
+   */
+  poolSizeOptions(size: number): Record<string, number>;
+}
+
+/** A bounded transaction sent in compound statements (MariaDB): see `SqlDialect.compoundTransactions`. */
+export interface CompoundTransactionSql {
+  /** The statements that open it (`idleMs` whole ms, 0: no bound; `level` upper case). */
+  opening(idleMs: number, level: string | undefined): string[];
+  /** The statements that end it and give the session its default back. */
+  closing(outcome: 'commit' | 'rollback', idleMs: number): string[];
+  /** Several statements as one. */
+  compound(statements: readonly string[]): string;
 }

@@ -1,5 +1,15 @@
+import type { SqlClient } from '../database/sql-client';
+import { sqliteAffinitiesFor, type LiveColumn, type SqliteAffinity } from '../schema/live-table';
 import { BaseDialect } from './base.dialect';
-import { DeleteLimitedSpec, InsertMissingSpec, UpsertSpec } from './sql-dialect';
+import type { CatalogIndex, SchemaLockSpec } from './catalog';
+import { sqliteColumns, sqliteIndexes, sqliteSchemaLock, sqliteTableExists } from './sqlite.schema';
+import {
+  ColumnType,
+  DeleteLimitedSpec,
+  InsertMissingSpec,
+  UpsertSpec,
+  type CatalogQuery,
+} from './sql-dialect';
 import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
 
 /** ISO-8601 UTC text with milliseconds, which sorts and compares correctly as text. */
@@ -73,5 +83,43 @@ export class SqliteDialect extends BaseDialect {
 
   override timestampParam(date: Date): unknown {
     return date.toISOString();
+  }
+
+  override readCatalogColumns(query: CatalogQuery, table: string): Promise<LiveColumn[]> {
+    return sqliteColumns(query, table);
+  }
+
+  override readCatalogIndexes(query: CatalogQuery, table: string): Promise<CatalogIndex[]> {
+    return sqliteIndexes(query, table);
+  }
+
+  override tableExists(query: CatalogQuery, table: string): Promise<boolean> {
+    return sqliteTableExists(query, table);
+  }
+
+  override withSchemaLock<T>(
+    sql: SqlClient,
+    lock: SchemaLockSpec,
+    step: (locked: SqlClient) => Promise<T>,
+  ): Promise<T> {
+    return sqliteSchemaLock(sql, lock, step);
+  }
+
+  override supportsIfNotExists(): boolean {
+    return true;
+  }
+
+  /** SQLite decides by affinity what a column holds. */
+  override columnAffinities(kind: ColumnType['kind']): readonly SqliteAffinity[] {
+    return sqliteAffinitiesFor(kind);
+  }
+
+  /** `BEGIN IMMEDIATE`: one process's file lock, taken at once; no server to end anything. */
+  override beginTransaction(): string[] {
+    return ['BEGIN IMMEDIATE'];
+  }
+
+  override endTransaction(outcome: 'commit' | 'rollback'): string {
+    return outcome.toUpperCase();
   }
 }

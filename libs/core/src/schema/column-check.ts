@@ -29,9 +29,8 @@ export function liveColumnMatches(
 
 /** One accepted type, as the message shows it: in the dialect's DDL, with its length rule. */
 function describeAccepted(dialect: SqlDialect, candidate: ColumnType, column: ColumnSpec): string {
-  if (dialect.name === 'sqlite') {
-    return `${dialect.columnType(candidate)} (${sqliteAffinitiesFor(candidate.kind).join(' or ')} affinity)`;
-  }
+  const affinities = dialect.columnAffinities(candidate.kind);
+  if (affinities) return `${dialect.columnType(candidate)} (${affinities.join(' or ')} affinity)`;
   if (!hasLength(candidate)) return dialect.columnType(candidate);
   const min = column.minLength ?? candidate.length;
   return `${dialect.columnType({ ...candidate, length: min })} or longer`;

@@ -1,5 +1,6 @@
 import { Dialect } from '../dialect/dialect';
-import { sqlDialect } from '../dialect/dialects';
+import { asSqlDialect } from '../dialect/dialects';
+import type { SqlDialect } from '../dialect/sql-dialect';
 import { tableName } from '../naming/table-prefix';
 import { IndexSpec, TableSpec } from './table-spec';
 
@@ -10,9 +11,8 @@ export function indexName(prefix: string, index: IndexSpec): string {
 }
 
 /** Dialects whose CREATE TABLE / CREATE INDEX take `IF NOT EXISTS` (MySQL has none for indexes). */
-export function supportsIfNotExists(dialect: Dialect, object: 'table' | 'index'): boolean {
-  if (dialect === 'postgres' || dialect === 'sqlite' || dialect === 'mariadb') return true;
-  return dialect === 'mysql' && object === 'table';
+export function supportsIfNotExists(dialect: Dialect | SqlDialect, object: 'table' | 'index'): boolean {
+  return asSqlDialect(dialect).supportsIfNotExists(object);
 }
 
 export interface DdlOptions {
@@ -20,17 +20,17 @@ export interface DdlOptions {
   ifNotExists?: boolean;
 }
 
-function ifNotExists(dialect: Dialect, object: 'table' | 'index', options: DdlOptions): string {
+function ifNotExists(dialect: Dialect | SqlDialect, object: 'table' | 'index', options: DdlOptions): string {
   return options.ifNotExists && supportsIfNotExists(dialect, object) ? 'IF NOT EXISTS ' : '';
 }
 
 export function createTableSql(
-  dialect: Dialect,
+  dialect: Dialect | SqlDialect,
   spec: TableSpec,
   prefix = '',
   options: DdlOptions = {},
 ): string {
-  const d = sqlDialect(dialect);
+  const d = asSqlDialect(dialect);
   const columns = spec.columns.map((c) => {
     const parts = [`  ${c.name} ${d.columnType(c.type)}`];
     if (c.default !== undefined) parts.push(`DEFAULT ${c.default}`);
@@ -42,7 +42,7 @@ export function createTableSql(
 }
 
 export function createIndexSql(
-  dialect: Dialect,
+  dialect: Dialect | SqlDialect,
   spec: TableSpec,
   index: IndexSpec,
   prefix = '',

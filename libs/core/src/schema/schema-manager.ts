@@ -1,12 +1,11 @@
-import { createHash } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { SqlClient } from '../database/sql-client';
-import { isAlreadyExistsError, sqlErrorCode } from '../database/sql-errors';
-import { SchemaLockTimeoutError, SchemaMissingError } from '../errors/holdfast.error';
+import { isAlreadyExistsError } from '../database/sql-errors';
+import { SchemaMissingError } from '../errors/holdfast.error';
 import { tableName } from '../naming/table-prefix';
 import { createIndexSql, createTableSql, indexName } from './ddl';
 import { checkLiveTable } from './column-check';
-import { LiveTable, readCatalogIndexes, readLiveColumns } from './live-table';
+import { LiveTable, readLiveColumns } from './live-table';
 import { TableSpec } from './table-spec';
 
 /**
@@ -60,9 +59,8 @@ export class SchemaManager {
       if (mode === 'check') {
         throw new SchemaMissingError(table, this.script(spec, prefix));
       }
-      await this.createIfMissing(
-        createTableSql(this.sql.dialect.name, spec, prefix, { ifNotExists: true }),
-        () => this.tableExists(table),
+      await this.createIfMissing(createTableSql(this.sql.dialect, spec, prefix, { ifNotExists: true }), () =>
+        this.tableExists(table),
       );
       this.logger.log(`Created table ${table}`);
     }
@@ -72,71 +70,12 @@ export class SchemaManager {
     return live;
   }
 
-  private async underSchemaLock<T>(table: string, work: (locked: SchemaManager) => Promise<T>): Promise<T> {
-    const bound = (sql: SqlClient) => {
-      const locked = new SchemaManager(sql, { lockTimeoutMs: this.lockTimeoutMs });
-      return work(locked);
-    };
-    const key = `holdfast:schema:${table.toLowerCase()}`;
-    switch (this.sql.dialect.name) {
-      case 'postgres':
-        return this.sql.transaction(async (tx) => {
-          // Bounds the lock wait (and the DDL's own lock waits) for this transaction only.
-          await tx.query(`SELECT set_config('lock_timeout', $1, true)`, [`${this.lockTimeoutMs}ms`]);
-          try {
-            await tx.query('SELECT pg_advisory_xact_lock(CAST($1 AS BIGINT))', [advisoryKey(key)]);
-          } catch (error) {
-            if (sqlErrorCode(error) === '55P03') {
-              throw new SchemaLockTimeoutError(
-                table,
-                this.lockTimeoutMs,
-                `PostgreSQL advisory lock ${advisoryKey(key)}: see pg_locks WHERE locktype = 'advisory'.`,
-                error,
-              );
-            }
-            throw error;
-          }
-          return bound(tx);
-        });
-      case 'mysql':
-      case 'mariadb':
-        return this.sql.session(async (connection) => {
-          // GET_LOCK names are server-wide and at most 64 characters: scope them to the schema.
-          const name = `LEFT(CONCAT('holdfast:schema:', SHA1(CONCAT(COALESCE(DATABASE(), ''), '.', ?))), 64)`;
-          const [row] = await connection.query<{ got: unknown; lock_name: string }>(
-            `SELECT GET_LOCK(${name}, ?) AS got, ${name} AS lock_name`,
-            [key, Math.ceil(this.lockTimeoutMs / 1000), key],
-          );
-          if (Number(row?.got) !== 1) {
-            throw new SchemaLockTimeoutError(
-              table,
-              this.lockTimeoutMs,
-              `MySQL/MariaDB GET_LOCK('${row?.lock_name}'): SELECT IS_USED_LOCK('${row?.lock_name}') names the holder's connection.`,
-            );
-          }
-          try {
-            return await bound(connection);
-          } finally {
-            await connection.query('SELECT RELEASE_LOCK(?)', [row.lock_name]).catch(() => undefined);
-          }
-        });
-      case 'sqlite':
-        // BEGIN IMMEDIATE: the database's write lock, held until the step commits.
-        return this.sql
-          .transaction((tx) => bound(tx))
-          .catch((error: unknown) => {
-            if (sqlErrorCode(error) !== 'SQLITE_BUSY') throw error;
-            const busy = (this.sql.dataSource.options as { timeout?: number }).timeout ?? 5_000;
-            throw new SchemaLockTimeoutError(
-              table,
-              busy,
-              `SQLite write lock: another connection keeps a write transaction open; the wait is the DataSource's 'timeout'.`,
-              error,
-            );
-          });
-      default:
-        return bound(this.sql);
-    }
+  /** `work` under the dialect's schema lock (see `SqlDialect.withSchemaLock`), with a manager on its client. */
+  private underSchemaLock<T>(table: string, work: (locked: SchemaManager) => Promise<T>): Promise<T> {
+    const lock = { table, key: `holdfast:schema:${table.toLowerCase()}`, timeoutMs: this.lockTimeoutMs };
+    return this.sql.dialect.withSchemaLock(this.sql, lock, (sql) =>
+      work(new SchemaManager(sql, { lockTimeoutMs: this.lockTimeoutMs })),
+    );
   }
 
   /** The live table's columns (by the spec's own columns where the catalog cannot be read). */
@@ -161,7 +100,7 @@ export class SchemaManager {
   }
 
   private async applyIndexes(spec: TableSpec, prefix: string, mode: SchemaMode): Promise<void> {
-    const dialect = this.sql.dialect.name;
+    const dialect = this.sql.dialect;
     const table = tableName(prefix, spec.name);
     for (const index of spec.indexes ?? []) {
       const name = indexName(prefix, index);
@@ -181,7 +120,7 @@ export class SchemaManager {
   }
 
   private script(spec: TableSpec, prefix: string): string {
-    const d = this.sql.dialect.name;
+    const d = this.sql.dialect;
     return [
       createTableSql(d, spec, prefix),
       ...(spec.indexes ?? []).map((i) => createIndexSql(d, spec, i, prefix)),
@@ -196,7 +135,7 @@ export class SchemaManager {
    * surrounding transaction usable after the error.
    */
   private async createIfMissing(ddl: string, exists: () => Promise<boolean>): Promise<void> {
-    const savepoint = this.sql.dialect.name === 'postgres' && this.sql.inTransaction;
+    const savepoint = this.sql.dialect.errorAbortsTransaction && this.sql.inTransaction;
     if (savepoint) await this.sql.execute('SAVEPOINT holdfast_ddl');
     try {
       await this.sql.execute(ddl);
@@ -207,46 +146,8 @@ export class SchemaManager {
     }
   }
 
-  private split(table: string): { schema?: string; name: string } {
-    const dot = table.lastIndexOf('.');
-    return dot < 0 ? { name: table } : { schema: table.slice(0, dot), name: table.slice(dot + 1) };
-  }
-
   async tableExists(table: string): Promise<boolean> {
-    const { schema, name } = this.split(table);
-    const d = this.sql.dialect;
-    switch (d.name) {
-      case 'postgres':
-        return (
-          (
-            await this.sql.query(
-              `SELECT 1 FROM information_schema.tables WHERE lower(table_name) = lower($1) AND table_schema = ${schema ? 'lower($2)' : 'current_schema()'}`,
-              schema ? [name, schema] : [name],
-            )
-          ).length > 0
-        );
-      case 'mysql':
-      case 'mariadb':
-        return (
-          (
-            await this.sql.query(
-              `SELECT 1 FROM information_schema.tables WHERE table_name = ? AND table_schema = ${schema ? '?' : 'DATABASE()'}`,
-              schema ? [name, schema] : [name],
-            )
-          ).length > 0
-        );
-      case 'sqlite':
-        return (
-          (
-            await this.sql.query(
-              `SELECT 1 FROM ${schema ? `${schema}.` : ''}sqlite_master WHERE type = 'table' AND lower(name) = lower(?)`,
-              [name],
-            )
-          ).length > 0
-        );
-      default:
-        return true;
-    }
+    return this.sql.dialect.tableExists((text, params) => this.sql.query(text, params), table);
   }
 
   /**
@@ -254,8 +155,7 @@ export class SchemaManager {
    * where Holdfast does not read the catalog).
    */
   async indexExists(table: string, index: string, columns: readonly string[]): Promise<boolean> {
-    const indexes = await readCatalogIndexes(
-      this.sql.dialect.name,
+    const indexes = await this.sql.dialect.readCatalogIndexes(
       (text, params) => this.sql.query(text, params),
       table,
     );
@@ -264,9 +164,4 @@ export class SchemaManager {
     const first = columns[0].toLowerCase();
     return indexes.some((i) => i.name.toLowerCase() === wanted || i.leading === first);
   }
-}
-
-/** A signed 64-bit advisory-lock key for a name (the first 8 bytes of its SHA-256). */
-function advisoryKey(name: string): string {
-  return createHash('sha256').update(name).digest().readBigInt64BE(0).toString();
 }
