@@ -1,17 +1,17 @@
 import { ConfigurableModuleBuilder, type Type } from '@nestjs/common';
-import { DatabaseResolver } from '@holdfast/core/kit';
 import { FailoverCleanupService } from './cleanup/failover-cleanup.service';
 import { FailoverExecutor } from './executor/failover-executor';
-import { FailoverRegistry } from './executor/failover.registry';
-import { FAILOVER_KEY_GENERATOR } from './failover.constants';
-import { FAILOVER_STORES, getFailoverKeyGeneratorToken, getFailoverStoreToken } from './failover.tokens';
+import {
+  FAILOVER_KEY_GENERATOR,
+  FAILOVER_STORES,
+  getFailoverKeyGeneratorToken,
+  getFailoverStoreToken,
+} from './failover.tokens';
 import { FailoverHealthIndicator } from './health/failover.health';
-import { FailoverMetrics } from './health/failover.metrics';
-import type { FailoverModuleOptions } from './options/failover-module.options';
-import { FailoverTypeRegistry } from './payload/failover-type.registry';
+import { FailoverMetrics } from './metrics/failover.metrics';
+import type { FailoverModuleOptions } from './failover.options';
 import { FailoverStoreQueryResolver } from './store/failover-store-query.resolver';
 import { PayloadColumnResolver } from './store/payload-column.resolver';
-import { FailoverStores } from './tenant/failover-stores';
 
 /** forRoot extras: known before any options factory runs, so they can shape the module. */
 export interface FailoverModuleExtras {
@@ -28,17 +28,18 @@ export interface FailoverModuleExtras {
   name?: string;
 }
 
+/**
+ * What an application injects (beside the store, the key generator and the options, exported
+ * under their tokens): the operations (executor, cleanup, health, metrics) and the replaceable
+ * SQL and PAYLOAD parts. The rest (registry, tenant stores, type registry) stays inside.
+ */
 const EXPORTED_SERVICES: Array<Type<unknown>> = [
-  DatabaseResolver,
-  FailoverStoreQueryResolver,
-  PayloadColumnResolver,
-  FailoverTypeRegistry,
   FailoverExecutor,
-  FailoverStores,
-  FailoverRegistry,
   FailoverCleanupService,
   FailoverHealthIndicator,
   FailoverMetrics,
+  FailoverStoreQueryResolver,
+  PayloadColumnResolver,
 ];
 
 export const {

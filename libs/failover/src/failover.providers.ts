@@ -1,13 +1,13 @@
 import type { Provider } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { DatabaseResolver } from '@holdfast/core/kit';
-import { FAILOVER_KEY_GENERATOR, FAILOVER_RESOLVED_OPTIONS } from './failover.constants';
-import { FailoverOverrides } from './failover-overrides';
+import { FAILOVER_KEY_GENERATOR, FAILOVER_RESOLVED_OPTIONS } from './failover.tokens';
+import { FailoverOverrides } from './explorer/failover-overrides';
 import { moduleKeyGenerator } from './key/key-generator';
 import { getFailoverStoreToken } from './failover.tokens';
 import { FAILOVER_MODULE_OPTIONS } from './failover.module-definition';
-import type { FailoverModuleOptions, ResolvedFailoverModuleOptions } from './options/failover-module.options';
-import { resolveFailoverOptions } from './options/failover-options.validation';
+import type { FailoverModuleOptions, ResolvedFailoverOptions } from './failover.options';
+import { resolveFailoverOptions } from './options/failover-options.schema';
 import { PayloadCodec } from './payload/payload-codec';
 import { createFailoverStore } from './store/failover-store.factory';
 import { FailoverStoreQueryResolver } from './store/failover-store-query.resolver';
@@ -23,7 +23,7 @@ export const resolvedOptionsProvider: Provider = {
 /** The module's key generator (`keys`), replaceable by the application's own provider. */
 export const keyGeneratorProvider: Provider = {
   provide: FAILOVER_KEY_GENERATOR,
-  useFactory: (options: ResolvedFailoverModuleOptions) => moduleKeyGenerator(options.keys),
+  useFactory: (options: ResolvedFailoverOptions) => moduleKeyGenerator(options.keys),
   inject: [FAILOVER_RESOLVED_OPTIONS],
 };
 

@@ -1,13 +1,21 @@
 import type { Type } from '@nestjs/common';
 import { NamedInstances } from '@holdfast/core/kit';
 import { FailoverConfigurationError } from './errors';
-import {
-  FAILOVER_EXECUTOR_PROPERTY,
-  FAILOVER_KEY_GENERATOR,
-  FAILOVER_RESOLVED_OPTIONS,
-  FAILOVER_STORE,
-  FAILOVER_STORE_NAME,
-} from './failover.constants';
+import { FAILOVER_EXECUTOR_PROPERTY } from './failover.constants';
+
+/** The validated, defaulted module options. */
+export const FAILOVER_RESOLVED_OPTIONS = Symbol('holdfast:failover:resolved-options');
+/** The name of the store a module registers (`forRoot({ name })`), `DEFAULT_FAILOVER_STORE` without one. */
+export const FAILOVER_STORE_NAME = Symbol('holdfast:failover:store-name');
+/**
+ * The key generator of failovers without their own `keyGenerator`: FailoverModule registers
+ * `DefaultKeyGenerator` (or `InjectiveKeyGenerator` with `keys: 'injective'`) under it; a provider
+ * the application registers under it replaces that one. A string: applications register their
+ * own provider under it (documented in the README).
+ */
+export const FAILOVER_KEY_GENERATOR = 'holdfast:failover:key-generator';
+/** The default FailoverModule's store (`getFailoverStoreToken()`). */
+export const FAILOVER_STORE = Symbol('holdfast:failover:store');
 
 /**
  * The FailoverModules of an application: the default one, and those registered with

@@ -10,18 +10,28 @@ export type {
   MemoryStoreOptions,
   SqlStoreOptions,
   CustomStoreOptions,
+  ResolvedFailoverOptions,
   ResolvedFailoverModuleOptions,
-} from './options/failover-module.options';
-export { Failover } from './decorator/failover.decorator';
-export type { FailoverOptions } from './decorator/failover-options';
-export { getFailoverStoreToken, getFailoverToken, getFailoverKeyGeneratorToken } from './failover.tokens';
-export { FAILOVER_KEY_GENERATOR } from './failover.constants';
-export { InjectFailoverStore, InjectFailoverOptions, InjectFailoverExecutor } from './failover.decorators';
+} from './failover.options';
+export {
+  Failover,
+  FailoverPayload,
+  InjectFailoverStore,
+  InjectFailoverOptions,
+  InjectFailoverExecutor,
+} from './failover.decorators';
+export type { FailoverOptions } from './decorators/failover-options';
+export {
+  FAILOVER_KEY_GENERATOR,
+  getFailoverStoreToken,
+  getFailoverToken,
+  getFailoverKeyGeneratorToken,
+} from './failover.tokens';
 export { FailoverExecutor } from './executor/failover-executor';
 export { RecoveredPayloadHandler, type RecoveryContext } from './executor/recovered-payload.handler';
 export { FailoverCleanupService } from './cleanup/failover-cleanup.service';
 export { FailoverHealthIndicator } from './health/failover.health';
-export { FailoverMetrics, type CallOutcome, type FailoverTally } from './health/failover.metrics';
+export { FailoverMetrics, type CallOutcome, type FailoverTally } from './metrics/failover.metrics';
 export {
   DefaultKeyGenerator,
   InjectiveKeyGenerator,
@@ -29,7 +39,6 @@ export {
   type FailoverKeyContext,
 } from './key/key-generator';
 export { Referential } from './payload/referential';
-export { FailoverPayload } from './payload/failover-payload.decorator';
 export type { Class, PayloadType } from './payload/payload-type';
 export type { FailoverStore, FailoverEntry, StoreManyItem } from './store/failover-store';
 export { FailoverTenant } from './tenant/failover-tenant';
@@ -47,5 +56,4 @@ export {
   type FailoverLeaseValues,
 } from './store/failover-store-query.resolver';
 export { PayloadColumnResolver } from './store/payload-column.resolver';
-export { DatabaseResolver } from '@holdfast/core/kit';
 export * from './errors';

@@ -2,9 +2,11 @@
 // @holdfast/dashboard), its benchmarks and tests. Not part of the public API: no stability
 // promise between versions. Applications use the main entry, '@holdfast/failover'.
 export { FAILOVER_MODULE_OPTIONS } from './failover.module-definition';
-export { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME, DEFAULT_FAILOVER_STORE } from './failover.constants';
-export { getFailoverOptionsToken } from './failover.tokens';
-export { FailoverRegistry, type DiscoveredFailover } from './executor/failover.registry';
+export { DEFAULT_FAILOVER_STORE } from './failover.constants';
+export { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME, getFailoverOptionsToken } from './failover.tokens';
+/** Core's DatabaseResolver, the default of `store.databaseResolver` (import it from '@holdfast/core/kit'). */
+export { DatabaseResolver } from '@holdfast/core/kit';
+export { FailoverRegistry, type DiscoveredFailover } from './explorer/failover.registry';
 export { FailoverWriter } from './executor/failover-writer';
 export { FailoverStores } from './tenant/failover-stores';
 export { PayloadCodec } from './payload/payload-codec';

@@ -17,7 +17,7 @@ import {
   InjectFailoverStore,
   UnknownFailoverStoreError,
   type FailoverStore,
-  type ResolvedFailoverModuleOptions,
+  type ResolvedFailoverOptions,
 } from '@holdfast/failover';
 import { failoverKey } from '@holdfast/failover/internal';
 import { failoverJobName } from '../src/failover.tokens';
@@ -63,8 +63,8 @@ class Consumer {
     @InjectFailoverExecutor('reports') readonly reportsExecutor: FailoverExecutor,
     @InjectFailoverStore() readonly defaultStore: FailoverStore,
     @InjectFailoverStore('reports') readonly reportsStore: FailoverStore,
-    @InjectFailoverOptions() readonly defaultOptions: ResolvedFailoverModuleOptions,
-    @InjectFailoverOptions('reports') readonly reportsOptions: ResolvedFailoverModuleOptions,
+    @InjectFailoverOptions() readonly defaultOptions: ResolvedFailoverOptions,
+    @InjectFailoverOptions('reports') readonly reportsOptions: ResolvedFailoverOptions,
   ) {}
 }
 

@@ -8,10 +8,10 @@ import {
 } from '@nestjs/common';
 import { Cron, SchedulerRegistry } from '@nestjs/schedule';
 import { instanceId } from '@holdfast/core/kit';
-import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.constants';
+import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.tokens';
 import { failoverJobName, getFailoverStoreToken } from '../failover.tokens';
-import { FailoverMetrics } from '../health/failover.metrics';
-import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
+import { FailoverMetrics } from '../metrics/failover.metrics';
+import type { ResolvedFailoverOptions } from '../failover.options';
 import type { FailoverStore } from '../store/failover-store';
 import { FailoverStores } from '../tenant/failover-stores';
 import { cronPeriodMillis } from './schedule-cron';
@@ -38,7 +38,7 @@ export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApp
   private closed = false;
 
   constructor(
-    @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
+    @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverOptions,
     @Inject(getFailoverStoreToken()) private readonly store: FailoverStore,
     private readonly stores: FailoverStores,
     private readonly metrics: FailoverMetrics,
@@ -128,7 +128,7 @@ export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApp
 export class FailoverCleanupSchedule {
   constructor(
     private readonly cleanup: FailoverCleanupService,
-    @Inject(FAILOVER_RESOLVED_OPTIONS) options: ResolvedFailoverModuleOptions,
+    @Inject(FAILOVER_RESOLVED_OPTIONS) options: ResolvedFailoverOptions,
     @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,
   ) {
     const { enabled, cron } = options.cleanup;

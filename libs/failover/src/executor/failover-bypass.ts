@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import { FailoverKeyError, FailoverStoreException, MalformedPayloadError } from '../errors';
-import type { FailoverMetrics } from '../health/failover.metrics';
+import type { FailoverMetrics } from '../metrics/failover.metrics';
 import { PayloadDecryptionError } from '../store/encrypting-payload-column.resolver';
 
 /** Which part of Holdfast failed a call, leaving it to the upstream alone. */

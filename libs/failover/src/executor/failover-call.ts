@@ -1,8 +1,8 @@
 import type { Logger } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
-import type { FailoverMetadata } from '../decorator/failover-options';
-import type { FailoverMetrics } from '../health/failover.metrics';
-import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
+import type { FailoverMetadata } from '../decorators/failover-options';
+import type { FailoverMetrics } from '../metrics/failover.metrics';
+import type { ResolvedFailoverOptions } from '../failover.options';
 import type { PayloadCodec } from '../payload/payload-codec';
 import type { FailoverStore } from '../store/failover-store';
 import type { StoreGuard } from '../store/store-guard';
@@ -33,7 +33,7 @@ export interface FailoverCall extends FailoverInvocation {
 
 /** What the executor's parts (keeper, lookup, recovery) share, built once per module. */
 export interface FailoverParts {
-  readonly options: ResolvedFailoverModuleOptions;
+  readonly options: ResolvedFailoverOptions;
   readonly runtimes: FailoverRuntimes;
   readonly writer: FailoverWriter;
   /** Bounds every store wait of a caller, and skips the store while it is unreachable. */

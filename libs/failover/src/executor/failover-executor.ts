@@ -2,17 +2,13 @@ import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from
 import { ModuleRef } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { HoldfastError, HoldfastTimers } from '@holdfast/core/kit';
-import type { FailoverMetadata } from '../decorator/failover-options';
-import {
-  FAILOVER_KEY_GENERATOR,
-  FAILOVER_RESOLVED_OPTIONS,
-  FAILOVER_STORE_NAME,
-} from '../failover.constants';
-import { FailoverOverrides } from '../failover-overrides';
+import type { FailoverMetadata } from '../decorators/failover-options';
+import { FAILOVER_KEY_GENERATOR, FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.tokens';
+import { FailoverOverrides } from '../explorer/failover-overrides';
 import { failoverJobName, getFailoverKeyGeneratorToken } from '../failover.tokens';
-import { FailoverMetrics } from '../health/failover.metrics';
+import { FailoverMetrics } from '../metrics/failover.metrics';
 import { moduleKeyGenerator, type KeyGenerator } from '../key/key-generator';
-import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
+import type { ResolvedFailoverOptions } from '../failover.options';
 import { PayloadCodec } from '../payload/payload-codec';
 import type { FailoverStore } from '../store/failover-store';
 import type { StoreGuard } from '../store/store-guard';
@@ -23,7 +19,7 @@ import { FailoverKeeper } from './failover-keeper';
 import { FailoverLookup } from './failover-lookup';
 import { FailoverRecovery } from './failover-recovery';
 import { FailoverRuntimes } from './failover-runtimes';
-import { FailoverRegistry } from './failover.registry';
+import { FailoverRegistry } from '../explorer/failover.registry';
 import { FailoverWriter } from './failover-writer';
 import { StoreWriteFailed, failoverStoreGuard, guarded } from './guarded-store';
 
@@ -45,7 +41,7 @@ export class FailoverExecutor implements OnApplicationShutdown {
   private readonly neverThrow: boolean;
 
   constructor(
-    @Inject(FAILOVER_RESOLVED_OPTIONS) options: ResolvedFailoverModuleOptions,
+    @Inject(FAILOVER_RESOLVED_OPTIONS) options: ResolvedFailoverOptions,
     private readonly stores: FailoverStores,
     private readonly writer: FailoverWriter,
     private readonly metrics: FailoverMetrics,

@@ -1,4 +1,4 @@
-import type { FailoverMetadata } from '../decorator/failover-options';
+import type { FailoverMetadata } from '../decorators/failover-options';
 import { NOT_NOW, canFindNow, type FailoverEntry } from '../store/failover-store';
 import type { FailoverCall, FailoverParts } from './failover-call';
 import { StoreWriteFailed, guarded, storeClock } from './guarded-store';

@@ -1,5 +1,5 @@
 import { isBrokenCircuitError } from 'cockatiel';
-import type { FailoverMetadata } from '../decorator/failover-options';
+import type { FailoverMetadata } from '../decorators/failover-options';
 import { markRecovered } from '../payload/referential';
 import { DatabaseClock } from '../store/database-clock';
 import { NOT_NOW, type FailoverEntry } from '../store/failover-store';

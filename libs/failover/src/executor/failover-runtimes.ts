@@ -2,12 +2,12 @@ import type { Logger } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
 import { ConsecutiveBreaker, circuitBreaker, handleWhen, type CircuitBreakerPolicy } from 'cockatiel';
 import { parseDuration } from '@holdfast/core/kit';
-import type { FailoverMetadata } from '../decorator/failover-options';
+import type { FailoverMetadata } from '../decorators/failover-options';
 import { PayloadSplitterError } from '../errors';
-import type { FailoverMetrics } from '../health/failover.metrics';
+import type { FailoverMetrics } from '../metrics/failover.metrics';
 import { failoverKey } from '../key/failover-key';
 import { moduleKeyGenerator, type FailoverKeyContext, type KeyGenerator } from '../key/key-generator';
-import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
+import type { ResolvedFailoverOptions } from '../failover.options';
 import type { Class, PayloadType } from '../payload/payload-type';
 import type { PayloadSplitter } from '../scatter/payload-splitter';
 
@@ -35,7 +35,7 @@ export class FailoverRuntimes {
   private readonly runtimes = new WeakMap<FailoverMetadata, Runtime>();
 
   constructor(
-    private readonly options: ResolvedFailoverModuleOptions,
+    private readonly options: ResolvedFailoverOptions,
     private readonly metrics: FailoverMetrics,
     private readonly logger: Logger,
     private readonly moduleRef?: ModuleRef,

@@ -1,10 +1,10 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { HoldfastTimers } from '@holdfast/core/kit';
-import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.constants';
+import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.tokens';
 import { failoverJobName } from '../failover.tokens';
-import { FailoverMetrics } from '../health/failover.metrics';
-import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
+import { FailoverMetrics } from '../metrics/failover.metrics';
+import type { ResolvedFailoverOptions } from '../failover.options';
 import type { PayloadType } from '../payload/payload-type';
 import {
   NOT_NOW,
@@ -51,7 +51,7 @@ export class FailoverWriter implements BeforeApplicationShutdown {
   private closed = false;
 
   constructor(
-    @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
+    @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverOptions,
     private readonly metrics: FailoverMetrics,
     @Optional() registry?: SchedulerRegistry,
     @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,

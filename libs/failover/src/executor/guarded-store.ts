@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { FailoverMetrics } from '../health/failover.metrics';
+import type { FailoverMetrics } from '../metrics/failover.metrics';
 import type { FailoverStore } from '../store/failover-store';
 import { StoreGuard, StoreTimeoutError, isStoreSkipped } from '../store/store-guard';
 

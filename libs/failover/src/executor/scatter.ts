@@ -1,12 +1,12 @@
 import { withTimeout } from '@holdfast/core/kit';
-import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
+import type { ResolvedFailoverOptions } from '../failover.options';
 
 /** What a slice operation that passed `scatter.timeout` gives. */
 export const TIMED_OUT: unique symbol = Symbol('timed-out');
 
 /** Runs slice operations one by one or, with scatter.parallel, together, each bounded by scatter.timeout. */
 export async function scatter<R>(
-  options: ResolvedFailoverModuleOptions['scatter'],
+  options: ResolvedFailoverOptions['scatter'],
   operations: Array<() => Promise<R> | R>,
   onTimeout: (index: number) => void,
 ): Promise<Array<R | typeof TIMED_OUT>> {

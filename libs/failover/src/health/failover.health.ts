@@ -1,12 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { probeHealth, withTimeout, type HealthResult } from '@holdfast/core/kit';
-import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
+import { FAILOVER_RESOLVED_OPTIONS } from '../failover.tokens';
 import { getFailoverStoreToken } from '../failover.tokens';
 import { FailoverExecutor } from '../executor/failover-executor';
 import { FailoverWriter } from '../executor/failover-writer';
 import type { FailoverStore } from '../store/failover-store';
-import { FailoverMetrics } from './failover.metrics';
-import type { ResolvedFailoverModuleOptions } from '../options/failover-module.options';
+import { FailoverMetrics } from '../metrics/failover.metrics';
+import type { ResolvedFailoverOptions } from '../failover.options';
 
 /**
  * A @nestjs/terminus indicator: up when the store answers and calls use it (down while they skip
@@ -20,7 +20,7 @@ export class FailoverHealthIndicator {
     private readonly writer: FailoverWriter,
     private readonly metrics: FailoverMetrics,
     private readonly executor: FailoverExecutor,
-    @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
+    @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverOptions,
   ) {}
 
   async isHealthy<const Key extends string = 'failover'>(

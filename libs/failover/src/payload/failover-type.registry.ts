@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { FailoverConfigurationError } from '../errors';
-import { decoratedPayloadClasses, failoverPayloadName } from './failover-payload.decorator';
+import { decoratedPayloadClasses, failoverPayloadName } from '../decorators/failover-payload.decorator';
 import { BUILTIN_PAYLOAD_CLASSES, Class, PayloadType } from './payload-type';
 
 const BUILTIN_NAMES: ReadonlySet<string> = new Set(BUILTIN_PAYLOAD_CLASSES);

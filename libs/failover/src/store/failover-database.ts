@@ -6,7 +6,7 @@ import {
   type Dialect,
 } from '@holdfast/core/kit';
 import type { DataSource } from 'typeorm';
-import type { SqlStoreOptions } from '../options/failover-module.options';
+import type { SqlStoreOptions } from '../failover.options';
 
 /**
  * The SQL store's way to its database (core's HoldfastDatabase, as the other modules'): the

@@ -1,8 +1,8 @@
 import type { Type } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
-import type { FailoverOverrides } from '../failover-overrides';
+import type { FailoverOverrides } from '../explorer/failover-overrides';
 import type { DatabaseResolver } from '@holdfast/core/kit';
-import type { ResolvedFailoverModuleOptions, SqlStoreOptions } from '../options/failover-module.options';
+import type { ResolvedFailoverOptions, SqlStoreOptions } from '../failover.options';
 import { PayloadCodec } from '../payload/payload-codec';
 import type { FailoverStore } from './failover-store';
 import { FailoverStoreQueryResolver } from './failover-store-query.resolver';
@@ -20,7 +20,7 @@ function instance<T>(value: T | (new () => T) | undefined, fallback: T): T {
 
 /** Builds the configured store. The SQL store finds its DataSource once the app is initialized. */
 export async function createFailoverStore(
-  options: ResolvedFailoverModuleOptions,
+  options: ResolvedFailoverOptions,
   moduleRef: ModuleRef,
   codec: PayloadCodec,
   queries: FailoverStoreQueryResolver,

@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { tableName } from '@holdfast/core/kit';
 import { FailoverTenantError } from '../errors';
-import { FAILOVER_RESOLVED_OPTIONS } from '../failover.constants';
+import { FAILOVER_RESOLVED_OPTIONS } from '../failover.tokens';
 import { getFailoverStoreToken } from '../failover.tokens';
-import type { ResolvedFailoverModuleOptions, SqlStoreOptions } from '../options/failover-module.options';
+import type { ResolvedFailoverOptions, SqlStoreOptions } from '../failover.options';
 import type { FailoverStore } from '../store/failover-store';
 import { FAILOVER_STORE_TABLE } from '../store/failover-store.table';
 import { MemoryFailoverStore } from '../store/memory-failover.store';
@@ -25,7 +25,7 @@ export class FailoverStores {
   private readonly readTenant: () => string | undefined;
 
   constructor(
-    @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
+    @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverOptions,
     @Inject(getFailoverStoreToken()) private readonly global: FailoverStore,
   ) {
     if (options.multiTenant && options.store.type === 'custom') {

@@ -1,8 +1,9 @@
 import { Inject, Injectable, Optional, type InjectionToken } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
-import { FailoverConfigurationError } from './errors';
-import { DEFAULT_FAILOVER_STORE, FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from './failover.constants';
-import { FAILOVER_STORES } from './failover.tokens';
+import { FailoverConfigurationError } from '../errors';
+import { DEFAULT_FAILOVER_STORE } from '../failover.constants';
+import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.tokens';
+import { FAILOVER_STORES } from '../failover.tokens';
 
 type Wrapper = ReturnType<DiscoveryService['getProviders']>[number];
 

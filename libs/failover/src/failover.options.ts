@@ -1,12 +1,12 @@
 import type { InjectionToken } from '@nestjs/common';
 import type { DataSourceOption, DatabaseResolver, Dialect, Duration, SchemaMode } from '@holdfast/core/kit';
-import type { PayloadCipher } from '../payload/payload-cipher';
-import type { Class } from '../payload/payload-type';
-import type { PayloadClassDeclaration } from '../payload/failover-type.registry';
-import type { RecoveredPayloadHandler } from '../executor/recovered-payload.handler';
-import type { FailoverStore } from '../store/failover-store';
-import type { FailoverStoreQueryResolver } from '../store/failover-store-query.resolver';
-import type { PayloadColumnResolver } from '../store/payload-column.resolver';
+import type { PayloadCipher } from './payload/payload-cipher';
+import type { Class } from './payload/payload-type';
+import type { PayloadClassDeclaration } from './payload/failover-type.registry';
+import type { RecoveredPayloadHandler } from './executor/recovered-payload.handler';
+import type { FailoverStore } from './store/failover-store';
+import type { FailoverStoreQueryResolver } from './store/failover-store-query.resolver';
+import type { PayloadColumnResolver } from './store/payload-column.resolver';
 
 export interface MemoryStoreOptions {
   type: 'memory';
@@ -130,7 +130,8 @@ export interface FailoverModuleOptions {
   types?: PayloadClassDeclaration[];
 }
 
-export interface ResolvedFailoverModuleOptions {
+/** The module options validated, with their defaults (`@InjectFailoverOptions()`). */
+export interface ResolvedFailoverOptions {
   store: FailoverStoreOptions;
   async: false | (Required<Omit<AsyncWriteOptions, 'flushInterval'>> & { flushInterval: number });
   execution?: ExecutionOptions;
@@ -144,3 +145,6 @@ export interface ResolvedFailoverModuleOptions {
   types: PayloadClassDeclaration[];
   storeTimeout: number;
 }
+
+/** @deprecated The former name of {@link ResolvedFailoverOptions}. */
+export type ResolvedFailoverModuleOptions = ResolvedFailoverOptions;

@@ -1,4 +1,4 @@
-import type { Class } from './payload-type';
+import type { Class } from '../payload/payload-type';
 
 const NAME = Symbol('holdfast:failover-payload-name');
 

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { FailoverMetadata } from '../decorator/failover-options';
+import type { FailoverMetadata } from '../decorators/failover-options';
 
 export interface DiscoveredFailover {
   metadata: FailoverMetadata;

@@ -1,23 +1,19 @@
 import { Inject, Injectable, Logger, OnModuleInit, Optional } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef } from '@nestjs/core';
 import { discoverMethods } from '@holdfast/core/kit';
-import type { FailoverMetadata } from '../decorator/failover-options';
+import type { FailoverMetadata } from '../decorators/failover-options';
 import {
   DuplicateFailoverStoreError,
   FailoverConfigurationError,
   UnknownFailoverStoreError,
 } from '../errors';
-import {
-  DEFAULT_FAILOVER_STORE,
-  FAILOVER_METADATA,
-  FAILOVER_RESOLVED_OPTIONS,
-  FAILOVER_STORE_NAME,
-} from '../failover.constants';
+import { DEFAULT_FAILOVER_STORE, FAILOVER_METADATA } from '../failover.constants';
+import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.tokens';
 import { failoverExecutorProperty, getFailoverStoreToken } from '../failover.tokens';
-import type { ResolvedFailoverModuleOptions, SqlStoreOptions } from '../options/failover-module.options';
+import type { ResolvedFailoverOptions, SqlStoreOptions } from '../failover.options';
 import { FailoverTypeRegistry } from '../payload/failover-type.registry';
 import type { FailoverStore } from '../store/failover-store';
-import { FailoverExecutor } from './failover-executor';
+import { FailoverExecutor } from '../executor/failover-executor';
 import { FailoverRegistry, type DiscoveredFailover } from './failover.registry';
 
 type DiscoveredMethodWrapper = ReturnType<typeof discoverMethods>[number]['wrapper'];
@@ -42,7 +38,7 @@ export class FailoverExplorer implements OnModuleInit {
     private readonly scanner: MetadataScanner,
     private readonly registry: FailoverRegistry,
     private readonly types: FailoverTypeRegistry,
-    @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverModuleOptions,
+    @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverOptions,
     @Inject(getFailoverStoreToken()) private readonly store: FailoverStore,
     private readonly executor: FailoverExecutor,
     @Optional() @Inject(FAILOVER_STORE_NAME) private readonly storeName: string = DEFAULT_FAILOVER_STORE,

@@ -1,7 +1,7 @@
 import { parseDuration, type Duration } from '@holdfast/core/kit';
 import { FailoverConfigurationError } from '../errors';
 import type { KeyGenerator } from '../key/key-generator';
-import type { ExecutionOptions } from '../options/failover-module.options';
+import type { ExecutionOptions } from '../failover.options';
 import type { Class, PayloadType } from '../payload/payload-type';
 import type { PayloadSplitter } from '../scatter/payload-splitter';
 import { MAX_FAILOVER_NAME_LENGTH } from '../store/failover-store.table';

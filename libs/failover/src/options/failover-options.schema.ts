@@ -21,7 +21,7 @@ import {
 } from '@holdfast/core/kit';
 import { isValidCron } from '../cleanup/schedule-cron';
 import { resolveCipher } from '../payload/payload-cipher';
-import type { FailoverModuleOptions, ResolvedFailoverModuleOptions } from './failover-module.options';
+import type { FailoverModuleOptions, ResolvedFailoverOptions } from '../failover.options';
 
 function IsCron(options?: ValidationOptions): PropertyDecorator {
   return (target, propertyName) =>
@@ -69,12 +69,12 @@ function IsClassOrInstance(options?: ValidationOptions): PropertyDecorator {
     });
 }
 
-class MemoryStoreValidation {
+class MemoryStoreSchema {
   @IsIn(['memory']) type!: string;
   @IsOptional() @IsInt() @Min(1) maxEntries?: number;
 }
 
-class EncryptionValidation {
+class EncryptionSchema {
   @IsBoolean() enabled!: boolean;
   @IsOptional()
   @ValidateIf((o) => typeof o.cipher === 'string')
@@ -83,51 +83,51 @@ class EncryptionValidation {
   // `key` is checked in resolveFailoverOptions, so that no message ever prints it.
 }
 
-class SqlStoreValidation extends DatabaseOptionsDto {
+class SqlStoreSchema extends DatabaseOptionsDto {
   @IsIn(['sql']) type!: string;
   @IsOptional() @IsArray() @IsString({ each: true }) allowedPayloadClasses?: string[];
   @IsOptional() @IsBoolean() strictAllowlist?: boolean;
   @IsOptional() @IsClassOrInstance() queryResolver?: unknown;
   @IsOptional() @IsClassOrInstance() payloadColumnResolver?: unknown;
   @IsOptional() @IsClassOrInstance() databaseResolver?: unknown;
-  @IsOptional() @NestedOptions(() => EncryptionValidation) encryption?: unknown;
+  @IsOptional() @NestedOptions(() => EncryptionSchema) encryption?: unknown;
 }
 
-class CustomStoreValidation {
+class CustomStoreSchema {
   @IsIn(['custom']) type!: string;
   @ValidateIf((o) => o.useExisting === undefined)
   @IsClassOrInstance({ message: "a custom store needs 'useClass' (a class) or 'useExisting' (a token)" })
   useClass?: unknown;
 }
 
-class UnknownStoreValidation {
+class UnknownStoreSchema {
   @IsIn(['memory', 'sql', 'custom']) type!: string;
 }
 
-class CleanupValidation {
+class CleanupSchema {
   @IsOptional() @IsBoolean() enabled?: boolean;
   @IsOptional() @IsCron() cron?: string;
   @IsOptional() @IsInt() @Min(1) batchSize?: number;
   @IsOptional() @IsDurationOption() pause?: unknown;
 }
 
-class AsyncWriteValidation {
+class AsyncWriteSchema {
   @IsOptional() @IsInt() @Min(1) maxQueue?: number;
   @IsOptional() @IsDurationOption() flushInterval?: unknown;
   @IsOptional() @IsInt() @Min(1) maxBatch?: number;
   @IsOptional() @IsIn(['drop-oldest', 'drop-new', 'caller-runs']) rejection?: string;
 }
 
-class CircuitBreakerValidation {
+class CircuitBreakerSchema {
   @IsOptional() @IsInt() @Min(1) consecutiveFailures?: number;
   @IsOptional() @IsDurationOption() halfOpenAfter?: unknown;
 }
 
-class ExecutionValidation {
-  @IsOptional() @NestedOptions(() => CircuitBreakerValidation) circuitBreaker?: unknown;
+class ExecutionSchema {
+  @IsOptional() @NestedOptions(() => CircuitBreakerSchema) circuitBreaker?: unknown;
 }
 
-class ScatterValidation {
+class ScatterSchema {
   @IsOptional() @IsBoolean() parallel?: boolean;
   @IsOptional() @IsDurationOption() timeout?: unknown;
 }
@@ -143,7 +143,7 @@ function IsFunction(options?: ValidationOptions): PropertyDecorator {
     });
 }
 
-class MultiTenantValidation {
+class MultiTenantSchema {
   @IsOptional() @IsString() defaultTenant?: string;
   @IsOptional() @IsBoolean() strict?: boolean;
   @IsOptional() @IsFunction() resolveTenant?: unknown;
@@ -151,25 +151,26 @@ class MultiTenantValidation {
   // `tenants` is checked entry by entry in resolveFailoverOptions.
 }
 
-class FailoverModuleOptionsValidation {
+/** What `FailoverModule.forRoot()` accepts, as class-validator checks it. */
+export class FailoverOptionsSchema {
   @IsOptional()
   @NestedOptions((v) =>
     v.type === 'memory'
-      ? MemoryStoreValidation
+      ? MemoryStoreSchema
       : v.type === 'sql'
-        ? SqlStoreValidation
+        ? SqlStoreSchema
         : v.type === 'custom'
-          ? CustomStoreValidation
-          : UnknownStoreValidation,
+          ? CustomStoreSchema
+          : UnknownStoreSchema,
   )
   store?: unknown;
-  @IsOptional() @NestedOptions(() => AsyncWriteValidation) async?: unknown;
-  @IsOptional() @NestedOptions(() => ExecutionValidation) execution?: unknown;
-  @IsOptional() @NestedOptions(() => ScatterValidation) scatter?: unknown;
-  @IsOptional() @NestedOptions(() => MultiTenantValidation) multiTenant?: unknown;
+  @IsOptional() @NestedOptions(() => AsyncWriteSchema) async?: unknown;
+  @IsOptional() @NestedOptions(() => ExecutionSchema) execution?: unknown;
+  @IsOptional() @NestedOptions(() => ScatterSchema) scatter?: unknown;
+  @IsOptional() @NestedOptions(() => MultiTenantSchema) multiTenant?: unknown;
   @IsOptional() @IsIn(['rethrow', 'never-throw']) exceptionPolicy?: string;
   @IsOptional() @IsIn(['java', 'injective']) keys?: string;
-  @IsOptional() @NestedOptions(() => CleanupValidation) cleanup?: unknown;
+  @IsOptional() @NestedOptions(() => CleanupSchema) cleanup?: unknown;
   @IsOptional() @IsClassOrInstance() recoveredPayloadHandler?: unknown;
   @IsOptional() @IsArray() @IsPayloadClass({ each: true }) types?: unknown[];
   @IsOptional() @IsDurationOption() storeTimeout?: unknown;
@@ -179,7 +180,7 @@ export const DEFAULT_CLEANUP_CRON = '0 0 * * * *';
 export const DEFAULT_STORE_TIMEOUT = '500ms';
 
 /** Validates the options (naming each bad one) and fills the defaults. */
-export function resolveFailoverOptions(options: FailoverModuleOptions = {}): ResolvedFailoverModuleOptions {
+export function resolveFailoverOptions(options: FailoverModuleOptions = {}): ResolvedFailoverOptions {
   const problems: string[] = [];
   const asyncOption = options.async;
   if (
@@ -215,7 +216,7 @@ export function resolveFailoverOptions(options: FailoverModuleOptions = {}): Res
   }
   if (problems.length) throw new InvalidOptionsError('FailoverModule', problems);
   validateOptions(
-    FailoverModuleOptionsValidation,
+    FailoverOptionsSchema,
     { ...options, async: typeof asyncOption === 'object' ? asyncOption : undefined },
     'FailoverModule',
   );
