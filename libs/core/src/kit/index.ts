@@ -48,6 +48,7 @@ export {
 } from '../database/transient-retry';
 export { sqlClientFor } from '../database/sql-client.factory';
 export { sqliteGate } from '../database/sqlite-gate';
+export { PgListener, type PgListenerOptions } from '../database/pg-listener';
 export { StatementBinder, statement, type Statement } from '../database/statement';
 export { resolveDataSource, driverTimezone, type DataSourceOption } from '../database/data-source';
 export { HoldfastDatabase, type HoldfastDatabaseOptions } from '../database/holdfast-database';

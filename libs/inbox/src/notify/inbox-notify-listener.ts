@@ -12,6 +12,7 @@ import {
   HoldfastTimers,
   OutageLog,
   parseDuration,
+  PgListener,
   withTimeout,
 } from '@holdfast/core/kit';
 import { InboxDelivery } from '../delivery/inbox-delivery.service';
@@ -27,22 +28,10 @@ const CONNECT_TIMEOUT_MS = 5_000;
 const RECONNECT_FIRST_MS = 250;
 const RECONNECT_MAX_MS = 10_000;
 
-/** The part of pg's Client the listener uses. */
-interface PgClient {
-  connect(): Promise<void>;
-  query(sql: string): Promise<unknown>;
-  end(): Promise<void>;
-  on(event: 'notification', listener: (n: { channel: string; payload?: string }) => void): this;
-  on(event: 'error', listener: (error: Error) => void): this;
-  on(event: 'end', listener: () => void): this;
-}
-type PgClientClass = new (config: Record<string, unknown>) => PgClient;
-
 /**
- * PostgreSQL LISTEN for the inbox's channel on a dedicated connection (its own pg Client, never a
- * pooled one: a pool hands connections to others and PgBouncer in transaction mode drops a
- * session's LISTEN). A notification (an accept committed on any node) starts a delivery run at
- * once through `InboxDelivery.wake()`. Polling goes on underneath, whatever happens here.
+ * PostgreSQL LISTEN for the inbox's channel on a dedicated connection (core's PgListener). A
+ * notification (an accept committed on any node) starts a delivery run at once through
+ * `InboxDelivery.wake()`. Polling goes on underneath, whatever happens here.
  *
  * After connecting it sends itself a notification through the DataSource (the way accepts
  * send theirs) and waits for it: a listener that does not hear it (behind PgBouncer in transaction
@@ -56,7 +45,7 @@ type PgClientClass = new (config: Record<string, unknown>) => PgClient;
 export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(InboxNotifyListener.name);
   private timers = new HoldfastTimers();
-  private client?: PgClient;
+  private client?: PgListener;
   private channel?: string;
   private stopped = true;
   private attempts = 0;
@@ -100,7 +89,7 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
     this._listening = false;
     const client = this.client;
     this.client = undefined;
-    await client?.end().catch(() => undefined);
+    await client?.close();
   }
 
   private get timerName(): string {
@@ -110,30 +99,18 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
   private async connect(): Promise<void> {
     if (this.stopped) return;
     this.attempts++;
-    let client: PgClient | undefined;
+    let client: PgListener | undefined;
     try {
       client = this.newClient();
       this.client = client;
       const own = client;
-      own.on('error', (error) => this.dropped(own, error));
-      own.on('end', () => this.dropped(own));
-      own.on('notification', (n) => {
-        if (n.channel !== this.channel) return;
-        if (this.probe && n.payload === this.probe.nonce) this.probe.heard();
-        this.delivery.wake();
-      });
-      await withTimeout(own.connect(), CONNECT_TIMEOUT_MS, () => {
-        throw new Error(`connecting took longer than ${CONNECT_TIMEOUT_MS} ms`);
-      });
-      await withTimeout(own.query(`LISTEN "${this.channel}"`), CONNECT_TIMEOUT_MS, () => {
-        throw new Error(`LISTEN took longer than ${CONNECT_TIMEOUT_MS} ms`);
-      });
+      await own.listen();
       if (this.client !== own || this.stopped) return;
       const hears = await this.probeHears();
       if (this.client !== own || this.stopped) return; // closed meanwhile (shutdown, a drop)
       if (!hears) {
         this.client = undefined;
-        void own.end().catch(() => undefined);
+        void own.close();
         this.logger.warn(
           `LISTEN on channel ${this.channel} does not hear the inbox's notifications (PgBouncer in transaction ` +
             `mode? set notifyListenUrl to the PostgreSQL server or a session-mode pool): this node finds ` +
@@ -161,7 +138,7 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
    * through the DataSource: when the database cannot be reached at all, there is nothing to
    * replace yet, and the next check looks again.
    */
-  private armCheck(client: PgClient): void {
+  private armCheck(client: PgListener): void {
     this.timers.set(this.timerName, this.checkMs, () => {
       if (this.client !== client || this.stopped) return;
       void this.probeHears().then(
@@ -190,11 +167,11 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
   }
 
   /** The connection failed or closed: one warning per outage, then reconnect with backoff. */
-  private dropped(client: PgClient, error?: Error): void {
+  private dropped(client: PgListener, error?: Error): void {
     if (this.client !== client) return; // an old connection, already replaced or closed by us
     this.client = undefined;
     this._listening = false;
-    void client.end().catch(() => undefined);
+    void client.close();
     if (this.stopped) return;
     this.outage.failed(error ?? new Error('closed by the server'), {
       during: this.outage.ongoing ? `reconnect attempt ${this.attempts}` : undefined,
@@ -205,25 +182,21 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
   }
 
   /**
-   * A pg Client of the driver the DataSource already uses, on the DataSource's own connection
-   * options, or on `notifyListenUrl` when set.
+   * The LISTEN connection: a pg Client of the driver the DataSource already uses, on the
+   * DataSource's own connection options, or on `notifyListenUrl` when set.
    */
-  private newClient(): PgClient {
-    const driver = this.connection.sql.dataSource.driver as unknown as {
-      postgres?: { Client?: PgClientClass };
-      master?: { options?: Record<string, unknown> };
-    };
-    const Client = driver.postgres?.Client;
-    if (!Client) throw new Error('the DataSource has no pg driver to open a LISTEN connection with');
-    const base: Record<string, unknown> = this.options.notifyListenUrl
-      ? { connectionString: this.options.notifyListenUrl }
-      : { ...(driver.master?.options ?? {}) };
-    return new Client({
-      ...base,
-      keepAlive: true,
-      keepAliveInitialDelayMillis: 10_000,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-      application_name: 'holdfast-inbox-listen',
+  private newClient(): PgListener {
+    const listener: PgListener = new PgListener(this.connection.sql.dataSource, {
+      channel: this.channel!,
+      connectionString: this.options.notifyListenUrl || undefined,
+      applicationName: 'holdfast-inbox-listen',
+      connectTimeoutMs: CONNECT_TIMEOUT_MS,
+      onNotification: (payload) => {
+        if (this.probe && payload === this.probe.nonce) this.probe.heard();
+        this.delivery.wake();
+      },
+      onDropped: (error) => this.dropped(listener, error),
     });
+    return listener;
   }
 }
