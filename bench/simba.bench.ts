@@ -19,8 +19,7 @@ import {
   waitForExit,
   type TestDatabase,
 } from '@holdfast/core/testing';
-import { MutexQueryResolver } from '@holdfast/simba';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { MutexQueryResolver, SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { MutexRepository } from '../libs/simba/src/mutex/mutex.repository';
 import { median, printTable } from './support/bench-kit';
 

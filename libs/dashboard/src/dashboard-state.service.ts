@@ -337,9 +337,7 @@ export class DashboardStateService {
   private async simba(): Promise<SimbaSection> {
     const simba = holdfastModules().simba!;
     const registry = this.optional(simba.MutexContendRegistry)!;
-    const options = this.optional<{ dataSource?: unknown; tablePrefix?: string }>(
-      simba.SIMBA_RESOLVED_OPTIONS,
-    );
+    const options = this.optional<{ dataSource?: unknown; tablePrefix?: string }>(simba.SIMBA_OPTIONS);
     const sql = this.sqlClient(options?.dataSource);
     const status = await simba.readMutexStatus(sql, options?.tablePrefix ?? '');
     const local = new Map(registry.all().map((s) => [s.mutex, s]));

@@ -1,5 +1,5 @@
 import { HoldfastError } from '@holdfast/core/kit';
-import { MUTEX_NAME_MAX_LENGTH, OWNER_ID_MAX_LENGTH } from './table/simba-mutex.table';
+import { MUTEX_NAME_MAX_LENGTH, OWNER_ID_MAX_LENGTH } from './store/simba-mutex.table';
 
 /** A mutex name that is empty, too long for `simba_mutex.mutex`, or not a string. */
 export class InvalidMutexNameError extends HoldfastError {

@@ -8,7 +8,6 @@ export { MutexContendService, ContendServiceStatus, type ContendTiming } from '.
 export { MutexContendServiceFactory } from './mutex/mutex-contend-service.factory';
 export { MutexContendRegistry } from './mutex/mutex-contend.registry';
 export { MutexOwnerRepository, MutexOwnerEntity } from './mutex/mutex-owner.repository';
-export { MutexQueryResolver } from './mutex/mutex-query.resolver';
 export { OnMutexAcquired, OnMutexReleased } from './decorators/on-mutex.decorators';
 export { LeaderOnly } from './decorators/leader-only.decorator';
 export { MutexContenderProvider } from './decorators/mutex-contender-provider.decorator';

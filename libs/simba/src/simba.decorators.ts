@@ -1,6 +1,5 @@
 import { Inject } from '@nestjs/common';
-import { SIMBA_RESOLVED_OPTIONS } from './simba.constants';
+import { SIMBA_OPTIONS } from './simba.tokens';
 
 /** Injects the validated, defaulted options of `SimbaModule` (`ResolvedSimbaOptions`). */
-export const InjectSimbaOptions = (): ParameterDecorator & PropertyDecorator =>
-  Inject(SIMBA_RESOLVED_OPTIONS);
+export const InjectSimbaOptions = (): ParameterDecorator & PropertyDecorator => Inject(SIMBA_OPTIONS);

@@ -1,16 +1,10 @@
-import {
-  DatabaseOptionsDto,
-  IsDurationOption,
-  parseDuration,
-  validateOptions,
-  type DataSourceOption,
-  type Dialect,
-  type Duration,
-  type HoldfastDatabaseOptions,
-  type SchemaMode,
-  InvalidOptionsError,
+import type {
+  DataSourceOption,
+  Dialect,
+  Duration,
+  HoldfastDatabaseOptions,
+  SchemaMode,
 } from '@holdfast/core/kit';
-import { IsBoolean, IsOptional, ValidateBy, type ValidationOptions } from 'class-validator';
 
 export interface SimbaModuleOptions {
   /** The TypeORM DataSource, or the name of a @nestjs/typeorm one; default the default DataSource. */
@@ -43,48 +37,6 @@ export interface SimbaModuleOptions {
   enabled?: boolean;
 }
 
-function IsPositiveDuration(options?: ValidationOptions): PropertyDecorator {
-  return ValidateBy(
-    {
-      name: 'isPositiveDuration',
-      validator: {
-        validate: (value: unknown) => {
-          try {
-            return parseDuration(value as Duration) > 0;
-          } catch {
-            return false;
-          }
-        },
-        defaultMessage: () => "must be a duration greater than 0 (milliseconds or a string like '6s')",
-      },
-    },
-    options,
-  );
-}
-
-/** The options as validated by class-validator; defaults are merged before validation. */
-export class SimbaOptionsSchema extends DatabaseOptionsDto implements SimbaModuleOptions {
-  @IsPositiveDuration() ttl!: Duration;
-  @IsPositiveDuration() transition!: Duration;
-  @IsDurationOption() initialDelay!: Duration;
-  @IsPositiveDuration() standbyPoll!: Duration;
-  @IsOptional() @IsPositiveDuration() statementTimeout?: Duration;
-  declare schema: SchemaMode;
-  @IsBoolean() autoStart!: boolean;
-  @IsBoolean() enabled!: boolean;
-}
-
-export const SIMBA_DEFAULTS = {
-  tablePrefix: '',
-  ttl: '10s',
-  transition: '6s',
-  initialDelay: 0,
-  standbyPoll: '500ms',
-  schema: 'check' as SchemaMode,
-  autoStart: true,
-  enabled: true,
-};
-
 /** Options after defaults, validation and parsing: every duration in milliseconds. */
 export interface ResolvedSimbaOptions extends HoldfastDatabaseOptions {
   ttl: number;
@@ -94,38 +46,4 @@ export interface ResolvedSimbaOptions extends HoldfastDatabaseOptions {
   statementTimeout: number;
   autoStart: boolean;
   enabled: boolean;
-}
-
-/** Merges defaults, validates (InvalidOptionsError naming option and value) and parses durations. */
-export function resolveSimbaOptions(options: SimbaModuleOptions = {}): ResolvedSimbaOptions {
-  const merged = { ...SIMBA_DEFAULTS, ...stripUndefined(options) };
-  const valid = validateOptions(SimbaOptionsSchema, merged, 'SimbaModule');
-  const transition = parseDuration(valid.transition, 'transition');
-  const statementTimeout =
-    valid.statementTimeout === undefined
-      ? Math.max(1, Math.floor(transition / 3))
-      : parseDuration(valid.statementTimeout, 'statementTimeout');
-  if (statementTimeout >= transition) {
-    throw new InvalidOptionsError('SimbaModule', [
-      `option 'statementTimeout' = ${JSON.stringify(valid.statementTimeout)}: must be shorter than ` +
-        `'transition' (${transition} ms), or an owner could still be waiting on the database after others may acquire`,
-    ]);
-  }
-  return {
-    dataSource: options.dataSource,
-    tablePrefix: valid.tablePrefix ?? '',
-    ttl: parseDuration(valid.ttl, 'ttl'),
-    transition,
-    initialDelay: parseDuration(valid.initialDelay, 'initialDelay'),
-    standbyPoll: parseDuration(valid.standbyPoll, 'standbyPoll'),
-    statementTimeout,
-    schema: valid.schema,
-    dialect: valid.dialect,
-    autoStart: valid.autoStart,
-    enabled: valid.enabled,
-  };
-}
-
-function stripUndefined<T extends object>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -13,7 +13,7 @@ import {
   type ResolvedSimbaOptions,
   type SimbaModuleOptions,
 } from '../src';
-import { SIMBA_RESOLVED_OPTIONS } from '../src/internal';
+import { SIMBA_OPTIONS } from '../src/internal';
 import { describeEachSimbaTable, waitUntil } from './simba-test.support';
 
 @Injectable()
@@ -79,7 +79,7 @@ describeEachSimbaTable('SimbaModule', (ctx) => {
     ],
   ])('%s resolves the same options and exports the services', async (_name, build) => {
     const app = await open([build()]);
-    const options = app.get<ResolvedSimbaOptions>(SIMBA_RESOLVED_OPTIONS);
+    const options = app.get<ResolvedSimbaOptions>(SIMBA_OPTIONS);
     expect(options).toMatchObject({
       ttl: 3_000,
       transition: 6_000,

@@ -1,5 +1,5 @@
 import { DIALECTS, sqlDialect } from '@holdfast/core/kit';
-import { MutexQueryResolver } from '../src';
+import { MutexQueryResolver } from '../src/internal';
 
 const PLACEHOLDER: Record<string, RegExp> = { postgres: /\$\d+/g, mssql: /@\d+/g, oracle: /:\d+/g };
 const count = (sql: string, dialect: string) => (sql.match(PLACEHOLDER[dialect] ?? /\?/g) ?? []).length;

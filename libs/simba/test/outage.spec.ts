@@ -8,12 +8,8 @@ import {
 } from '@holdfast/core/testing';
 import type { DataSource } from 'typeorm';
 import { sqlDialect, type SqlClient } from '@holdfast/core/kit';
-import {
-  MutexContendServiceFactory,
-  MutexQueryResolver,
-  MutexStatementTimeoutError,
-  type MutexContendService,
-} from '../src';
+import { MutexContendServiceFactory, MutexStatementTimeoutError, type MutexContendService } from '../src';
+import { MutexQueryResolver } from '../src/internal';
 import { MutexRepository } from '../src/mutex/mutex.repository';
 import { createSimbaApp, freshMutex, RecordingContender, waitUntil } from './simba-test.support';
 

@@ -1,4 +1,5 @@
 import { Inject } from '@nestjs/common';
+import { wrapMethod } from '@holdfast/core/kit';
 import { LeaderOnlyNotWiredError } from '../errors';
 import { assertMutexName } from '../mutex/mutex-contender';
 import { MutexContendRegistry } from '../mutex/mutex-contend.registry';
@@ -17,21 +18,20 @@ export function LeaderOnly(mutex: string): MethodDecorator {
   assertMutexName(mutex);
   return (target, propertyKey, descriptor) => {
     Inject(MutexContendRegistry)(target, REGISTRY);
-    const original = descriptor.value as unknown as (...args: unknown[]) => unknown;
     const method = `${target.constructor.name}.${String(propertyKey)}`;
-    const wrapped = function (this: Record<symbol, MutexContendRegistry | undefined>, ...args: unknown[]) {
-      const registry = this[REGISTRY];
-      if (!registry) throw new LeaderOnlyNotWiredError(mutex, method);
-      if (!registry.isOwner(mutex)) return undefined;
-      return original.apply(this, args);
-    };
-    for (const key of Reflect.getMetadataKeys(original)) {
-      Reflect.defineMetadata(key, Reflect.getMetadata(key, original), wrapped);
-    }
-    Object.defineProperty(wrapped, 'name', { value: original.name });
-    const mutexes: string[] = Reflect.getMetadata(LEADER_ONLY, original) ?? [];
+    const previous: unknown = descriptor.value;
+    const mutexes: string[] =
+      (typeof previous === 'function' ? Reflect.getMetadata(LEADER_ONLY, previous) : undefined) ?? [];
+    const wrapped = wrapMethod<Record<symbol, MutexContendRegistry | undefined>>(
+      descriptor,
+      (instance, original, args) => {
+        const registry = instance[REGISTRY];
+        if (!registry) throw new LeaderOnlyNotWiredError(mutex, method);
+        if (!registry.isOwner(mutex)) return undefined;
+        return original.apply(instance, args);
+      },
+    );
     Reflect.defineMetadata(LEADER_ONLY, [...mutexes, mutex], wrapped);
-    descriptor.value = wrapped as never;
     return descriptor;
   };
 }

@@ -24,8 +24,8 @@ import {
   MUTEX_CONTENDER_PROVIDER,
   ON_MUTEX_ACQUIRED,
   ON_MUTEX_RELEASED,
-  SIMBA_RESOLVED_OPTIONS,
 } from '../simba.constants';
+import { SIMBA_OPTIONS } from '../simba.tokens';
 import type { ResolvedSimbaOptions } from '../simba.options';
 
 type Handler = (state: MutexState) => unknown;
@@ -96,7 +96,7 @@ export class SimbaExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
     private readonly scanner: MetadataScanner,
     private readonly factory: MutexContendServiceFactory,
     private readonly registry: MutexContendRegistry,
-    @Inject(SIMBA_RESOLVED_OPTIONS) private readonly options: ResolvedSimbaOptions,
+    @Inject(SIMBA_OPTIONS) private readonly options: ResolvedSimbaOptions,
   ) {}
 
   onModuleInit(): void {

@@ -3,6 +3,7 @@ import {
   Column,
   MoreThan,
   type ColumnOptions,
+  type DataSource,
   type EntityManager,
   type FindOptionsWhere,
   type ObjectLiteral,
@@ -15,7 +16,9 @@ import {
   endBoundedTransaction,
   parseDuration,
   sqlDialect,
+  sqliteGate,
   UnsupportedDialectError,
+  type Dialect,
   type Duration,
 } from '@holdfast/core/kit';
 import { FenceColumnNotFoundError, InvalidFencingTokenError, StaleFencingTokenError } from './fencing.errors';
@@ -68,23 +71,26 @@ export interface FencedUpdateResult {
 
 type Criteria<T> = FindOptionsWhere<T> | FindOptionsWhere<T>[];
 
+/** The dialect of `dataSource`, or undefined where Holdfast has none (the write then runs as TypeORM runs it). */
+function dialectOf(dataSource: DataSource): Dialect | undefined {
+  try {
+    return new DatabaseResolver().resolve(dataSource);
+  } catch (error) {
+    if (error instanceof UnsupportedDialectError) return undefined;
+    throw error;
+  }
+}
+
 /**
  * TypeORM's SQLite drivers have one connection per DataSource, on which two transactions cannot
- * overlap ("cannot start a transaction within a transaction"): fenced writes on SQLite take turns.
+ * overlap ("cannot start a transaction within a transaction"): on SQLite, fenced writes take
+ * turns through core's gate of that DataSource, the one its SqlClients take too.
  */
-const sqliteTurns = new WeakMap<object, Promise<unknown>>();
 function inTurn<R>(manager: EntityManager, work: () => Promise<R>): Promise<R> {
-  const type: string = manager.connection.options.type;
-  if ((type !== 'better-sqlite3' && type !== 'sqlite') || manager.queryRunner?.isTransactionActive)
-    return work();
-  const key = manager.connection;
-  const previous = sqliteTurns.get(key) ?? Promise.resolve();
-  const next = previous.then(work, work);
-  sqliteTurns.set(
-    key,
-    next.catch(() => undefined),
-  );
-  return next;
+  if (manager.queryRunner?.isTransactionActive) return work();
+  const dialect = dialectOf(manager.connection);
+  if (!dialect || !sqlDialect(dialect).singleConnection) return work();
+  return sqliteGate(manager.connection).runExclusive(work);
 }
 
 /**
@@ -168,13 +174,8 @@ export class FencedRepository<T extends ObjectLiteral> {
     const manager = this.repository.manager;
     if (manager.queryRunner?.isTransactionActive || this.idleMs <= 0) return manager.transaction(work);
     const dataSource = manager.connection;
-    let dialect;
-    try {
-      dialect = new DatabaseResolver().resolve(dataSource);
-    } catch (error) {
-      if (error instanceof UnsupportedDialectError) return manager.transaction(work);
-      throw error;
-    }
+    const dialect = dialectOf(dataSource);
+    if (!dialect) return manager.transaction(work);
     // One connection that every statement takes in turn (SQLite): no server, nothing to bound.
     if (sqlDialect(dialect).singleConnection) return manager.transaction(work);
     const runner = dataSource.createQueryRunner();

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { probeHealth, type HealthResult } from '@holdfast/core/kit';
 import { MutexContendRegistry } from '../mutex/mutex-contend.registry';
 import { SimbaConnection } from '../mutex/simba-connection';
-import { SIMBA_RESOLVED_OPTIONS } from '../simba.constants';
+import { SIMBA_OPTIONS } from '../simba.tokens';
 import type { ResolvedSimbaOptions } from '../simba.options';
 
 /**
@@ -15,7 +15,7 @@ export class SimbaHealthIndicator {
   constructor(
     private readonly connection: SimbaConnection,
     private readonly registry: MutexContendRegistry,
-    @Inject(SIMBA_RESOLVED_OPTIONS) private readonly options: ResolvedSimbaOptions,
+    @Inject(SIMBA_OPTIONS) private readonly options: ResolvedSimbaOptions,
   ) {}
 
   async isHealthy<const Key extends string = 'simba'>(key: Key = 'simba' as Key): Promise<HealthResult<Key>> {

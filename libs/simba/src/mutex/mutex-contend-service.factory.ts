@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { SimbaDisabledError } from '../errors';
-import { SimbaMetrics } from '../health/simba.metrics';
-import { SIMBA_RESOLVED_OPTIONS } from '../simba.constants';
+import { SimbaMetrics } from '../metrics/simba.metrics';
+import { SIMBA_OPTIONS } from '../simba.tokens';
 import type { ResolvedSimbaOptions } from '../simba.options';
 import { MutexContendService, type ContendTiming } from './mutex-contend.service';
 import type { MutexContender } from './mutex-contender';
@@ -21,7 +21,7 @@ export class MutexContendServiceFactory implements OnApplicationShutdown {
 
   constructor(
     private readonly connection: SimbaConnection,
-    @Inject(SIMBA_RESOLVED_OPTIONS) private readonly options: ResolvedSimbaOptions,
+    @Inject(SIMBA_OPTIONS) private readonly options: ResolvedSimbaOptions,
     private readonly metrics: SimbaMetrics,
   ) {}
 

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { InvalidOptionsError, keepProcessAlive, monotonicMillis } from '@holdfast/core/kit';
 import { MutexServiceStatusError } from '../errors';
-import { SimbaMetrics } from '../health/simba.metrics';
+import { SimbaMetrics } from '../metrics/simba.metrics';
 import { assertContenderId, assertMutexName, type MutexContender } from './mutex-contender';
 import { MutexOwner } from './mutex-owner';
 import { MutexState } from './mutex-state';

@@ -1,6 +1,6 @@
 import { ownerInstanceId } from '@holdfast/core/kit';
 import { InvalidContenderIdError, InvalidMutexNameError } from '../errors';
-import { MUTEX_NAME_MAX_LENGTH, OWNER_ID_MAX_LENGTH, SEED_OWNER_ID_LENGTH } from '../table/simba-mutex.table';
+import { MUTEX_NAME_MAX_LENGTH, OWNER_ID_MAX_LENGTH, SEED_OWNER_ID_LENGTH } from '../store/simba-mutex.table';
 import type { MutexState } from './mutex-state';
 import { TIMELINE_MARKER } from './failover-grace';
 

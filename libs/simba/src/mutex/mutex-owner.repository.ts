@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { toNumber, withTimeout } from '@holdfast/core/kit';
+import { toNumber, withTimeout, type Statement } from '@holdfast/core/kit';
 import { MutexOwnerNotFoundError, MutexStatementTimeoutError, SimbaDisabledError } from '../errors';
-import { SIMBA_RESOLVED_OPTIONS } from '../simba.constants';
+import { SIMBA_OPTIONS } from '../simba.tokens';
 import type { ResolvedSimbaOptions } from '../simba.options';
 import { assertMutexName } from './mutex-contender';
 import { MutexOwner } from './mutex-owner';
-import type { BoundSql } from './mutex-query.resolver';
 import { SimbaConnection } from './simba-connection';
 
 /** A row of `simba_mutex`: its mutex and owner, read with the database clock (Simba's `MutexOwnerEntity`). */
@@ -41,7 +40,7 @@ interface OwnerRecord {
 export class MutexOwnerRepository {
   constructor(
     private readonly connection: SimbaConnection,
-    @Inject(SIMBA_RESOLVED_OPTIONS) private readonly options: ResolvedSimbaOptions,
+    @Inject(SIMBA_OPTIONS) private readonly options: ResolvedSimbaOptions,
   ) {}
 
   /** The owner of `mutex`; MutexOwnerNotFoundError when the mutex has no row yet. */
@@ -66,7 +65,7 @@ export class MutexOwnerRepository {
   private async read(
     mutex: string,
     operation: string,
-    statement: (queries: SimbaConnection['repository']['queries']) => BoundSql,
+    statement: (queries: SimbaConnection['repository']['queries']) => Statement,
   ): Promise<MutexOwnerEntity[]> {
     if (!this.options.enabled) throw new SimbaDisabledError(`MutexOwnerRepository.${operation}()`);
     const { sql, queries } = this.connection.repository;

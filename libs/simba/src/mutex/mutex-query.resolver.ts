@@ -1,16 +1,14 @@
-import { tableName, type SqlDialect } from '@holdfast/core/kit';
-import { SIMBA_MUTEX_TABLE } from '../table/simba-mutex.table';
+import { statement, StatementBinder, tableName, type SqlDialect, type Statement } from '@holdfast/core/kit';
+import { SIMBA_MUTEX_TABLE } from '../store/simba-mutex.table';
 import { TIMELINE_MARKER } from './failover-grace';
 
-/** A statement and its bound parameters. */
-export interface BoundSql {
-  sql: string;
-  params: unknown[];
-}
+/** @deprecated core's `Statement` (the one statement shape); kept while failover-grace.ts moves to it. */
+export type BoundSql = Statement;
 
 /**
- * Every SQL statement on `simba_mutex`, built from the core dialect pieces. `now` is always the
- * database clock (`dialect.nowMillis`) evaluated inside the statement, never an app timestamp.
+ * Every SQL statement on `simba_mutex`, built from the core dialect pieces and returned as core
+ * Statements (text and values; the repository runs them). `now` is always the database clock
+ * (`dialect.nowMillis`) evaluated inside the statement, never an app timestamp.
  */
 export class MutexQueryResolver {
   readonly table: string;
@@ -22,25 +20,23 @@ export class MutexQueryResolver {
     this.table = tableName(prefix, SIMBA_MUTEX_TABLE.name);
   }
 
-  private p(index: number): string {
-    return this.dialect.placeholder(index);
+  private binder(): StatementBinder {
+    return new StatementBinder(this.dialect);
   }
 
   /**
    * Creates the rows of mutexes that are missing, free (`owner_id` ''), with a value for every
    * column (Simba's DDL has no defaults); an existing row is left alone, whoever created it.
    */
-  ensureRows(mutexes: readonly string[]): BoundSql {
-    return {
-      sql: this.dialect.insertMissing({
-        table: this.table,
-        columns: ['mutex', 'acquired_at', 'ttl_at', 'transition_at', 'owner_id', 'version'],
-        key: 'mutex',
-        rows: mutexes.length,
-        row: (mutex) => `${mutex}, 0, 0, 0, '', 0`,
-      }),
-      params: [...mutexes],
-    };
+  ensureRows(mutexes: readonly string[]): Statement {
+    const sql = this.dialect.insertMissing({
+      table: this.table,
+      columns: ['mutex', 'acquired_at', 'ttl_at', 'transition_at', 'owner_id', 'version'],
+      key: 'mutex',
+      rows: mutexes.length,
+      row: (mutex) => `${mutex}, 0, 0, 0, '', 0`,
+    });
+    return statement(sql, [...mutexes]);
   }
 
   /**
@@ -48,15 +44,14 @@ export class MutexQueryResolver {
    * while its transition is still running. `version + 1` is Simba's optimistic lock; `acquired_at`
    * (the fencing token) is the database time, or the previous token + 1 if the clock is behind it.
    */
-  acquire(mutex: string, contenderId: string, ttlMs: number, transitionMs: number): BoundSql {
+  acquire(mutex: string, contenderId: string, ttlMs: number, transitionMs: number): Statement {
+    const b = this.binder();
     const now = this.dialect.nowMillis;
-    return {
-      sql:
-        `UPDATE ${this.table} SET acquired_at = ${this.nextToken()}, ttl_at = ${now} + ${this.p(1)}, ` +
-        `transition_at = ${now} + ${this.p(2)}, owner_id = ${this.p(3)}, version = version + 1 ` +
-        `WHERE mutex = ${this.p(4)} AND (transition_at < ${now} OR (owner_id = ${this.p(5)} AND transition_at > ${now}))`,
-      params: [Math.trunc(ttlMs), Math.trunc(ttlMs + transitionMs), contenderId, mutex, contenderId],
-    };
+    return b.statement(
+      `UPDATE ${this.table} SET acquired_at = ${this.nextToken()}, ttl_at = ${now} + ${b.bind(Math.trunc(ttlMs))}, ` +
+        `transition_at = ${now} + ${b.bind(Math.trunc(ttlMs + transitionMs))}, owner_id = ${b.bind(contenderId)}, version = version + 1 ` +
+        `WHERE mutex = ${b.bind(mutex)} AND (transition_at < ${now} OR (owner_id = ${b.bind(contenderId)} AND transition_at > ${now}))`,
+    );
   }
 
   /**
@@ -73,45 +68,43 @@ export class MutexQueryResolver {
     renewals: ReadonlyArray<{ mutex: string; contenderId: string }>,
     ttlMs: number,
     transitionMs: number,
-  ): BoundSql {
-    const params: unknown[] = [];
-    const bind = (value: unknown) => {
-      params.push(value);
-      return this.p(params.length);
-    };
+  ): Statement {
+    const b = this.binder();
     const now = this.dialect.nowMillis;
     const all = [...takes, ...renewals];
     const ids = new Set(all.map((t) => t.contenderId));
     const newOwner =
       ids.size === 1
-        ? bind(all[0].contenderId)
-        : `CASE mutex ${all.map((t) => `WHEN ${bind(t.mutex)} THEN ${bind(t.contenderId)}`).join(' ')} END`;
+        ? b.bind(all[0].contenderId)
+        : `CASE mutex ${all.map((t) => `WHEN ${b.bind(t.mutex)} THEN ${b.bind(t.contenderId)}`).join(' ')} END`;
     // MySQL assigns left to right and later assignments see earlier ones: owner_id goes first,
     // while transition_at still holds the old value.
     const set =
       `owner_id = CASE WHEN transition_at < ${now} THEN ${newOwner} ELSE owner_id END, ` +
-      `acquired_at = ${this.nextToken()}, ttl_at = ${now} + ${bind(Math.trunc(ttlMs))}, ` +
-      `transition_at = ${now} + ${bind(Math.trunc(ttlMs + transitionMs))}, version = version + 1`;
-    const inList = (values: readonly string[]) => values.map((v) => bind(v)).join(', ');
-    let where = `mutex IN (${inList(all.map((t) => t.mutex))}) AND (transition_at < ${now}`;
+      `acquired_at = ${this.nextToken()}, ttl_at = ${now} + ${b.bind(Math.trunc(ttlMs))}, ` +
+      `transition_at = ${now} + ${b.bind(Math.trunc(ttlMs + transitionMs))}, version = version + 1`;
+    let where = `mutex IN (${b.list(all.map((t) => t.mutex))}) AND (transition_at < ${now}`;
     if (renewals.length) {
       const renewIds = [...new Set(renewals.map((r) => r.contenderId))];
       where +=
-        ` OR (mutex IN (${inList(renewals.map((r) => r.mutex))}) AND owner_id IN (${inList(renewIds)}) ` +
+        ` OR (mutex IN (${b.list(renewals.map((r) => r.mutex))}) AND owner_id IN (${b.list(renewIds)}) ` +
         `AND transition_at > ${now})`;
     }
-    return { sql: `UPDATE ${this.table} SET ${set} WHERE ${where})`, params };
+    return b.statement(`UPDATE ${this.table} SET ${set} WHERE ${where})`);
   }
 
   /** The rows of many mutexes, with the database clock read in the same statement. */
-  selectMany(mutexes: readonly string[]): BoundSql {
-    return {
-      sql:
-        `SELECT mutex AS mutex, acquired_at AS acquired_at, ttl_at AS ttl_at, transition_at AS transition_at, ` +
-        `owner_id AS owner_id, version AS version, ${this.dialect.nowMillis} AS now_ms ` +
-        `FROM ${this.table} WHERE mutex IN (${mutexes.map((_, i) => this.p(i + 1)).join(', ')})`,
-      params: [...mutexes],
-    };
+  selectMany(mutexes: readonly string[]): Statement {
+    const b = this.binder();
+    return b.statement(`${this.selectRows()} WHERE mutex IN (${b.list(mutexes)})`);
+  }
+
+  /** The columns of a row, and the database clock read in the same statement. */
+  private selectRows(): string {
+    return (
+      `SELECT mutex AS mutex, acquired_at AS acquired_at, ttl_at AS ttl_at, transition_at AS transition_at, ` +
+      `owner_id AS owner_id, version AS version, ${this.dialect.nowMillis} AS now_ms FROM ${this.table}`
+    );
   }
 
   /** `acquired_at` of a grant: the database time, at least the previous token + 1. */
@@ -123,44 +116,33 @@ export class MutexQueryResolver {
    * Gives the mutex up: no owner, and acquirable at once (transition in the past). `acquired_at`
    * is kept: the next grant's fencing token is derived from it.
    */
-  release(mutex: string, contenderId: string): BoundSql {
+  release(mutex: string, contenderId: string): Statement {
+    const b = this.binder();
     const now = this.dialect.nowMillis;
-    return {
-      sql:
-        `UPDATE ${this.table} SET owner_id = '', ttl_at = ${now} - 1, transition_at = ${now} - 1, ` +
-        `version = version + 1 WHERE mutex = ${this.p(1)} AND owner_id = ${this.p(2)}`,
-      params: [mutex, contenderId],
-    };
+    return b.statement(
+      `UPDATE ${this.table} SET owner_id = '', ttl_at = ${now} - 1, transition_at = ${now} - 1, ` +
+        `version = version + 1 WHERE mutex = ${b.bind(mutex)} AND owner_id = ${b.bind(contenderId)}`,
+    );
   }
 
   /** The row with the database clock read in the same statement. */
-  select(mutex: string): BoundSql {
-    return {
-      sql:
-        `SELECT mutex AS mutex, acquired_at AS acquired_at, ttl_at AS ttl_at, transition_at AS transition_at, ` +
-        `owner_id AS owner_id, version AS version, ${this.dialect.nowMillis} AS now_ms ` +
-        `FROM ${this.table} WHERE mutex = ${this.p(1)}`,
-      params: [mutex],
-    };
+  select(mutex: string): Statement {
+    const b = this.binder();
+    return b.statement(`${this.selectRows()} WHERE mutex = ${b.bind(mutex)}`);
   }
 
   /**
    * Every mutex of the table, by name, with the database clock read in the same statement (the
    * timeline marker of the failover grace is a row, not a mutex: left out).
    */
-  selectAll(): BoundSql {
-    return {
-      sql:
-        `SELECT mutex AS mutex, acquired_at AS acquired_at, ttl_at AS ttl_at, transition_at AS transition_at, ` +
-        `owner_id AS owner_id, version AS version, ${this.dialect.nowMillis} AS now_ms ` +
-        `FROM ${this.table} WHERE mutex <> ${this.p(1)} ORDER BY mutex`,
-      params: [TIMELINE_MARKER],
-    };
+  selectAll(): Statement {
+    const b = this.binder();
+    return b.statement(`${this.selectRows()} WHERE mutex <> ${b.bind(TIMELINE_MARKER)} ORDER BY mutex`);
   }
 
   /** The database clock alone (health check). */
-  now(): BoundSql {
-    return { sql: this.dialect.selectRow(`${this.dialect.nowMillis} AS now_ms`), params: [] };
+  now(): Statement {
+    return statement(this.dialect.selectRow(`${this.dialect.nowMillis} AS now_ms`));
   }
 
   /**
@@ -168,7 +150,7 @@ export class MutexQueryResolver {
    * the database has a transaction-scoped setting; undefined otherwise. PostgreSQL also ends a
    * transaction left idle (a client that hung mid-way) so its row lock cannot block standbys.
    */
-  transactionTimeout(ms: number): BoundSql | undefined {
+  transactionTimeout(ms: number): Statement | undefined {
     return this.dialect.transactionStatementTimeout(ms);
   }
 
@@ -177,14 +159,14 @@ export class MutexQueryResolver {
    * `SET STATEMENT max_statement_time = <s> FOR`). MySQL, SQLite, SQL Server and Oracle rely on
    * the client-side timeout (and SQLite on the DataSource's busy timeout).
    */
-  timed(bound: BoundSql, ms: number): BoundSql {
+  timed(bound: Statement, ms: number): Statement {
     const sql = this.dialect.withStatementTimeout(bound.sql, ms);
-    return sql === bound.sql ? bound : { sql, params: bound.params };
+    return sql === bound.sql ? bound : statement(sql, bound.params);
   }
 
   /** SQLite: reads the connection's busy timeout (how long a statement waits for the write lock). */
-  busyTimeout(): BoundSql | undefined {
+  busyTimeout(): Statement | undefined {
     const sql = this.dialect.busyTimeoutQuery();
-    return sql === undefined ? undefined : { sql, params: [] };
+    return sql === undefined ? undefined : statement(sql);
   }
 }

@@ -6,6 +6,8 @@ import {
   withTimeout,
   withTransientRetry,
   type SqlClient,
+  type Statement,
+  type StatementOptions,
 } from '@holdfast/core/kit';
 
 import { ContenderIdTooLongError, MutexStatementTimeoutError } from '../errors';
@@ -13,7 +15,7 @@ import { FailoverGrace } from './failover-grace';
 import type { AcquireResult, BatchRequest, BatchSource } from './mutex-batch';
 import { MutexContendLoop } from './mutex-contend.loop';
 import { MutexOwner } from './mutex-owner';
-import { MutexQueryResolver, type BoundSql } from './mutex-query.resolver';
+import { MutexQueryResolver } from './mutex-query.resolver';
 
 /** `holdfast.simba.sql.retries`: ticks retried after a deadlock or serialization failure. */
 const countRetry = sqlRetryCounter('simba');
@@ -110,8 +112,9 @@ export class MutexRepository implements BatchSource {
                 for (const part of chunks(group.items)) {
                   const takes = part.filter((r) => !r.renew);
                   const renewals = part.filter((r) => r.renew);
-                  await tx.execute(
-                    ...this.args(this.queries.acquireMany(takes, renewals, group.ttl, group.transition)),
+                  await this.execute(
+                    tx,
+                    this.queries.acquireMany(takes, renewals, group.ttl, group.transition),
                   );
                 }
               }
@@ -119,7 +122,7 @@ export class MutexRepository implements BatchSource {
               const parts = chunks([...new Set(requests.map((r) => r.mutex))], BATCH_CHUNK * 4);
               for (const [i, part] of parts.entries()) {
                 // The last read goes with the COMMIT (MariaDB: one round trip for both).
-                const records = await tx.query<MutexRowRecord>(...this.args(this.queries.selectMany(part)), {
+                const records = await this.query<MutexRowRecord>(tx, this.queries.selectMany(part), {
                   commit: i === parts.length - 1,
                 });
                 for (const record of records) found.set(String(record.mutex), this.toOwner(record));
@@ -162,7 +165,7 @@ export class MutexRepository implements BatchSource {
 
   private async insertRows(mutexes: string[]): Promise<void> {
     const insert = () =>
-      this.inTransaction(false, (tx) => tx.execute(...this.args(this.queries.ensureRows(mutexes))));
+      this.inTransaction(false, (tx) => this.execute(tx, this.queries.ensureRows(mutexes)));
     try {
       await insert();
     } catch {
@@ -181,9 +184,7 @@ export class MutexRepository implements BatchSource {
       await this.markTimeline();
       return this.inTransaction(true, async (tx) => {
         await this.afterFailover(tx, ttlMs + transitionMs);
-        const changed = await tx.execute(
-          ...this.args(this.queries.acquire(mutex, contenderId, ttlMs, transitionMs)),
-        );
+        const changed = await this.execute(tx, this.queries.acquire(mutex, contenderId, ttlMs, transitionMs));
         const owner = await this.readOwner(tx, mutex);
         if (!owner) {
           // Someone deleted the row: create it again next time.
@@ -200,7 +201,7 @@ export class MutexRepository implements BatchSource {
     return this.bounded(mutex, 'release', () =>
       this.inTransaction(
         false,
-        async (tx) => (await tx.execute(...this.args(this.queries.release(mutex, contenderId)))) > 0,
+        async (tx) => (await this.execute(tx, this.queries.release(mutex, contenderId))) > 0,
       ),
     );
   }
@@ -226,7 +227,7 @@ export class MutexRepository implements BatchSource {
   now(): Promise<number> {
     return this.bounded('-', 'clock read', () =>
       this.inTransaction(false, async (tx) => {
-        const [row] = await tx.query<{ now_ms: unknown }>(...this.args(this.queries.now()));
+        const [row] = await this.query<{ now_ms: unknown }>(tx, this.queries.now());
         return toNumber(row.now_ms);
       }),
     );
@@ -236,19 +237,19 @@ export class MutexRepository implements BatchSource {
   private async markTimeline(): Promise<void> {
     const marker = this.grace.ensureMarker();
     if (this.graceMarked || !marker) return;
-    await this.inTransaction(false, (tx) => tx.execute(...this.args(marker)));
+    await this.inTransaction(false, (tx) => this.execute(tx, marker));
     this.graceMarked = true;
   }
 
   /** Before a grant (PostgreSQL): starts the grace of `graceMs` if the server was promoted since the last write. */
   private async afterFailover(tx: SqlClient, graceMs: number): Promise<void> {
     const check = this.grace.check(graceMs);
-    if (check) await tx.execute(...this.args(check));
+    if (check) await this.execute(tx, check);
   }
 
   private async ensureRow(mutex: string): Promise<void> {
     const insert = () =>
-      this.inTransaction(false, (tx) => tx.execute(...this.args(this.queries.ensureRows([mutex]))));
+      this.inTransaction(false, (tx) => this.execute(tx, this.queries.ensureRows([mutex])));
     try {
       await insert();
     } catch {
@@ -258,7 +259,7 @@ export class MutexRepository implements BatchSource {
   }
 
   private async readOwner(tx: SqlClient, mutex: string): Promise<MutexOwner | undefined> {
-    const [row] = await tx.query<MutexRowRecord>(...this.args(this.queries.select(mutex)));
+    const [row] = await this.query<MutexRowRecord>(tx, this.queries.select(mutex));
     return row ? this.toOwner(row) : undefined;
   }
 
@@ -274,9 +275,16 @@ export class MutexRepository implements BatchSource {
     );
   }
 
-  private args(bound: BoundSql): [string, unknown[]] {
-    const timed = this.queries.timed(bound, this.statementTimeoutMs);
-    return [timed.sql, timed.params];
+  /** Runs `s` on `tx`, bounded server-side where the database can (MutexQueryResolver.timed). */
+  private execute(tx: SqlClient, s: Statement): Promise<number> {
+    const timed = this.queries.timed(s, this.statementTimeoutMs);
+    return tx.execute(timed.sql, timed.params);
+  }
+
+  /** As `execute`, for a statement that returns rows. */
+  private query<T>(tx: SqlClient, s: Statement, options?: StatementOptions): Promise<T[]> {
+    const timed = this.queries.timed(s, this.statementTimeoutMs);
+    return tx.query<T>(timed.sql, timed.params, options);
   }
 
   /**

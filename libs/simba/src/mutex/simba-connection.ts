@@ -8,9 +8,9 @@ import {
   HoldfastTimers,
   type SqlClientOptions,
 } from '@holdfast/core/kit';
-import { SIMBA_RESOLVED_OPTIONS } from '../simba.constants';
+import { SIMBA_OPTIONS } from '../simba.tokens';
 import type { ResolvedSimbaOptions } from '../simba.options';
-import { SIMBA_MUTEX_TABLE } from '../table/simba-mutex.table';
+import { SIMBA_MUTEX_TABLE } from '../store/simba-mutex.table';
 import { MutexQueryResolver } from './mutex-query.resolver';
 import { MutexRepository } from './mutex.repository';
 
@@ -27,7 +27,7 @@ export class SimbaConnection extends HoldfastDatabase implements OnModuleInit, O
   constructor(
     moduleRef: ModuleRef,
     resolver: DatabaseResolver,
-    @Inject(SIMBA_RESOLVED_OPTIONS) private readonly options: ResolvedSimbaOptions,
+    @Inject(SIMBA_OPTIONS) private readonly options: ResolvedSimbaOptions,
   ) {
     super(moduleRef, resolver, 'SimbaModule', options);
   }
