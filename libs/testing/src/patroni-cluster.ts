@@ -129,11 +129,15 @@ export class PatroniNode {
     await this.killPostgres();
   }
 
-  /** Patroni's REST API: `GET path` as JSON (undefined when it does not answer). */
+  /**
+   * Patroni's REST API: `GET path` as JSON (undefined when it does not answer within
+   * `timeoutMs`). Patroni is a Python process that answers in milliseconds on an idle machine
+   * and in seconds on a loaded one (the CI machine runs the suites beside other work): 10 s.
+   */
   async rest<T>(
     path: string,
     init?: RequestInit,
-    timeoutMs = 3_000,
+    timeoutMs = 10_000,
   ): Promise<{ status: number; body: T } | undefined> {
     try {
       const response = await fetch(`http://127.0.0.1:${this.restPort}${path}`, {
@@ -286,7 +290,7 @@ export class PatroniCluster {
           return false;
         }
       },
-      { timeout: 30_000, interval: 100, message: 'etcd to answer' },
+      { timeout: this.options.timeoutMs, interval: 100, message: 'etcd to answer' },
     );
   }
 
@@ -372,7 +376,10 @@ export class PatroniCluster {
       '  timeout connect 2s',
       '  timeout client 30m',
       '  timeout server 30m',
-      '  timeout check 1s',
+      // A check that takes long is not a down node: Patroni's /primary answers a demoted or
+      // stopped leader at once (503, refused); on a loaded machine a healthy one may take over a
+      // second, and a check timing out then would mark the primary down and cut its sessions.
+      '  timeout check 5s',
       'listen primary',
       `  bind 127.0.0.1:${this.endpointPort}`,
       '  option httpchk GET /primary',
@@ -409,6 +416,17 @@ export class PatroniCluster {
     return this.nodes.find((n) => n.name === leader?.name);
   }
 
+  /** The node that Patroni names leader, once it names one (within the cluster's timeout). */
+  async waitForLeader(): Promise<PatroniNode> {
+    let leader: PatroniNode | undefined;
+    await waitUntil(async () => (leader = await this.leader()) !== undefined, {
+      timeout: this.options.timeoutMs,
+      interval: 250,
+      message: 'Patroni to name a running leader',
+    });
+    return leader!;
+  }
+
   /**
    * Waits until there is a running leader, `count` members in all are running or streaming, and
    * (in synchronous mode) one of them is the synchronous standby.
@@ -431,9 +449,7 @@ export class PatroniCluster {
 
   /** A planned switchover to `candidate` (or any replica), through the leader's REST API. */
   async switchover(candidate?: PatroniNode): Promise<void> {
-    const leader = await this.leader();
-    if (!leader)
-      throw new HoldfastError('PatroniCluster: no leader to switch over from', 'HOLDFAST_CORE_TEST_CONFIG');
+    const leader = await this.waitForLeader();
     // Patroni answers a switchover only once it is over (the old leader demoted, the candidate
     // promoted): on a busy machine that takes longer than the other calls' 3 s.
     const answer = await leader.rest<string>(
@@ -453,17 +469,29 @@ export class PatroniCluster {
     }
   }
 
-  /** Changes Patroni's dynamic configuration (PATCH /config on the leader), e.g. `{ primary_start_timeout: 0 }`. */
+  /**
+   * Changes Patroni's dynamic configuration (PATCH /config on the leader), e.g.
+   * `{ primary_start_timeout: 0 }`. The PATCH sets values (sent again it changes nothing more), so
+   * a call that got no answer in time is sent again, within the cluster's timeout.
+   */
   async patchConfig(settings: Record<string, unknown>): Promise<void> {
-    const leader = await this.leader();
-    const answer = await leader?.rest('/config', {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(settings),
-    });
-    if (!answer || answer.status !== 200) {
+    let answer: { status: number; body: unknown } | undefined;
+    try {
+      await waitUntil(
+        async () => {
+          const leader = await this.leader();
+          answer = await leader?.rest('/config', {
+            method: 'PATCH',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(settings),
+          });
+          return answer?.status === 200;
+        },
+        { timeout: this.options.timeoutMs, interval: 500, message: 'Patroni to take the configuration' },
+      );
+    } catch {
       throw new HoldfastError(
-        `PatroniCluster: configuration not changed (${answer?.status}: ${JSON.stringify(answer?.body)})`,
+        `PatroniCluster: configuration ${JSON.stringify(settings)} not changed (${answer?.status}: ${JSON.stringify(answer?.body)})`,
         'HOLDFAST_CORE_TEST_CONFIG',
       );
     }
@@ -471,18 +499,7 @@ export class PatroniCluster {
 
   /** Turns Patroni's `synchronous_mode` on or off (PATCH /config) and waits until it holds. */
   async setSynchronous(on: boolean): Promise<void> {
-    const leader = await this.leader();
-    const answer = await leader?.rest('/config', {
-      method: 'PATCH',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ synchronous_mode: on }),
-    });
-    if (!answer || answer.status !== 200) {
-      throw new HoldfastError(
-        `PatroniCluster: synchronous_mode not changed (${answer?.status})`,
-        'HOLDFAST_CORE_TEST_CONFIG',
-      );
-    }
+    await this.patchConfig({ synchronous_mode: on });
     this.options.synchronous = on;
     await waitUntil(async () => (await this.members()).some((m) => m.role === 'sync_standby') === on, {
       timeout: this.options.timeoutMs,
