@@ -32,12 +32,9 @@ export { RecoveredPayloadHandler, type RecoveryContext } from './executor/recove
 export { FailoverCleanupService } from './cleanup/failover-cleanup.service';
 export { FailoverHealthIndicator } from './health/failover.health';
 export { FailoverMetrics, type CallOutcome, type FailoverTally } from './metrics/failover.metrics';
-export {
-  DefaultKeyGenerator,
-  InjectiveKeyGenerator,
-  type KeyGenerator,
-  type FailoverKeyContext,
-} from './key/key-generator';
+export type { KeyGenerator, FailoverKeyContext } from './key/key-generator';
+export { DefaultKeyGenerator } from './key/default-key.generator';
+export { InjectiveKeyGenerator } from './key/injective-key.generator';
 export { Referential } from './payload/referential';
 export type { Class, PayloadType } from './payload/payload-type';
 export type { FailoverStore, FailoverEntry, StoreManyItem } from './store/failover-store';
