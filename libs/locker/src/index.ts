@@ -22,10 +22,10 @@ export type {
   CustomLockerOptions,
   LockerType,
   StartupMode,
-} from './options/locker.options';
+} from './locker.options';
 export { LockHeldError, LockTimingError, LockerConfigurationError, InvalidLockerError } from './errors';
 export { ScheduledLock } from './scheduled/scheduled-lock.decorator';
 export { ScheduledLockModule } from './scheduled/scheduled-lock.module';
 export type { ScheduledLockOptions } from './scheduled/scheduled-lock.options';
-export type { ScheduledLockModuleOptions } from './options/scheduled-lock-module.options';
+export type { ScheduledLockModuleOptions } from './locker.options';
 export { ScheduledLockConfigurationError } from './errors';

@@ -1,6 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import type { LockerModuleOptions } from './options/locker.options';
-import type { ScheduledLockModuleOptions } from './options/scheduled-lock-module.options';
+import type { LockerModuleOptions, ScheduledLockModuleOptions } from './locker.options';
 import { LOCKER_MODULE_OPTIONS, SCHEDULED_LOCK_MODULE_OPTIONS } from './locker.tokens';
 
 /** What a class passed to `LockerModule.forRootAsync({ useClass | useExisting })` implements. */

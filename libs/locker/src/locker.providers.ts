@@ -1,10 +1,8 @@
 import type { Provider } from '@nestjs/common';
 import { DatabaseResolver } from '@holdfast/core/kit';
-import { resolveLockerOptions, type LockerModuleOptions } from './options/locker.options';
-import {
-  resolveScheduledLockModuleOptions,
-  type ScheduledLockModuleOptions,
-} from './options/scheduled-lock-module.options';
+import type { LockerModuleOptions, ScheduledLockModuleOptions } from './locker.options';
+import { resolveLockerOptions } from './options/locker-options.schema';
+import { resolveScheduledLockModuleOptions } from './options/scheduled-lock-options.schema';
 import {
   LOCKER_MODULE_OPTIONS,
   LOCKER_OPTIONS,

@@ -7,11 +7,11 @@ import {
   isDuplicateKeyError,
   type SqlClient,
 } from '@holdfast/core/kit';
-import { defaultInstanceId } from '../options/locker.options';
+import { defaultInstanceId } from '../options/locker-options.schema';
 import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
 import { LockQueryResolver } from '../store/lock-query.resolver';
 import { SCHEDULED_LOCK_OPTIONS } from '../locker.tokens';
-import type { ResolvedScheduledLockModuleOptions } from '../options/scheduled-lock-module.options';
+import type { ResolvedScheduledLockModuleOptions } from '../locker.options';
 import type { ScheduledLockMetadata } from './scheduled-lock.options';
 
 /** What this instance saw of one @ScheduledLock job (its lock name), for the dashboard. */

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { DatabaseResolver, HoldfastDatabase } from '@holdfast/core/kit';
 import { LOCKER_OPTIONS } from '../locker.tokens';
-import type { ResolvedLockerOptions } from '../options/locker.options';
+import type { ResolvedLockerOptions } from '../locker.options';
 
 /**
  * The locker's way to its database (core's HoldfastDatabase, as simba's, the inbox's and the

@@ -6,7 +6,7 @@ import { DatabaseLocker } from '../lock/database.locker';
 import { LeaseDatabaseLocker } from '../lock/lease-database.locker';
 import type { Locker, LockerContext } from '../lock/locker.interface';
 import { SharedFileLocker } from '../lock/shared-file.locker';
-import type { ResolvedLockerOptions } from '../options/locker.options';
+import type { ResolvedLockerOptions } from '../locker.options';
 
 /** The built-in lockers by type. */
 const BUILT_IN = {

@@ -3,7 +3,7 @@ import { HoldfastError, keepProcessAlive, monotonicMillis, OutageLog } from '@ho
 import type { LockLostReason } from '../decorators/on-lock.decorators';
 import type { Locker } from '../lock/locker.interface';
 import type { LockerMetrics } from '../metrics/locker.metrics';
-import type { ResolvedLockerOptions } from '../options/locker.options';
+import type { ResolvedLockerOptions } from '../locker.options';
 import type { LockHandlersExplorer } from '../explorer/lock-handlers.explorer';
 import type { LockerTimers } from './locker-timers';
 import { whileListeningForShutdown } from './shutdown-signals';

@@ -12,7 +12,7 @@ import { ModuleRef } from '@nestjs/core';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { LOCKER_OPTIONS } from '../locker.tokens';
 import { LockerMetrics } from '../metrics/locker.metrics';
-import type { ResolvedLockerOptions } from '../options/locker.options';
+import type { ResolvedLockerOptions } from '../locker.options';
 import { LockHandlersExplorer } from '../explorer/lock-handlers.explorer';
 import { LockerDatabase } from './locker-database';
 import { createLocker, lockerContext } from './locker-factory';
