@@ -43,13 +43,8 @@ import {
   type WorkerUtils,
 } from 'graphile-worker';
 import { forkTs, tempSqliteFile, waitForExit, waitForMessage, waitUntil } from '@holdfast/core/testing';
-import {
-  InboxHandler,
-  InboxModule,
-  InboxNotifyListener,
-  MessageAcceptor,
-  type InboxMessage,
-} from '@holdfast/inbox';
+import { InboxHandler, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
+import { InboxNotifyListener } from '@holdfast/inbox/internal';
 import { SimbaModule } from '@holdfast/simba';
 
 type Db = 'postgres' | 'mariadb' | 'sqlite';

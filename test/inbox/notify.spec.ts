@@ -13,7 +13,8 @@ import {
   waitForMessage,
   waitUntil,
 } from '@holdfast/core/testing';
-import { InboxNotifyListener, MessageAcceptor, type InboxModuleOptions } from '@holdfast/inbox';
+import { MessageAcceptor, type InboxModuleOptions } from '@holdfast/inbox';
+import { InboxNotifyListener } from '@holdfast/inbox/internal';
 import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, inboxNotifyChannel } from '@holdfast/inbox/internal';
 import { inboxNode } from './support/inbox-node';
 

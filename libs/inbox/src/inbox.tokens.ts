@@ -1,6 +1,10 @@
 import type { Type } from '@nestjs/common';
 import { InvalidOptionsError, NamedInstances } from '@holdfast/core/kit';
-import { INBOX_NAME, INBOX_OPTIONS } from './inbox.constants';
+
+/** The validated options with defaults (one provider for forRoot and forRootAsync). */
+export const INBOX_OPTIONS = Symbol('holdfast:inbox:options');
+/** The name of the inbox a module registers (`forRoot({ name })`), `DEFAULT_INBOX_NAME` without one. */
+export const INBOX_NAME = Symbol('holdfast:inbox:name');
 
 /** The inboxes of an application: the default one, and those registered with `forRoot({ name })`. */
 export const INBOXES = new NamedInstances({

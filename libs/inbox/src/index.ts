@@ -6,7 +6,13 @@ export type {
   ClusterMode,
   ResolvedInboxOptions,
 } from './inbox.options';
-export { InjectInboxOptions, InjectMessageAcceptor, InjectMessageManagement } from './inbox.decorators';
+export {
+  InboxHandler,
+  InjectInboxOptions,
+  InjectMessageAcceptor,
+  InjectMessageManagement,
+  type InboxHandlerOptions,
+} from './inbox.decorators';
 export { getInboxToken } from './inbox.tokens';
 export type { InboxModuleExtras } from './inbox.module-definition';
 export type {
@@ -22,9 +28,7 @@ export type {
 export { MessageAcceptor } from './acceptor/message-acceptor.service';
 export { MessageManagement, type ListOptions, type TypeCount } from './management/message-management.service';
 export { InboxDelivery, type DeliveryReport } from './delivery/inbox-delivery.service';
-export { InboxNotifyListener } from './notify/inbox-notify-listener';
-export { InboxHandler, type InboxHandlerOptions } from './handler/inbox-handler.decorator';
-export type { InboxHandlerContext } from './handler/inbox-handler.registry';
+export type { InboxHandlerContext } from './explorer/inbox-handler.registry';
 export { InboxHealthIndicator } from './health/inbox.health';
-export { InboxMetrics } from './inbox.metrics';
+export { InboxMetrics } from './metrics/inbox.metrics';
 export * from './errors';

@@ -2,8 +2,8 @@
 // @holdfast/dashboard), its benchmarks and tests. Not part of the public API: no stability
 // promise between versions. Applications use the main entry, '@holdfast/inbox'.
 export { INBOX_MODULE_OPTIONS } from './inbox.module-definition';
-export { INBOX_OPTIONS, INBOX_NAME, DEFAULT_INBOX_NAME } from './inbox.constants';
-export { getInboxOptionsToken } from './inbox.tokens';
+export { DEFAULT_INBOX_NAME } from './inbox.constants';
+export { INBOX_OPTIONS, INBOX_NAME, getInboxOptionsToken } from './inbox.tokens';
 export { MESSAGE_STATUSES } from './inbox-message';
 export { inboxNotifyChannel } from './notify/notify-channel';
 export { nextRetryDelay, type BackoffPolicy } from './delivery/backoff';
@@ -18,4 +18,5 @@ export type { MessageRow } from './store/cor-message.rows';
 export { statusOf } from './management/message-management.service';
 export { corMessageConversionSql, hasEpochMillisLayout } from './store/cor-message.conversion';
 export { InboxConnection } from './store/inbox-connection';
+export { InboxNotifyListener } from './notify/inbox-notify-listener';
 export type { InboxLeadership } from './cluster/inbox-leadership';

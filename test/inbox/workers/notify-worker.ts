@@ -8,7 +8,8 @@ import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { createTestDataSource, waitUntil } from '@holdfast/core/testing';
-import { InboxHandler, InboxModule, InboxNotifyListener, type InboxMessage } from '@holdfast/inbox';
+import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
+import { InboxNotifyListener } from '@holdfast/inbox/internal';
 
 const [prefix] = process.argv.slice(2);
 const send = (message: unknown) => process.send?.(message);

@@ -4,7 +4,7 @@ import { randomInt } from 'node:crypto';
 import { Mutex } from 'async-mutex';
 import { InboxClaimLostError } from '../errors';
 import type { InboxClock } from '../inbox.clock';
-import type { InboxMetrics } from '../inbox.metrics';
+import type { InboxMetrics } from '../metrics/inbox.metrics';
 import type { ClaimLease } from '../store/cor-message.claim';
 import type { Lease, MessageRow, Now } from '../store/cor-message.rows';
 import type { InboxConnection } from '../store/inbox-connection';

@@ -1,6 +1,6 @@
 import { instanceId, isDuplicateKeyError, StatementBinder, tableName } from '@holdfast/core/kit';
 import type { InboxClock } from '../inbox.clock';
-import type { InboxMetrics } from '../inbox.metrics';
+import type { InboxMetrics } from '../metrics/inbox.metrics';
 import type { ResolvedInboxOptions } from '../inbox.options';
 import type { InboxConnection } from '../store/inbox-connection';
 import { INBOX_LEASE_TABLE } from '../store/inbox-lease.table';

@@ -1,8 +1,8 @@
 import type { Logger } from '@nestjs/common';
 import { monotonicMillis, type DeadlineQueue } from '@holdfast/core/kit';
 import { InboxClaimLostError } from '../errors';
-import type { InboxHandlerRegistry, RegisteredHandler } from '../handler/inbox-handler.registry';
-import type { InboxMetrics } from '../inbox.metrics';
+import type { InboxHandlerRegistry, RegisteredHandler } from '../explorer/inbox-handler.registry';
+import type { InboxMetrics } from '../metrics/inbox.metrics';
 import type { ResolvedInboxOptions } from '../inbox.options';
 import type { MessageRow } from '../store/cor-message.rows';
 import type { ClaimLedger } from './claim-ledger';

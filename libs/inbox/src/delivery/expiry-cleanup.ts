@@ -2,7 +2,7 @@ import type { Logger } from '@nestjs/common';
 import type { HoldfastTimers } from '@holdfast/core/kit';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { InboxClock } from '../inbox.clock';
-import type { InboxMetrics } from '../inbox.metrics';
+import type { InboxMetrics } from '../metrics/inbox.metrics';
 import type { ResolvedInboxOptions } from '../inbox.options';
 import type { InboxConnection } from '../store/inbox-connection';
 import { CleanupTicks } from './cleanup-ticks';

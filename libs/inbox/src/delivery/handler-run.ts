@@ -1,5 +1,5 @@
 import { DeadlineQueue } from '@holdfast/core/kit';
-import type { InboxHandlerContext, RegisteredHandler } from '../handler/inbox-handler.registry';
+import type { InboxHandlerContext, RegisteredHandler } from '../explorer/inbox-handler.registry';
 
 /**
  * A counting semaphore whose free slot is taken synchronously (async-mutex's `Semaphore` has no

@@ -7,10 +7,10 @@ import {
 } from '@nestjs/common';
 import { findSchedulerRegistry, HoldfastTimers, keepProcessAlive, withTimeout } from '@holdfast/core/kit';
 import { ModuleRef } from '@nestjs/core';
-import { InboxHandlerRegistry } from '../handler/inbox-handler.registry';
+import { InboxHandlerRegistry } from '../explorer/inbox-handler.registry';
 import { InboxClock } from '../inbox.clock';
-import { INBOX_OPTIONS } from '../inbox.constants';
-import { InboxMetrics } from '../inbox.metrics';
+import { INBOX_OPTIONS } from '../inbox.tokens';
+import { InboxMetrics } from '../metrics/inbox.metrics';
 import { ResolvedInboxOptions } from '../inbox.options';
 import { InboxConnection } from '../store/inbox-connection';
 import { BatchClaimer } from './batch-claimer';

@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { InboxClock } from '../inbox.clock';
-import type { InboxMetrics } from '../inbox.metrics';
+import type { InboxMetrics } from '../metrics/inbox.metrics';
 import type { MessageRow } from '../store/cor-message.rows';
 import type { InboxConnection } from '../store/inbox-connection';
 import { nextRetryDelay, type BackoffPolicy } from './backoff';

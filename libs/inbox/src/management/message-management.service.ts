@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { apiEncoding, decodePayload } from '../acceptor/message-codec';
 import { InvalidManagementArgumentError, MessageNotFoundError } from '../errors';
-import { InboxHandlerRegistry } from '../handler/inbox-handler.registry';
+import { InboxHandlerRegistry } from '../explorer/inbox-handler.registry';
 import { InboxClock } from '../inbox.clock';
-import { INBOX_OPTIONS } from '../inbox.constants';
+import { INBOX_OPTIONS } from '../inbox.tokens';
 import { ResolvedInboxOptions } from '../inbox.options';
 import { MESSAGE_STATUSES, type MessageCounts, type MessageInfo, type MessageStatus } from '../inbox-message';
 import type { MessageRow } from '../store/cor-message.rows';

@@ -16,7 +16,7 @@ import {
   withTimeout,
 } from '@holdfast/core/kit';
 import { InboxDelivery } from '../delivery/inbox-delivery.service';
-import { INBOX_OPTIONS } from '../inbox.constants';
+import { INBOX_OPTIONS } from '../inbox.tokens';
 import { ResolvedInboxOptions } from '../inbox.options';
 import { InboxConnection } from '../store/inbox-connection';
 

@@ -13,7 +13,7 @@ import { CompetingLeadership, type InboxLeadership } from '../cluster/inbox-lead
 import { SimbaLeadership } from '../cluster/simba-leadership';
 import { InboxClusterModeError, InboxNotifyUnsupportedError } from '../errors';
 import { inboxNotifyChannel } from '../notify/notify-channel';
-import { INBOX_OPTIONS } from '../inbox.constants';
+import { INBOX_OPTIONS } from '../inbox.tokens';
 import { ResolvedInboxOptions } from '../inbox.options';
 import type { CorMessageAccept } from './cor-message.accept';
 import { CorMessageStore } from './cor-message.store';

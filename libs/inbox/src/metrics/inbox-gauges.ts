@@ -7,7 +7,7 @@ import {
 } from '@nestjs/common';
 import { declareMetrics, type MetricAttributes } from '@holdfast/core/kit';
 import { InboxClock } from '../inbox.clock';
-import { INBOX_NAME } from '../inbox.constants';
+import { INBOX_NAME } from '../inbox.tokens';
 import { MessageManagement } from '../management/message-management.service';
 
 type Observe = { observe(value: number, attributes?: MetricAttributes): void };

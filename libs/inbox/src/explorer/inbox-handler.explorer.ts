@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { discoverHandlers } from '@holdfast/core/kit';
-import { DEFAULT_INBOX_NAME, INBOX_HANDLER_METADATA, INBOX_NAME } from '../inbox.constants';
-import type { InboxHandlerOptions } from './inbox-handler.decorator';
+import { DEFAULT_INBOX_NAME, INBOX_HANDLER_METADATA } from '../inbox.constants';
+import { INBOX_NAME } from '../inbox.tokens';
+import type { InboxHandlerOptions } from '../decorators/inbox-handler.decorator';
 import { InboxHandlerRegistry } from './inbox-handler.registry';
 
 /** Finds @InboxHandler methods on every provider and controller (like @nestjs/schedule's explorer). */
