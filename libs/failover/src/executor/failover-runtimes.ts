@@ -11,19 +11,22 @@ import type { ResolvedFailoverOptions } from '../failover.options';
 import type { Class, PayloadType } from '../payload/payload-type';
 import type { PayloadSplitter } from '../scatter/payload-splitter';
 
-/** A failover's per-method context, built once (at bootstrap, or on first use): its declaration and pieces. */
+/**
+ * A failover's per-method context, built once (at bootstrap, or on first use) and not changed
+ * after: its declaration and pieces.
+ */
 export interface Runtime {
   /** The failover's declaration. */
   readonly meta: FailoverMetadata;
-  keyGenerator: KeyGenerator;
-  context: FailoverKeyContext;
-  splitterName: string;
-  /** rawKey -> UUID, so a hot key does not pay an MD5 per call (bounded). */
-  keys: Map<string, string>;
-  splitter?: PayloadSplitter;
-  breaker?: CircuitBreakerPolicy;
+  readonly keyGenerator: KeyGenerator;
+  readonly context: FailoverKeyContext;
+  readonly splitterName: string;
+  /** rawKey -> UUID, so a hot key does not pay an MD5 per call (bounded; the one thing that changes). */
+  readonly keys: Map<string, string>;
+  readonly splitter?: PayloadSplitter;
+  readonly breaker?: CircuitBreakerPolicy;
   /** The type of one stored entry: the element type when a splitter stores slices. */
-  entryType?: PayloadType;
+  readonly entryType?: PayloadType;
 }
 
 /**
