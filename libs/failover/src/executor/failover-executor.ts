@@ -67,7 +67,7 @@ export class FailoverExecutor implements OnApplicationShutdown {
       overrides?.find<KeyGenerator>(FAILOVER_KEY_GENERATOR, getFailoverKeyGeneratorToken(storeName)) ??
       moduleKeys ??
       moduleKeyGenerator(options.keys);
-    this.runtimes = new FailoverRuntimes(options, metrics, this.logger, moduleRef, defaultKeys);
+    this.runtimes = new FailoverRuntimes({ options, metrics, logger: this.logger, moduleRef, defaultKeys });
     const parts: FailoverParts = {
       options,
       runtimes: this.runtimes,

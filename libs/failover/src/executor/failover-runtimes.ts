@@ -29,6 +29,16 @@ export interface Runtime {
   readonly entryType?: PayloadType;
 }
 
+/** What FailoverRuntimes builds the runtimes with (the executor's, once per module). */
+export interface FailoverRuntimesContext {
+  readonly options: ResolvedFailoverOptions;
+  readonly metrics: FailoverMetrics;
+  readonly logger: Logger;
+  readonly moduleRef?: ModuleRef;
+  /** The key generator of failovers without their own (the app's provider, else the module's). */
+  readonly defaultKeys?: () => KeyGenerator;
+}
+
 /**
  * What each failover needs per call, built once: its key generator, splitter, circuit breaker
  * and entry type; the keys (raw and stored) of a call; the guarded `recoverOn` predicate and
@@ -37,14 +47,16 @@ export interface Runtime {
 export class FailoverRuntimes {
   private readonly runtimes = new WeakMap<FailoverMetadata, Runtime>();
 
-  constructor(
-    private readonly options: ResolvedFailoverOptions,
-    private readonly metrics: FailoverMetrics,
-    private readonly logger: Logger,
-    private readonly moduleRef?: ModuleRef,
-    /** The key generator of failovers without their own (the app's provider, else the module's). */
-    private readonly defaultKeys: () => KeyGenerator = () => moduleKeyGenerator(options.keys),
-  ) {}
+  private readonly options: ResolvedFailoverOptions;
+  private readonly metrics: FailoverMetrics;
+  private readonly logger: Logger;
+  private readonly moduleRef?: ModuleRef;
+  private readonly defaultKeys: () => KeyGenerator;
+
+  constructor(ctx: FailoverRuntimesContext) {
+    ({ options: this.options, metrics: this.metrics, logger: this.logger, moduleRef: this.moduleRef } = ctx);
+    this.defaultKeys = ctx.defaultKeys ?? (() => moduleKeyGenerator(ctx.options.keys));
+  }
 
   /**
    * Builds a failover's key generator and splitter once, at bootstrap: a class is the app's
