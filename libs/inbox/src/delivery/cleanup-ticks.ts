@@ -1,8 +1,9 @@
-import { instanceId, isDuplicateKeyError, StatementBinder, tableName } from '@holdfast/core/kit';
+import { instanceId, isDuplicateKeyError, tableName } from '@holdfast/core/kit';
 import type { InboxClock } from '../inbox.clock';
 import type { InboxMetrics } from '../metrics/inbox.metrics';
 import type { ResolvedInboxOptions } from '../inbox.options';
 import type { InboxConnection } from '../store/inbox-connection';
+import { InboxLeaseStatements, type TickClaim } from '../store/inbox-lease.statements';
 import { INBOX_LEASE_TABLE } from '../store/inbox-lease.table';
 
 /**
@@ -52,30 +53,21 @@ export class CleanupTicks {
   }
 
   private async claimTick(): Promise<boolean> {
-    const d = this.connection.sql.dialect;
-    const now = await this.clock.bindable();
-    const tick = (b: StatementBinder): string =>
-      now === undefined
-        ? `FLOOR(${d.nowMillis} / ${b.bind(this.intervalMs)})`
-        : b.bind(Math.floor(now / this.intervalMs));
-    const update = new StatementBinder(d);
-    const set = tick(update);
-    const holder = update.bind(this.holder);
-    const name = update.bind(this.leaseName);
-    const claimed = await this.metrics.retry('cleanup-lease', () =>
-      this.connection.sql.execute(
-        `UPDATE ${this.table} SET TICK = ${set}, HOLDER = ${holder} WHERE LEASE_NAME = ${name} AND TICK < ${tick(update)}`,
-        update.params,
-      ),
-    );
+    const sql = this.connection.sql;
+    const statements = new InboxLeaseStatements(sql.dialect, this.table);
+    const claim: TickClaim = {
+      leaseName: this.leaseName,
+      holder: this.holder,
+      intervalMs: this.intervalMs,
+      now: await this.clock.bindable(),
+    };
+    const update = statements.claimTick(claim);
+    const claimed = await this.metrics.retry('cleanup-lease', () => sql.execute(update.sql, update.params));
     if (claimed > 0) return true;
     // No row yet (first tick of this inbox), or this tick is taken already.
-    const insert = new StatementBinder(d);
+    const insert = statements.insertTick(claim);
     try {
-      await this.connection.sql.execute(
-        `INSERT INTO ${this.table} (LEASE_NAME, TICK, HOLDER) VALUES (${insert.bind(this.leaseName)}, ${tick(insert)}, ${insert.bind(this.holder)})`,
-        insert.params,
-      );
+      await sql.execute(insert.sql, insert.params);
       return true;
     } catch (error) {
       if (isDuplicateKeyError(error)) return false;

@@ -44,7 +44,13 @@ export class OutcomeRecorder {
     const text = errorText(error);
     const now = await ctx.clock.bindable();
     const applied = await ctx.metrics.retry('failure', () =>
-      ctx.connection.store.completion.recordFailure(row.id, row.retries, text, delay, now),
+      ctx.connection.store.completion.recordFailure({
+        id: row.id,
+        seenRetries: row.retries,
+        error: text,
+        delayMs: delay,
+        now,
+      }),
     );
     ctx.metrics.failed.add(1);
     const parked = delay === undefined && applied;

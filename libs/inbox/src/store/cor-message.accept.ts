@@ -1,4 +1,10 @@
-import { type ColumnType, type SqlClient, StatementBinder } from '@holdfast/core/kit';
+import {
+  type ColumnType,
+  type SqlClient,
+  StatementBinder,
+  statement,
+  type Statement,
+} from '@holdfast/core/kit';
 import { CorMessageStatements } from './cor-message.base';
 import type { NewMessageRow, Now } from './cor-message.rows';
 import {
@@ -25,17 +31,29 @@ const ARRAY_COLUMNS: readonly { name: string; type: ColumnType; value: (r: NewMe
   { name: 'ttlms', type: { kind: 'bigint' }, value: (r) => r.ttlMs },
 ];
 
+/** An INSERT of messages being built: its text so far and its binder (see runInsert). */
+interface PendingInsert {
+  text: string;
+  binder: StatementBinder;
+  /** How many messages it inserts. */
+  rows: number;
+  /** PostgreSQL: the messages whose group rows the same statement inserts. */
+  groups?: readonly NewMessageRow[];
+}
+
 /** Accepting messages: which ids exist, and the inserts (with their group rows). */
 export class CorMessageAccept extends CorMessageStatements {
   /** The ids among `ids` that already exist. */
   async existingIds(ids: readonly string[]): Promise<Set<string>> {
     if (!ids.length) return new Set();
-    const b = new StatementBinder(this.d);
-    const rows = await this.sql.query<{ id: string }>(
-      `SELECT ID AS id FROM ${this.table} WHERE ID IN (${b.list(ids)})`,
-      b.params,
-    );
+    const s = this.existingIdsStatement(ids);
+    const rows = await this.sql.query<{ id: string }>(s.sql, s.params);
     return new Set(rows.map((r) => r.id));
+  }
+
+  existingIdsStatement(ids: readonly string[]): Statement {
+    const b = new StatementBinder(this.d);
+    return b.statement(`SELECT ID AS id FROM ${this.table} WHERE ID IN (${b.list(ids)})`);
   }
 
   /**
@@ -54,11 +72,9 @@ export class CorMessageAccept extends CorMessageStatements {
     // inserts: the group rows never read COR_MESSAGE (on InnoDB an INSERT … SELECT locks what it
     // reads, and parallel chunks of one acceptAll deadlocked on it).
     return this.sql.transaction(async (tx) => {
+      const clock = statement(`SELECT ${this.t.read(this.t.now)} AS db_now`);
       const at =
-        now ??
-        this.t.toMillis(
-          (await tx.query<{ db_now: unknown }>(`SELECT ${this.t.read(this.t.now)} AS db_now`))[0].db_now,
-        );
+        now ?? this.t.toMillis((await tx.query<{ db_now: unknown }>(clock.sql, clock.params))[0].db_now);
       const n = await this.insertRows(tx, rows, at);
       await this.insertGroups(tx, rows, at);
       return n;
@@ -75,20 +91,25 @@ export class CorMessageAccept extends CorMessageStatements {
     if (!grouped.length) return;
     const conflict = this.d.upsertClause(['ID'], ['GROUP_KEY', 'INSERTED']);
     if (conflict === undefined) {
-      const d = new StatementBinder(this.d);
-      const gone = this.d.keyedRows(
-        d,
-        this.groupTable!,
-        'ID',
-        grouped.map((r) => r.id),
-      );
-      await tx.execute(`DELETE ${gone.deleteFrom} WHERE ${gone.where}1 = 1`, d.params);
+      const gone = this.deleteGroupRowsStatement(grouped.map((r) => r.id));
+      await tx.execute(gone.sql, gone.params);
     }
+    const s = this.insertGroupsStatement(grouped, at, conflict);
+    await tx.execute(s.sql, s.params);
+  }
+
+  /** The group rows of these ids (before their insert where the dialect has no upsert). */
+  private deleteGroupRowsStatement(ids: readonly string[]): Statement {
+    const b = new StatementBinder(this.d);
+    const gone = this.d.keyedRows(b, this.groupTable!, 'ID', ids);
+    return b.statement(`DELETE ${gone.deleteFrom} WHERE ${gone.where}1 = 1`);
+  }
+
+  private insertGroupsStatement(grouped: readonly NewMessageRow[], at: number, conflict?: string): Statement {
     const b = new StatementBinder(this.d);
     const values = grouped.map((r) => `(${b.bind(r.id)}, ${b.bind(r.group!)}, ${this.t.at(b, at)})`);
-    await tx.execute(
+    return b.statement(
       `INSERT INTO ${this.groupTable} (ID, GROUP_KEY, INSERTED) VALUES ${values.join(', ')}${conflict ? ` ${conflict}` : ''}`,
-      b.params,
     );
   }
 
@@ -115,14 +136,14 @@ export class CorMessageAccept extends CorMessageStatements {
             : 'NULL';
       return `(${head}, ${inserted}, ${ttl}, ${expiration}, 0, NULL, NULL)`;
     });
-    return this.runInsert(
-      client,
-      `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
+    return this.runInsert(client, {
+      text:
+        `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
         `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) VALUES ${values.join(', ')}`,
-      b,
-      rows.length,
+      binder: b,
+      rows: rows.length,
       groups,
-    );
+    });
   }
 
   /**
@@ -130,24 +151,21 @@ export class CorMessageAccept extends CorMessageStatements {
    * calls pg_notify once: the notification belongs to the insert's transaction, so listeners hear
    * it when (and only if) the rows are committed, once per statement whatever the row count.
    */
-  private async runInsert(
-    client: SqlClient,
-    insert: string,
-    b: StatementBinder,
-    rows: number,
-    groups?: readonly NewMessageRow[],
-  ): Promise<number> {
-    if (groups) return this.runGroupedInsert(client, insert, b, rows, groups);
+  private async runInsert(client: SqlClient, insert: PendingInsert): Promise<number> {
+    const s = this.insertStatement(insert);
     // One message (an accept): the same text every time, kept planned per connection on PostgreSQL.
-    const prepared = { prepared: rows === 1 };
-    if (this.on.notifyChannel === undefined) return client.execute(insert, b.params, prepared);
+    const prepared = { prepared: !insert.groups && insert.rows === 1 };
+    if (insert.groups || this.on.notifyChannel !== undefined) await client.query(s.sql, s.params, prepared);
+    else return client.execute(s.sql, s.params, prepared);
+    return insert.rows;
+  }
+
+  /** The insert as sent: alone, or wrapped with its group rows and its NOTIFY (see runInsert). */
+  private insertStatement({ text, binder: b, groups }: PendingInsert): Statement {
+    if (groups) return this.groupedInsertStatement(text, b, groups);
+    if (this.on.notifyChannel === undefined) return b.statement(text);
     const channel = b.bind(this.on.notifyChannel);
-    await client.query(
-      `WITH hf_inserted AS (${insert}) SELECT pg_notify(${channel}, '') AS notified`,
-      b.params,
-      prepared,
-    );
-    return rows;
+    return b.statement(`WITH hf_inserted AS (${text}) SELECT pg_notify(${channel}, '') AS notified`);
   }
 
   /**
@@ -156,13 +174,11 @@ export class CorMessageAccept extends CorMessageStatements {
    * RETURNING of the insert (their INSERTED exactly), plus the NOTIFY when it is on. A group row
    * left behind by a message deleted from outside is overwritten.
    */
-  private async runGroupedInsert(
-    client: SqlClient,
+  private groupedInsertStatement(
     insert: string,
     b: StatementBinder,
-    rows: number,
     groups: readonly NewMessageRow[],
-  ): Promise<number> {
+  ): Statement {
     const grouped = groups.filter((r) => r.group !== undefined);
     const source = this.d.arraySource!([
       {
@@ -180,14 +196,12 @@ export class CorMessageAccept extends CorMessageStatements {
       this.on.notifyChannel === undefined
         ? 'SELECT 1 AS done'
         : `SELECT pg_notify(${b.bind(this.on.notifyChannel)}, '') AS notified`;
-    await client.query(
+    return b.statement(
       `WITH hf_inserted AS (${insert} RETURNING ID, INSERTED), hf_grouped AS (` +
         `INSERT INTO ${this.groupTable} (ID, GROUP_KEY, INSERTED) SELECT u.id, u.grp, i.INSERTED ` +
         `FROM hf_inserted i JOIN ${source} ON u.id = i.ID ` +
         `${this.d.upsertClause(['ID'], ['GROUP_KEY', 'INSERTED'])}) ${tail}`,
-      b.params,
     );
-    return rows;
   }
 
   /**
@@ -210,15 +224,15 @@ export class CorMessageAccept extends CorMessageStatements {
     const expiration =
       `CASE WHEN u.exp IS NOT NULL THEN ${this.t.fromMillis('u.exp')} ` +
       `WHEN u.ttlms IS NOT NULL THEN i.ins + u.ttlms * INTERVAL '1 millisecond' END`;
-    return this.runInsert(
-      client,
-      `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
+    return this.runInsert(client, {
+      text:
+        `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
         `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) ` +
         `SELECT u.id, u.enc, u.ns, u.name, u.rev, u.payload, i.ins, u.ttl, ${expiration}, 0, NULL, NULL ` +
         `FROM (SELECT ${inserted} AS ins) i CROSS JOIN ${source}`,
-      b,
-      rows.length,
+      binder: b,
+      rows: rows.length,
       groups,
-    );
+    });
   }
 }

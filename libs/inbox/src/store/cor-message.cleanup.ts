@@ -1,4 +1,4 @@
-import { StatementBinder } from '@holdfast/core/kit';
+import { StatementBinder, statement, type Statement } from '@holdfast/core/kit';
 import { CorMessageGroupedStatements } from './cor-message.groups';
 import type { Now } from './cor-message.rows';
 
@@ -6,26 +6,34 @@ import type { Now } from './cor-message.rows';
 export class CorMessageCleanup extends CorMessageGroupedStatements {
   /** Up to `limit` ids of expired messages (through the EXPIRATION index). */
   async expiredIds(limit: number, now: Now): Promise<string[]> {
+    const s = this.expiredIdsStatement(limit, now);
+    const rows = await this.sql.query<{ id: string }>(s.sql, s.params);
+    return rows.map((r) => r.id);
+  }
+
+  expiredIdsStatement(limit: number, now: Now): Statement {
     const b = new StatementBinder(this.d);
     const n = this.now(b, now);
-    const rows = await this.sql.query<{ id: string }>(
+    return b.statement(
       this.d.limit(
         `SELECT ID AS id FROM ${this.table} WHERE EXPIRATION IS NOT NULL AND EXPIRATION <= ${n}`,
         limit,
       ),
-      b.params,
     );
-    return rows.map((r) => r.id);
   }
 
   async deleteExpired(ids: readonly string[], now: Now): Promise<number> {
     if (!ids.length) return 0;
+    const s = this.deleteExpiredStatement(ids, now);
+    return this.groups.deleting(ids, (client) => client.execute(s.sql, s.params));
+  }
+
+  /** Those of `ids` that are still expired (one may have been retried by an admin meanwhile). */
+  deleteExpiredStatement(ids: readonly string[], now: Now): Statement {
     const b = new StatementBinder(this.d);
     const target = this.keyed(b, ids);
     const expired = `EXPIRATION IS NOT NULL AND EXPIRATION <= ${this.now(b, now)}`;
-    return this.groups.deleting(ids, (client) =>
-      client.execute(`DELETE ${target.deleteFrom} WHERE ${target.where}${expired}`, b.params),
-    );
+    return b.statement(`DELETE ${target.deleteFrom} WHERE ${target.where}${expired}`);
   }
 
   /**
@@ -34,17 +42,23 @@ export class CorMessageCleanup extends CorMessageGroupedStatements {
    */
   async deleteOrphanGroups(limit: number): Promise<number> {
     if (this.groupTable === undefined) return 0;
-    const rows = await this.sql.query<{ id: string }>(
+    const s = this.orphanGroupsStatement(limit);
+    const rows = await this.sql.query<{ id: string }>(s.sql, s.params);
+    await this.groups.deleteGroupsOf(
+      this.sql,
+      rows.map((r) => r.id),
+    );
+    return rows.length;
+  }
+
+  /** Up to `limit` ids of group rows whose message is gone. */
+  orphanGroupsStatement(limit: number): Statement {
+    return statement(
       this.d.limit(
         `SELECT hf_g.ID AS id FROM ${this.groupTable} hf_g LEFT JOIN ${this.table} hf_m ON hf_m.ID = hf_g.ID ` +
           `WHERE hf_m.ID IS NULL`,
         limit,
       ),
     );
-    await this.groups.deleteGroupsOf(
-      this.sql,
-      rows.map((r) => r.id),
-    );
-    return rows.length;
   }
 }

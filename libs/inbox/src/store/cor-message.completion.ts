@@ -1,6 +1,17 @@
-import { StatementBinder } from '@holdfast/core/kit';
+import { StatementBinder, type Statement } from '@holdfast/core/kit';
 import { CorMessageGroupedStatements } from './cor-message.groups';
 import type { Lease, Now } from './cor-message.rows';
+
+/** A failed attempt to record (see recordFailure). */
+export interface FailedAttempt {
+  id: string;
+  /** RETRIES as claimed: the compare-and-set token. */
+  seenRetries: number;
+  error: string;
+  /** undefined: parked. */
+  delayMs: number | undefined;
+  now: Now;
+}
 
 /** What follows a claim: heartbeats, deletes of delivered messages, failures, releases. */
 export class CorMessageCompletion extends CorMessageGroupedStatements {
@@ -34,53 +45,67 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
   async extendLeases(leases: readonly Lease[], until: number): Promise<Set<string>> {
     if (!leases.length) return new Set();
     const ids = leases.map((l) => l.id);
+    const s = this.extendLeasesStatement(leases, until);
+    const changed = await this.sql.execute(s.sql, s.params);
+    if (changed >= leases.length) return new Set(ids);
+    // Some were not ours any more (or a driver counts unchanged rows apart): ask which are.
+    const q = this.ownedIdsStatement(ids, until);
+    const rows = await this.sql.query<{ id: string }>(q.sql, q.params);
+    return new Set(rows.map((row) => row.id));
+  }
+
+  extendLeasesStatement(leases: readonly Lease[], until: number): Statement {
+    const ids = leases.map((l) => l.id);
     // Bound in the order the placeholders appear: the keys of the join first on MySQL/MariaDB,
     // after the SET elsewhere (ID IN …).
     const b = new StatementBinder(this.d);
     const early = this.d.keysInFrom ? this.keyed(b, ids) : undefined;
     const set = this.t.at(b, until);
     const { from, where } = early ?? this.keyed(b, ids);
-    const changed = await this.sql.execute(
-      `UPDATE ${from} SET NEXT_RETRY = ${set} WHERE ${where}${this.owned(b, leases)}`,
-      b.params,
+    return b.statement(`UPDATE ${from} SET NEXT_RETRY = ${set} WHERE ${where}${this.owned(b, leases)}`);
+  }
+
+  /** Those of `ids` whose lease ends at `until` (this node's, after a heartbeat). */
+  ownedIdsStatement(ids: readonly string[], until: number): Statement {
+    const b = new StatementBinder(this.d);
+    const target = this.keyed(b, ids);
+    const owned = this.owned(
+      b,
+      ids.map((id) => ({ id, until })),
     );
-    if (changed >= leases.length) return new Set(ids);
-    // Some were not ours any more (or a driver counts unchanged rows apart): ask which are.
-    const r = new StatementBinder(this.d);
-    const target = this.keyed(r, ids);
-    const rows = await this.sql.query<{ id: string }>(
-      `SELECT ID AS id FROM ${target.from} WHERE ${target.where}${this.owned(
-        r,
-        ids.map((id) => ({ id, until })),
-      )}`,
-      r.params,
-    );
-    return new Set(rows.map((row) => row.id));
+    return b.statement(`SELECT ID AS id FROM ${target.from} WHERE ${target.where}${owned}`);
   }
 
   /** Delivered: the rows this node still holds are gone (a claim lost meanwhile is left alone). */
   async deleteOwned(leases: readonly Lease[]): Promise<number> {
     if (!leases.length) return 0;
+    const s = this.deleteOwnedStatement(leases);
+    return this.groups.deleting(
+      leases.map((l) => l.id),
+      (client) => client.execute(s.sql, s.params),
+    );
+  }
+
+  deleteOwnedStatement(leases: readonly Lease[]): Statement {
     const b = new StatementBinder(this.d);
     const target = this.keyed(
       b,
       leases.map((l) => l.id),
     );
-    return this.groups.deleting(
-      leases.map((l) => l.id),
-      (client) =>
-        client.execute(`DELETE ${target.deleteFrom} WHERE ${target.where}${this.owned(b, leases)}`, b.params),
-    );
+    return b.statement(`DELETE ${target.deleteFrom} WHERE ${target.where}${this.owned(b, leases)}`);
   }
 
   /** Delivered: the rows are gone. */
   async deleteDelivered(ids: readonly string[]): Promise<number> {
     if (!ids.length) return 0;
+    const s = this.deleteDeliveredStatement(ids);
+    return this.groups.deleting(ids, (client) => client.execute(s.sql, s.params));
+  }
+
+  deleteDeliveredStatement(ids: readonly string[]): Statement {
     const b = new StatementBinder(this.d);
     const target = this.keyed(b, ids);
-    return this.groups.deleting(ids, (client) =>
-      client.execute(`DELETE ${target.deleteFrom} WHERE ${target.where}1 = 1`, b.params),
-    );
+    return b.statement(`DELETE ${target.deleteFrom} WHERE ${target.where}1 = 1`);
   }
 
   /**
@@ -88,23 +113,19 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
    * unchanged: a counter, never a timestamp, as the compare-and-set token) and no admin paused
    * it. `delayMs` undefined parks the message: NEXT_RETRY NULL with RETRIES at maxRetries.
    */
-  async recordFailure(
-    id: string,
-    seenRetries: number,
-    error: string,
-    delayMs: number | undefined,
-    now: Now,
-  ): Promise<boolean> {
+  async recordFailure(attempt: FailedAttempt): Promise<boolean> {
+    const s = this.recordFailureStatement(attempt);
+    return (await this.sql.execute(s.sql, s.params)) > 0;
+  }
+
+  recordFailureStatement({ id, seenRetries, error, delayMs, now }: FailedAttempt): Statement {
     const b = new StatementBinder(this.d);
     const retries = b.bind(seenRetries + 1);
     const next = delayMs === undefined ? 'NULL' : this.nowPlus(b, now, Math.round(delayMs));
     const err = b.bind(error);
     const where = `ID = ${b.bind(id)} AND RETRIES = ${b.bind(seenRetries)} AND (NEXT_RETRY IS NULL OR NEXT_RETRY < ${this.farFuture()})`;
-    return (
-      (await this.sql.execute(
-        `UPDATE ${this.table} SET RETRIES = ${retries}, NEXT_RETRY = ${next}, ERROR = ${err} WHERE ${where}`,
-        b.params,
-      )) > 0
+    return b.statement(
+      `UPDATE ${this.table} SET RETRIES = ${retries}, NEXT_RETRY = ${next}, ERROR = ${err} WHERE ${where}`,
     );
   }
 
@@ -114,6 +135,11 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
    */
   async release(ids: readonly string[], delayMs: number, now: Now, error?: string): Promise<number> {
     if (!ids.length) return 0;
+    const s = this.releaseStatement(ids, delayMs, now, error);
+    return this.sql.execute(s.sql, s.params);
+  }
+
+  releaseStatement(ids: readonly string[], delayMs: number, now: Now, error?: string): Statement {
     // Bound in the order the placeholders appear: the keys come first on MySQL/MariaDB (a join),
     // last elsewhere (ID IN …).
     const b = new StatementBinder(this.d);
@@ -121,9 +147,8 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
     const next = this.nowPlus(b, now, Math.max(0, Math.round(delayMs)));
     const err = error === undefined ? '' : `, ERROR = ${b.bind(error)}`;
     const { from, where } = target ?? this.keyed(b, ids);
-    return this.sql.execute(
+    return b.statement(
       `UPDATE ${from} SET NEXT_RETRY = ${next}${err} WHERE ${where}(NEXT_RETRY IS NULL OR NEXT_RETRY < ${this.farFuture()})`,
-      b.params,
     );
   }
 }

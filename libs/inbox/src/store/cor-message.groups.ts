@@ -1,4 +1,4 @@
-import { toNumber, type SqlClient, StatementBinder } from '@holdfast/core/kit';
+import { toNumber, type SqlClient, StatementBinder, type Statement } from '@holdfast/core/kit';
 import { CorMessageStatements, type CorMessageTable } from './cor-message.base';
 import type { Now } from './cor-message.rows';
 
@@ -59,16 +59,8 @@ export class CorMessageGroups extends CorMessageStatements {
     ids: readonly string[],
     now: Now,
   ): Promise<{ groups: Map<string, string>; blocked: Set<string> }> {
-    const b = new StatementBinder(this.d);
-    const inner =
-      `SELECT 1 FROM ${this.groupTable} hf_e JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID ` +
-      `WHERE hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${earlier('hf_e', 'hf_g')} ` +
-      `AND ${this.holdsGroup(b, now)} AND hf_e.ID NOT IN (${b.list(ids)})`;
-    const rows = await tx.query<{ id: string; group_key: string; blocked: unknown }>(
-      `SELECT hf_g.ID AS id, hf_g.GROUP_KEY AS group_key, CASE WHEN EXISTS (${inner}) THEN 1 ELSE 0 END AS blocked ` +
-        `FROM ${this.groupTable} hf_g WHERE hf_g.ID IN (${b.list(ids)})`,
-      b.params,
-    );
+    const s = this.groupsOfTakenStatement(ids, now);
+    const rows = await tx.query<{ id: string; group_key: string; blocked: unknown }>(s.sql, s.params);
     const groups = new Map<string, string>();
     const blocked = new Set<string>();
     for (const r of rows) {
@@ -76,6 +68,18 @@ export class CorMessageGroups extends CorMessageStatements {
       if (toNumber(r.blocked)) blocked.add(r.id);
     }
     return { groups, blocked };
+  }
+
+  groupsOfTakenStatement(ids: readonly string[], now: Now): Statement {
+    const b = new StatementBinder(this.d);
+    const inner =
+      `SELECT 1 FROM ${this.groupTable} hf_e JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID ` +
+      `WHERE hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${earlier('hf_e', 'hf_g')} ` +
+      `AND ${this.holdsGroup(b, now)} AND hf_e.ID NOT IN (${b.list(ids)})`;
+    return b.statement(
+      `SELECT hf_g.ID AS id, hf_g.GROUP_KEY AS group_key, CASE WHEN EXISTS (${inner}) THEN 1 ELSE 0 END AS blocked ` +
+        `FROM ${this.groupTable} hf_g WHERE hf_g.ID IN (${b.list(ids)})`,
+    );
   }
 
   /**
@@ -97,20 +101,23 @@ export class CorMessageGroups extends CorMessageStatements {
    */
   async deleteGroupsOf(client: SqlClient, ids: readonly string[]): Promise<void> {
     if (this.groupTable === undefined || !ids.length) return;
+    const s = this.deleteGroupsOfStatement(ids);
+    await client.execute(s.sql, s.params);
+  }
+
+  /** The group rows of `ids` whose message is gone (see deleteGroupsOf; with a group table). */
+  deleteGroupsOfStatement(ids: readonly string[]): Statement {
     const b = new StatementBinder(this.d);
     // Where the keys are a join (MySQL/MariaDB), the orphans are found by an anti-join.
     if (this.d.keysInFrom) {
-      const target = this.d.keyedRows(b, this.groupTable, 'ID', ids);
-      await client.execute(
+      const target = this.d.keyedRows(b, this.groupTable!, 'ID', ids);
+      return b.statement(
         `DELETE ${target.deleteFrom} LEFT JOIN ${this.table} hf_m ON hf_m.ID = m.ID WHERE hf_m.ID IS NULL`,
-        b.params,
       );
-      return;
     }
-    await client.execute(
+    return b.statement(
       `DELETE FROM ${this.groupTable} AS hf_g WHERE hf_g.ID IN (${b.list(ids)}) ` +
         `AND NOT EXISTS (SELECT 1 FROM ${this.table} hf_m WHERE hf_m.ID = hf_g.ID)`,
-      b.params,
     );
   }
 }

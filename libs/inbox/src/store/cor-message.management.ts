@@ -1,9 +1,12 @@
-import { toNumber, StatementBinder } from '@holdfast/core/kit';
+import { toNumber, StatementBinder, statement, type Statement } from '@holdfast/core/kit';
 import { PauseUnsupportedError } from '../errors';
 import type { MessageStatus } from '../inbox-message';
 import { CorMessageGroupedStatements } from './cor-message.groups';
 import type { MessageRow, Now, RawRow } from './cor-message.rows';
 import { FAR_FUTURE } from './next-retry';
+
+/** The statuses `counts` counts, each a column of its row. */
+const COUNTED: readonly MessageStatus[] = ['due', 'retrying', 'parked', 'paused', 'expired'];
 
 /** What an admin does: counts, lists, one message read, paused, resumed, retried or deleted. */
 export class CorMessageManagement extends CorMessageGroupedStatements {
@@ -13,41 +16,48 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
     offset: number,
     now: number,
   ): Promise<MessageRow[]> {
+    const s = this.listStatement(status, limit, offset, now);
+    const rows = await this.sql.query<RawRow>(s.sql, s.params);
+    return rows.map((r) => this.read(r));
+  }
+
+  /** A page of messages in delivery order, of one status or all. */
+  listStatement(status: MessageStatus | undefined, limit: number, offset: number, now: number): Statement {
     const b = new StatementBinder(this.d);
     const where = status ? ` WHERE ${this.statusCondition(status, () => this.t.at(b, now))}` : '';
     const select = this.d.limit(
       `SELECT ${this.columns(false)} FROM ${this.table}${where} ORDER BY INSERTED, ID`,
       limit,
     );
-    const rows = await this.sql.query<RawRow>(
-      offset > 0 ? `${select} OFFSET ${Math.trunc(offset)}` : select,
-      b.params,
-    );
-    return rows.map((r) => this.read(r));
+    return b.statement(offset > 0 ? `${select} OFFSET ${Math.trunc(offset)}` : select);
   }
 
   async find(id: string, withPayload = false): Promise<MessageRow | undefined> {
-    const b = new StatementBinder(this.d);
-    const [row] = await this.sql.query<RawRow>(
-      `SELECT ${this.columns(withPayload)} FROM ${this.table} WHERE ID = ${b.bind(id)}`,
-      b.params,
-    );
+    const s = this.findStatement(id, withPayload);
+    const [row] = await this.sql.query<RawRow>(s.sql, s.params);
     return row ? this.read(row) : undefined;
   }
 
-  async counts(now: number): Promise<Record<MessageStatus, number> & { total: number }> {
+  findStatement(id: string, withPayload = false): Statement {
     const b = new StatementBinder(this.d);
-    const statuses: MessageStatus[] = ['due', 'retrying', 'parked', 'paused', 'expired'];
-    const sums = statuses.map(
+    return b.statement(`SELECT ${this.columns(withPayload)} FROM ${this.table} WHERE ID = ${b.bind(id)}`);
+  }
+
+  async counts(now: number): Promise<Record<MessageStatus, number> & { total: number }> {
+    const s = this.countsStatement(now);
+    const [row] = await this.sql.query<Record<string, unknown>>(s.sql, s.params);
+    const out = { total: toNumber(row?.total ?? 0) } as Record<MessageStatus, number> & { total: number };
+    for (const status of COUNTED) out[status] = toNumber(row?.[status] ?? 0) || 0;
+    return out;
+  }
+
+  /** The total and the count per status, in one row. */
+  countsStatement(now: number): Statement {
+    const b = new StatementBinder(this.d);
+    const sums = COUNTED.map(
       (s) => `SUM(CASE WHEN ${this.statusCondition(s, () => this.t.at(b, now))} THEN 1 ELSE 0 END) AS ${s}`,
     );
-    const [row] = await this.sql.query<Record<string, unknown>>(
-      `SELECT COUNT(*) AS total, ${sums.join(', ')} FROM ${this.table}`,
-      b.params,
-    );
-    const out = { total: toNumber(row?.total ?? 0) } as Record<MessageStatus, number> & { total: number };
-    for (const s of statuses) out[s] = toNumber(row?.[s] ?? 0) || 0;
-    return out;
+    return b.statement(`SELECT COUNT(*) AS total, ${sums.join(', ')} FROM ${this.table}`);
   }
 
   /**
@@ -55,27 +65,29 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
    * inbox's maxRetries (the CLI) can show, since exhaustion is RETRIES >= maxRetries.
    */
   async countByRetries(now: number): Promise<{ retries: number; count: number }[]> {
+    const s = this.countByRetriesStatement(now);
+    const rows = await this.sql.query<{ r: unknown; c: unknown }>(s.sql, s.params);
+    return rows.map((r) => ({ retries: toNumber(r.r), count: toNumber(r.c) }));
+  }
+
+  countByRetriesStatement(now: number): Statement {
     const b = new StatementBinder(this.d);
-    const rows = await this.sql.query<{ r: unknown; c: unknown }>(
+    return b.statement(
       `SELECT RETRIES AS r, COUNT(*) AS c FROM ${this.table} ` +
         `WHERE EXPIRATION IS NULL OR EXPIRATION > ${this.t.at(b, now)} GROUP BY RETRIES ORDER BY RETRIES`,
-      b.params,
     );
-    return rows.map((r) => ({ retries: toNumber(r.r), count: toNumber(r.c) }));
   }
 
   async countByType(): Promise<
     { namespace: string | null; name: string; revision: string | null; count: number }[]
   > {
+    const s = this.countByTypeStatement();
     const rows = await this.sql.query<{
       ns: string | null;
       name: string;
       revision: string | null;
       c: unknown;
-    }>(
-      `SELECT PAYLOAD_TYPE_NAMESPACE AS ns, PAYLOAD_TYPE_NAME AS name, PAYLOAD_TYPE_REVISION AS revision, COUNT(*) AS c ` +
-        `FROM ${this.table} GROUP BY PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION`,
-    );
+    }>(s.sql, s.params);
     return rows.map((r) => ({
       namespace: r.ns === null || r.ns === '' ? null : r.ns,
       name: r.name,
@@ -84,15 +96,23 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
     }));
   }
 
+  countByTypeStatement(): Statement {
+    return statement(
+      `SELECT PAYLOAD_TYPE_NAMESPACE AS ns, PAYLOAD_TYPE_NAME AS name, PAYLOAD_TYPE_REVISION AS revision, COUNT(*) AS c ` +
+        `FROM ${this.table} GROUP BY PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION`,
+    );
+  }
+
   /** Paused: NEXT_RETRY at the seed's FAR_FUTURE. */
   async pause(id: string): Promise<number> {
     if (!this.on.canPause) throw new PauseUnsupportedError(this.table, id);
+    return this.run(this.pauseStatement(id));
+  }
+
+  pauseStatement(id: string): Statement {
     const b = new StatementBinder(this.d);
     const set = this.t.at(b, FAR_FUTURE);
-    return this.sql.execute(
-      `UPDATE ${this.table} SET NEXT_RETRY = ${set} WHERE ID = ${b.bind(id)}`,
-      b.params,
-    );
+    return b.statement(`UPDATE ${this.table} SET NEXT_RETRY = ${set} WHERE ID = ${b.bind(id)}`);
   }
 
   /**
@@ -101,10 +121,14 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
    * never due for the peer). An exhausted one stays parked.
    */
   async resume(id: string, now: Now): Promise<number> {
+    return this.run(this.resumeStatement(id, now));
+  }
+
+  resumeStatement(id: string, now: Now): Statement {
     const b = new StatementBinder(this.d);
     const set = `CASE WHEN RETRIES = 0 THEN NULL ELSE ${this.now(b, now)} END`;
     const where = `ID = ${b.bind(id)} AND NEXT_RETRY >= ${this.farFuture()}`;
-    return this.sql.execute(`UPDATE ${this.table} SET NEXT_RETRY = ${set} WHERE ${where}`, b.params);
+    return b.statement(`UPDATE ${this.table} SET NEXT_RETRY = ${set} WHERE ${where}`);
   }
 
   /**
@@ -114,28 +138,39 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
    * maximum, next retry set). Other messages keep their RETRIES.
    */
   async retryNow(id: string, now: Now): Promise<number> {
+    return this.run(this.retryNowStatement(id, now));
+  }
+
+  retryNowStatement(id: string, now: Now): Statement {
     const b = new StatementBinder(this.d);
     const max = Math.trunc(this.on.maxRetries);
     const set = this.now(b, now);
-    return this.sql.execute(
+    return b.statement(
       `UPDATE ${this.table} SET NEXT_RETRY = ${set}, ` +
         `RETRIES = CASE WHEN RETRIES >= ${max} THEN ${max - 1} ELSE RETRIES END WHERE ID = ${b.bind(id)}`,
-      b.params,
     );
   }
 
   async setRetries(id: string, retries: number): Promise<number> {
+    return this.run(this.setRetriesStatement(id, retries));
+  }
+
+  setRetriesStatement(id: string, retries: number): Statement {
     const b = new StatementBinder(this.d);
-    return this.sql.execute(
-      `UPDATE ${this.table} SET RETRIES = ${b.bind(retries)} WHERE ID = ${b.bind(id)}`,
-      b.params,
-    );
+    return b.statement(`UPDATE ${this.table} SET RETRIES = ${b.bind(retries)} WHERE ID = ${b.bind(id)}`);
   }
 
   async delete(id: string): Promise<number> {
+    const s = this.deleteStatement(id);
+    return this.groups.deleting([id], (client) => client.execute(s.sql, s.params));
+  }
+
+  deleteStatement(id: string): Statement {
     const b = new StatementBinder(this.d);
-    return this.groups.deleting([id], (client) =>
-      client.execute(`DELETE FROM ${this.table} WHERE ID = ${b.bind(id)}`, b.params),
-    );
+    return b.statement(`DELETE FROM ${this.table} WHERE ID = ${b.bind(id)}`);
+  }
+
+  private run(s: Statement): Promise<number> {
+    return this.sql.execute(s.sql, s.params);
   }
 }

@@ -1,0 +1,144 @@
+import { type SqlClient, StatementBinder, type Statement } from '@holdfast/core/kit';
+import { ClaimStatements, type ClaimLease, type Claimed, type Hold } from './cor-message.claim-base';
+import type { Now, RawRow } from './cor-message.rows';
+
+/** A due key read before the locking read (MySQL/MariaDB). */
+interface Candidate {
+  inserted_ms: unknown;
+  id: string;
+}
+
+/** One read of candidates: up to `limit` due keys, after `after` when given. */
+interface CandidateRead {
+  limit: number;
+  now: Now;
+  lease: ClaimLease;
+  after?: Candidate;
+}
+
+/**
+ * MySQL/MariaDB (InnoDB locks every row a locking read looks at): candidates by a plain read of
+ * the delivery-order index, then a locking read of exactly those keys, then the lease (see
+ * CorMessageClaim).
+ */
+export class ClaimByKeys extends ClaimStatements {
+  async claim(limit: number, now: Now, leaseOf: ClaimLease, hold?: Hold): Promise<Claimed> {
+    // READ COMMITTED: at REPEATABLE READ InnoDB keeps the lock on every row a locking read looked
+    // at, also on those its WHERE then refused: a claim would hold rows another node had just
+    // leased, and that node's delete of them would wait for this claim to commit (measured: a
+    // healthy worker at 0.53x beside a slow one). At READ COMMITTED those locks go at once, so a
+    // claim holds exactly the rows it takes. Core's transaction: the server ends it if this
+    // client goes silent inside it for the client's idleInTransactionTimeout.
+    // The first candidates are read before it: a plain read needs no transaction, an empty inbox
+    // then costs this one round trip, and a batch three: this read, the locking read (with the
+    // transaction's opening on MariaDB) and the lease UPDATE (with its COMMIT on MariaDB).
+    const first = await this.candidates(this.sql, limit, now, leaseOf);
+    if (!first.length) return { rows: [], now: now ?? NaN };
+    return this.sql.transaction(
+      async (tx) => {
+        const taken: (RawRow & { db_now: unknown })[] = [];
+        let after: Candidate | undefined;
+        const order: string[] = [];
+        // A few rounds of candidates: enough to fill a batch past rows other nodes hold.
+        for (let round = 0; round < 4 && taken.length < limit; round++) {
+          const candidates = round === 0 ? first : await this.candidates(tx, limit, now, leaseOf, after);
+          if (!candidates.length) break;
+          after = candidates[candidates.length - 1];
+          order.push(...candidates.map((c) => c.id));
+          for (let i = 0; i < candidates.length && taken.length < limit;) {
+            const keys = candidates.slice(i, i + (limit - taken.length)).map((c) => c.id);
+            i += keys.length;
+            const lock = this.lockDueStatement(keys, now, leaseOf);
+            taken.push(...(await tx.query<RawRow & { db_now: unknown }>(lock.sql, lock.params)));
+          }
+          if (candidates.length < limit) break;
+        }
+        let groups: Map<string, string> | undefined;
+        if (this.groupTable !== undefined && taken.length) {
+          const found = await this.groups.groupsOfTaken(
+            tx,
+            taken.map((r) => r.id),
+            now,
+          );
+          groups = found.groups;
+          // Left out: locked until this transaction ends, but never leased.
+          if (found.blocked.size)
+            taken.splice(0, taken.length, ...taken.filter((r) => !found.blocked.has(r.id)));
+        }
+        if (!taken.length) return { rows: [], now: now ?? NaN };
+        // Delivery order is the candidates' order, as the database sorted them.
+        const position = new Map(order.map((id, i) => [id, i]));
+        taken.sort((x, y) => position.get(x.id)! - position.get(y.id)!);
+        // (the join returns the rows in no particular order)
+        // The lease end as a bound value (the database clock read above, plus the lease), so the
+        // node knows exactly what it wrote: that value is its claim (see extendLeases).
+        const dbNow = this.t.toMillis(taken[0].db_now);
+        const until = typeof leaseOf === 'number' ? (now ?? dbNow) + leaseOf : leaseOf.until;
+        const lease = this.leaseKeysStatement(
+          taken.map((r) => r.id),
+          until,
+        );
+        // The transaction's last statement, unless a test holds it open.
+        await tx.execute(lease.sql, lease.params, { commit: !hold });
+        if (hold) await hold(tx);
+        const rows = taken.map((r) => {
+          const group = groups?.get(r.id);
+          return { ...this.read(r), nextRetry: until, ...(group !== undefined ? { group } : {}) };
+        });
+        return { rows, now: dbNow };
+      },
+      { isolation: 'read committed' },
+    );
+  }
+
+  /** Due keys in delivery order, after `after` when given: a plain read, no lock. */
+  private async candidates(
+    tx: SqlClient,
+    limit: number,
+    now: Now,
+    leaseOf: ClaimLease,
+    after?: Candidate,
+  ): Promise<Candidate[]> {
+    const s = this.candidatesStatement({ limit, now, lease: leaseOf, after });
+    return tx.query<Candidate>(s.sql, s.params);
+  }
+
+  /** MySQL/MariaDB: those of `keys` still due, locked (FOR UPDATE), with the database clock. */
+  private lockDueStatement(keys: readonly string[], now: Now, leaseOf: ClaimLease): Statement {
+    const b = new StatementBinder(this.d);
+    const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
+    const target = this.keyed(b, keys);
+    const due = this.due(b, now, leaseOf);
+    return b.statement(
+      `SELECT ${dbNow}, ${this.columns(true)} FROM ${target.from} WHERE ${target.where}${due}` +
+        this.d.forUpdate(true),
+    );
+  }
+
+  /** MySQL/MariaDB: the lease of the rows taken, until `until` (epoch ms, bound). */
+  private leaseKeysStatement(ids: readonly string[], until: number): Statement {
+    const b = new StatementBinder(this.d);
+    const target = this.keyed(b, ids);
+    return b.statement(
+      `UPDATE ${target.from} SET NEXT_RETRY = ${this.t.at(b, until)} WHERE ${target.where}1 = 1`,
+    );
+  }
+
+  private candidatesStatement({ limit, now, lease: leaseOf, after }: CandidateRead): Statement {
+    const b = new StatementBinder(this.d);
+    let where = this.due(b, now, leaseOf);
+    if (after) {
+      const at = this.t.at(b, this.t.toMillis(after.inserted_ms));
+      const again = this.t.at(b, this.t.toMillis(after.inserted_ms));
+      where += ` AND (INSERTED > ${at} OR (INSERTED = ${again} AND ID > ${b.bind(after.id)}))`;
+    }
+    if (this.groupTable !== undefined) where += this.groups.groupReady(b, now, 'hf_m');
+    return b.statement(
+      this.d.limit(
+        `SELECT ID AS id, ${this.t.read('INSERTED')} AS inserted_ms FROM ${this.table} ${this.groupTable !== undefined ? 'hf_m ' : ''}${this.orderIndexHint()}` +
+          `WHERE ${where} ORDER BY INSERTED, ID`,
+        limit,
+      ),
+    );
+  }
+}

@@ -1,0 +1,115 @@
+import { type SqlClient, StatementBinder, type Statement } from '@holdfast/core/kit';
+import { ClaimStatements, type ClaimLease, type Claimed, type Hold } from './cor-message.claim-base';
+import { earlier } from './cor-message.groups';
+import type { MessageRow, Now, RawRow } from './cor-message.rows';
+
+/**
+ * PostgreSQL and SQLite: a claim is one statement (see CorMessageClaim). PostgreSQL picks with
+ * `FOR UPDATE SKIP LOCKED` and leases by primary key in one UPDATE … RETURNING (data-modifying
+ * CTEs when grouped); SQLite's single writer holds the write lock for that statement only.
+ */
+export class ClaimInOneStatement extends ClaimStatements {
+  async claim(limit: number, now: Now, leaseOf: ClaimLease, hold?: Hold): Promise<Claimed> {
+    if (this.groupTable !== undefined) return this.claimGroupedInOneStatement(limit, now, leaseOf, hold);
+    // Bound in the order the placeholders appear (SQLite numbers '?' by position).
+    const b = new StatementBinder(this.d);
+    const lease = this.leaseEnd(b, now, leaseOf);
+    const pick = this.d.limit(
+      `SELECT ID FROM ${this.table} WHERE ${this.d.indexWalkFilter(this.due(b, now, leaseOf))} ORDER BY INSERTED, ID`,
+      limit,
+    );
+    const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
+    const update =
+      `UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ${this.d.keyIn('ID', pick + this.d.forUpdate(this.d.supportsSkipLocked))} ` +
+      `RETURNING ${dbNow}, ${this.columns(true)}`;
+    // With a writable CTE (PostgreSQL) the database hands the rows back in delivery order as it
+    // sorts them (collation included), without the sort key itself (a timestamp the driver would
+    // parse for every row); SQLite cannot wrap an UPDATE in a CTE (see runClaim).
+    const text = this.d.writableCte
+      ? `WITH claimed AS (${update}, INSERTED AS ord_inserted) ` +
+        `SELECT db_now, ${this.columnAliases(true)} FROM claimed ORDER BY ord_inserted, id`
+      : update;
+    return this.runClaim(b.statement(text), now, hold);
+  }
+
+  /**
+   * Grouped claim on PostgreSQL and SQLite. Picks due messages whose group is ready (see
+   * groupReady) in delivery order, then keeps only those whose earlier group members that still
+   * hold the group were all picked by this same statement: with SKIP LOCKED, a message whose
+   * predecessor another node is claiming right now is left out, so a group's messages are only
+   * ever held by one node, as a run from the group's head.
+   */
+  private async claimGroupedInOneStatement(
+    limit: number,
+    now: Now,
+    leaseOf: ClaimLease,
+    hold?: Hold,
+  ): Promise<Claimed> {
+    const b = new StatementBinder(this.d);
+    // SQLite's RETURNING sees the table by its name only (not an alias).
+    const groupKey = (row: string) =>
+      `(SELECT hf_k.GROUP_KEY FROM ${this.groupTable} hf_k WHERE hf_k.ID = ${row}.ID) AS group_key`;
+    let text: string;
+    if (this.d.writableCte) {
+      // PostgreSQL: pick (SKIP LOCKED), keep and lease in one statement of data-modifying CTEs.
+      const due = this.d.indexWalkFilter(this.due(b, now, leaseOf));
+      const ready = this.groups.groupReady(b, now, 'hf_m');
+      const picked = this.d.limit(
+        `SELECT hf_m.ID FROM ${this.table} hf_m WHERE ${due}${ready} ORDER BY INSERTED, ID`,
+        limit,
+      );
+      const kept =
+        `SELECT p.ID FROM hf_picked p WHERE NOT EXISTS (SELECT 1 FROM ${this.groupTable} hf_g ` +
+        `JOIN ${this.groupTable} hf_e ON hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${earlier('hf_e', 'hf_g')} ` +
+        `JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID WHERE hf_g.ID = p.ID AND ${this.groups.holdsGroup(b, now)} ` +
+        `AND hf_e.ID NOT IN (SELECT ID FROM hf_picked)${this.d.subqueryFence})`;
+      const lease = this.leaseEnd(b, now, leaseOf);
+      const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
+      text =
+        `WITH hf_picked AS (${picked}${this.d.forUpdate(true)}), hf_kept AS (${kept}), ` +
+        `claimed AS (UPDATE ${this.table} AS hf_u SET NEXT_RETRY = ${lease} WHERE ${this.d.keyIn('ID', 'SELECT ID FROM hf_kept')} ` +
+        `RETURNING ${dbNow}, ${this.columns(true)}, ${groupKey('hf_u')}, INSERTED AS ord_inserted) ` +
+        `SELECT db_now, ${this.columnAliases(true)}, group_key FROM claimed ORDER BY ord_inserted, id`;
+    } else {
+      // SQLite: one writer (leader mode), and the statement holds the write lock: nothing can
+      // take a predecessor between the pick and the update.
+      const lease = this.leaseEnd(b, now, leaseOf);
+      const due = this.due(b, now, leaseOf);
+      const ready = this.groups.groupReady(b, now, 'hf_m');
+      const pick = this.d.limit(
+        `SELECT hf_m.ID FROM ${this.table} hf_m WHERE ${due}${ready} ORDER BY INSERTED, ID`,
+        limit,
+      );
+      const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
+      text =
+        `UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ID IN (${pick}) ` +
+        `RETURNING ${dbNow}, ${this.columns(true)}, ${groupKey(this.table)}`;
+    }
+    return this.runClaim(b.statement(text), now, hold);
+  }
+
+  /**
+   * Runs a one-statement claim (in a transaction of its own when `hold` is given) and reads its
+   * rows in delivery order.
+   */
+  private async runClaim(s: Statement, now: Now, hold?: Hold): Promise<Claimed> {
+    const run = async (sql: SqlClient) => {
+      // Kept planned per connection on PostgreSQL: the claim's text is the same at every call but
+      // those that also take back an unanswered claim's rows (a few texts more, capped per pool).
+      const raw = await sql.query<RawRow & { db_now: unknown }>(s.sql, s.params, { prepared: true });
+      if (hold) await hold(sql);
+      return raw;
+    };
+    const raw = hold ? await this.sql.transaction(run) : await run(this.sql);
+    const rows = raw.map((r) => this.read(r));
+    // Not sorted by a writable CTE: SQLite's RETURNING follows no order; JavaScript sorts by code
+    // point, as SQLite does.
+    if (!this.d.writableCte) rows.sort(byDeliveryOrder);
+    return { rows, now: raw.length ? this.t.toMillis(raw[0].db_now) : (now ?? NaN) };
+  }
+}
+
+/** INSERTED, then ID: the order every list and every delivery follows. */
+function byDeliveryOrder(a: MessageRow, b: MessageRow): number {
+  return a.inserted - b.inserted || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
