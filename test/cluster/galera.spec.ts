@@ -10,16 +10,33 @@ import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { DataSource } from 'typeorm';
 import { monotonicMillis, SchemaManager, sqlClientFor } from '@holdfast/core/kit';
-import { GaleraCluster, uniqueTablePrefix } from '@holdfast/core/testing';
+import { GaleraCluster, TcpProxy, uniqueTablePrefix } from '@holdfast/testing';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { seedInbox } from '../inbox/support/seed-inbox';
 import { LockerCluster, overlaps } from '../locker/cluster';
-import { CONTENDER, INBOX_WORKER, Workers, checkTicks, sleep, until } from './support/processes';
+import {
+  CONTENDER,
+  INBOX_WORKER,
+  Workers,
+  checkTicks,
+  failoverSummary,
+  sleep,
+  startFailoverCaller,
+  until,
+  type FailoverCall,
+} from './support/processes';
 
 const BASE_PORT = 26500;
 const TTL = 2_000;
 const TRANSITION = 1_000;
 const VISIBILITY = 5_000;
+/** The failover callers' storeTimeout (FailoverModule's default). */
+const STORE_TIMEOUT = 500;
+/**
+ * What a call may take beyond storeTimeout: the caller's own event loop on a busy machine. A call
+ * that waited for the store would wait for the cluster's stall or the dead node (seconds).
+ */
+const CALL_SLACK = 1_500;
 
 function connect(url: string): Promise<DataSource> {
   return new DataSource({
@@ -171,12 +188,13 @@ describe('Holdfast on a three-node Galera cluster', () => {
     }
   }, 180_000);
 
-  /** Seeds `count` messages, runs one inbox worker per URL, returns the deliveries. */
+  /** Seeds `count` messages, runs one inbox worker per URL (among `into`), returns the deliveries. */
   async function deliverAll(
     tag: string,
     count: number,
     urls: string[],
     duringDelivery?: (delivered: () => number, started: () => number) => Promise<void>,
+    into = new Workers(),
   ): Promise<{
     deliveries: Map<string, number[]>;
     ids: string[];
@@ -203,7 +221,7 @@ describe('Holdfast on a three-node Galera cluster', () => {
     // Workers that have started (their app is up): a fault must not land in a worker's start-up,
     // where a refused connection fails the process before it has any delivery work.
     const startedWorkers = new Set<number>();
-    workers = new Workers();
+    workers = into;
     urls.forEach((url, i) => {
       const child = workers!.spawn(
         INBOX_WORKER,
@@ -295,11 +313,114 @@ describe('Holdfast on a three-node Galera cluster', () => {
     expect(errors.map((e) => e.line)).toEqual([]);
   }, 240_000);
 
+  it('the Simba owner cut off from its node (a silent network path): it steps down, another node’s contender takes over, it owns again after the heal, no ERROR', async () => {
+    // The network path between the owner's process and its node drops every packet (a TcpProxy
+    // per process, blackholed: open connections go silent, closes are dropped too, new ones are
+    // refused) while the node itself stays a synced member. Not iptables in a network
+    // namespace: the kit's nodes all listen on the loopback, and one firewall rule there would
+    // cut every node's SQL and group traffic alike.
+    const prefix = uniqueTablePrefix('galera_path');
+    await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
+    const ticks = join(dir, `${prefix}ticks.log`);
+    writeFileSync(ticks, '');
+    const grants: { pid: number; token: number; at: number; node: number }[] = [];
+    const paths = cluster.nodes.map((node) => new TcpProxy(node.port));
+    workers = new Workers();
+    try {
+      for (const [i, path] of paths.entries()) {
+        const port = await path.start();
+        workers.spawn(
+          CONTENDER,
+          ['mariadb', prefix, 'path', ticks, '-', String(TTL), String(TRANSITION)],
+          {
+            HOLDFAST_TEST_MARIADB_URL: `mysql://root@127.0.0.1:${port}/${cluster.database}`,
+            SIMBA_WORKER_LOG_LEVELS: 'error,warn',
+          },
+          (c, m) => {
+            if (m.type === 'acquired')
+              grants.push({ pid: c.pid!, token: Number(m.token), at: performance.now(), node: i });
+          },
+        );
+      }
+      const first = await until(() => grants[0], 60_000, 'a first owner');
+      await sleep(TTL);
+      const cutAt = performance.now();
+      paths[first.node].blackhole({ passCloses: false });
+      const second = await until(
+        () => grants.find((g) => g.node !== first.node),
+        60_000,
+        'a takeover on another node',
+      );
+      await sleep(TTL);
+      paths[first.node].restore();
+      const healedAt = performance.now();
+      await sleep(TTL);
+      // Back in the running: with the two others SIGKILLed, the healed process must own again.
+      // Measured 5-39 s after the heal: how long its silent connections hold it varies (hence the
+      // generous wait).
+      const grantsBefore = grants.length;
+      for (const c of workers.alive()) if (c.pid !== first.pid) c.kill('SIGKILL');
+      const again = await until(
+        () => grants.slice(grantsBefore).find((g) => g.pid === first.pid),
+        90_000,
+        'the healed process to own again',
+      ).catch(() => undefined);
+      const back = workers.output.find(
+        (o) => o.pid === first.pid && o.at >= healedAt && /answers again/.test(o.line),
+      );
+      const report = checkTicks(ticks);
+      const errors = workers.errors(cutAt);
+      console.log(
+        `[galera path] owner's path to node${first.node} silent: takeover on node${second.node} ${Math.round(second.at - cutAt)} ms after; ` +
+          `${report.ticks} ticks, ${report.overlappingTicks} overlapping; ${errors.length} ERROR/stack lines; ` +
+          `the cut-off process: "answers again" ${back ? `${Math.round(back.at - healedAt)} ms` : 'never'} after the heal, ` +
+          `owner again ${again ? `${Math.round(again.at - healedAt)} ms` : 'never'} after it (the others SIGKILLed ${TTL} ms after it)\n` +
+          workers.output
+            .filter((o) => o.at >= cutAt)
+            .map((o) => `  ${o.pid}${o.at >= healedAt ? ' (healed)' : ''}: ${o.line}`)
+            .join('\n'),
+      );
+      expect(report.violations).toEqual([]);
+      expect(report.overlappingTicks).toBe(0);
+      const tokens = grants.map((g) => g.token);
+      for (let i = 1; i < tokens.length; i++) expect(tokens[i]).toBeGreaterThan(tokens[i - 1]);
+      expect(errors.map((e) => e.line)).toEqual([]);
+      expect(again).toBeDefined();
+    } finally {
+      await workers.stop();
+      for (const path of paths) await path.stop();
+    }
+  }, 240_000);
+
   it('inbox, one competing worker per node, a node SIGKILLed during delivery: nothing lost, nothing twice', async () => {
     const count = 3_000;
     let killedAt = 0;
     const startedAt = performance.now();
     const victim = cluster.nodes[1];
+    // Two @Failover callers: one on the node that dies, one on a node that lives through the
+    // cluster's stall. Neither may wait for the store past storeTimeout.
+    workers = new Workers();
+    // A table each: each caller keeps a last good value of its own under the same key.
+    const onVictim: FailoverCall[] = [];
+    const onSurvivor: FailoverCall[] = [];
+    await Promise.all([
+      startFailoverCaller(
+        workers,
+        'mariadb',
+        uniqueTablePrefix('galera_fo_dead'),
+        STORE_TIMEOUT,
+        { HOLDFAST_TEST_MARIADB_URL: victim.url },
+        onVictim,
+      ),
+      startFailoverCaller(
+        workers,
+        'mariadb',
+        uniqueTablePrefix('galera_fo_live'),
+        STORE_TIMEOUT,
+        { HOLDFAST_TEST_MARIADB_URL: cluster.nodes[0].url },
+        onSurvivor,
+      ),
+    ]);
     const { deliveries, ids, ms, left, errors, workerOn } = await deliverAll(
       'galera_inbox',
       count,
@@ -313,18 +434,33 @@ describe('Holdfast on a three-node Galera cluster', () => {
         killedAt = performance.now();
         await victim.kill();
       },
+      workers,
     );
     const lost = ids.filter((id) => !deliveries.has(id)).length;
     const twice = [...deliveries.values()].filter((pids) => pids.length > 1);
     // A worker whose node died mid-batch may have run handlers whose delete never committed: those
     // come back after the lease (at least once). Any other message delivered twice is a fault.
     const excused = twice.filter((pids) => workerOn.get(pids[0]) === 1);
+    const failover = {
+      onVictim: failoverSummary(onVictim, killedAt),
+      onSurvivor: failoverSummary(onSurvivor, killedAt),
+    };
     console.log(
       `[galera inbox] ${count} messages, 3 workers on 3 nodes, node 1 SIGKILLed ${Math.round(killedAt - startedAt)} ms after the start: ` +
         `${lost} lost, ${twice.length} delivered twice (${excused.length} first by the worker on the dead node), ${left} rows left, ${Math.round(ms)} ms from the first delivery to the last; ` +
-        `${errors.length} ERROR/stack lines\n${errors.join('\n')}`,
+        `${errors.length} ERROR/stack lines; @Failover ${JSON.stringify(failover)}\n${errors.join('\n')}`,
     );
     expect(killedAt).toBeGreaterThan(0);
+    // @Failover: no caller waited for the store past storeTimeout, on the dead node or beside it;
+    // every answer was the fresh value, the last good value or the upstream's own error.
+    for (const f of [failover.onVictim, failover.onSurvivor]) {
+      expect(f.duringFault).toBeGreaterThan(0);
+      expect(f.unexpected).toEqual([]);
+      expect(f.slowestMs).toBeLessThanOrEqual(STORE_TIMEOUT + CALL_SLACK);
+    }
+    // The surviving node's caller gets the last good value once the cluster has voted the dead
+    // node out.
+    expect(failover.onSurvivor.lastDown).toBe('stale (last good)');
     expect(lost).toBe(0);
     expect(left).toBe(0);
     expect(twice.length).toBe(excused.length);
