@@ -6,6 +6,16 @@ import type { InboxConnection } from '../store/inbox-connection';
 import { InboxLeaseStatements, type TickClaim } from '../store/inbox-lease.statements';
 import { INBOX_LEASE_TABLE } from '../store/inbox-lease.table';
 
+/** What the ticks need from the expiry cleanup that owns them. */
+export interface CleanupTicksContext {
+  connection: InboxConnection;
+  clock: InboxClock;
+  metrics: InboxMetrics;
+  options: ResolvedInboxOptions;
+  /** The cleanup interval: one tick each. */
+  intervalMs: number;
+}
+
 /**
  * Who runs the expiry cleanup at a scheduled tick: one node per tick for the whole cluster.
  *
@@ -24,13 +34,16 @@ export class CleanupTicks {
   private readonly table: string;
   private readonly leaseName: string;
 
-  constructor(
-    private readonly connection: InboxConnection,
-    private readonly clock: InboxClock,
-    private readonly metrics: InboxMetrics,
-    private readonly options: ResolvedInboxOptions,
-    private readonly intervalMs: number,
-  ) {
+  private readonly connection: InboxConnection;
+  private readonly clock: InboxClock;
+  private readonly metrics: InboxMetrics;
+  private readonly intervalMs: number;
+
+  constructor({ connection, clock, metrics, options, intervalMs }: CleanupTicksContext) {
+    this.connection = connection;
+    this.clock = clock;
+    this.metrics = metrics;
+    this.intervalMs = intervalMs;
     this.table = tableName(options.tablePrefix, INBOX_LEASE_TABLE.name);
     this.leaseName = `cleanup:${connection.store.table}`.slice(0, 128);
   }

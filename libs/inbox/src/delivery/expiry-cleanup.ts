@@ -39,7 +39,7 @@ export class ExpiryCleanup {
   schedule(delay: number): void {
     const { ctx } = this;
     if (!ctx.running()) return;
-    this.ticks ??= new CleanupTicks(ctx.connection, ctx.clock, ctx.metrics, ctx.options, ctx.cleanupMs);
+    this.ticks ??= new CleanupTicks({ ...ctx, intervalMs: ctx.cleanupMs });
     const ticks = this.ticks;
     ctx.timers().set(ctx.timerName(), delay, () => {
       ticks

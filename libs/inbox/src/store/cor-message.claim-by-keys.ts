@@ -32,7 +32,7 @@ export class ClaimByKeys extends ClaimStatements {
     // The first candidates are read before it: a plain read needs no transaction, an empty inbox
     // then costs this one round trip, and a batch three: this read, the locking read (with the
     // transaction's opening on MariaDB) and the lease UPDATE (with its COMMIT on MariaDB).
-    const first = await this.candidates(this.sql, limit, now, leaseOf);
+    const first = await this.candidates(this.sql, { limit, now, lease: leaseOf });
     if (!first.length) return { rows: [], now: now ?? NaN };
     return this.sql.transaction(
       async (tx) => {
@@ -41,7 +41,8 @@ export class ClaimByKeys extends ClaimStatements {
         const order: string[] = [];
         // A few rounds of candidates: enough to fill a batch past rows other nodes hold.
         for (let round = 0; round < 4 && taken.length < limit; round++) {
-          const candidates = round === 0 ? first : await this.candidates(tx, limit, now, leaseOf, after);
+          const candidates =
+            round === 0 ? first : await this.candidates(tx, { limit, now, lease: leaseOf, after });
           if (!candidates.length) break;
           after = candidates[candidates.length - 1];
           order.push(...candidates.map((c) => c.id));
@@ -92,14 +93,8 @@ export class ClaimByKeys extends ClaimStatements {
   }
 
   /** Due keys in delivery order, after `after` when given: a plain read, no lock. */
-  private async candidates(
-    tx: SqlClient,
-    limit: number,
-    now: Now,
-    leaseOf: ClaimLease,
-    after?: Candidate,
-  ): Promise<Candidate[]> {
-    const s = this.candidatesStatement({ limit, now, lease: leaseOf, after });
+  private async candidates(tx: SqlClient, read: CandidateRead): Promise<Candidate[]> {
+    const s = this.candidatesStatement(read);
     return tx.query<Candidate>(s.sql, s.params);
   }
 
