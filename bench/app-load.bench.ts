@@ -14,7 +14,7 @@
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { monotonicMillis, sleep } from '@holdfast/core/kit';
-import { createTestDataSource, uniqueTablePrefix } from '@holdfast/core/testing';
+import { createTestDataSource, uniqueTablePrefix } from '@holdfast/testing';
 import { Failover, FailoverModule } from '@holdfast/failover';
 import { APP_LOAD, runAppLoad } from '../test/pool/support/app-load-run';
 import { benchDatabases, numberArg, printTable } from './support/bench-kit';

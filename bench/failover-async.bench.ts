@@ -11,7 +11,7 @@
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { sleep, sqlClientFor } from '@holdfast/core/kit';
-import { createTestDataSource, tempSqliteFile, uniqueTablePrefix } from '@holdfast/core/testing';
+import { createTestDataSource, tempSqliteFile, uniqueTablePrefix } from '@holdfast/testing';
 import {
   Failover,
   FailoverExecutor,

@@ -24,7 +24,7 @@ import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { sqlClientFor } from '@holdfast/core/kit';
-import { createTestDataSource, tempSqliteFile, uniqueTablePrefix } from '@holdfast/core/testing';
+import { createTestDataSource, tempSqliteFile, uniqueTablePrefix } from '@holdfast/testing';
 import { Failover, FailoverModule, FailoverStoreQueryResolver } from '@holdfast/failover';
 import { SqlFailoverStore, failoverKey } from '@holdfast/failover/internal';
 import { benchDatabases, interleavedRounds, median, numberArg, printTable } from './support/bench-kit';

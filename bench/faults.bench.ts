@@ -36,7 +36,7 @@ import {
   waitForMessage,
   waitUntil,
   type PrivateServer,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { checkHistory, historySlice, simbaTerms, type Property } from '../tools/history/check';
 import { readHistory, type HistoryEntry } from '../tools/history/history';
 import { AppReplicas, LEADER_MUTEX, type Replica } from '../test/deploy/support/app-replicas';

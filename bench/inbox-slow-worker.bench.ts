@@ -9,7 +9,7 @@ import 'reflect-metadata';
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { SchemaManager, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
-import { createTestDataSource, uniqueTablePrefix } from '@holdfast/core/testing';
+import { createTestDataSource, uniqueTablePrefix } from '@holdfast/testing';
 import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
 import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 import type { DataSource } from 'typeorm';

@@ -42,7 +42,7 @@ import {
   run as runGraphile,
   type WorkerUtils,
 } from 'graphile-worker';
-import { forkTs, tempSqliteFile, waitForExit, waitForMessage, waitUntil } from '@holdfast/core/testing';
+import { forkTs, tempSqliteFile, waitForExit, waitForMessage, waitUntil } from '@holdfast/testing';
 import { InboxHandler, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
 import { InboxNotifyListener } from '@holdfast/inbox/internal';
 import { SimbaModule } from '@holdfast/simba';

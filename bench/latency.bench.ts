@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
-import { createTestDataSource, TcpProxy, uniqueTablePrefix, type TestDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, TcpProxy, uniqueTablePrefix, type TestDatabase } from '@holdfast/testing';
 import { MutexQueryResolver, SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { Failover, FailoverModule } from '@holdfast/failover';
 import { InboxModule, MessageAcceptor } from '@holdfast/inbox';

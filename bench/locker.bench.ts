@@ -13,7 +13,7 @@ import {
   tempSqliteFile,
   uniqueTablePrefix,
   type TestDatabase,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import type { LockerKindOptions } from '@holdfast/locker';
 import { LockQueryResolver } from '@holdfast/locker/internal';
 import Database from 'better-sqlite3';

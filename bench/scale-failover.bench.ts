@@ -17,7 +17,7 @@ import {
   tempSqliteFile,
   uniqueTablePrefix,
   type TestDatabase,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { type FailoverEntry } from '@holdfast/failover';
 import { SqlFailoverStore, failoverKey } from '@holdfast/failover/internal';
 import { benchDatabases, numberArg, opsPerSecond, printTable } from './support/bench-kit';

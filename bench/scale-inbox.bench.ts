@@ -15,7 +15,7 @@ import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { SchemaManager, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
-import { createTestDataSource, uniqueTablePrefix, type TestDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, uniqueTablePrefix, type TestDatabase } from '@holdfast/testing';
 import { InboxModule, MessageAcceptor } from '@holdfast/inbox';
 import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, CorMessageStore } from '@holdfast/inbox/internal';
 import { fillBacklog } from '../libs/inbox/test/backlog';

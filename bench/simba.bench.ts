@@ -18,7 +18,7 @@ import {
   uniqueTablePrefix,
   waitForExit,
   type TestDatabase,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { MutexQueryResolver, SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { MutexRepository } from '../libs/simba/src/mutex/mutex.repository';
 import { median, printTable } from './support/bench-kit';

@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import ts from 'typescript';
 import * as core from '@holdfast/core';
 import * as coreKit from '@holdfast/core/kit';
-import * as coreTesting from '@holdfast/core/testing';
+import * as coreTesting from '@holdfast/testing';
 import * as failover from '@holdfast/failover';
 import * as simba from '@holdfast/simba';
 import * as locker from '@holdfast/locker';

@@ -2,7 +2,7 @@
 import Database from 'better-sqlite3';
 import mysql from 'mysql2/promise';
 import { Pool } from 'pg';
-import { testDataSourceOptions, type TestDatabase } from '@holdfast/core/testing';
+import { testDataSourceOptions, type TestDatabase } from '@holdfast/testing';
 
 export interface RawDriver {
   /** Runs one statement; rows for a read. */

@@ -1,6 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { describeEachDatabase, waitUntil } from '@holdfast/core/testing';
+import { describeEachDatabase, waitUntil } from '@holdfast/testing';
 import {
   getInboxToken,
   InboxHandler,

@@ -1,6 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
+import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import * as failover from '@holdfast/failover';
 import * as failoverInternal from '@holdfast/failover/internal';
 import * as inbox from '@holdfast/inbox';

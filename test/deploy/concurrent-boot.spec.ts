@@ -9,7 +9,7 @@ import {
   uniqueTablePrefix,
   waitForExit,
   waitForMessage,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
 import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';

@@ -8,7 +8,7 @@ import {
   uniqueTablePrefix,
   waitForExit,
   waitUntil,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
 import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';

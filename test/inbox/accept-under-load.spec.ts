@@ -9,7 +9,7 @@ import {
   waitForExit,
   waitForMessage,
   type TestDatabase,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 
 const WORKER = join(__dirname, 'workers', 'accept-deliver-worker.ts');

@@ -6,7 +6,7 @@ import {
   testDatabases,
   uniqueTablePrefix,
   waitUntil,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { MessageAcceptor } from '@holdfast/inbox';
 import type { DataSource } from 'typeorm';
 import { serverPort } from '../partition/support/server-url';

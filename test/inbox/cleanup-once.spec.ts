@@ -11,7 +11,7 @@ import {
   waitForExit,
   waitForMessage,
   waitUntil,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { InboxModule, MessageAcceptor } from '@holdfast/inbox';
 import { INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 

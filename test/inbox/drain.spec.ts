@@ -8,7 +8,7 @@ import {
   uniqueTablePrefix,
   waitForExit,
   waitUntil,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { seedInbox } from './support/seed-inbox';
 
 const WORKER = join(__dirname, 'workers', 'drain-worker.ts');

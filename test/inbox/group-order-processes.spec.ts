@@ -1,4 +1,4 @@
-import { testDatabases } from '@holdfast/core/testing';
+import { testDatabases } from '@holdfast/testing';
 import { runGroupOrder } from './support/group-order-run';
 
 /**

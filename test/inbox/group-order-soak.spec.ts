@@ -1,4 +1,4 @@
-import { testDatabases } from '@holdfast/core/testing';
+import { testDatabases } from '@holdfast/testing';
 import { runGroupOrder } from './support/group-order-run';
 
 /** The long version of group-order-processes.spec.ts (HOLDFAST_TEST_SOAK=1): more groups, more messages, more kills. */

@@ -10,7 +10,7 @@ import {
   waitForExit,
   waitForMessage,
   waitUntil,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { seedInbox } from './support/seed-inbox';
 
 const WORKER = join(__dirname, 'workers', 'slow-handler-worker.ts');

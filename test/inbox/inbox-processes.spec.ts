@@ -10,7 +10,7 @@ import {
   waitForExit,
   waitForMessage,
   type TestDatabase,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { seedInbox } from './support/seed-inbox';
 
 const WORKER = join(__dirname, 'workers', 'inbox-worker.ts');

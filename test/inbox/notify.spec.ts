@@ -12,7 +12,7 @@ import {
   waitForExit,
   waitForMessage,
   waitUntil,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { MessageAcceptor, type InboxModuleOptions } from '@holdfast/inbox';
 import { InboxNotifyListener } from '@holdfast/inbox/internal';
 import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, inboxNotifyChannel } from '@holdfast/inbox/internal';

@@ -24,7 +24,7 @@ import {
   waitForExit,
   waitUntil,
   type TestDatabaseContext,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { DefaultKeyGenerator, Failover, FailoverModule } from '@holdfast/failover';
 import {
   InboxHandler,

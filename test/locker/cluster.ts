@@ -1,5 +1,5 @@
 import { monotonicMillis } from '@holdfast/core/kit';
-import { forkTs, waitForExit } from '@holdfast/core/testing';
+import { forkTs, waitForExit } from '@holdfast/testing';
 import { fork, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { WorkerConfig, WorkerMessage } from './workers/locker-worker';

@@ -15,7 +15,7 @@ import {
   PrivateMariadb,
   PrivatePostgres,
   type PrivateServer,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -11,7 +11,7 @@ import {
   testDatabases,
   uniqueTablePrefix,
   waitForExit,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { ScheduledWorkerConfig, ScheduledWorkerMessage } from './workers/scheduled-worker';

@@ -14,7 +14,7 @@ import {
   testDatabases,
   uniqueTablePrefix,
   type PrivateServer,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { freePort, OutageWorker, sleep, type WorkerMessage } from './support/outage-worker-client';
 
 jest.setTimeout(240_000);

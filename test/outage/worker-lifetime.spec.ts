@@ -16,7 +16,7 @@ import {
   uniqueTablePrefix,
   waitForExit,
   type PrivateServer,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { freePort, OutageWorker, sleep } from './support/outage-worker-client';
 
 jest.setTimeout(180_000);

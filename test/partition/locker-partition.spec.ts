@@ -16,7 +16,7 @@ import {
   testDatabases,
   tsRegisterPath,
   uniqueTablePrefix,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
 import { LockerCluster, overlaps } from '../locker/cluster';
 import { NetworkNamespace } from './support/network-namespace';

@@ -19,7 +19,7 @@ import {
   testDataSourceOptions,
   uniqueTablePrefix,
   waitUntil,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { FailoverModule } from '@holdfast/failover';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
 import { InboxHandler, InboxModule } from '@holdfast/inbox';

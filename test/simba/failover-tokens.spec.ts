@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { connect as tcpConnect, createServer, type AddressInfo, type Server } from 'node:net';
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
 import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
-import { forkTs, testDatabases, uniqueTablePrefix, waitForExit } from '@holdfast/core/testing';
+import { forkTs, testDatabases, uniqueTablePrefix, waitForExit } from '@holdfast/testing';
 import { FenceColumn, fenced } from '@holdfast/simba';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { join } from 'node:path';

@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { sqlClientFor, type SqlClient } from '@holdfast/core/kit';
-import { createTestDataSource, testDatabases, uniqueTablePrefix } from '@holdfast/core/testing';
+import { createTestDataSource, testDatabases, uniqueTablePrefix } from '@holdfast/testing';
 import {
   defaultContenderId,
   MutexContendServiceFactory,

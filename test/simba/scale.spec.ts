@@ -4,7 +4,7 @@
  * pg_stat_database (the test database: run this suite alone), MariaDB's `Questions` on a private
  * server (port 25462), since the shared server counts everyone's statements.
  */
-import { testDatabases, type TestDatabase } from '@holdfast/core/testing';
+import { testDatabases, type TestDatabase } from '@holdfast/testing';
 import { PrivateMariaDb } from './support/private-mariadb';
 import { runScale } from './support/scale-run';
 

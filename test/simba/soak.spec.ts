@@ -10,7 +10,7 @@ import {
   uniqueTablePrefix,
   waitForExit,
   type TestDatabase,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 
 /** Seconds of chaos per database; the three databases run at the same time. */
 const SECONDS = Number(process.env.SIMBA_SOAK_SECONDS ?? 60);

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { tempSqliteFile } from '@holdfast/core/testing';
+import { tempSqliteFile } from '@holdfast/testing';
 import { eventually, startDemo, type DemoProcess } from './demo-process';
 
 /**

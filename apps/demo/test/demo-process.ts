@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
-import { tempSqliteFile, tsRegisterPath, type TestDatabase } from '@holdfast/core/testing';
+import { tempSqliteFile, tsRegisterPath, type TestDatabase } from '@holdfast/testing';
 import { Client } from 'pg';
 import { createConnection } from 'mysql2/promise';
 

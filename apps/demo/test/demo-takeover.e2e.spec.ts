@@ -1,4 +1,4 @@
-import { testDatabases } from '@holdfast/core/testing';
+import { testDatabases } from '@holdfast/testing';
 import { demoDatabase, eventually, startDemo, type DemoProcess } from './demo-process';
 
 /**

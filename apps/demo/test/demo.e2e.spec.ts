@@ -1,4 +1,4 @@
-import { tempSqliteFile } from '@holdfast/core/testing';
+import { tempSqliteFile } from '@holdfast/testing';
 import { eventually, startDemo, type DemoProcess } from './demo-process';
 
 describe('demo app (npm start) on an embedded SQLite file', () => {

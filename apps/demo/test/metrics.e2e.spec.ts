@@ -15,7 +15,7 @@ import { FailoverHealthIndicator } from '@holdfast/failover';
 import { InboxHealthIndicator } from '@holdfast/inbox';
 import { LockerHealthIndicator } from '@holdfast/locker';
 import { SimbaHealthIndicator } from '@holdfast/simba';
-import { tempSqliteFile, waitUntil } from '@holdfast/core/testing';
+import { tempSqliteFile, waitUntil } from '@holdfast/testing';
 import { DemoReportJob } from '../src/locker/demo-report.job';
 
 /**

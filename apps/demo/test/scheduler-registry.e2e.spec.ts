@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
-import { tempSqliteFile, waitUntil } from '@holdfast/core/testing';
+import { tempSqliteFile, waitUntil } from '@holdfast/testing';
 
 /**
  * Every Holdfast timer of the demo (all four modules on SQLite) is in @nestjs/schedule's

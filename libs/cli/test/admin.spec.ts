@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { tableName, type SqlClient } from '@holdfast/core/kit';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { FAR_FUTURE } from '@holdfast/inbox/internal';
 import { HOLDFAST_TABLES } from '../src';
 import type { MessagesReport } from '../src/commands/messages.command';

@@ -1,5 +1,5 @@
 import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { HOLDFAST_MIGRATIONS, HOLDFAST_TABLES } from '../src';
 import { cli, testDatabaseUrl } from './cli-support';
 

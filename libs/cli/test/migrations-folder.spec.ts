@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { SchemaManager } from '@holdfast/core/kit';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { HOLDFAST_MIGRATIONS, HOLDFAST_TABLES } from '../src';
 import { cli, testDatabaseUrl } from './cli-support';
 

@@ -2,7 +2,7 @@
  * `holdfast status` against a running demo (`npm start` as a real process on a SQLite file):
  * what the CLI reads from the tables matches what the demo's modules say over HTTP.
  */
-import { tempSqliteFile } from '@holdfast/core/testing';
+import { tempSqliteFile } from '@holdfast/testing';
 import { eventually, startDemo, type DemoProcess } from '../../../apps/demo/test/demo-process';
 import type { HoldfastStatus } from '../src';
 import { cli } from './cli-support';

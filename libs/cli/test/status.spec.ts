@@ -1,5 +1,5 @@
 import { tableName, type SqlClient } from '@holdfast/core/kit';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { FAR_FUTURE } from '@holdfast/inbox/internal';
 import { HOLDFAST_TABLES, type HoldfastStatus } from '../src';
 import { cli, testDatabaseUrl } from './cli-support';

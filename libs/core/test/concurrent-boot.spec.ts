@@ -9,7 +9,7 @@ import {
   uniqueTablePrefix,
   waitForExit,
   waitForMessage,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { BOOT_TABLES } from './workers/schema-boot.tables';
 
 const WORKER = join(__dirname, 'workers', 'schema-boot.worker.ts');

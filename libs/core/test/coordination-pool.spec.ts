@@ -14,7 +14,7 @@ import {
   InvalidOptionsError,
   type HoldfastDatabaseOptions,
 } from '@holdfast/core/kit';
-import { createTestDataSource, describeEachDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, describeEachDatabase } from '@holdfast/testing';
 import { configuredPoolSize } from '../src/database/pool-budget';
 
 class ModuleDatabase extends HoldfastDatabase {

@@ -1,5 +1,5 @@
 import { DIALECTS, ddlScript, sqlDialect, type TableSpec } from '@holdfast/core/kit';
-import { countPlaceholders as placeholderCount } from '@holdfast/core/testing';
+import { countPlaceholders as placeholderCount } from '@holdfast/testing';
 
 const spec = { table: 'P_T', columns: ['A', 'B', 'C', 'D'], keys: ['A', 'B'] };
 

@@ -1,6 +1,6 @@
 import { SchedulerRegistry } from '@nestjs/schedule';
 import { HoldfastTimers } from '@holdfast/core/kit';
-import { waitUntil } from '@holdfast/core/testing';
+import { waitUntil } from '@holdfast/testing';
 
 describe('HoldfastTimers', () => {
   it('registers a timer under its name, replaces one of the same name, and forgets it once fired', async () => {

@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { sqlClientFor, type SqlClient } from '@holdfast/core/kit';
-import { createTestDataSource, testDatabases } from '@holdfast/core/testing';
+import { createTestDataSource, testDatabases } from '@holdfast/testing';
 
 /**
  * `prepared: true` on SqlClient.query/execute: PostgreSQL keeps the statement named (planned)

@@ -8,7 +8,7 @@ import {
   testDatabases,
   testDataSourceOptions,
   waitUntil,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 
 // Ports of this suite (core's private range): PostgreSQL 25460, MariaDB 25461.
 const SERVERS = {

@@ -1,6 +1,6 @@
 import { SchemaManager, SchemaMismatchError, type TableSpec } from '@holdfast/core/kit';
 import { sqliteAffinity } from '../src/schema/live-table';
-import { describeEachDatabase, type TestDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase, type TestDatabase } from '@holdfast/testing';
 
 /** A table in the shape of the seeds' problems: a CHAR(32) owner, a seed timestamp, an optional extra. */
 const spec = (name: string): TableSpec => ({

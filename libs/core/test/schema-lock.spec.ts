@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { SchemaLockTimeoutError, SchemaManager, sqlClientFor, type TableSpec } from '@holdfast/core/kit';
-import { createTestDataSource, describeEachDatabase, testDataSourceOptions } from '@holdfast/core/testing';
+import { createTestDataSource, describeEachDatabase, testDataSourceOptions } from '@holdfast/testing';
 
 const SPEC: TableSpec = {
   name: 'CORE_LOCKED',

@@ -1,5 +1,5 @@
 import { SchemaManager, SchemaMissingError, toNumber, type TableSpec } from '@holdfast/core/kit';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 
 const THING: TableSpec = {
   name: 'CORE_THING',

@@ -1,5 +1,5 @@
 import { InvalidDurationError, SqlTimeoutError, isConnectionError, sqlClientFor } from '@holdfast/core/kit';
-import { createTestDataSource, describeEachDatabase, TcpProxy, waitUntil } from '@holdfast/core/testing';
+import { createTestDataSource, describeEachDatabase, TcpProxy, waitUntil } from '@holdfast/testing';
 import type { DataSource } from 'typeorm';
 
 /** The server's port for a test database (the proxy's target). */

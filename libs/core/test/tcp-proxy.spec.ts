@@ -1,6 +1,6 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { monotonicMillis } from '@holdfast/core/kit';
-import { TcpProxy, waitUntil } from '@holdfast/core/testing';
+import { TcpProxy, waitUntil } from '@holdfast/testing';
 
 /** An echo server and a client through the proxy. */
 describe('TcpProxy', () => {

@@ -7,7 +7,7 @@ import {
   TcpProxy,
   testDataSourceOptions,
   waitUntil,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 
 const BOUND_MS = 2_000;
 

@@ -1,6 +1,6 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { InvalidOptionsError, sqlClientFor, type IsolationLevel, type SqlClient } from '@holdfast/core/kit';
-import { describeEachDatabase, testDataSourceOptions } from '@holdfast/core/testing';
+import { describeEachDatabase, testDataSourceOptions } from '@holdfast/testing';
 
 /**
  * `SqlClient.transaction(work, { isolation })`: the level holds for that transaction only, on

@@ -1,7 +1,7 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { sqlClientFor, withTransientRetry, type SqlClient, type TransientRetry } from '@holdfast/core/kit';
 import { isTransientConflictError } from '../src/database/sql-errors';
-import { describeEachDatabase, testDataSourceOptions } from '@holdfast/core/testing';
+import { describeEachDatabase, testDataSourceOptions } from '@holdfast/testing';
 
 /** Resolves when `count` parties have arrived. */
 function barrier(count: number): { arrive: () => Promise<void> } {

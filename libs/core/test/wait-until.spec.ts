@@ -1,4 +1,4 @@
-import { waitUntil } from '@holdfast/core/testing';
+import { waitUntil } from '@holdfast/testing';
 
 describe('waitUntil', () => {
   it('resolves with the first truthy value, counting a throwing predicate as "not yet"', async () => {

@@ -3,7 +3,7 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { Script } from 'node:vm';
 import { sqlClientFor, tableName } from '@holdfast/core/kit';
-import { describeEachDatabase, waitUntil, type TestDatabaseContext } from '@holdfast/core/testing';
+import { describeEachDatabase, waitUntil, type TestDatabaseContext } from '@holdfast/testing';
 import { Failover, FailoverModule } from '@holdfast/failover';
 import {
   InboxModule,

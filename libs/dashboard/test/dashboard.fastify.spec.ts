@@ -1,7 +1,7 @@
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { InboxModule, MessageAcceptor, MessageManagement } from '@holdfast/inbox';
 import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
 import { HoldfastDashboardModule } from '../src';

@@ -1,7 +1,7 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { DIALECTS, sqlDialect, toNumber } from '@holdfast/core/kit';
-import { countPlaceholders, describeEachDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
+import { countPlaceholders, describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import {
   Failover,
   FailoverCleanupService,

@@ -9,7 +9,7 @@ import {
   uniqueTablePrefix,
   waitForExit,
   waitForMessage,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { DatabaseClock, failoverKey } from '@holdfast/failover/internal';
 import type { DataSource } from 'typeorm';
 

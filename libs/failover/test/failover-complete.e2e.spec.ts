@@ -1,7 +1,7 @@
 import { Injectable, type INestApplication, type Type } from '@nestjs/common';
 import { startFailoverApp, withAppBehindProxy } from './support/failover-app';
 import { sleep, toNumber } from '@holdfast/core/kit';
-import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
+import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import {
   Failover,
   FailoverCleanupService,

@@ -3,7 +3,7 @@ import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { toNumber } from '@holdfast/core/kit';
-import { describeEachDatabase, testDataSourceOptions } from '@holdfast/core/testing';
+import { describeEachDatabase, testDataSourceOptions } from '@holdfast/testing';
 import {
   DuplicateFailoverStoreError,
   Failover,

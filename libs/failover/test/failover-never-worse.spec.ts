@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { toNumber } from '@holdfast/core/kit';
-import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
+import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import {
   Failover,
   FailoverExecutor,

@@ -233,7 +233,7 @@ describe('write-behind rejection policies and tenants through nestjs-cls', () =>
     const { EncryptingPayloadColumnResolver } = await import('@holdfast/failover');
     const { SqlFailoverStore } = await import('@holdfast/failover/internal');
     const { sqlClientFor } = await import('@holdfast/core/kit');
-    const { createTestDataSource, uniqueTablePrefix } = await import('@holdfast/core/testing');
+    const { createTestDataSource, uniqueTablePrefix } = await import('@holdfast/testing');
     const reversing = {
       id: 'rev',
       encrypt: (plain: Buffer) => Buffer.from(plain).reverse(),

@@ -1,7 +1,7 @@
 import { Injectable, Logger, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { toNumber } from '@holdfast/core/kit';
-import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
+import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import {
   Failover,
   FailoverConfigurationError,

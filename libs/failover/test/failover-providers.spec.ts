@@ -1,7 +1,7 @@
 import { Injectable, Module, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { SqlDialect, Statement } from '@holdfast/core/kit';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import {
   FAILOVER_KEY_GENERATOR,
   Failover,

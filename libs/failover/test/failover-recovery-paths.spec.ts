@@ -1,6 +1,6 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { sleep } from '@holdfast/core/kit';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { Failover, FailoverMetrics } from '@holdfast/failover';
 import { startFailoverApp } from './support/failover-app';
 

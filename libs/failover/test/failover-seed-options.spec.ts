@@ -1,5 +1,5 @@
 import { Injectable, Logger, type INestApplication } from '@nestjs/common';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import {
   Failover,
   type FailoverEntry,

@@ -1,5 +1,5 @@
 import { DIALECTS, sqlDialect, type Statement } from '@holdfast/core/kit';
-import { countPlaceholders as placeholderCount } from '@holdfast/core/testing';
+import { countPlaceholders as placeholderCount } from '@holdfast/testing';
 import { FailoverStoreQueryResolver } from '@holdfast/failover';
 
 const resolver = new FailoverStoreQueryResolver();

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { StoreTimeoutError } from '@holdfast/failover';
 import { StoreGuard } from '../src/store/store-guard';
 import { HoldfastTimers, sqlClientFor } from '@holdfast/core/kit';
-import { createTestDataSource, testDatabases, uniqueTablePrefix, waitUntil } from '@holdfast/core/testing';
+import { createTestDataSource, testDatabases, uniqueTablePrefix, waitUntil } from '@holdfast/testing';
 import { Failover, FailoverMetrics } from '@holdfast/failover';
 import { startFailoverApp, withAppBehindProxy } from './support/failover-app';
 

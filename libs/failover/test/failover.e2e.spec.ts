@@ -3,11 +3,7 @@ import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { startFailoverApp, withAppBehindProxy } from './support/failover-app';
 import { toNumber } from '@holdfast/core/kit';
-import {
-  describeEachDatabase,
-  testDataSourceOptions,
-  type TestDatabaseContext,
-} from '@holdfast/core/testing';
+import { describeEachDatabase, testDataSourceOptions, type TestDatabaseContext } from '@holdfast/testing';
 import {
   Failover,
   FailoverCleanupService,

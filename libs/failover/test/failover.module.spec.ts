@@ -7,7 +7,7 @@ import {
   UnsupportedDialectError,
   sqlClientFor,
 } from '@holdfast/core/kit';
-import { createTestDataSource, uniqueTablePrefix } from '@holdfast/core/testing';
+import { createTestDataSource, uniqueTablePrefix } from '@holdfast/testing';
 import {
   Failover,
   FailoverConfigurationError,

@@ -1,4 +1,4 @@
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { SchemaMismatchError } from '@holdfast/core/kit';
 import {
   FailoverTypeRegistry,

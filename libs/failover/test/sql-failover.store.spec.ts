@@ -1,6 +1,6 @@
 import { Type } from 'class-transformer';
 import { statement, toNumber } from '@holdfast/core/kit';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import {
   FailoverStoreException,
   FailoverStoreQueryResolver,

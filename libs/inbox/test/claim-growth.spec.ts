@@ -1,4 +1,4 @@
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { InboxConnection } from '../src/store/inbox-connection';
 import { createInboxApp } from './inbox-test-app';
 

@@ -1,5 +1,5 @@
 import { SchemaManager, SqlClient, sqlClientFor } from '@holdfast/core/kit';
-import { createTestDataSource, describeEachDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, describeEachDatabase } from '@holdfast/testing';
 import { COR_MESSAGE_TABLE, CorMessageStore } from '../src/internal';
 import { fillBacklog, planProblems } from './backlog';
 

@@ -1,6 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { createTestDataSource, describeEachDatabase, TcpProxy, waitUntil } from '@holdfast/core/testing';
+import { createTestDataSource, describeEachDatabase, TcpProxy, waitUntil } from '@holdfast/testing';
 import {
   InboxClusterModeError,
   InboxHandler,

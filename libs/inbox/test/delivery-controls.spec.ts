@@ -7,7 +7,7 @@ import {
   TcpProxy,
   waitUntil,
   type TestDatabaseContext,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { SimbaModule } from '@holdfast/simba';
 import {
   InboxClaimLostError,

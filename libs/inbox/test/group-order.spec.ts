@@ -1,4 +1,4 @@
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import type { InboxMessage } from '../src';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';
 

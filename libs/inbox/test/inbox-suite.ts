@@ -1,5 +1,5 @@
 import { InvalidOptionsError } from '@holdfast/core/kit';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { InvalidMessageError, MessageNotFoundError, PayloadEncodingError, type InboxMessage } from '../src';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';
 import { seedCorMessageDdl, type SeedLayout } from './seed-ddl';

@@ -1,6 +1,6 @@
 import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import type { TestDatabaseContext } from '@holdfast/core/testing';
+import type { TestDatabaseContext } from '@holdfast/testing';
 import { SimbaModule } from '@holdfast/simba';
 import {
   InboxDelivery,

@@ -1,4 +1,4 @@
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { InboxNotifyUnsupportedError } from '../src';
 import { createInboxApp } from './inbox-test-app';
 

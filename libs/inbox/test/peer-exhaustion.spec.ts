@@ -1,4 +1,4 @@
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { FAR_FUTURE } from '../src/internal';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';
 import { seedCorMessageDdl } from './seed-ddl';

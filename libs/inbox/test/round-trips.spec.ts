@@ -7,7 +7,7 @@ import {
   testDatabases,
   uniqueTablePrefix,
   type TestDatabase,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { InboxModule, MessageAcceptor } from '../src';
 import { InboxConnection } from '../src/store/inbox-connection';
 import type { CorMessageStore } from '../src/store/cor-message.store';

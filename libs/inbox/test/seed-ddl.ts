@@ -1,4 +1,4 @@
-import type { TestDatabase } from '@holdfast/core/testing';
+import type { TestDatabase } from '@holdfast/testing';
 
 /**
  * Which of the seed's timestamp types a MySQL/MariaDB table uses: camunda-bpm-correlate's users

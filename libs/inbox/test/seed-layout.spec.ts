@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { SchemaManager, tableDdl, type TableSpec } from '@holdfast/core/kit';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { ConvertCorMessageTimes1764000000405 } from '../../../migrations/1764000000405-convert-cor-message-times';
 import { PauseUnsupportedError } from '../src';
 import { FAR_FUTURE, INBOX_LEASE_TABLE } from '../src/internal';

@@ -1,4 +1,4 @@
-import { describeEachDatabase, waitUntil } from '@holdfast/core/testing';
+import { describeEachDatabase, waitUntil } from '@holdfast/testing';
 import type { InboxMessage } from '../src';
 import { createInboxApp, type InboxTestApp } from './inbox-test-app';
 

@@ -3,7 +3,7 @@
  * column names, here ActiveMQ's own `ACTIVEMQ_LOCK` made by its DDL (ID BIGINT, one row ID = 1),
  * with the lease-database and database lockers, and on a table whose columns have other names.
  */
-import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
+import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import { InvalidOptionsError } from '@holdfast/core/kit';
 import { LockerConfigurationError, type LockerModuleOptions } from '@holdfast/locker';
 import { resolveLockerOptions } from '@holdfast/locker/internal';

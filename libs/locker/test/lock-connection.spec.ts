@@ -4,12 +4,7 @@
  * work does not starve their keep-alives, and a shared pool too small to spare one is reported at startup.
  */
 import { configureCoordinationPool, sqlClientFor } from '@holdfast/core/kit';
-import {
-  createTestDataSource,
-  testDatabases,
-  uniqueTablePrefix,
-  type TestDatabase,
-} from '@holdfast/core/testing';
+import { createTestDataSource, testDatabases, uniqueTablePrefix, type TestDatabase } from '@holdfast/testing';
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { idleTimeoutFor, statementTimeoutFor } from '../src/lock/lock-timing';

@@ -1,4 +1,4 @@
-import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
+import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import { LockHeldError, LockerHealthIndicator, type LockerModuleOptions } from '@holdfast/locker';
 import { lockerInstance, sleep, waitUntil, type TestInstance } from './locker-test-kit';
 

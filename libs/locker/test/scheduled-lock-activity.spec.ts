@@ -7,7 +7,7 @@ import {
   MeterProvider,
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { ScheduledLock, ScheduledLockModule } from '../src';
 import { HOLDFAST_LOCK_TABLE, ScheduledLockExecutor } from '../src/internal';
 

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Cron, SchedulerRegistry, ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
-import { createTestDataSource, uniqueTablePrefix } from '@holdfast/core/testing';
+import { createTestDataSource, uniqueTablePrefix } from '@holdfast/testing';
 import { ScheduledLock, ScheduledLockConfigurationError, ScheduledLockModule } from '@holdfast/locker';
 
 describe('@ScheduledLock()', () => {

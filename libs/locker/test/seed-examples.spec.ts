@@ -3,7 +3,7 @@
  * shared-file and database with lockKeepAlivePeriod 10000 / lockAcquireSleepInterval 5000, the
  * lease with 5000 / 10000; and lockKeepAlivePeriod 0 (no keep-alive) where the seed allows it.
  */
-import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
+import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import { Logger } from '@nestjs/common';
 import type { LockerModuleOptions } from '@holdfast/locker';
 import { mkdtempSync } from 'node:fs';

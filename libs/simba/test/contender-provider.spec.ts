@@ -5,7 +5,7 @@
 import { Injectable, Scope, type INestApplicationContext, type Provider } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { NonStaticHandlerError } from '@holdfast/core/kit';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import {
   AbstractMutexContender,
   InvalidMutexContenderError,

@@ -4,7 +4,7 @@
  */
 import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import {
   AbstractMutexContender,
   LeaderOnly,

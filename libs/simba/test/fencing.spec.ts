@@ -10,7 +10,7 @@ import {
   testDatabases,
   uniqueTablePrefix,
   waitUntil,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import {
   FenceColumn,
   FenceColumnNotFoundError,

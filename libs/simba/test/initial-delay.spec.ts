@@ -4,7 +4,7 @@
  */
 import type { INestApplicationContext } from '@nestjs/common';
 import { monotonicMillis } from '@holdfast/core/kit';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { MutexContendServiceFactory } from '../src';
 import { SIMBA_MUTEX_TABLE } from '../src/internal';
 import { createSimbaApp, freshMutex, RecordingContender, sleepMs, waitUntil } from './simba-test.support';

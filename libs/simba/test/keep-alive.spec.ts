@@ -1,4 +1,4 @@
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { processKeptAliveBy } from '@holdfast/core/kit';
 import { MutexContendServiceFactory } from '../src';
 import { createSimbaApp, freshMutex, RecordingContender, waitUntil } from './simba-test.support';

@@ -5,7 +5,7 @@ import {
   describeEachDatabase,
   testDatabases,
   uniqueTablePrefix,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { MutexContendServiceFactory, type MutexContendService } from '../src';
 import { SIMBA_MUTEX_TABLE } from '../src/internal';
 import { createSimbaApp, freshMutex, RecordingContender, sleepMs, waitUntil } from './simba-test.support';

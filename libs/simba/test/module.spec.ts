@@ -2,7 +2,7 @@ import { Controller, Injectable, Module, Scope, type INestApplicationContext } f
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { NonStaticHandlerError, SchemaMissingError } from '@holdfast/core/kit';
-import { testDataSourceOptions } from '@holdfast/core/testing';
+import { testDataSourceOptions } from '@holdfast/testing';
 import {
   MutexContendRegistry,
   MutexContendServiceFactory,

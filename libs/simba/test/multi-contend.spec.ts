@@ -1,10 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import {
-  createTestDataSource,
-  testDatabases,
-  uniqueTablePrefix,
-  type TestDatabase,
-} from '@holdfast/core/testing';
+import { createTestDataSource, testDatabases, uniqueTablePrefix, type TestDatabase } from '@holdfast/testing';
 import type { DataSource } from 'typeorm';
 import { MutexContendServiceFactory, type MutexContendService, type MutexState } from '../src';
 import { createSimbaApp, freshMutex, sleepMs, waitUntil } from './simba-test.support';

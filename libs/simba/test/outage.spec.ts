@@ -5,7 +5,7 @@ import {
   testDatabases,
   uniqueTablePrefix,
   type TestDatabase,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import type { DataSource } from 'typeorm';
 import { sqlDialect, type SqlClient } from '@holdfast/core/kit';
 import { MutexContendServiceFactory, MutexStatementTimeoutError, type MutexContendService } from '../src';

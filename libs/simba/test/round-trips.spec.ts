@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
-import { createTestDataSource, TcpProxy, uniqueTablePrefix } from '@holdfast/core/testing';
+import { createTestDataSource, TcpProxy, uniqueTablePrefix } from '@holdfast/testing';
 import { MutexQueryResolver } from '../src/internal';
 import { SIMBA_MUTEX_TABLE } from '../src/internal';
 import { MutexRepository } from '../src/mutex/mutex.repository';

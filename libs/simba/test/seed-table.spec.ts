@@ -1,5 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { describeEachDatabase } from '@holdfast/core/testing';
+import { describeEachDatabase } from '@holdfast/testing';
 import { Test } from '@nestjs/testing';
 import { SchemaMismatchError } from '@holdfast/core/kit';
 import {

@@ -2,7 +2,7 @@ import type { INestApplicationContext, Provider, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
 import { monotonicMillis } from '@holdfast/core/kit';
-import { describeEachDatabase, type TestDatabase, type TestDatabaseContext } from '@holdfast/core/testing';
+import { describeEachDatabase, type TestDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import { defaultContenderId, SimbaModule, type MutexState, type SimbaModuleOptions } from '../src';
 import { SIMBA_MUTEX_TABLE } from '../src/internal';
 

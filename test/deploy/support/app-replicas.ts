@@ -2,7 +2,7 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableName, type SqlClient } from '@holdfast/core/kit';
-import { forkTs, waitForMessage, waitUntil, type TestDatabase } from '@holdfast/core/testing';
+import { forkTs, waitForMessage, waitUntil, type TestDatabase } from '@holdfast/testing';
 import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
 import type { simbaTerms } from '../../../tools/history/check';
 import { readHistory, type SimbaGrant, type SimbaRelease } from '../../../tools/history/history';

@@ -7,7 +7,7 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, type TestDatabase } from '@holdfast/testing';
 import { FailoverModule } from '@holdfast/failover';
 import { InboxModule } from '@holdfast/inbox';
 import { SimbaModule } from '@holdfast/simba';

@@ -33,7 +33,7 @@ import { Interval, ScheduleModule } from '@nestjs/schedule';
 import { InjectRepository, TypeOrmModule } from '@nestjs/typeorm';
 import { Column, DataSource, Entity, PrimaryColumn, type Repository } from 'typeorm';
 import { tableName } from '@holdfast/core/kit';
-import { testDataSourceOptions, type TestDatabase } from '@holdfast/core/testing';
+import { testDataSourceOptions, type TestDatabase } from '@holdfast/testing';
 import { Failover, FailoverHealthIndicator, FailoverModule, Referential } from '@holdfast/failover';
 import { InboxHandler, InboxMetrics, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
 import { LockerModule, LockerService, OnLockAcquired, OnLockLost } from '@holdfast/locker';

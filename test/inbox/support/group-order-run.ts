@@ -10,7 +10,7 @@ import {
   waitForExit,
   waitForMessage,
   type TestDatabase,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
 import { INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 

@@ -8,7 +8,7 @@
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, type TestDatabase } from '@holdfast/testing';
 import { InboxHandler, InboxMetrics, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
 
 const [db, prefix, rate, seconds] = process.argv.slice(2);

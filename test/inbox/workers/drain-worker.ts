@@ -6,7 +6,7 @@
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, type TestDatabase } from '@holdfast/testing';
 import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
 import { SimbaModule } from '@holdfast/simba';
 

@@ -7,7 +7,7 @@
 import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createTestDataSource, waitUntil } from '@holdfast/core/testing';
+import { createTestDataSource, waitUntil } from '@holdfast/testing';
 import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
 import { InboxNotifyListener } from '@holdfast/inbox/internal';
 

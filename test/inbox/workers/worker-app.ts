@@ -14,7 +14,7 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, type TestDatabase } from '@holdfast/testing';
 import { InboxModule, type InboxModuleOptions } from '@holdfast/inbox';
 import { SimbaModule, type SimbaModuleOptions } from '@holdfast/simba';
 

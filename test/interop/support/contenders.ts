@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { forkTs } from '@holdfast/core/testing';
+import { forkTs } from '@holdfast/testing';
 import type { ServerDatabase } from './seed-ddl';
 import { jdbcUrl, spawnJava } from './java';
 

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import type { TestDatabase } from '@holdfast/core/testing';
+import type { TestDatabase } from '@holdfast/testing';
 
 const run = promisify(execFile);
 

@@ -8,7 +8,7 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, type TestDatabase } from '@holdfast/testing';
 import { MutexContendServiceFactory, SimbaModule, defaultContenderId } from '@holdfast/simba';
 import { HistoryWriter } from '../../../tools/history/history';
 

@@ -6,7 +6,7 @@
 import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { monotonicMillis } from '@holdfast/core/kit';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, type TestDatabase } from '@holdfast/testing';
 import {
   LockerModule,
   LockerService,

@@ -7,7 +7,7 @@ import { Injectable, Module, type DynamicModule } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Cron, ScheduleModule } from '@nestjs/schedule';
 import { monotonicMillis } from '@holdfast/core/kit';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, type TestDatabase } from '@holdfast/testing';
 import { ScheduledLock, ScheduledLockModule } from '@holdfast/locker';
 
 export interface ScheduledWorkerConfig {

@@ -5,7 +5,7 @@
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { forkTs } from '@holdfast/core/testing';
+import { forkTs } from '@holdfast/testing';
 
 const WORKER = join(__dirname, '..', 'workers', 'outage-worker.ts');
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -21,7 +21,7 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource } from 'typeorm';
-import { testDataSourceOptions, type TestDatabase } from '@holdfast/core/testing';
+import { testDataSourceOptions, type TestDatabase } from '@holdfast/testing';
 import { InboxHandler, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
 import { LockerModule, LockerService, OnLockAcquired, OnLockLost } from '@holdfast/locker';
 import { MutexContendRegistry, OnMutexAcquired, OnMutexReleased, SimbaModule } from '@holdfast/simba';

@@ -1,4 +1,4 @@
-import type { TestDatabase } from '@holdfast/core/testing';
+import type { TestDatabase } from '@holdfast/testing';
 
 type ServerDatabase = Exclude<TestDatabase, 'sqlite'>;
 

@@ -6,7 +6,7 @@
  * Server databases only (SQLite has one connection and no pool to share): jest.config.js leaves
  * this suite out of a SQLite-only run. A soak suite (about 45 s per locker and database).
  */
-import { testDatabases } from '@holdfast/core/testing';
+import { testDatabases } from '@holdfast/testing';
 import { runAppLoad } from '../support/app-load-run';
 
 const databases = testDatabases().filter((db): db is 'postgres' | 'mariadb' => db !== 'sqlite');

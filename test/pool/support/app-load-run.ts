@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { sleep } from '@holdfast/core/kit';
-import { forkTs, uniqueTablePrefix, waitForMessage } from '@holdfast/core/testing';
+import { forkTs, uniqueTablePrefix, waitForMessage } from '@holdfast/testing';
 import { MessageAcceptor } from '@holdfast/inbox';
 import { Test } from '@nestjs/testing';
 import { InboxModule } from '@holdfast/inbox';

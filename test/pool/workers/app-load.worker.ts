@@ -12,7 +12,7 @@ import 'reflect-metadata';
 import { Injectable, Module, type DynamicModule, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { monotonicMillis, SqlClient } from '@holdfast/core/kit';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, type TestDatabase } from '@holdfast/testing';
 import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
 import { LockerModule, OnLockAcquired, OnLockLost, type LockLostEvent } from '@holdfast/locker';
 import { MutexContendServiceFactory, SimbaModule, type MutexState } from '@holdfast/simba';

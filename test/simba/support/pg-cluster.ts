@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { appendFileSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
-import { TcpProxy } from '@holdfast/core/testing';
+import { TcpProxy } from '@holdfast/testing';
 
 const run = promisify(execFile);
 

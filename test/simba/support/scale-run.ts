@@ -9,7 +9,7 @@ import {
   uniqueTablePrefix,
   waitForExit,
   type TestDatabase,
-} from '@holdfast/core/testing';
+} from '@holdfast/testing';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 
 const WORKER = join(__dirname, '..', 'workers', 'scale.worker.ts');

@@ -10,7 +10,7 @@ import 'reflect-metadata';
 import { appendFileSync } from 'node:fs';
 import { Module, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, type TestDatabase } from '@holdfast/testing';
 import { MutexContendServiceFactory, SimbaModule, type MutexState } from '@holdfast/simba';
 
 async function main(): Promise<void> {

@@ -9,7 +9,7 @@
 import 'reflect-metadata';
 import { Module, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, type TestDatabase } from '@holdfast/testing';
 import { defaultContenderId, MutexContendServiceFactory, SimbaModule } from '@holdfast/simba';
 
 async function main(): Promise<void> {

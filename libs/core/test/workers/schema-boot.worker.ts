@@ -1,7 +1,7 @@
 // One booting replica: connects, then on each 'boot' message runs the schema step for fresh
 // tables and reports how it went. Several of these get the message at the same moment.
 import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, type TestDatabase } from '@holdfast/testing';
 import { BOOT_TABLES } from './schema-boot.tables';
 
 async function main(): Promise<void> {

@@ -1,6 +1,6 @@
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { TcpProxy, createTestDataSource, type TestDatabaseContext } from '@holdfast/core/testing';
+import { TcpProxy, createTestDataSource, type TestDatabaseContext } from '@holdfast/testing';
 import { FailoverModule, type FailoverModuleOptions } from '@holdfast/failover';
 
 /**

@@ -5,7 +5,7 @@
  */
 import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
-import { createTestDataSource, type TestDatabase } from '@holdfast/core/testing';
+import { createTestDataSource, type TestDatabase } from '@holdfast/testing';
 import { Failover } from '@holdfast/failover';
 import { startFailoverApp } from './failover-app';
 
