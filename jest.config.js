@@ -99,7 +99,7 @@ function project(displayName, roots, extra = {}) {
 module.exports = {
   testTimeout: 60_000,
   projects: [
-    ...['core', 'failover', 'simba', 'locker', 'inbox', 'cli', 'dashboard']
+    ...['core', 'failover', 'simba', 'locker', 'inbox', 'cli', 'dashboard', 'testing']
       .filter((lib) => fs.existsSync(path.join(__dirname, 'libs', lib, 'src', 'index.ts')))
       .map((lib) => project(lib, [`libs/${lib}`])),
     project('demo', ['apps/demo']),
