@@ -17,3 +17,4 @@ export { MemoryFailoverStore } from './store/memory-failover.store';
 export { SqlFailoverStore, type SqlFailoverStoreConfig } from './store/sql-failover.store';
 export { DatabaseClock } from './store/database-clock';
 export { FAILOVER_STORE_TABLE } from './store/failover-store.table';
+export { selectFailoverStatus, toFailoverStatus, type FailoverStatus } from './store/failover-status';

@@ -11,5 +11,5 @@ export { LOCKER_TYPES, STARTUP_MODES } from './locker.options';
 export { LOCKER_DEFAULTS } from './locker.constants';
 export { resolveLockerOptions } from './options/locker-options.schema';
 export { ScheduledLockExecutor } from './scheduled/scheduled-lock.executor';
-export { readLockStatus, type LockStatus } from './store/lock-status';
+export { readLockStatus, selectLockStatus, toLockStatus, type LockStatus } from './store/lock-status';
 export type { ScheduledJobActivity } from './scheduled/scheduled-lock.executor';

@@ -1,4 +1,11 @@
-import { SchemaManager, tableName, toNumber, type SqlClient } from '@holdfast/core/kit';
+import {
+  SchemaManager,
+  statement,
+  tableName,
+  toNumber,
+  type SqlClient,
+  type Statement,
+} from '@holdfast/core/kit';
 import { HOLDFAST_LOCK_TABLE } from './holdfast-lock.table';
 
 /** A lock row: its master's name and its TIME against the database clock. */
@@ -9,6 +16,23 @@ export interface LockStatus {
   timeFromNowMs: number | null;
 }
 
+/** The statement that reads every lock row of `table` (HOLDFAST_LOCK under its prefix). */
+export function selectLockStatus(table: string): Statement {
+  return statement(
+    `SELECT ID AS lock_id, BROKER_NAME AS broker_name, TIME AS lock_time FROM ${table} ORDER BY ID`,
+  );
+}
+
+/** One row of `selectLockStatus`, against the database clock's `now` (epoch ms). */
+export function toLockStatus(row: Record<string, unknown>, now: number): LockStatus {
+  const time = row.lock_time === null || row.lock_time === undefined ? null : toNumber(row.lock_time);
+  return {
+    lock: String(row.lock_id),
+    master: row.broker_name ? String(row.broker_name) : null,
+    timeFromNowMs: time === null ? null : time - now,
+  };
+}
+
 /**
  * Every row of HOLDFAST_LOCK under `prefix` on the database clock, or null when the table does
  * not exist. The locker's own reading of its table, for the dashboard and the CLI.
@@ -17,15 +41,7 @@ export async function readLockStatus(sql: SqlClient, prefix: string): Promise<Lo
   const table = tableName(prefix, HOLDFAST_LOCK_TABLE.name);
   if (!(await new SchemaManager(sql).tableExists(table))) return null;
   const now = await sql.nowMillis();
-  const rows = await sql.query(
-    `SELECT ID AS lock_id, BROKER_NAME AS broker_name, TIME AS lock_time FROM ${table} ORDER BY ID`,
-  );
-  return rows.map((r) => {
-    const time = r.lock_time === null || r.lock_time === undefined ? null : toNumber(r.lock_time);
-    return {
-      lock: String(r.lock_id),
-      master: r.broker_name ? String(r.broker_name) : null,
-      timeFromNowMs: time === null ? null : time - now,
-    };
-  });
+  const s = selectLockStatus(table);
+  const rows = await sql.query(s.sql, s.params);
+  return rows.map((r) => toLockStatus(r, now));
 }
