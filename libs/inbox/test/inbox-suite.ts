@@ -239,6 +239,46 @@ export function defineInboxSuite(title: string, layout: SeedLayout | 'holdfast' 
         expect(await rowCount()).toBe(0);
       });
 
+      it('lists and counts the messages of a type in the database, page by page', async () => {
+        const { acceptor, management } = await open();
+        const v2 = { namespace: 'test', name: 'order-placed', revision: '2' };
+        const bare = { name: 'order-placed' };
+        const other = { namespace: 'shop', name: 'order-placed' };
+        const refund = { namespace: 'test', name: 'refund' };
+        const types = [ORDER, v2, bare, other, refund, ORDER, ORDER, v2, bare, ORDER];
+        for (const [i, type] of types.entries()) await acceptor.accept({ id: `t${i}`, type, payload: i });
+        await management.pause('t5');
+        const ids = (page: { id: string }[]) => page.map((m) => m.id);
+
+        const exact = { ...ORDER, revision: null };
+        expect(await management.countMatching({ type: exact })).toBe(4);
+        expect(ids(await management.list({ type: exact, limit: 3 }))).toEqual(['t0', 't5', 't6']);
+        expect(ids(await management.list({ type: exact, limit: 3, offset: 3 }))).toEqual(['t9']);
+        expect(await management.countMatching({ status: 'due', type: exact })).toBe(3);
+        expect(ids(await management.list({ status: 'due', type: exact, limit: 2, offset: 1 }))).toEqual([
+          't6',
+          't9',
+        ]);
+        expect(ids(await management.list({ status: 'paused', type: exact }))).toEqual(['t5']);
+
+        // Any namespace and revision; every revision of one namespace; no namespace; one revision.
+        expect(await management.countMatching({ type: { name: 'order-placed' } })).toBe(9);
+        expect(await management.countMatching({ type: ORDER })).toBe(6);
+        expect(ids(await management.list({ type: { name: 'order-placed', namespace: null } }))).toEqual([
+          't2',
+          't8',
+        ]);
+        expect(ids(await management.list({ type: v2 }))).toEqual(['t1', 't7']);
+        expect(await management.countMatching({ type: { name: 'nothing' } })).toBe(0);
+        expect(await management.countMatching({ status: 'due' })).toBe(9);
+        expect(await management.countMatching()).toBe(10);
+
+        await expect(management.list({ type: { name: '' } })).rejects.toThrow("'type'");
+        await expect(
+          management.countMatching({ type: { name: 'x', namespace: 1 as never } }),
+        ).rejects.toThrow("'type'");
+      });
+
       it('never delivers an expired message and cleans all expired pages in chunks', async () => {
         const clock = new TestClock();
         const { acceptor, delivery, management, probe } = await open({

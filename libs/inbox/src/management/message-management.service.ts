@@ -10,8 +10,20 @@ import type { MessageRow } from '../store/cor-message.rows';
 import { InboxConnection } from '../store/inbox-connection';
 import { FAR_FUTURE } from '../store/next-retry';
 
+/**
+ * The messages of one type: `name` always; `namespace` and `revision` each a value, null for
+ * none, or left out for any.
+ */
+export interface MessageTypeFilter {
+  name: string;
+  namespace?: string | null;
+  revision?: string | null;
+}
+
 export interface ListOptions {
   status?: MessageStatus;
+  /** Only the messages of this type (filtered in the database). */
+  type?: MessageTypeFilter;
   /** Default 100, at most 10,000. */
   limit?: number;
   offset?: number;
@@ -41,8 +53,9 @@ export class MessageManagement {
   }
 
   async list(options: ListOptions = {}): Promise<MessageInfo[]> {
-    const { status, limit = 100, offset = 0 } = options;
+    const { status, type, limit = 100, offset = 0 } = options;
     if (status !== undefined) this.assertStatus(status);
+    if (type !== undefined) this.assertType(type);
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) {
       throw new InvalidManagementArgumentError('limit', limit, 'must be an integer from 1 to 10000');
     }
@@ -50,7 +63,7 @@ export class MessageManagement {
       throw new InvalidManagementArgumentError('offset', offset, 'must be an integer ≥ 0');
     }
     const now = await this.clock.now();
-    const rows = await this.connection.store.management.list(status, limit, offset, now);
+    const rows = await this.connection.store.management.list(status, limit, offset, now, type);
     return rows.map((r) => this.info(r, now));
   }
 
@@ -81,6 +94,14 @@ export class MessageManagement {
     if (status !== undefined) this.assertStatus(status);
     const counts = await this.connection.store.management.counts(await this.clock.now());
     return status === undefined ? counts : counts[status];
+  }
+
+  /** How many messages `list` lists with no limit: of one status or all, of one type or all. */
+  async countMatching(options: { status?: MessageStatus; type?: MessageTypeFilter } = {}): Promise<number> {
+    const { status, type } = options;
+    if (status !== undefined) this.assertStatus(status);
+    if (type !== undefined) this.assertType(type);
+    return this.connection.store.management.countMatching(status, type, await this.clock.now());
   }
 
   /** Stored messages per type, and whether a handler on this node takes the type. */
@@ -183,6 +204,25 @@ export class MessageManagement {
     }
   }
 
+  private assertType(type: unknown): void {
+    const t = type as Partial<Record<keyof MessageTypeFilter, unknown>> | null;
+    const optional = (v: unknown) => v === undefined || v === null || typeof v === 'string';
+    if (
+      typeof t !== 'object' ||
+      t === null ||
+      typeof t.name !== 'string' ||
+      t.name === '' ||
+      !optional(t.namespace) ||
+      !optional(t.revision)
+    ) {
+      throw new InvalidManagementArgumentError(
+        'type',
+        type,
+        'must be { name: a non-empty string, namespace?: string | null, revision?: string | null }',
+      );
+    }
+  }
+
   private assertId(id: unknown): void {
     if (typeof id !== 'string' || id === '') {
       throw new InvalidManagementArgumentError('id', id, 'must be a non-empty string');
@@ -190,7 +230,7 @@ export class MessageManagement {
   }
 }
 
-/** The same rules as the SQL conditions in CorMessageQueries (see next-retry.ts). */
+/** The same rules as the SQL conditions in CorMessageManagement (see next-retry.ts). */
 export function statusOf(row: MessageRow, now: number, maxRetries: number): MessageStatus {
   if (row.expiration !== null && row.expiration <= now) return 'expired';
   // Exhausted whatever NEXT_RETRY says (camunda-bpm-correlate's MAX_RETRIES_REACHED).

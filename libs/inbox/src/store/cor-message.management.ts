@@ -8,6 +8,16 @@ import { FAR_FUTURE } from './next-retry';
 /** The statuses `counts` counts, each a column of its row. */
 const COUNTED: readonly MessageStatus[] = ['due', 'retrying', 'parked', 'paused', 'expired'];
 
+/**
+ * The messages of one type: `name` always; `namespace` and `revision` each a value, null (or '')
+ * for none, or undefined for any.
+ */
+export interface TypeFilter {
+  name: string;
+  namespace?: string | null;
+  revision?: string | null;
+}
+
 /** What an admin does: counts, lists, one message read, paused, resumed, retried or deleted. */
 export class CorMessageManagement extends CorMessageGroupedStatements {
   async list(
@@ -15,21 +25,71 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
     limit: number,
     offset: number,
     now: number,
+    type?: TypeFilter,
   ): Promise<MessageRow[]> {
-    const s = this.listStatement(status, limit, offset, now);
+    const s = this.listStatement(status, limit, offset, now, type);
     const rows = await this.sql.query<RawRow>(s.sql, s.params);
     return rows.map((r) => this.read(r));
   }
 
-  /** A page of messages in delivery order, of one status or all. */
-  listStatement(status: MessageStatus | undefined, limit: number, offset: number, now: number): Statement {
+  /** A page of messages in delivery order, of one status or all, of one type or all. */
+  listStatement(
+    status: MessageStatus | undefined,
+    limit: number,
+    offset: number,
+    now: number,
+    type?: TypeFilter,
+  ): Statement {
     const b = new StatementBinder(this.d);
-    const where = status ? ` WHERE ${this.statusCondition(status, () => this.t.at(b, now))}` : '';
     const select = this.d.limit(
-      `SELECT ${this.columns(false)} FROM ${this.table}${where} ORDER BY INSERTED, ID`,
+      `SELECT ${this.columns(false)} FROM ${this.table}${this.where(b, status, type, now)} ORDER BY INSERTED, ID`,
       limit,
     );
     return b.statement(offset > 0 ? `${select} OFFSET ${Math.trunc(offset)}` : select);
+  }
+
+  /** How many messages `list` would list with no limit: of one status or all, of one type or all. */
+  async countMatching(
+    status: MessageStatus | undefined,
+    type: TypeFilter | undefined,
+    now: number,
+  ): Promise<number> {
+    const s = this.countMatchingStatement(status, type, now);
+    const [row] = await this.sql.query<{ c: unknown }>(s.sql, s.params);
+    return toNumber(row?.c ?? 0) || 0;
+  }
+
+  countMatchingStatement(
+    status: MessageStatus | undefined,
+    type: TypeFilter | undefined,
+    now: number,
+  ): Statement {
+    const b = new StatementBinder(this.d);
+    return b.statement(`SELECT COUNT(*) AS c FROM ${this.table}${this.where(b, status, type, now)}`);
+  }
+
+  /** The WHERE clause (with its leading space) of `list` and `countMatching`, or '' for every row. */
+  private where(
+    b: StatementBinder,
+    status: MessageStatus | undefined,
+    type: TypeFilter | undefined,
+    now: number,
+  ): string {
+    const conditions: string[] = [];
+    if (status) conditions.push(this.statusCondition(status, () => this.t.at(b, now)));
+    if (type) {
+      conditions.push(`PAYLOAD_TYPE_NAME = ${b.bind(type.name)}`);
+      const column = (name: string, value: string | null | undefined) => {
+        if (value === undefined) return;
+        // None: NULL, or '' where the column is NOT NULL (camunda-bpm-correlate's seed DDL).
+        conditions.push(
+          value === null || value === '' ? `(${name} IS NULL OR ${name} = '')` : `${name} = ${b.bind(value)}`,
+        );
+      };
+      column('PAYLOAD_TYPE_NAMESPACE', type.namespace);
+      column('PAYLOAD_TYPE_REVISION', type.revision);
+    }
+    return conditions.length ? ` WHERE ${conditions.join(' AND ')}` : '';
   }
 
   async find(id: string, withPayload = false): Promise<MessageRow | undefined> {
