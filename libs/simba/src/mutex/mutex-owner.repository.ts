@@ -6,6 +6,7 @@ import type { ResolvedSimbaOptions } from '../simba.options';
 import { assertMutexName } from './mutex-contender';
 import { MutexOwner } from './mutex-owner';
 import { SimbaConnection } from './simba-connection';
+import type { MutexRowRecord } from './mutex.repository';
 
 /** A row of `simba_mutex`: its mutex and owner, read with the database clock (Simba's `MutexOwnerEntity`). */
 export class MutexOwnerEntity extends MutexOwner {
@@ -21,15 +22,7 @@ export class MutexOwnerEntity extends MutexOwner {
   }
 }
 
-interface OwnerRecord {
-  mutex: unknown;
-  owner_id: unknown;
-  acquired_at: unknown;
-  ttl_at: unknown;
-  transition_at: unknown;
-  version: unknown;
-  now_ms: unknown;
-}
+type OwnerRecord = MutexRowRecord & { mutex: unknown };
 
 /**
  * Who owns which mutex, as `simba_mutex` says now (Simba's `MutexOwnerRepository`, reads only):

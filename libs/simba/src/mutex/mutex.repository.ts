@@ -20,7 +20,8 @@ import { MutexQueryResolver } from './mutex-query.resolver';
 /** `holdfast.simba.sql.retries`: ticks retried after a deadlock or serialization failure. */
 const countRetry = sqlRetryCounter('simba');
 
-interface MutexRowRecord {
+/** A `simba_mutex` row as the repositories select it, with the database clock's `now_ms`. */
+export interface MutexRowRecord {
   mutex?: unknown;
   owner_id: unknown;
   acquired_at: unknown;
