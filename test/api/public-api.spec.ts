@@ -123,7 +123,7 @@ describe('the main entries', () => {
       expect(Object.keys(failover)).not.toContain(name);
       expect(Object.keys(failoverInternal)).toContain(name);
     }
-    for (const name of ['CorMessageQueries', 'InboxConnection', 'InboxClock', 'COR_MESSAGE_TABLE']) {
+    for (const name of ['CorMessageStore', 'InboxConnection', 'InboxClock', 'COR_MESSAGE_TABLE']) {
       expect(Object.keys(inbox)).not.toContain(name);
       expect(Object.keys(inboxInternal)).toContain(name);
     }

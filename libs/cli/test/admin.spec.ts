@@ -108,6 +108,25 @@ describeEachDatabase(
       expect(await page('2')).toEqual(['parked-2', 'paused']);
       expect(await page('4')).toEqual(['paused-fresh']);
       expect(await page('6')).toEqual([]);
+      // The database filters by namespace too: a message of the name in another namespace.
+      await insert(ctx.sql, t('COR_MESSAGE'), {
+        ID: 'billing-order',
+        PAYLOAD_ENCODING: 'jackson',
+        PAYLOAD_TYPE_NAMESPACE: 'billing',
+        PAYLOAD_TYPE_NAME: 'order',
+        INSERTED: at(now - 5_000),
+        RETRIES: 0,
+      });
+      expect(await page('4')).toEqual(['paused-fresh', 'billing-order']);
+      const listed = async (...args: string[]) =>
+        report(
+          (await cli(['messages', 'list', '--type', 'order', ...args, '--json'], env)).stdout,
+        ).messages.map((m) => m.id);
+      expect(await listed('--namespace', 'billing')).toEqual(['billing-order']);
+      expect(await listed('--namespace', 'shop', '--offset', '4')).toEqual(['paused-fresh']);
+      expect(
+        await listed('--namespace', 'shop', '--status', 'parked', '--limit', '1', '--offset', '1'),
+      ).toEqual(['parked-2']);
       const misplaced = await cli(['messages', 'retry', 'parked-1', '--offset', '1'], env);
       expect(misplaced.code).toBe(2);
       expect(misplaced.stderr).toContain('--offset goes with messages list');

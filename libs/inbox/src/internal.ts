@@ -13,7 +13,6 @@ export { INBOX_LEASE_TABLE } from './store/inbox-lease.table';
 export { INBOX_GROUP_TABLE, INBOX_GROUP_ORDER_INDEX, MAX_GROUP_KEY_LENGTH } from './store/inbox-group.table';
 export { FAR_FUTURE } from './store/next-retry';
 export { CorMessageStore } from './store/cor-message.store';
-export { CorMessageQueries } from './store/cor-message.queries';
 export type { MessageRow } from './store/cor-message.rows';
 export { statusOf } from './management/message-management.service';
 export { corMessageConversionSql, hasEpochMillisLayout } from './store/cor-message.conversion';

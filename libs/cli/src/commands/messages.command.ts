@@ -2,7 +2,7 @@ import { SchemaManager, tableName, validateTablePrefix, type SqlClient } from '@
 import type { MessageStatus } from '@holdfast/inbox';
 import {
   COR_MESSAGE_TABLE,
-  CorMessageQueries,
+  CorMessageStore,
   FAR_FUTURE,
   INBOX_GROUP_TABLE,
   MESSAGE_STATUSES,
@@ -63,6 +63,8 @@ export interface MessagesReport {
   messages: MessageOutcome[];
 }
 
+type Queries = CorMessageStore['management'];
+
 /** Rows read per page when a whole type is selected. */
 const PAGE = 1000;
 
@@ -76,43 +78,38 @@ function assertStatus(status: string | undefined): MessageStatus | undefined {
   return status as MessageStatus;
 }
 
-async function openInbox(sql: SqlClient, prefix: string, maxRetries: number): Promise<CorMessageQueries> {
+/** The inbox's admin statements (MessageManagement's own) on the table under `prefix`. */
+async function openInbox(sql: SqlClient, prefix: string, maxRetries: number): Promise<Queries> {
   const schema = new SchemaManager(sql);
   const table = tableName(prefix, COR_MESSAGE_TABLE.name);
   if (!(await schema.tableExists(table))) throw new InboxTableMissingError(table);
-  const queries = new CorMessageQueries(sql, prefix, maxRetries);
-  await queries.detectLayout();
+  const store = new CorMessageStore(sql, prefix, maxRetries);
+  await store.detectLayout();
   // Deletes also remove the messages' group rows when the inbox keeps groups.
   const groups = tableName(prefix, INBOX_GROUP_TABLE.name);
-  if (await schema.tableExists(groups)) queries.groupTable = groups;
-  return queries;
+  if (await schema.tableExists(groups)) store.on.groupTable = groups;
+  return store.management;
 }
 
-/** Every row of `type` in `statuses`, in delivery order (up to `limit`). */
+/**
+ * Every row of `type` in `statuses`, in delivery order: the database filters by status and type
+ * (a namespace of '' selects the messages without one), PAGE rows per statement.
+ */
 async function rowsOfType(
-  queries: CorMessageQueries,
-  statuses: readonly (MessageStatus | undefined)[],
+  queries: Queries,
+  statuses: readonly MessageStatus[],
   type: { name: string; namespace?: string } | undefined,
   now: number,
-  limit = Number.POSITIVE_INFINITY,
 ): Promise<MessageRow[]> {
   const found: MessageRow[] = [];
   for (const status of statuses) {
-    for (let offset = 0; found.length < limit; offset += PAGE) {
-      const page = await queries.list(status, PAGE, offset, now);
-      found.push(
-        ...page.filter(
-          (r) =>
-            type === undefined ||
-            (r.name === type.name &&
-              (type.namespace === undefined || (r.namespace ?? '') === type.namespace)),
-        ),
-      );
+    for (let offset = 0; ; offset += PAGE) {
+      const page = await queries.list(status, PAGE, offset, now, type);
+      found.push(...page);
       if (page.length < PAGE) break;
     }
   }
-  const ordered = found.sort((a, b) => a.inserted - b.inserted || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-  return ordered.slice(0, limit);
+  return found.sort((a, b) => a.inserted - b.inserted || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /** `holdfast messages list`: read-only; `offset` skips that many of the selected messages (paging). */
@@ -130,10 +127,11 @@ export async function listMessagesCommand(
   return withDatabase(options.url, true, async (sql) => {
     const queries = await openInbox(sql, prefix, options.maxRetries);
     const now = await sql.nowMillis();
-    const offset = options.offset ?? 0;
-    const rows = (await rowsOfType(queries, [status], options.type, now, offset + options.limit)).slice(
-      offset,
-    );
+    // One statement: the database pages the messages of the status and type.
+    const rows =
+      options.limit > 0
+        ? await queries.list(status, options.limit, options.offset ?? 0, now, options.type)
+        : [];
     return {
       action: 'list',
       dryRun: false,
@@ -200,7 +198,7 @@ export async function messagesCommand(
   });
 }
 
-async function apply(queries: CorMessageQueries, action: MessageAction, id: string): Promise<boolean> {
+async function apply(queries: Queries, action: MessageAction, id: string): Promise<boolean> {
   switch (action) {
     case 'retry':
       return (await queries.retryNow(id, undefined)) > 0;

@@ -1,6 +1,6 @@
 import { SchemaManager, tableName, toNumber, type SqlClient } from '@holdfast/core/kit';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
-import { COR_MESSAGE_TABLE, CorMessageQueries } from '@holdfast/inbox/internal';
+import { COR_MESSAGE_TABLE, CorMessageStore } from '@holdfast/inbox/internal';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
 import { selectMutexStatus, SIMBA_MUTEX_TABLE, toMutexStatus } from '@holdfast/simba/internal';
 
@@ -133,8 +133,9 @@ export class StatusQueries {
     // The inbox's own statements: its statuses depend on its time columns' live layout and on
     // maxRetries.
     const max = this.inboxMaxRetries;
-    const queries = new CorMessageQueries(this.sql, this.prefix, max);
-    await queries.detectLayout();
+    const store = new CorMessageStore(this.sql, this.prefix, max);
+    await store.detectLayout();
+    const queries = store.management;
     const counts = await queries.counts(now);
     const byRetries = await queries.countByRetries(now);
     if (max === undefined) {
