@@ -37,19 +37,11 @@ export interface DashboardMessageAdmin {
   delete(id: string): Promise<boolean>;
 }
 
-/** What `api/inbox/messages` answers; `complete` and `scanned` only for a search by type. */
+/** What `api/inbox/messages` answers: `total` counts every message of the query (exact). */
 export interface DashboardMessagePage {
   total: number;
   messages: DashboardMessage[];
-  /** false: more than TYPE_SCAN_LIMIT messages in the status, `total` counts the first ones only. */
-  complete?: boolean;
-  /** How many messages of the status were read to find those of the type. */
-  scanned?: number;
 }
-
-/** Messages read per statement, and at most per request, when searching by type. */
-const TYPE_SCAN_PAGE = 1000;
-const TYPE_SCAN_LIMIT = 20_000;
 
 type Management = InstanceType<NonNullable<HoldfastModules['inbox']>['MessageManagement']>;
 type Clock = InstanceType<NonNullable<HoldfastModules['inbox']>['InboxClock']>;
@@ -208,33 +200,22 @@ export class DashboardStateService {
   }
 
   /**
-   * One page of the messages of one type (the label the page shows: `namespace/name[@revision]`,
-   * or the name alone for every namespace and revision) in `status`. The inbox lists by status
-   * only, so this reads the status's messages in delivery order, TYPE_SCAN_PAGE at a time, and
-   * stops after TYPE_SCAN_LIMIT of them: `complete` says whether `total` counts them all.
+   * One page of the messages of one type in `status`, filtered and counted by the database. The
+   * type is the label the page shows, `namespace/name[@revision]` (that namespace, that revision
+   * or none), `name@revision` (no namespace), or a name alone (any namespace and revision).
    */
   private async messagesOfType(
     management: Management,
     status: Parameters<Management['count']>[0],
-    type: string,
+    label: string,
     { offset, limit }: { offset: number; limit: number },
   ): Promise<DashboardMessagePage> {
-    const matches: DashboardMessage[] = [];
-    let scanned = 0;
-    let complete = false;
-    while (scanned < TYPE_SCAN_LIMIT) {
-      const page = await management.list({ status, offset: scanned, limit: TYPE_SCAN_PAGE });
-      scanned += page.length;
-      for (const info of page) {
-        const shown = this.message(info);
-        if (shown.type === type || info.type.name === type) matches.push(shown);
-      }
-      if (page.length < TYPE_SCAN_PAGE) {
-        complete = true;
-        break;
-      }
-    }
-    return { total: matches.length, messages: matches.slice(offset, offset + limit), complete, scanned };
+    const type = typeOfLabel(label);
+    const [total, page] = await Promise.all([
+      management.countMatching({ status, type }),
+      management.list({ status, type, offset, limit }),
+    ]);
+    return { total, messages: page.map((m) => this.message(m)) };
   }
 
   /**
@@ -433,6 +414,19 @@ export class DashboardStateService {
   private message(info: MessageInfo): DashboardMessage {
     return message(info, this.options.errorDetails);
   }
+}
+
+/** The type filter of a label as `message` shows it (see messagesOfType). */
+function typeOfLabel(label: string): { name: string; namespace?: string | null; revision?: string | null } {
+  const slash = label.indexOf('/');
+  const at = label.lastIndexOf('@');
+  if (slash < 0 && at < 0) return { name: label };
+  const namespace = slash < 0 ? null : label.slice(0, slash);
+  const rest = slash < 0 ? label : label.slice(slash + 1);
+  const revisionAt = rest.lastIndexOf('@');
+  return revisionAt < 0
+    ? { namespace, name: rest, revision: null }
+    : { namespace, name: rest.slice(0, revisionAt), revision: rest.slice(revisionAt + 1) };
 }
 
 function message(info: MessageInfo, errorDetails: boolean): DashboardMessage {

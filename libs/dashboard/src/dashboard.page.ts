@@ -234,7 +234,7 @@ const PAGE = `<!doctype html>
       .then(function (page) {
         var shown = page.messages.length;
         var summary = shown
-          ? 'messages ' + (offset + 1) + '–' + (offset + shown) + ' of ' + page.total + ' ' + status + ' of type ' + type + (page.complete === false ? ' among the first ' + page.scanned + ' ' + status : '')
+          ? 'messages ' + (offset + 1) + '–' + (offset + shown) + ' of ' + page.total + ' ' + status + ' of type ' + type
           : 'No ' + status + ' message of type ' + type + (offset ? ' past the first ' + offset : '') + '.';
         out.replaceChildren(
           h('p', { 'class': 'muted', 'data-testid': 'by-type-summary', text: summary },
