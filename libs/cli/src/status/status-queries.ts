@@ -1,26 +1,14 @@
-import { SchemaManager, tableName, toNumber, type SqlClient } from '@holdfast/core/kit';
-import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
+import { SchemaManager, tableName, type SqlClient } from '@holdfast/core/kit';
+import { FAILOVER_STORE_TABLE, selectFailoverStatus, toFailoverStatus } from '@holdfast/failover/internal';
 import { COR_MESSAGE_TABLE, CorMessageStore } from '@holdfast/inbox/internal';
-import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
+import { HOLDFAST_LOCK_TABLE, selectLockStatus, toLockStatus } from '@holdfast/locker/internal';
 import { selectMutexStatus, SIMBA_MUTEX_TABLE, toMutexStatus } from '@holdfast/simba/internal';
 
-/** A simba mutex: who owns it and until when (database clock). */
-export interface MutexStatus {
-  mutex: string;
-  owner: string | null;
-  fencingToken: number;
-  state: 'owned' | 'transition' | 'free';
-  /** ms until ttl_at (owned) or transition_at (transition); null when free. */
-  expiresInMs: number | null;
-}
-
-/** A locker lock row: the master's name and its TIME against the database clock. */
-export interface LockStatus {
-  lock: string;
-  master: string | null;
-  /** TIME − now in ms: > 0 a lease with that long to run, ≤ 0 the age of the last keep-alive. */
-  timeFromNowMs: number | null;
-}
+// Each lib's own status types, read by its own statements.
+import type { FailoverStatus } from '@holdfast/failover/internal';
+import type { LockStatus } from '@holdfast/locker/internal';
+import type { MutexStatus } from '@holdfast/simba/internal';
+export type { FailoverStatus, LockStatus, MutexStatus };
 
 export interface InboxStatus {
   /**
@@ -42,12 +30,6 @@ export interface InboxStatus {
   byRetries: { retries: number; count: number }[];
 }
 
-export interface FailoverStatus {
-  failover: string;
-  liveEntries: number;
-  newestAsOf: string | null;
-}
-
 export interface HoldfastStatus {
   /** The database clock, epoch ms, that every relative figure uses. */
   databaseNow: number;
@@ -62,9 +44,6 @@ export interface HoldfastStatus {
 /** The sections of a status, as `read(sections)` names them. */
 export const STATUS_SECTIONS = ['owners', 'masters', 'inbox', 'failover'] as const;
 export type StatusSection = (typeof STATUS_SECTIONS)[number];
-
-const nullable = (value: unknown): number | null =>
-  value === null || value === undefined ? null : toNumber(value);
 
 /** Reads what every Holdfast table says right now, with the database's clock. */
 export class StatusQueries {
@@ -116,17 +95,10 @@ export class StatusQueries {
   }
 
   private async masters(table: string, now: number): Promise<LockStatus[]> {
-    const rows = await this.sql.query(
-      `SELECT ID AS lock_id, BROKER_NAME AS broker_name, TIME AS lock_time FROM ${table} ORDER BY ID`,
-    );
-    return rows.map((r) => {
-      const time = nullable(r.lock_time);
-      return {
-        lock: String(r.lock_id),
-        master: r.broker_name ? String(r.broker_name) : null,
-        timeFromNowMs: time === null ? null : time - now,
-      };
-    });
+    // The locker's own reading of its rows (the dashboard's too).
+    const s = selectLockStatus(table);
+    const rows = await this.sql.query(s.sql, s.params);
+    return rows.map((row) => toLockStatus(row, now));
   }
 
   private async inbox(now: number): Promise<InboxStatus> {
@@ -166,17 +138,10 @@ export class StatusQueries {
   }
 
   private async failover(table: string, now: number): Promise<FailoverStatus[]> {
+    // The failover store's own reading of its rows.
     const d = this.sql.dialect;
-    const rows = await this.sql.query(
-      `SELECT FAILOVER_NAME AS failover_name, COUNT(*) AS live, MAX(AS_OF) AS newest FROM ${table} ` +
-        `WHERE EXPIRE_ON >= ${d.placeholder(1)} GROUP BY FAILOVER_NAME ORDER BY FAILOVER_NAME`,
-      [d.timestampParam(new Date(now))],
-    );
-    return rows.map((r) => ({
-      failover: String(r.failover_name),
-      liveEntries: toNumber(r.live),
-      newestAsOf:
-        r.newest === null || r.newest === undefined ? null : d.readTimestamp(r.newest).toISOString(),
-    }));
+    const s = selectFailoverStatus(d, table, now);
+    const rows = await this.sql.query(s.sql, s.params);
+    return rows.map((row) => toFailoverStatus(row, d));
   }
 }
