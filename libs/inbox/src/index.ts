@@ -26,7 +26,12 @@ export type {
   MessageCounts,
 } from './inbox-message';
 export { MessageAcceptor } from './acceptor/message-acceptor.service';
-export { MessageManagement, type ListOptions, type TypeCount } from './management/message-management.service';
+export {
+  MessageManagement,
+  type ListOptions,
+  type MessageTypeFilter,
+  type TypeCount,
+} from './management/message-management.service';
 export { InboxDelivery, type DeliveryReport } from './delivery/inbox-delivery.service';
 export type { InboxHandlerContext } from './explorer/inbox-handler.registry';
 export { InboxHealthIndicator } from './health/inbox.health';
