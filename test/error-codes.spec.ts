@@ -3,7 +3,7 @@ import { join, relative } from 'node:path';
 import ts from 'typescript';
 import * as core from '@holdfast/core';
 import * as coreKit from '@holdfast/core/kit';
-import * as coreTesting from '@holdfast/testing';
+import * as testing from '@holdfast/testing';
 import * as failover from '@holdfast/failover';
 import * as simba from '@holdfast/simba';
 import * as locker from '@holdfast/locker';
@@ -20,7 +20,7 @@ import * as dashboard from '@holdfast/dashboard';
  */
 
 const ROOT = join(__dirname, '..');
-const LIBS = ['core', 'failover', 'simba', 'locker', 'inbox', 'cli', 'dashboard'] as const;
+const LIBS = ['core', 'failover', 'simba', 'locker', 'inbox', 'cli', 'dashboard', 'testing'] as const;
 type Lib = (typeof LIBS)[number];
 
 interface Row {
@@ -190,13 +190,13 @@ describe('error codes', () => {
     const entries: Record<string, Record<string, unknown>> = {
       core,
       'core/kit': coreKit,
-      'core/testing': coreTesting,
       failover,
       simba,
       locker,
       inbox,
       cli,
       dashboard,
+      testing,
     };
     const missing: string[] = [];
     for (const [entry, exports] of Object.entries(entries)) {

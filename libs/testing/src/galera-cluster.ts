@@ -10,7 +10,7 @@ export function galeraProvider(env: NodeJS.ProcessEnv = process.env): string {
   if (!existsSync(path)) {
     throw new HoldfastError(
       `Galera provider not found at ${path}: install galera-4 or set HOLDFAST_GALERA_PROVIDER`,
-      'HOLDFAST_CORE_TEST_CONFIG',
+      'HOLDFAST_TESTING_CONFIG',
     );
   }
   return path;
@@ -121,7 +121,7 @@ export class GaleraCluster {
     if (!Number.isInteger(count) || count < 1) {
       throw new HoldfastError(
         `GaleraCluster: nodes must be a positive integer, got ${count}`,
-        'HOLDFAST_CORE_TEST_CONFIG',
+        'HOLDFAST_TESTING_CONFIG',
       );
     }
     this.database = options.database ?? 'test';

@@ -200,20 +200,20 @@ export class PatroniCluster {
     if (!Number.isInteger(nodes) || nodes < 2) {
       throw new HoldfastError(
         `PatroniCluster: nodes must be an integer of at least 2, got ${nodes}`,
-        'HOLDFAST_CORE_TEST_CONFIG',
+        'HOLDFAST_TESTING_CONFIG',
       );
     }
     if (loopWait + 2 * retryTimeout > ttl) {
       throw new HoldfastError(
         `PatroniCluster: loop_wait + 2 × retry_timeout must not exceed ttl (Patroni's rule), got ${loopWait} + 2 × ${retryTimeout} > ${ttl}`,
-        'HOLDFAST_CORE_TEST_CONFIG',
+        'HOLDFAST_TESTING_CONFIG',
       );
     }
     for (const tool of ['/usr/bin/patroni', '/usr/bin/etcd', '/usr/sbin/haproxy']) {
       if (!existsSync(tool)) {
         throw new HoldfastError(
           `PatroniCluster: ${tool} is missing (apt-get install patroni python3-etcd etcd-server haproxy)`,
-          'HOLDFAST_CORE_TEST_CONFIG',
+          'HOLDFAST_TESTING_CONFIG',
         );
       }
     }
@@ -464,7 +464,7 @@ export class PatroniCluster {
     if (!answer || answer.status !== 200) {
       throw new HoldfastError(
         `PatroniCluster: switchover refused (${answer?.status}: ${JSON.stringify(answer?.body)})`,
-        'HOLDFAST_CORE_TEST_CONFIG',
+        'HOLDFAST_TESTING_CONFIG',
       );
     }
   }
@@ -492,7 +492,7 @@ export class PatroniCluster {
     } catch {
       throw new HoldfastError(
         `PatroniCluster: configuration ${JSON.stringify(settings)} not changed (${answer?.status}: ${JSON.stringify(answer?.body)})`,
-        'HOLDFAST_CORE_TEST_CONFIG',
+        'HOLDFAST_TESTING_CONFIG',
       );
     }
   }

@@ -20,7 +20,7 @@ export function postgresBinDir(env: NodeJS.ProcessEnv = process.env): string {
   if (!versions.length) {
     throw new HoldfastError(
       `PostgreSQL server binaries not found under ${root}; set HOLDFAST_PG_BIN`,
-      'HOLDFAST_CORE_TEST_CONFIG',
+      'HOLDFAST_TESTING_CONFIG',
     );
   }
   return join(root, versions[0], 'bin');

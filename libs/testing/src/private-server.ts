@@ -187,7 +187,7 @@ export abstract class PrivateServer {
     if (await portOpen(this.port)) {
       throw new HoldfastError(
         `Private database server: port ${this.port} is already in use; pick another port`,
-        'HOLDFAST_CORE_TEST_CONFIG',
+        'HOLDFAST_TESTING_CONFIG',
       );
     }
   }

@@ -16,7 +16,7 @@ export function account(user: string): Account {
     .split('\n')
     .find((l) => l.startsWith(`${user}:`));
   if (!line)
-    throw new HoldfastError(`Private database server: no system user '${user}'`, 'HOLDFAST_CORE_TEST_CONFIG');
+    throw new HoldfastError(`Private database server: no system user '${user}'`, 'HOLDFAST_TESTING_CONFIG');
   const [, , uid, gid] = line.split(':');
   return { uid: Number(uid), gid: Number(gid) };
 }

@@ -18,7 +18,7 @@ export function testDatabases(env: NodeJS.ProcessEnv = process.env): TestDatabas
     if (!(TEST_DATABASES as readonly string[]).includes(name)) {
       throw new HoldfastError(
         `HOLDFAST_TEST_DATABASES lists '${name}'; expected a comma list of ${TEST_DATABASES.join(', ')}`,
-        'HOLDFAST_CORE_TEST_CONFIG',
+        'HOLDFAST_TESTING_CONFIG',
       );
     }
   }
