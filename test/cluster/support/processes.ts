@@ -142,27 +142,37 @@ export async function startFailoverCaller(
   env: NodeJS.ProcessEnv,
   calls: FailoverCall[],
 ): Promise<void> {
+  // A node that has just rejoined may still answer 1047 ("WSREP has not yet prepared node") to
+  // the store's CREATE TABLE, and the caller's start fails: it is started again, as a
+  // supervisor would, until the deadline.
+  const deadline = performance.now() + 60_000;
   let ready = false;
-  const child = workers.spawn(FAILOVER_CALLER, [db, prefix, String(storeTimeout), '100'], env, (_, m) => {
-    if (m.t === 'ready') ready = true;
-    if (m.t === 'call') {
-      const call = m as unknown as Omit<FailoverCall, 'at'> & { at: number };
-      // The worker's clock is its own: the call started its `ms` before it was reported.
-      calls.push({ ...call, at: performance.now() - call.ms });
-    }
-  });
-  await until(
-    () => ready || (child.exitCode !== null ? Promise.reject(new Error('exited')) : undefined),
-    60_000,
-    'the failover caller to store its last good value',
-  ).catch((error: Error) => {
-    throw new Error(
-      `failover caller: ${error.message}\n${workers.output
-        .filter((o) => o.pid === child.pid)
-        .map((o) => o.line)
-        .join('\n')}`,
-    );
-  });
+  let child: ChildProcess | undefined;
+  while (!ready) {
+    const started = workers.spawn(FAILOVER_CALLER, [db, prefix, String(storeTimeout), '100'], env, (_, m) => {
+      if (m.t === 'ready') ready = true;
+      if (m.t === 'call') {
+        const call = m as unknown as Omit<FailoverCall, 'at'> & { at: number };
+        // The worker's clock is its own: the call started its `ms` before it was reported.
+        calls.push({ ...call, at: performance.now() - call.ms });
+      }
+    });
+    child = started;
+    const exited = () => started.exitCode !== null || started.signalCode !== null;
+    await until(
+      () => ready || exited() || undefined,
+      Math.max(0, deadline - performance.now()),
+      'the failover caller',
+    ).catch(() => undefined);
+    if (ready) return;
+    if (!exited() || performance.now() > deadline) break;
+  }
+  throw new Error(
+    `failover caller: not ready within 60 s\n${workers.output
+      .filter((o) => o.pid === child?.pid)
+      .map((o) => o.line)
+      .join('\n')}`,
+  );
 }
 
 /**
