@@ -300,7 +300,7 @@ describe('Holdfast on a three-node Galera cluster', () => {
       const healedAt = performance.now();
       await sleep(TTL);
       // Back in the running: with the two others SIGKILLed, the healed process must own again.
-      // Measured 5-39 s after the heal: how long its silent connections hold it varies (hence the
+      // Measured 3-39 s after the heal: how long its silent connections hold it varies (hence the
       // generous wait).
       const grantsBefore = grants.length;
       for (const c of workers.alive()) if (c.pid !== first.pid) c.kill('SIGKILL');
