@@ -31,6 +31,7 @@ const serverOnly = serversSelected
       '/test/inbox/silent-worker.spec.ts',
       '/test/inbox/blackhole.spec.ts',
       '/test/inbox/unanswered-claim.spec.ts',
+      '/test/inbox/unanswered-heartbeat.spec.ts',
       '/test/simba/frozen-renewal.spec.ts',
       '/test/pool/app-load/',
       '/test/partition/locker-partition.spec.ts',

@@ -18,6 +18,9 @@ export interface RunningCall {
 /** Unanswered claims offered to the next claims at most (the oldest are left to their lease end). */
 const MAX_UNANSWERED = 16;
 
+/** Lease ends kept per claim while its heartbeats get no answer (the oldest are let go). */
+const MAX_UNSURE_ENDS = 16;
+
 /** What the ledger needs from the delivery service that owns it. */
 export interface ClaimLedgerContext {
   connection: InboxConnection;
@@ -49,6 +52,11 @@ export interface ClaimLedgerContext {
  */
 export class ClaimLedger {
   private readonly leases = new Map<string, number>();
+  /**
+   * Lease ends that heartbeats without an answer may have written (an UPDATE may have run, its
+   * answer lost): until a heartbeat answers, a row holding any of them is still this node's.
+   */
+  private readonly unsure = new Map<string, number[]>();
   /** Running handler calls by message id (to give one up when its claim is lost). */
   private readonly inHand = new Map<string, RunningCall>();
   /** Heartbeats and completion deletes, one at a time (both read and move the lease ends). */
@@ -82,7 +90,10 @@ export class ClaimLedger {
   /** Records a claim's rows (taken at `now` on the database clock, `started` locally) and beats. */
   take(rows: readonly MessageRow[], now: number, started: number): void {
     if (Number.isFinite(now)) this.dbClock = { at: now, mono: started };
-    for (const row of rows) this.leases.set(row.id, row.nextRetry ?? now + this.ctx.leaseMs);
+    for (const row of rows) {
+      this.leases.set(row.id, row.nextRetry ?? now + this.ctx.leaseMs);
+      this.unsure.delete(row.id);
+    }
     this.startHeartbeat();
   }
 
@@ -112,7 +123,7 @@ export class ClaimLedger {
 
   /** The batch is over: whatever of it is still here is not ours to renew any more. */
   finish(rows: readonly MessageRow[]): void {
-    for (const row of rows) this.leases.delete(row.id);
+    for (const row of rows) this.forget(row.id);
     if (!this.leases.size) this.stopHeartbeat();
   }
 
@@ -122,7 +133,30 @@ export class ClaimLedger {
 
   /** Not this node's to renew or release any more (failed, expired, released, left for cleanup). */
   drop(id: string): void {
+    this.forget(id);
+  }
+
+  private forget(id: string): void {
     this.leases.delete(id);
+    this.unsure.delete(id);
+  }
+
+  /** A heartbeat without an answer may have moved `id`'s lease end to `until`. */
+  private mayHold(id: string, until: number): void {
+    const ends = this.unsure.get(id) ?? [];
+    if (!ends.includes(until)) this.unsure.set(id, [...ends, until].slice(-MAX_UNSURE_ENDS));
+  }
+
+  /** The lease ends a row of each of `ids` may hold while this node still holds it. */
+  private leasesOf(ids: Iterable<string>): Lease[] {
+    const leases: Lease[] = [];
+    for (const id of ids) {
+      const until = this.leases.get(id);
+      if (until === undefined) continue;
+      leases.push({ id, until });
+      for (const maybe of this.unsure.get(id) ?? []) if (maybe !== until) leases.push({ id, until: maybe });
+    }
+    return leases;
   }
 
   /** Every message this node holds now. */
@@ -154,7 +188,7 @@ export class ClaimLedger {
     if (!ids.length) return;
     const now = await this.ctx.clock.bindable();
     await this.ctx.metrics.retry('release', () => this.ctx.connection.store.completion.release(ids, 0, now));
-    for (const id of ids) this.leases.delete(id);
+    for (const id of ids) this.forget(id);
   }
 
   /** Heartbeats stop (shutdown, once the flushes are done). */
@@ -211,7 +245,7 @@ export class ClaimLedger {
     this.beating = true;
     try {
       await this.gate.runExclusive(async () => {
-        const leases: Lease[] = [...this.leases].map(([id, until]) => ({ id, until }));
+        const leases = this.leasesOf(this.leases.keys());
         if (!leases.length) return;
         const until = (await this.leaseNow()) + this.ctx.leaseMs;
         const owned = await withTimeout(
@@ -220,11 +254,18 @@ export class ClaimLedger {
           () => {
             throw new NoAnswerError(this.beatMs);
           },
-        );
+        ).catch((error: unknown) => {
+          // The UPDATE may have run and only its answer been lost: its rows then hold `until`.
+          // Noted before the gate opens, so the flush waiting behind it deletes them too.
+          for (const { id } of leases) if (this.leases.has(id)) this.mayHold(id, until);
+          throw error;
+        });
         for (const { id } of leases) {
           if (!this.leases.has(id)) continue; // finished meanwhile (failed, released)
-          if (owned.has(id)) this.leases.set(id, until);
-          else this.loseClaim(id, 'its row was taken by another node or changed meanwhile');
+          if (owned.has(id)) {
+            this.leases.set(id, until);
+            this.unsure.delete(id);
+          } else this.loseClaim(id, 'its row was taken by another node or changed meanwhile');
         }
       });
     } catch (error) {
@@ -242,7 +283,7 @@ export class ClaimLedger {
   }
 
   private loseClaim(id: string, detail: string): void {
-    this.leases.delete(id);
+    this.forget(id);
     const error = new InboxClaimLostError(id, detail);
     this.inHand.get(id)?.abort(error);
     // During an outage the outage's one warning says it; each lost claim is a detail.
@@ -281,23 +322,18 @@ export class ClaimLedger {
     this.completions = [];
     this.afterFlush = [];
     return this.gate.runExclusive(async () => {
-      const leases: Lease[] = [];
-      for (const id of ids) {
-        const until = this.leases.get(id);
-        if (until !== undefined) leases.push({ id, until });
-      }
+      const leases = this.leasesOf(ids);
+      const held = new Set(leases.map((l) => l.id)).size;
       try {
         await this.ctx.metrics.retry('delete', () =>
           this.ctx.connection.store.completion.deleteOwned(leases),
         );
       } catch (error) {
         // They come back after their lease, to this node or another.
-        if (!this.ctx.outage.failed(error, `deleting ${leases.length} delivered message(s)`))
-          this.ctx.logger.error(
-            `Could not delete ${leases.length} delivered message(s): ${(error as Error).message}`,
-          );
+        if (!this.ctx.outage.failed(error, `deleting ${held} delivered message(s)`))
+          this.ctx.logger.error(`Could not delete ${held} delivered message(s): ${(error as Error).message}`);
       } finally {
-        for (const id of ids) this.leases.delete(id);
+        for (const id of ids) this.forget(id);
         for (const deleted of after) deleted();
       }
     });

@@ -13,6 +13,11 @@ export interface FailedAttempt {
   now: Now;
 }
 
+/** The rows of `leases`, once each (a row may be given with two lease ends it may hold). */
+function idsOf(leases: readonly Lease[]): string[] {
+  return [...new Set(leases.map((l) => l.id))];
+}
+
 /** What follows a claim: heartbeats, deletes of delivered messages, failures, releases. */
 export class CorMessageCompletion extends CorMessageGroupedStatements {
   /**
@@ -41,13 +46,15 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
   /**
    * A heartbeat: moves the lease end of every row still claimed by this node to `until` (epoch
    * ms), in one statement, and returns the ids that are still this node's (those it extended).
+   * A row may be given twice, with each lease end it may hold (after a heartbeat whose answer
+   * was lost); it matches either.
    */
   async extendLeases(leases: readonly Lease[], until: number): Promise<Set<string>> {
     if (!leases.length) return new Set();
-    const ids = leases.map((l) => l.id);
+    const ids = idsOf(leases);
     const s = this.extendLeasesStatement(leases, until);
     const changed = await this.sql.execute(s.sql, s.params);
-    if (changed >= leases.length) return new Set(ids);
+    if (changed >= ids.length) return new Set(ids);
     // Some were not ours any more (or a driver counts unchanged rows apart): ask which are.
     const q = this.ownedIdsStatement(ids, until);
     const rows = await this.sql.query<{ id: string }>(q.sql, q.params);
@@ -55,7 +62,7 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
   }
 
   extendLeasesStatement(leases: readonly Lease[], until: number): Statement {
-    const ids = leases.map((l) => l.id);
+    const ids = idsOf(leases);
     // Bound in the order the placeholders appear: the keys of the join first on MySQL/MariaDB,
     // after the SET elsewhere (ID IN …).
     const b = new StatementBinder(this.d);
@@ -80,18 +87,12 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
   async deleteOwned(leases: readonly Lease[]): Promise<number> {
     if (!leases.length) return 0;
     const s = this.deleteOwnedStatement(leases);
-    return this.groups.deleting(
-      leases.map((l) => l.id),
-      (client) => client.execute(s.sql, s.params),
-    );
+    return this.groups.deleting(idsOf(leases), (client) => client.execute(s.sql, s.params));
   }
 
   deleteOwnedStatement(leases: readonly Lease[]): Statement {
     const b = new StatementBinder(this.d);
-    const target = this.keyed(
-      b,
-      leases.map((l) => l.id),
-    );
+    const target = this.keyed(b, idsOf(leases));
     return b.statement(`DELETE ${target.deleteFrom} WHERE ${target.where}${this.owned(b, leases)}`);
   }
 
