@@ -7,8 +7,6 @@ const swcrc = JSON.parse(fs.readFileSync(path.join(__dirname, '.swcrc'), 'utf8')
 delete swcrc.$schema;
 
 const moduleNameMapper = {
-  // Temporary alias: the kit moved to @holdfast/testing (libs/testing).
-  '^@holdfast/core/testing$': '<rootDir>/libs/testing/src',
   '^@holdfast/core/kit$': '<rootDir>/libs/core/src/kit',
   // The top-level migrations/ folder, which the CLI package ships as @holdfast/cli/migrations.
   '^@holdfast/cli/migrations$': '<rootDir>/migrations',

@@ -30,8 +30,6 @@ module.exports = {
     `/node_modules/(?!(@nestjs|file-type|strtok3|token-types|peek-readable|@tokenizer|uint8array-extras|@borewit)/)`,
   ],
   moduleNameMapper: {
-    // Temporary alias: the kit moved to @holdfast/testing (libs/testing).
-    '^@holdfast/core/testing$': '<rootDir>/libs/testing/src',
     '^@holdfast/core/kit$': '<rootDir>/libs/core/src/kit',
     '^@holdfast/([a-z]+)/internal$': '<rootDir>/libs/$1/src/internal',
     '^@holdfast/([a-z]+)$': '<rootDir>/libs/$1/src',
