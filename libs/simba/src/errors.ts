@@ -104,13 +104,13 @@ export class MutexStatementTimeoutError extends HoldfastError {
     readonly mutex: string,
     readonly operation: string,
     readonly timeoutMs: number,
-    /** 'connection' when no pooled connection came in time (the pool, not the database, is the cause). */
+    /** 'connection' when no pooled connection came in time (a busy pool, or a server slow to accept one). */
     readonly waitingFor: 'connection' | 'answer' = 'answer',
   ) {
     super(
       waitingFor === 'connection'
         ? `${operation} of mutex '${mutex}' got no pooled connection within ${timeoutMs} ms ` +
-            `(pool exhausted?); treated as failed.`
+            `(the server slow to accept a connection, or the pool busy); treated as failed.`
         : `${operation} of mutex '${mutex}' got no answer from the database within ${timeoutMs} ms ` +
             `(statement timeout, shorter than the transition); treated as failed.`,
       'HOLDFAST_SIMBA_STATEMENT_TIMEOUT',

@@ -149,11 +149,12 @@ export class MutexContendLoop {
       ({ rows, timing } = await this.repository.batch(requests, timeout));
     } catch (error) {
       if (error instanceof MutexStatementTimeoutError && error.waitingFor === 'connection') {
-        // The database is fine: the pool is exhausted. One warning for that, not an outage.
+        // No connection to send on: Simba's own pool is busy, or the server is slow to accept a
+        // new connection (a failover in progress). One warning for that, not an outage.
         this.warnOnce(
           'pool',
           true,
-          `no pooled connection came within ${error.timeoutMs} ms (pool exhausted?)`,
+          `no pooled connection came within ${error.timeoutMs} ms (the server slow to accept a connection, or the pool busy)`,
           timeout,
         );
       } else {
@@ -196,7 +197,7 @@ export class MutexContendLoop {
       this.warnOnce(
         'pool',
         true,
-        `a pooled connection took ${Math.round(timing.connectMs)} ms to come (pool exhausted?)`,
+        `a pooled connection took ${Math.round(timing.connectMs)} ms to come (the server slow to accept a connection, or the pool busy)`,
         bound,
       );
     } else {
