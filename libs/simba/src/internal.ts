@@ -2,8 +2,8 @@
 // @holdfast/dashboard), its benchmarks and tests. Not part of the public API: no stability
 // promise between versions. Applications use the main entry, '@holdfast/simba'.
 export { SIMBA_OPTIONS } from './simba.tokens';
-export { MutexQueryResolver } from './mutex/mutex-query.resolver';
+export { MutexQueryResolver } from './store/mutex-query.resolver';
 export { resolveSimbaOptions } from './options/simba-options.schema';
 export { SIMBA_MUTEX_TABLE } from './store/simba-mutex.table';
 export { readMutexStatus, selectMutexStatus, toMutexStatus, type MutexStatus } from './store/mutex-status';
-export { TIMELINE_MARKER } from './mutex/failover-grace';
+export { TIMELINE_MARKER } from './store/failover-grace';

@@ -68,6 +68,7 @@ export abstract class BaseDialect implements SqlDialect {
 
   readonly keysInFrom: boolean = false;
   readonly locksScannedRows: boolean = false;
+  readonly timeline: string | undefined = undefined;
   readonly writableCte: boolean = false;
   readonly subqueryFence: string = '';
 

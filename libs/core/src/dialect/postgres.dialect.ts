@@ -38,6 +38,13 @@ export class PostgresDialect extends BaseDialect {
   /** clock_timestamp(), not now(): now() is frozen for the whole transaction. */
   readonly nowMillis = 'CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT)';
   readonly supportsSkipLocked = true;
+  /**
+   * The first 8 hex digits of the current WAL file's name: readable by any role (unlike
+   * `pg_control_checkpoint()`, whose timeline moves only at the first checkpoint after the
+   * promotion), and changed at the promotion itself. On a standby the call fails ("recovery is in
+   * progress"), as a write beside it would.
+   */
+  override readonly timeline = `('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint`;
   override readonly supportsListenNotify = true;
 
   override placeholder(index: number): string {

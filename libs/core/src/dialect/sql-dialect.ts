@@ -182,6 +182,13 @@ export interface SqlDialect {
    */
   readonly locksScannedRows: boolean;
   /**
+   * An SQL expression of the server's timeline, a number that changes at every promotion of a
+   * standby (PostgreSQL: from the current WAL file's name), where a promotion can lose commits
+   * that a client saw committed (asynchronous replication). Undefined where it cannot or there is
+   * no promotion (MySQL/MariaDB, whose Galera replication loses no commit; SQLite).
+   */
+  readonly timeline: string | undefined;
+  /**
    * True where a WITH clause can hold a data-modifying statement whose RETURNING rows the main
    * query reads (PostgreSQL): `WITH u AS (UPDATE … RETURNING …) SELECT … FROM u ORDER BY …`.
    */

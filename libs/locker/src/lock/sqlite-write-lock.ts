@@ -46,7 +46,7 @@ export class SqliteWriteLock implements HeldTransaction {
     // The companion file has no attached schemas: keep only the unqualified part of the prefix.
     const prefix = context.tablePrefix.slice(context.tablePrefix.lastIndexOf('.') + 1);
     this.queries = new LockQueryResolver(dialect, prefix, names);
-    this.createTable = createTableSql(dialect.name, lockTableSpec(names), prefix).replace(
+    this.createTable = createTableSql(dialect, lockTableSpec(names), prefix).replace(
       /^CREATE TABLE /,
       'CREATE TABLE IF NOT EXISTS ',
     );

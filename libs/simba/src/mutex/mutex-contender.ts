@@ -2,7 +2,7 @@ import { ownerInstanceId } from '@holdfast/core/kit';
 import { InvalidContenderIdError, InvalidMutexNameError } from '../errors';
 import { MUTEX_NAME_MAX_LENGTH, OWNER_ID_MAX_LENGTH, SEED_OWNER_ID_LENGTH } from '../store/simba-mutex.table';
 import type { MutexState } from './mutex-state';
-import { TIMELINE_MARKER } from './failover-grace';
+import { TIMELINE_MARKER } from '../store/failover-grace';
 
 /** One party competing for a mutex. Callbacks run one at a time, in order, per contend service. */
 export interface MutexContender {

@@ -11,11 +11,11 @@ import {
 } from '@holdfast/core/kit';
 
 import { ContenderIdTooLongError, MutexStatementTimeoutError } from '../errors';
-import { FailoverGrace } from './failover-grace';
+import { FailoverGrace } from '../store/failover-grace';
 import type { AcquireResult, BatchRequest, BatchSource } from './mutex-batch';
 import { MutexContendLoop } from './mutex-contend.loop';
 import { MutexOwner } from './mutex-owner';
-import { MutexQueryResolver } from './mutex-query.resolver';
+import { MutexQueryResolver } from '../store/mutex-query.resolver';
 
 /** `holdfast.simba.sql.retries`: ticks retried after a deadlock or serialization failure. */
 const countRetry = sqlRetryCounter('simba');

@@ -11,7 +11,7 @@ import {
 import { SIMBA_OPTIONS } from '../simba.tokens';
 import type { ResolvedSimbaOptions } from '../simba.options';
 import { SIMBA_MUTEX_TABLE } from '../store/simba-mutex.table';
-import { MutexQueryResolver } from './mutex-query.resolver';
+import { MutexQueryResolver } from '../store/mutex-query.resolver';
 import { MutexRepository } from './mutex.repository';
 
 /**

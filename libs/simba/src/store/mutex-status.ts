@@ -1,5 +1,5 @@
 import { SchemaManager, tableName, toNumber, type SqlClient } from '@holdfast/core/kit';
-import { TIMELINE_MARKER } from '../mutex/failover-grace';
+import { TIMELINE_MARKER } from './failover-grace';
 import { SIMBA_MUTEX_TABLE } from './simba-mutex.table';
 
 /** A simba mutex as its row says right now: who owns it and until when (database clock). */

@@ -1,20 +1,10 @@
-import type { SqlDialect } from '@holdfast/core/kit';
-import type { BoundSql } from './mutex-query.resolver';
+import type { SqlDialect, Statement } from '@holdfast/core/kit';
 
 /**
  * The row of `simba_mutex` that remembers the PostgreSQL timeline the table was last written on
  * (in `acquired_at`); never a mutex of its own: the name is reserved.
  */
 export const TIMELINE_MARKER = 'holdfast:timeline';
-
-/**
- * The server's current timeline, which PostgreSQL changes at every promotion of a standby: the
- * first 8 hex digits of the current WAL file's name. It is readable by any role (unlike
- * `pg_control_checkpoint()`, whose timeline moves only at the first checkpoint after the
- * promotion) and changes at the promotion itself. On a standby the call fails ("recovery is in
- * progress"), as the writes beside it would.
- */
-const TIMELINE = `('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint`;
 
 /**
  * No grant during a lease the old primary may have granted and the new one lost (#36). A
@@ -39,17 +29,22 @@ export class FailoverGrace {
     private readonly table: string,
   ) {}
 
+  /** Where a promotion can lose commits: the dialect has a timeline (PostgreSQL). */
   get enabled(): boolean {
-    return this.dialect.name === 'postgres';
+    return this.dialect.timeline !== undefined;
+  }
+
+  private get timeline(): string {
+    return this.dialect.timeline!;
   }
 
   /** Creates the marker with the current timeline if the table has none (no grace for a new table). */
-  ensureMarker(): BoundSql | undefined {
+  ensureMarker(): Statement | undefined {
     if (!this.enabled) return undefined;
     return {
       sql:
         `INSERT INTO ${this.table} (mutex, acquired_at, ttl_at, transition_at, owner_id, version) ` +
-        `SELECT $1, ${TIMELINE}, 0, 0, '', 0 ON CONFLICT (mutex) DO NOTHING`,
+        `SELECT $1, ${this.timeline}, 0, 0, '', 0 ON CONFLICT (mutex) DO NOTHING`,
       params: [TIMELINE_MARKER],
     };
   }
@@ -59,12 +54,12 @@ export class FailoverGrace {
    * Costs one indexed read of the marker when nothing changed (the second UPDATE runs only when the
    * first moved the marker).
    */
-  check(graceMs: number): BoundSql | undefined {
+  check(graceMs: number): Statement | undefined {
     if (!this.enabled) return undefined;
     const now = this.dialect.nowMillis;
     return {
       sql:
-        `WITH timeline AS (SELECT ${TIMELINE} AS id), ` +
+        `WITH timeline AS (SELECT ${this.timeline} AS id), ` +
         `moved AS (UPDATE ${this.table} SET acquired_at = (SELECT id FROM timeline), version = version + 1 ` +
         `WHERE mutex = $1 AND acquired_at <> (SELECT id FROM timeline) RETURNING mutex) ` +
         `UPDATE ${this.table} SET owner_id = '', ttl_at = GREATEST(ttl_at, ${now} + $2), ` +

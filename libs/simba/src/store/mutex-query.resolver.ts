@@ -1,9 +1,6 @@
 import { statement, StatementBinder, tableName, type SqlDialect, type Statement } from '@holdfast/core/kit';
-import { SIMBA_MUTEX_TABLE } from '../store/simba-mutex.table';
+import { SIMBA_MUTEX_TABLE } from './simba-mutex.table';
 import { TIMELINE_MARKER } from './failover-grace';
-
-/** @deprecated core's `Statement` (the one statement shape); kept while failover-grace.ts moves to it. */
-export type BoundSql = Statement;
 
 /**
  * Every SQL statement on `simba_mutex`, built from the core dialect pieces and returned as core
