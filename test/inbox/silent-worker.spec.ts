@@ -1,10 +1,11 @@
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { SchemaManager, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
-import { createTestDataSource, testDatabases, uniqueTablePrefix } from '@holdfast/testing';
+import { createTestDataSource, uniqueTablePrefix } from '@holdfast/testing';
 import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
 import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 import type { DataSource } from 'typeorm';
+import { serverDatabases } from '../partition/support/server-url';
 import { fillBacklog } from '../../libs/inbox/test/backlog';
 import { SlowSilentProxy } from './support/slow-silent-proxy';
 
@@ -18,9 +19,7 @@ const BOUND_MS = 10_000;
 // PostgreSQL: the claim is one autocommit statement, so A never holds a lock across a round trip.
 // MariaDB's claim is a short READ COMMITTED transaction of a few round trips; A goes silent right
 // after its locking read has left, and the server ends the open transaction after the bound.
-const databases = testDatabases().filter(
-  (db): db is 'postgres' | 'mariadb' => db === 'postgres' || db === 'mariadb',
-);
+const databases = serverDatabases();
 
 class Handled {
   readonly log: { id: string; node: string; at: number }[] = [];

@@ -1,24 +1,16 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { sqlClientFor } from '@holdfast/core/kit';
-import {
-  createTestDataSource,
-  TcpProxy,
-  testDatabases,
-  uniqueTablePrefix,
-  waitUntil,
-} from '@holdfast/testing';
+import { createTestDataSource, TcpProxy, uniqueTablePrefix, waitUntil } from '@holdfast/testing';
 import { MessageAcceptor } from '@holdfast/inbox';
 import type { DataSource } from 'typeorm';
-import { serverPort } from '../partition/support/server-url';
+import { serverDatabases, serverPort } from '../partition/support/server-url';
 import { inboxNode } from './support/inbox-node';
 
 const ORDER = { namespace: 'test', name: 'order-placed' };
 
 // The answer is lost on a network path: servers only (jest.config.js leaves this suite out of a
 // SQLite-only run).
-const databases = testDatabases().filter(
-  (db): db is 'postgres' | 'mariadb' => db === 'postgres' || db === 'mariadb',
-);
+const databases = serverDatabases();
 
 /**
  * A claim whose statement ran on the server but whose answer never reached the node (the

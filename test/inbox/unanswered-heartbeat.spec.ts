@@ -1,15 +1,9 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { sqlClientFor } from '@holdfast/core/kit';
-import {
-  createTestDataSource,
-  TcpProxy,
-  testDatabases,
-  uniqueTablePrefix,
-  waitUntil,
-} from '@holdfast/testing';
+import { createTestDataSource, TcpProxy, uniqueTablePrefix, waitUntil } from '@holdfast/testing';
 import { MessageAcceptor } from '@holdfast/inbox';
 import type { DataSource } from 'typeorm';
-import { serverPort } from '../partition/support/server-url';
+import { serverDatabases, serverPort } from '../partition/support/server-url';
 import { inboxNode } from './support/inbox-node';
 
 const ORDER = { namespace: 'test', name: 'order-placed' };
@@ -17,9 +11,7 @@ const MESSAGES = 8;
 
 // The answer is lost on a network path: servers only (jest.config.js leaves this suite out of a
 // SQLite-only run).
-const databases = testDatabases().filter(
-  (db): db is 'postgres' | 'mariadb' => db === 'postgres' || db === 'mariadb',
-);
+const databases = serverDatabases();
 
 /** The heartbeat's UPDATE: it moves NEXT_RETRY only where it still holds this node's lease end. */
 const isHeartbeat = (sent: string) =>

@@ -1,6 +1,11 @@
-import type { TestDatabase } from '@holdfast/testing';
+import { testDatabases, type TestDatabase } from '@holdfast/testing';
 
 type ServerDatabase = Exclude<TestDatabase, 'sqlite'>;
+
+/** The selected test databases that are servers (a network path can be cut or silenced): no SQLite. */
+export function serverDatabases(): ServerDatabase[] {
+  return testDatabases().filter((db): db is ServerDatabase => db !== 'sqlite');
+}
 
 const URL_ENV = { postgres: 'HOLDFAST_TEST_PG_URL', mariadb: 'HOLDFAST_TEST_MARIADB_URL' } as const;
 const DEFAULT_URL = {
