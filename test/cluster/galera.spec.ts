@@ -188,6 +188,45 @@ describe('Holdfast on a three-node Galera cluster', () => {
     }
   }, 180_000);
 
+  it('the database locker (a row lock in an open transaction) refuses to start on a Galera node: row locks are not replicated', async () => {
+    // One instance on node 0, one on node 1, the same lock. Galera replicates committed write
+    // sets only: the SELECT … FOR UPDATE held by the first is not seen on the second node, which
+    // would get the "lock" at once (two masters). Each must fail its start with GaleraRowLockError.
+    const lockers = new LockerCluster();
+    const names = ['a', 'b'];
+    const prefix = uniqueTablePrefix('galera_rowlock');
+    try {
+      names.forEach((name, i) =>
+        lockers.spawn(
+          { name, db: 'mariadb', prefix, locker: { type: 'database' }, interval: 1_000, keepAlive: 250 },
+          undefined,
+          { HOLDFAST_TEST_MARIADB_URL: cluster.nodes[i].url },
+        ),
+      );
+      const outcome = (name: string) =>
+        lockers.get(name).messages.find((m) => m.type === 'init-error' || m.type === 'acquired');
+      await until(() => names.every((n) => outcome(n)) || undefined, 60_000, 'each instance held or refused');
+      const held = names.filter((n) => outcome(n)!.type === 'acquired');
+      // Two masters: terms that overlap in time.
+      const overlapping = overlaps(lockers.terms());
+      const refused = names.map((n) => outcome(n)).filter((m) => m!.type === 'init-error');
+      console.log(
+        `[galera rowlock] database locker on node0 and node1: ${held.length} held the lock at once` +
+          `${held.length ? ` (${held.join(', ')}; ${overlapping.length} overlapping terms)` : ''}; ${refused.length} refused: ${JSON.stringify(
+            refused.map((m) => (m as { code?: string }).code),
+          )} ${(refused[0] as { message?: string } | undefined)?.message ?? ''}`,
+      );
+      expect(held).toEqual([]);
+      for (const m of refused) {
+        expect(m).toMatchObject({ error: 'GaleraRowLockError', code: 'HOLDFAST_LOCKER_NOT_ON_GALERA' });
+        expect((m as { message: string }).message).toMatch(/lease-database/);
+      }
+      expect(refused).toHaveLength(2);
+    } finally {
+      await lockers.closeAll();
+    }
+  }, 120_000);
+
   /** Seeds `count` messages, runs one inbox worker per URL (among `into`), returns the deliveries. */
   async function deliverAll(
     tag: string,

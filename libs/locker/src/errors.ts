@@ -65,3 +65,26 @@ export class ScheduledLockConfigurationError extends HoldfastError {
     super(message, 'HOLDFAST_LOCKER_SCHEDULED_LOCK_CONFIGURATION');
   }
 }
+
+/**
+ * The `database` locker on a Galera cluster (MariaDB Galera, Percona XtraDB Cluster): its lock is
+ * a row lock held by an open transaction (`SELECT … FOR UPDATE`), and Galera does not replicate
+ * row locks (only committed write sets), so an instance on another node would get the same lock
+ * at once and two instances would be master together. The locker refuses to start instead.
+ */
+export class GaleraRowLockError extends HoldfastError {
+  constructor(
+    readonly lockName: string,
+    readonly clusterSize: number | undefined,
+  ) {
+    super(
+      `Lock '${lockName}': the 'database' locker cannot run on a Galera cluster (this server has wsrep_on=ON` +
+        `${clusterSize !== undefined ? `, wsrep_cluster_size=${clusterSize}` : ''}). Its lock is a row lock held ` +
+        `by an open transaction (SELECT … FOR UPDATE), and Galera does not replicate row locks: an instance ` +
+        `connected to another node would get the same lock at once, and two instances would be master ` +
+        `together. Use locker: { type: 'lease-database' } on Galera: its lease is a committed row, which ` +
+        `Galera replicates and certifies across the nodes.`,
+      'HOLDFAST_LOCKER_NOT_ON_GALERA',
+    );
+  }
+}

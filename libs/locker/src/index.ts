@@ -23,7 +23,13 @@ export type {
   LockerType,
   StartupMode,
 } from './locker.options';
-export { LockHeldError, LockTimingError, LockerConfigurationError, InvalidLockerError } from './errors';
+export {
+  LockHeldError,
+  LockTimingError,
+  LockerConfigurationError,
+  InvalidLockerError,
+  GaleraRowLockError,
+} from './errors';
 export { ScheduledLock } from './scheduled/scheduled-lock.decorator';
 export { ScheduledLockModule } from './scheduled/scheduled-lock.module';
 export type { ScheduledLockOptions } from './scheduled/scheduled-lock.options';

@@ -1,4 +1,5 @@
-import { monotonicMillis } from '@holdfast/core/kit';
+import { monotonicMillis, type SqlClient } from '@holdfast/core/kit';
+import { GaleraRowLockError } from '../errors';
 import { prepareLockRow } from '../store/lock-row';
 import { AbstractLocker } from './abstract.locker';
 import type { HeldTransaction } from './held-transaction';
@@ -21,7 +22,8 @@ import { SqliteWriteLock } from './sqlite-write-lock';
  * queue behind the application's work, every wait is bounded, and a connection that held the
  * lock is destroyed on release or demotion rather than handed back to the pool.
  *
- * SQLite has no row locks: see SqliteWriteLock.
+ * SQLite has no row locks: see SqliteWriteLock. Galera does not replicate row locks, so the
+ * locker refuses to start on a Galera node (GaleraRowLockError; use the lease-database locker).
  */
 export class DatabaseLocker extends AbstractLocker {
   private hold!: HeldTransaction;
@@ -44,6 +46,7 @@ export class DatabaseLocker extends AbstractLocker {
       });
       return;
     }
+    await refuseGalera(sql, context.lockName);
     const queries = await prepareLockRow(sql, context.options, context.lockName);
     const keepAlive = context.lockKeepAlivePeriod;
     this.idleTimeout = keepAlive > 0 ? idleTimeoutFor(keepAlive) : 0;
@@ -118,4 +121,26 @@ export class DatabaseLocker extends AbstractLocker {
     // Other instances cannot see who holds the row: the claim sits in an uncommitted transaction.
     return this.hold?.held ? this.context.holderId : undefined;
   }
+}
+
+/**
+ * Throws GaleraRowLockError when `sql` is a Galera node (MariaDB Galera, Percona XtraDB Cluster):
+ * global `wsrep_on` ON with a provider loaded. A single MySQL or MariaDB server has no such
+ * variable, or has it OFF, or has no provider (`none`); other databases are not asked.
+ */
+async function refuseGalera(sql: SqlClient, lockName: string): Promise<void> {
+  if (sql.dialect.name !== 'mysql' && sql.dialect.name !== 'mariadb') return;
+  const rows = await sql.query<Record<string, unknown>>(
+    "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('wsrep_on', 'wsrep_provider')",
+  );
+  const value = (name: string) => {
+    const row = rows.find((r) => String(r.Variable_name ?? r.VARIABLE_NAME).toLowerCase() === name);
+    return row === undefined ? undefined : String(row.Value ?? row.VALUE);
+  };
+  const on = value('wsrep_on')?.toUpperCase();
+  const provider = value('wsrep_provider') ?? '';
+  if ((on !== 'ON' && on !== '1') || provider === '' || provider.toLowerCase() === 'none') return;
+  const [size] = await sql.query<Record<string, unknown>>("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'");
+  const members = Number(size?.Value ?? size?.VALUE);
+  throw new GaleraRowLockError(lockName, Number.isFinite(members) && size ? members : undefined);
 }
