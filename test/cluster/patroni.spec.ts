@@ -1,9 +1,12 @@
 /**
  * Holdfast on PostgreSQL under Patroni (#36): three nodes, one etcd, HAProxy in front; Simba
- * contenders and competing inbox workers, each its own process, all through the endpoint. A
- * switchover with `synchronous_mode` on, then a failover (the leader node SIGKILLed) with
- * asynchronous replicas, then a fast failover (only the leader's PostgreSQL killed,
- * `primary_start_timeout` 0). The cluster is started once (ports 26560-26568) and removed in afterAll.
+ * contenders, competing inbox workers, a @Failover caller and both database lockers of
+ * @holdfast/locker (`database` and `lease-database`, three processes each), each its own process,
+ * all through the endpoint. A switchover with `synchronous_mode` on, then a failover (the leader
+ * node SIGKILLed) with asynchronous replicas, then a fast failover (only the leader's PostgreSQL
+ * killed, `primary_start_timeout` 0). The lockers' masters tick while they believe they are master:
+ * never two at once, one again after each fault. The cluster is started once (ports 26560-26568,
+ * or from HOLDFAST_TEST_PATRONI_PORT on) and removed in afterAll.
  * Runs under `npm run test:cluster` (HOLDFAST_TEST_CLUSTERS=1); needs patroni, python3-etcd,
  * etcd-server and haproxy.
  */
@@ -15,6 +18,7 @@ import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
 import { PatroniCluster, uniqueTablePrefix } from '@holdfast/testing';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { seedInbox } from '../inbox/support/seed-inbox';
+import { LOCKER_WORKER, checkLockerTicks } from './support/locker-ticks';
 import {
   CONTENDER,
   INBOX_WORKER,
@@ -27,6 +31,8 @@ import {
   type FailoverCall,
 } from './support/processes';
 
+/** The cluster's first port (3 + 2 × 3 consecutive ports); a shared machine may move it. */
+const BASE_PORT = Number(process.env.HOLDFAST_TEST_PATRONI_PORT ?? 26560);
 const TTL = 2_000;
 const TRANSITION = 1_000;
 /** Short, so that a claim whose answer was lost comes back within the test. */
@@ -39,9 +45,21 @@ const STORE_TIMEOUT = 500;
  * that waited for the store would wait for the outage itself (seconds).
  */
 const CALL_SLACK = 1_500;
+/** Both database lockers of @holdfast/locker, LOCKERS processes each, beside the Simba contenders. */
+const LOCKER_TYPES = ['database', 'lease-database'] as const;
+type LockerType = (typeof LOCKER_TYPES)[number];
+const LOCKERS = 3;
+/** The lockers' lockAcquireSleepInterval (the lease-database lease) and lockKeepAlivePeriod. */
+const LOCK_INTERVAL = 1_000;
+const LOCK_KEEP_ALIVE = 250;
+/**
+ * WARN/ERROR lines a locker process may print from the fault on: seen 1 to 3 (the demotion, the
+ * outage, its end); an outage of ~20 s at 4 attempts a second would print dozens if each logged.
+ */
+const LOCKER_MAX_LINES = 6;
 
 describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => {
-  const cluster = new PatroniCluster({ basePort: 26560, nodes: 3, synchronous: true });
+  const cluster = new PatroniCluster({ basePort: BASE_PORT, nodes: 3, synchronous: true });
   const dir = mkdtempSync(join(tmpdir(), 'holdfast-patroni-test-'));
   let setup: DataSource | undefined;
   let workers: Workers | undefined;
@@ -65,10 +83,12 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
   }, 60_000);
 
   /**
-   * Three contenders and three inbox workers through the endpoint; `fault` runs once a quarter of
-   * the messages is delivered and resolves when it is done. Returns what the checks need.
+   * Three contenders, three inbox workers and the lockers through the endpoint; `fault` runs once
+   * a quarter of the messages is delivered and resolves when it is done, with the moment the fault
+   * struck (performance.now(), after finding the leader) if it knows it. Returns what the checks
+   * need.
    */
-  async function run(tag: string, fault: () => Promise<void>) {
+  async function run(tag: string, fault: () => Promise<number | void>) {
     setup = await new DataSource({
       type: 'postgres',
       url: cluster.url,
@@ -95,8 +115,38 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
     // A @Failover caller through the endpoint too: during the fault its calls must stay bounded.
     const calls: FailoverCall[] = [];
     const caller = startFailoverCaller(workers, 'postgres', prefix, STORE_TIMEOUT, env, calls);
+    // The lockers: each type its own lock table and ticks file; what each process believes
+    // (ticks) and what it reports (acquired / lost).
+    const roles = new Map<number, string>();
+    const lockers = Object.fromEntries(
+      LOCKER_TYPES.map((type) => {
+        const file = join(dir, `${prefix}${type}.ticks.log`);
+        writeFileSync(file, '');
+        return [type, { file, acquired: [] as { pid: number; at: number }[], lost: [] as string[] }];
+      }),
+    ) as Record<LockerType, { file: string; acquired: { pid: number; at: number }[]; lost: string[] }>;
+    for (const type of LOCKER_TYPES) {
+      for (let i = 0; i < LOCKERS; i++) {
+        const child = workers.spawn(
+          LOCKER_WORKER,
+          [
+            `${prefix}${type === 'database' ? 'db' : 'lease'}_`,
+            type,
+            lockers[type].file,
+            String(LOCK_INTERVAL),
+            String(LOCK_KEEP_ALIVE),
+          ],
+          env,
+          (c, m) => {
+            if (m.t === 'acquired') lockers[type].acquired.push({ pid: c.pid!, at: performance.now() });
+            if (m.t === 'lost') lockers[type].lost.push(String(m.reason));
+          },
+        );
+        roles.set(child.pid!, type);
+      }
+    }
     for (let i = 0; i < 3; i++) {
-      workers.spawn(
+      const child = workers.spawn(
         CONTENDER,
         ['postgres', prefix, 'leader', ticks, '-', String(TTL), String(TRANSITION)],
         env,
@@ -105,13 +155,16 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
             grants.push({ pid: c.pid!, token: Number(m.token), at: performance.now() });
         },
       );
+      roles.set(child.pid!, 'simba');
     }
     // Generous: on a loaded machine each worker's start (TypeScript and Nest) takes seconds.
     await until(() => grants[0], 60_000, 'a first owner');
+    for (const type of LOCKER_TYPES)
+      await until(() => lockers[type].acquired[0], 60_000, `a first ${type} locker master`);
     await caller;
     // Slow the workers a little (their handler waits 20 ms) so the fault lands during delivery.
     for (let i = 0; i < 3; i++) {
-      workers.spawn(
+      const child = workers.spawn(
         INBOX_WORKER,
         ['postgres', prefix, String(VISIBILITY), 'competing', '', '2'],
         env,
@@ -123,11 +176,12 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
             ]);
         },
       );
+      roles.set(child.pid!, 'inbox');
     }
     await until(() => deliveries.size >= MESSAGES / 4 || undefined, 120_000, 'a quarter delivered');
     const faultAt = performance.now();
     const grantsBefore = grants.length;
-    await fault();
+    const struckAt = (await fault()) ?? faultAt;
     const writableAt = await until(
       async () => ((await cluster.writable()) ? performance.now() : undefined),
       120_000,
@@ -154,6 +208,12 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
       3 * (TTL + TRANSITION) + 15_000,
       'an owner after the fault',
     ).catch(() => undefined);
+    for (const type of LOCKER_TYPES)
+      await until(
+        () => lockers[type].acquired.find((a) => a.at >= struckAt),
+        60_000,
+        `a ${type} locker master after the fault`,
+      ).catch(() => undefined);
     await sleep(TTL + TRANSITION);
     // The store breaker's probe closes it once the store answers again (every second).
     await until(
@@ -168,6 +228,58 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
     const perProcess = new Map<number, number>();
     for (const l of lines.filter((o) => /\b(WARN|ERROR)\b/.test(o.line)))
       perProcess.set(l.pid, (perProcess.get(l.pid) ?? 0) + 1);
+    // WARN/ERROR lines since the fault per process, by kind: "simba: 1,0,2".
+    const linesPerProcess: Record<string, string> = {};
+    const children = workers.children;
+    for (const c of children) {
+      const role = roles.get(c.pid!) ?? 'caller';
+      linesPerProcess[role] = [linesPerProcess[role], perProcess.get(c.pid!) ?? 0]
+        .filter((x) => x !== undefined)
+        .join(',');
+    }
+    // Each locker: its takeover after the fault, its ticks, and who believes it is master now.
+    const now = Date.now();
+    const locker = Object.fromEntries(
+      LOCKER_TYPES.map((type) => {
+        const { file, acquired, lost } = lockers[type];
+        const r = checkLockerTicks(file);
+        const next = acquired.find((a) => a.at >= struckAt);
+        const tickingNow = new Set(r.stretches.filter((s) => s.to >= now - 1_000).map((s) => s.pid)).size;
+        return [
+          type,
+          {
+            // From the moment the fault struck to the first master after it.
+            takeoverMs: next ? Math.round(next.at - struckAt) : undefined,
+            takeoverAfterWritableMs: next ? Math.round(next.at - writableAt) : undefined,
+            acquisitions: acquired.length,
+            lost,
+            ticks: r.ticks,
+            masters: r.masters,
+            overlappingTicks: r.overlappingTicks,
+            overlaps: r.overlaps,
+            tickingNow,
+            maxLinesPerProcess: Math.max(
+              0,
+              ...children.filter((c) => roles.get(c.pid!) === type).map((c) => perProcess.get(c.pid!) ?? 0),
+            ),
+          },
+        ];
+      }),
+    ) as Record<
+      LockerType,
+      {
+        takeoverMs?: number;
+        takeoverAfterWritableMs?: number;
+        acquisitions: number;
+        lost: string[];
+        ticks: number;
+        masters: number;
+        overlappingTicks: number;
+        overlaps: string[];
+        tickingNow: number;
+        maxLinesPerProcess: number;
+      }
+    >;
     const after = grants.slice(grantsBefore);
     const summary = {
       lost: lost.length,
@@ -176,6 +288,7 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
       violations: report.violations,
       tokens: grants.map((g) => g.token),
       writableAfterMs: Math.round(writableAt - faultAt),
+      struckAfterMs: Math.round(struckAt - faultAt),
       lastDeliveryAfterWritableMs: Math.round(lastDelivery - writableAt),
       deliveredDuringFault: firsts.filter((at) => at >= faultAt && at < writableAt).length,
       deliveredAfterWritable: afterWritable.length,
@@ -183,6 +296,8 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
       ownerAfterFaultMs: after.length ? Math.round(after[0].at - faultAt) : undefined,
       errorLines: workers.errors(faultAt).map((e) => e.line),
       maxLinesPerProcess: Math.max(0, ...perProcess.values()),
+      linesPerProcess,
+      locker,
       failover: failoverSummary(calls, faultAt, writableAt),
     };
     console.log(
@@ -205,6 +320,16 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
     expect(s.failover.unexpected).toEqual([]);
     expect(s.failover.slowestMs).toBeLessThanOrEqual(STORE_TIMEOUT + CALL_SLACK);
     expect(s.failover.lastDown).toBe('stale (last good)');
+    // Both database lockers: never two processes ticking as master at once, a master again after
+    // the fault, exactly one master at the end.
+    for (const type of LOCKER_TYPES) {
+      expect({ type, overlaps: s.locker[type].overlaps }).toEqual({ type, overlaps: [] });
+      expect(s.locker[type].overlappingTicks).toBe(0);
+      expect(s.locker[type].takeoverMs).toBeDefined();
+      expect({ type, tickingNow: s.locker[type].tickingNow }).toEqual({ type, tickingNow: 1 });
+      // Few lines: an outage and its end, a demotion; not a line per failed attempt.
+      expect(s.locker[type].maxLinesPerProcess).toBeLessThanOrEqual(LOCKER_MAX_LINES);
+    }
   }
 
   it('switchover to the synchronous standby: one owner at a time, every message delivered, no ERROR line', async () => {
@@ -217,7 +342,9 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
     await cluster.setSynchronous(false);
     const s = await run('pat_failover', async () => {
       const leader = await cluster.waitForLeader();
+      const struckAt = performance.now();
       await leader.kill();
+      return struckAt;
     });
     expectSafe(s);
   }, 240_000);
@@ -228,7 +355,9 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
     await cluster.patchConfig({ primary_start_timeout: 0 });
     const s = await run('pat_fast', async () => {
       const leader = await cluster.waitForLeader();
+      const struckAt = performance.now();
       await leader.killPostgres();
+      return struckAt;
     });
     expectSafe(s);
   }, 240_000);
