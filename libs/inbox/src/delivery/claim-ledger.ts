@@ -1,7 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import { monotonicMillis, withTimeout, type HoldfastTimers } from '@holdfast/core/kit';
 import { randomInt } from 'node:crypto';
-import { Mutex } from 'async-mutex';
 import { InboxClaimLostError } from '../errors';
 import type { InboxClock } from '../inbox.clock';
 import type { InboxMetrics } from '../metrics/inbox.metrics';
@@ -9,6 +8,7 @@ import type { ClaimLease } from '../store/cor-message.claim';
 import type { Lease, MessageRow, Now } from '../store/cor-message.rows';
 import type { InboxConnection } from '../store/inbox-connection';
 import { NoAnswerError, type DatabaseOutage } from './database-outage';
+import { LeaseGate } from './lease-gate';
 
 /** A running handler call, as the ledger sees it: given up when its claim is lost. */
 export interface RunningCall {
@@ -59,8 +59,10 @@ export class ClaimLedger {
   private readonly unsure = new Map<string, number[]>();
   /** Running handler calls by message id (to give one up when its claim is lost). */
   private readonly inHand = new Map<string, RunningCall>();
-  /** Heartbeats and completion deletes, one at a time (both read and move the lease ends). */
-  private readonly gate = new Mutex();
+  /** A heartbeat alone, completion deletes side by side (both read the lease ends; see LeaseGate). */
+  private readonly gate = new LeaseGate();
+  /** Completion deletes in flight (flush resolves once they are all done). */
+  private readonly flushing = new Set<Promise<void>>();
   private readonly beatMs: number;
   /** Heartbeats run (re-armed `holdfast:inbox:heartbeat:<table>`) while this node holds claims. */
   private heartbeatOn = false;
@@ -244,7 +246,7 @@ export class ClaimLedger {
     }
     this.beating = true;
     try {
-      await this.gate.runExclusive(async () => {
+      await this.gate.exclusive(async () => {
         const leases = this.leasesOf(this.leases.keys());
         if (!leases.length) return;
         const until = (await this.leaseNow()) + this.ctx.leaseMs;
@@ -312,30 +314,38 @@ export class ClaimLedger {
 
   /**
    * Deletes the delivered messages waiting, where this node still holds their claim (a message
-   * whose claim was lost is left to the node that has it). Resolves when every flush so far is done.
+   * whose claim was lost is left to the node that has it). Deletes run side by side (each its
+   * own messages), a heartbeat never beside them (see LeaseGate). Resolves when every flush so
+   * far is done.
    */
   flush(): Promise<void> {
     this.ctx.timers().clear(this.flushTimer);
     const ids = this.completions;
     const after = this.afterFlush;
-    if (!ids.length) return this.gate.waitForUnlock();
-    this.completions = [];
-    this.afterFlush = [];
-    return this.gate.runExclusive(async () => {
-      const leases = this.leasesOf(ids);
-      const held = new Set(leases.map((l) => l.id)).size;
-      try {
-        await this.ctx.metrics.retry('delete', () =>
-          this.ctx.connection.store.completion.deleteOwned(leases),
-        );
-      } catch (error) {
-        // They come back after their lease, to this node or another.
-        if (!this.ctx.outage.failed(error, `deleting ${held} delivered message(s)`))
-          this.ctx.logger.error(`Could not delete ${held} delivered message(s): ${(error as Error).message}`);
-      } finally {
-        for (const id of ids) this.forget(id);
-        for (const deleted of after) deleted();
-      }
-    });
+    if (ids.length) {
+      this.completions = [];
+      this.afterFlush = [];
+      const flushed = this.gate.shared(() => this.deleteDelivered(ids, after));
+      this.flushing.add(flushed);
+      void flushed.finally(() => this.flushing.delete(flushed));
+    }
+    // A heartbeat waiting (or running) is part of "so far": what it noted, a later flush uses.
+    return Promise.all([...this.flushing, this.gate.idle()]).then(() => undefined);
+  }
+
+  /** One completion delete (never rejects: the messages then come back after their lease). */
+  private async deleteDelivered(ids: readonly string[], after: readonly (() => void)[]): Promise<void> {
+    const leases = this.leasesOf(ids);
+    const held = new Set(leases.map((l) => l.id)).size;
+    try {
+      await this.ctx.metrics.retry('delete', () => this.ctx.connection.store.completion.deleteOwned(leases));
+    } catch (error) {
+      // They come back after their lease, to this node or another.
+      if (!this.ctx.outage.failed(error, `deleting ${held} delivered message(s)`))
+        this.ctx.logger.error(`Could not delete ${held} delivered message(s): ${(error as Error).message}`);
+    } finally {
+      for (const id of ids) this.forget(id);
+      for (const deleted of after) deleted();
+    }
   }
 }

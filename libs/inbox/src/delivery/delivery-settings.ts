@@ -13,7 +13,13 @@ export interface DeliverySettings {
   /** Handlers running at once on this node (`concurrency`, else `batchSize`). */
   concurrency: number;
   backoff: BackoffPolicy;
-  /** A completion flush starts as soon as this many delivered messages wait for their delete. */
+  /**
+   * A completion flush starts as soon as this many delivered messages wait for their delete:
+   * `completionBatchSize`, at most half the node's concurrency. A delivered message keeps its
+   * node slot until its delete is done (see HandlerSlots): with half the slots in one delete,
+   * the other half run meanwhile and make the next one, so a database far away costs each
+   * slot one round trip per message rather than the whole node waiting on each delete.
+   */
   flushAt: number;
   flushMs: number;
   /** The handler calls' time limit, on one timer (none without a limit). */
@@ -48,7 +54,7 @@ export function deliverySettings(options: ResolvedInboxOptions): DeliverySetting
     graceMs,
     concurrency,
     backoff,
-    flushAt: Math.min(options.completionBatchSize, concurrency),
+    flushAt: Math.min(options.completionBatchSize, Math.ceil(concurrency / 2)),
     flushMs: parseDuration(options.completionFlushInterval, 'completionFlushInterval'),
     deadlines,
   };

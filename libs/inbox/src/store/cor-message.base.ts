@@ -173,8 +173,24 @@ export abstract class CorMessageStatements {
     }
   }
 
-  /** The rows with these ids, as a statement target (see SqlDialect.keyedRows). */
+  /**
+   * The rows with these ids, as a statement target (see SqlDialect.keyedRows). PostgreSQL: one
+   * array parameter (`ID = ANY($n)`), so the statement's text is the same for any number of ids
+   * and it can stay parsed and planned per connection (see keyedTextIsFixed).
+   */
   protected keyed(b: StatementBinder, ids: readonly string[]): KeyedRows {
+    if (this.keyedTextIsFixed)
+      return { from: this.table, deleteFrom: `FROM ${this.table}`, where: `ID = ANY(${this.idArray(b, ids)}) AND ` };
     return this.d.keyedRows(b, this.table, 'ID', ids);
+  }
+
+  /** True where keyed binds its ids as one array (PostgreSQL): statements built on it may be prepared. */
+  protected get keyedTextIsFixed(): boolean {
+    return this.d.name === 'postgres';
+  }
+
+  /** PostgreSQL: `ids` as one bound `VARCHAR[]`. */
+  protected idArray(b: StatementBinder, ids: readonly string[]): string {
+    return `${b.bind([...ids])}::VARCHAR[]`;
   }
 }

@@ -39,7 +39,9 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
     const range = (until: number) =>
       `NEXT_RETRY >= ${this.t.at(b, until)} AND NEXT_RETRY < ${this.t.at(b, until + 1)}`;
     if (byEnd.size === 1) return `(${range([...byEnd.keys()][0])})`;
-    const terms = [...byEnd].map(([until, ids]) => `(ID IN (${b.list(ids)}) AND ${range(until)})`);
+    const some = (ids: string[]) =>
+      this.keyedTextIsFixed ? `ID = ANY(${this.idArray(b, ids)})` : `ID IN (${b.list(ids)})`;
+    const terms = [...byEnd].map(([until, ids]) => `(${some(ids)} AND ${range(until)})`);
     return `(${terms.join(' OR ')})`;
   }
 
@@ -53,7 +55,7 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
     if (!leases.length) return new Set();
     const ids = idsOf(leases);
     const s = this.extendLeasesStatement(leases, until);
-    const changed = await this.sql.execute(s.sql, s.params);
+    const changed = await this.sql.execute(s.sql, s.params, { prepared: this.keyedTextIsFixed });
     if (changed >= ids.length) return new Set(ids);
     // Some were not ours any more (or a driver counts unchanged rows apart): ask which are.
     const q = this.ownedIdsStatement(ids, until);
@@ -87,7 +89,9 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
   async deleteOwned(leases: readonly Lease[]): Promise<number> {
     if (!leases.length) return 0;
     const s = this.deleteOwnedStatement(leases);
-    return this.groups.deleting(idsOf(leases), (client) => client.execute(s.sql, s.params));
+    // PostgreSQL: the text depends only on how many lease ends the rows may hold (see keyed).
+    const prepared = this.keyedTextIsFixed;
+    return this.groups.deleting(idsOf(leases), (client) => client.execute(s.sql, s.params, { prepared }));
   }
 
   deleteOwnedStatement(leases: readonly Lease[]): Statement {

@@ -1,0 +1,114 @@
+import { describeEachDatabase } from '@holdfast/testing';
+import { LeaseGate } from '../src/delivery/lease-gate';
+import { InboxConnection } from '../src/store/inbox-connection';
+import type { Lease } from '../src/store/cor-message.rows';
+import { createInboxApp } from './inbox-test-app';
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A promise and the function that settles it. */
+function latch(): { done: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const done = new Promise<void>((resolve) => (open = resolve));
+  return { done, open };
+}
+
+describe('LeaseGate: completion deletes side by side, a heartbeat alone', () => {
+  it('runs deletes together, a heartbeat after those in flight, and later deletes after the heartbeat', async () => {
+    const gate = new LeaseGate();
+    const log: string[] = [];
+    const first = latch();
+    const second = latch();
+    const beat = latch();
+    const d1 = gate.shared(async () => {
+      log.push('d1 start');
+      await first.done;
+      log.push('d1 end');
+    });
+    const d2 = gate.shared(async () => {
+      log.push('d2 start');
+      await second.done;
+      log.push('d2 end');
+    });
+    await tick();
+    expect(log).toEqual(['d1 start', 'd2 start']);
+    const h = gate.exclusive(async () => {
+      log.push('beat start');
+      await beat.done;
+      log.push('beat end');
+    });
+    const d3 = gate.shared(async () => void log.push('d3'));
+    let idle = false;
+    void gate.idle().then(() => (idle = true));
+    await tick();
+    expect(log).toEqual(['d1 start', 'd2 start']); // the heartbeat waits for both, d3 for it
+    first.open();
+    await d1;
+    await tick();
+    expect(log).toEqual(['d1 start', 'd2 start', 'd1 end']);
+    second.open();
+    await d2;
+    await tick();
+    expect(log).toEqual(['d1 start', 'd2 start', 'd1 end', 'd2 end', 'beat start']);
+    expect(idle).toBe(false);
+    beat.open();
+    await Promise.all([h, d3]);
+    expect(log).toEqual(['d1 start', 'd2 start', 'd1 end', 'd2 end', 'beat start', 'beat end', 'd3']);
+    expect(idle).toBe(true);
+  });
+
+  it('lets the work of a failed heartbeat or delete go, and opens for what waits', async () => {
+    const gate = new LeaseGate();
+    await expect(gate.exclusive(() => Promise.reject(new Error('beat')))).rejects.toThrow('beat');
+    await expect(gate.shared(() => Promise.reject(new Error('delete')))).rejects.toThrow('delete');
+    await expect(gate.exclusive(async () => 'next')).resolves.toBe('next');
+    await expect(gate.shared(async () => 'after')).resolves.toBe('after');
+  });
+});
+
+describeEachDatabase(
+  'InboxModule completion deletes',
+  (ctx) => {
+    it('deletes delivered messages with a second delete while the first waits for its answer', async () => {
+      // Four slots: a delete starts once two delivered messages wait (half the slots), so the other
+      // two run meanwhile and make the next delete, which goes out beside the first.
+      const node = await createInboxApp(ctx, {
+        batchSize: 4,
+        completionFlushInterval: '1h',
+      });
+      try {
+        const completion = node.app.get(InboxConnection).store.completion;
+        const deleteOwned = completion.deleteOwned.bind(completion);
+        let inFlight = 0;
+        let most = 0;
+        const second = latch();
+        jest.spyOn(completion, 'deleteOwned').mockImplementation(async (leases: readonly Lease[]) => {
+          inFlight++;
+          most = Math.max(most, inFlight);
+          try {
+            // The first delete's answer is late: it waits for a second delete (at most 5 s).
+            if (most < 2) {
+              let timer: NodeJS.Timeout | undefined;
+              await Promise.race([second.done, new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
+              clearTimeout(timer);
+            } else second.open();
+            return await deleteOwned(leases);
+          } finally {
+            inFlight--;
+          }
+        });
+        await node.acceptor.acceptAll(
+          Array.from({ length: 4 }, (_, i) => ({ type: { namespace: 'test', name: 'order-placed' }, payload: { i } })),
+        );
+        const report = await node.delivery.deliverDue();
+        expect(report.delivered).toBe(4);
+        expect(most).toBe(2);
+        expect(await node.management.count('due')).toBe(0);
+        expect(await node.management.count('retrying')).toBe(0);
+      } finally {
+        await node.close();
+      }
+    });
+  },
+  { tables: ['COR_MESSAGE', 'SIMBA_MUTEX'] },
+);
