@@ -1,8 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { SqlClient } from '../database/sql-client';
-import { isAlreadyExistsError } from '../database/sql-errors';
+import { isAlreadyExistsError, isNodeNotReadyError } from '../database/sql-errors';
 import { SchemaMissingError } from '../errors/holdfast.error';
 import { tableName } from '../naming/table-prefix';
+import { monotonicMillis, sleep } from '../time/monotonic';
 import { createIndexSql, createTableSql, indexName } from './ddl';
 import { checkLiveTable } from './column-check';
 import { LiveTable, readLiveColumns } from './live-table';
@@ -17,7 +18,10 @@ export type SchemaMode = 'create' | 'check' | 'none';
 export const SCHEMA_MODES: readonly SchemaMode[] = ['create', 'check', 'none'];
 
 export interface SchemaManagerOptions {
-  /** How long the schema step waits for another instance's schema step (default 60 s). */
+  /**
+   * How long the schema step waits for another instance's schema step, and how long it keeps
+   * trying while the server answers that it cannot serve yet (default 60 s each).
+   */
   lockTimeoutMs?: number;
 }
 
@@ -48,8 +52,40 @@ export class SchemaManager {
    */
   async apply(spec: TableSpec, prefix: string, mode: SchemaMode): Promise<LiveTable> {
     const table = tableName(prefix, spec.name);
-    if (mode === 'none') return this.describe(spec, table);
-    return this.underSchemaLock(table, (locked) => locked.step(spec, prefix, mode));
+    return this.whileNodeNotReady(table, () =>
+      mode === 'none'
+        ? this.describe(spec, table)
+        : this.underSchemaLock(table, (locked) => locked.step(spec, prefix, mode)),
+    );
+  }
+
+  /**
+   * Runs the schema step again while the server answers that it cannot serve yet
+   * (isNodeNotReadyError: a Galera node that is not a synced member yet, 1047, as right after it
+   * rejoined; a read-only node during a switchover): part of an outage at boot, not a schema
+   * error. Tries again with a growing pause (0.1 s to 2 s) until lockTimeoutMs has passed, then
+   * throws the server's error. Any other error is thrown at once.
+   */
+  private async whileNodeNotReady<T>(table: string, step: () => Promise<T>): Promise<T> {
+    const deadline = monotonicMillis() + this.lockTimeoutMs;
+    let pause = 100;
+    let warned = false;
+    for (;;) {
+      try {
+        return await step();
+      } catch (error) {
+        if (!isNodeNotReadyError(error) || monotonicMillis() + pause > deadline) throw error;
+        if (!warned) {
+          warned = true;
+          this.logger.warn(
+            `Table ${table}: the database node cannot serve yet (${(error as Error).message}); the schema ` +
+              `step tries again for up to ${Math.round(this.lockTimeoutMs / 1_000)} s`,
+          );
+        }
+        await sleep(pause);
+        pause = Math.min(pause * 2, 2_000);
+      }
+    }
   }
 
   /** The schema step proper, on the connection that holds the schema lock. */
