@@ -6,6 +6,8 @@ import {
   type SqlClient,
 } from '@holdfast/core/kit';
 import type { LockQueryResolver } from '../store/lock-query.resolver';
+import { LockerConfigurationError } from '../errors';
+import { FAILOVER_GRACE_HOLDER } from '../store/lease-failover-grace';
 import { prepareLockRow } from '../store/lock-row';
 import { AbstractLocker } from './abstract.locker';
 import { declareLockConnection, LockConnection } from './lock-connection';
@@ -22,6 +24,10 @@ const countRetry = sqlRetryCounter('locker');
  * On PostgreSQL and MySQL/MariaDB every statement runs on a connection reserved from the pool
  * (LockConnection), so renewals never wait behind the application's work, each wait is bounded,
  * and a connection that failed or hung is destroyed instead of reused.
+ *
+ * On PostgreSQL, after a promotion that may have lost commits (an asynchronous standby), no
+ * instance takes the lease before the one the old primary may have granted has ended: see
+ * store/lease-failover-grace.ts.
  */
 export class LeaseDatabaseLocker extends AbstractLocker {
   private sql!: SqlClient;
@@ -54,7 +60,13 @@ export class LeaseDatabaseLocker extends AbstractLocker {
         statementTimeoutFor(context.lockAcquireSleepInterval, context.lockKeepAlivePeriod),
       );
     }
-    this.queries = await prepareLockRow(sql, context.options, context.lockName);
+    if (context.holderId === FAILOVER_GRACE_HOLDER) {
+      throw new LockerConfigurationError(
+        `Option 'locker.leaseHolderId' = ${JSON.stringify(context.holderId)}: the name is reserved for a ` +
+          `lock row in its grace after a PostgreSQL failover.`,
+      );
+    }
+    this.queries = await prepareLockRow(sql, context.options, context.lockName, { failoverGrace: true });
     const maxDiff = context.options.maxAllowableDiffFromDBTime;
     if (maxDiff > 0) {
       const before = Date.now();
@@ -142,6 +154,7 @@ export class LeaseDatabaseLocker extends AbstractLocker {
       sql.query<{ broker_name: unknown; time: unknown; now: unknown }>(read.sql, read.params),
     );
     if (!row || row.broker_name == null || row.time == null) return undefined;
+    if (row.broker_name === FAILOVER_GRACE_HOLDER) return undefined; // nobody: the row is in its grace
     return toNumber(row.time) >= toNumber(row.now) ? String(row.broker_name) : undefined;
   }
 }

@@ -7,6 +7,7 @@ import {
   type Statement,
 } from '@holdfast/core/kit';
 import { HOLDFAST_LOCK_TABLE } from './holdfast-lock.table';
+import { FAILOVER_GRACE_HOLDER, TIMELINE_MARKER } from './lease-failover-grace';
 
 /** A lock row: its master's name and its TIME against the database clock. */
 export interface LockStatus {
@@ -16,10 +17,15 @@ export interface LockStatus {
   timeFromNowMs: number | null;
 }
 
-/** The statement that reads every lock row of `table` (HOLDFAST_LOCK under its prefix). */
+/**
+ * The statement that reads every lock row of `table` (HOLDFAST_LOCK under its prefix). The
+ * timeline marker of the failover grace is a row, not a lock: left out (by its holder, a string
+ * column on every layout; the name is a constant, not a value from outside).
+ */
 export function selectLockStatus(table: string): Statement {
   return statement(
-    `SELECT ID AS lock_id, BROKER_NAME AS broker_name, TIME AS lock_time FROM ${table} ORDER BY ID`,
+    `SELECT ID AS lock_id, BROKER_NAME AS broker_name, TIME AS lock_time FROM ${table} ` +
+      `WHERE BROKER_NAME IS NULL OR BROKER_NAME <> '${TIMELINE_MARKER}' ORDER BY ID`,
   );
 }
 
@@ -28,7 +34,8 @@ export function toLockStatus(row: Record<string, unknown>, now: number): LockSta
   const time = row.lock_time === null || row.lock_time === undefined ? null : toNumber(row.lock_time);
   return {
     lock: String(row.lock_id),
-    master: row.broker_name ? String(row.broker_name) : null,
+    // A row in its failover grace has no master (its TIME is when the grace was detected).
+    master: row.broker_name && row.broker_name !== FAILOVER_GRACE_HOLDER ? String(row.broker_name) : null,
     timeFromNowMs: time === null ? null : time - now,
   };
 }

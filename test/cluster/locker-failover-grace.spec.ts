@@ -1,0 +1,210 @@
+/**
+ * The lease locker's grace after a lossy failover (#36 item 4): a private PostgreSQL primary with
+ * an asynchronous hot standby; the standby misses the last lease take; the primary crashes right
+ * after the new master's renewal and the standby is promoted at once. The master whose take was
+ * lost still believes it is master until its local deadline; nobody else may be master before
+ * then. Each locker process ticks every 20 ms while it believes it is master, and the test
+ * measures the time two processes believed it at once. Three processes share the lock (the first
+ * master is killed, the second takes the lease on the primary only, the third waits as standby
+ * and reaches the standby server before the crash, so it tries again within a quarter lease of
+ * the promotion), and a fourth starts right after the promotion (a process that never saw the
+ * old timeline). On the old code the third took the lease about a second after the promotion,
+ * while the lost take's master believed it was master for seconds more. Ports 27200-27206; needs the PostgreSQL server binaries.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { uniqueTablePrefix } from '@holdfast/testing';
+import { PgReplicaPair } from '../simba/support/pg-cluster';
+import { SwitchableProxy } from '../simba/support/switchable-proxy';
+import { Workers, sleep, until } from './support/processes';
+
+const PRIMARY = 27200;
+const STANDBY = 27201;
+const REPLICATION = 27202;
+/** The first of four endpoints, one per locker process (27203-27206). */
+const ENDPOINT = 27203;
+/** lockAcquireSleepInterval, the lease. */
+const LEASE = 6_000;
+const KEEP_ALIVE = 1_500;
+const LEASE_LOCKER = join(__dirname, 'workers', 'lease-locker.worker.ts');
+const TIMELINE = `SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint AS timeline`;
+
+function connect(port: number): Promise<DataSource> {
+  return new DataSource({
+    type: 'postgres',
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    poolSize: 2,
+    connectTimeoutMS: 3_000,
+  }).initialize();
+}
+
+interface Take {
+  pid: number;
+  /** Epoch ms (the worker's clock, the same machine's). */
+  at: number;
+}
+
+/**
+ * The ticks ("<epoch ms> <pid> <term start>") as terms, one per (pid, term start), and how long
+ * and in how many ticks two processes believed at once that they were master.
+ */
+function overlap(file: string): { ticks: number; terms: number; overlapMs: number; overlapTicks: number } {
+  const ticks = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.split(' ').map(Number) as [number, number, number]);
+  const terms = new Map<string, { pid: number; from: number; to: number }>();
+  for (const [at, pid, start] of ticks) {
+    const key = `${pid} ${start}`;
+    const term = terms.get(key) ?? { pid, from: start, to: at };
+    term.to = Math.max(term.to, at);
+    terms.set(key, term);
+  }
+  const all = [...terms.values()];
+  let overlapMs = 0;
+  for (let i = 0; i < all.length; i++)
+    for (let j = i + 1; j < all.length; j++)
+      if (all[i].pid !== all[j].pid)
+        overlapMs += Math.max(0, Math.min(all[i].to, all[j].to) - Math.max(all[i].from, all[j].from));
+  const overlapTicks = ticks.filter(([at, pid]) =>
+    all.some((t) => t.pid !== pid && t.from <= at && at <= t.to),
+  ).length;
+  return { ticks: ticks.length, terms: all.length, overlapMs, overlapTicks };
+}
+
+describe('the lease locker after a lossy PostgreSQL failover (asynchronous standby, promoted at once)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'holdfast-lease-grace-test-'));
+  let cluster: PgReplicaPair | undefined;
+  const endpoints = new Map<number, SwitchableProxy>();
+  let workers: Workers | undefined;
+  const open: DataSource[] = [];
+
+  afterAll(async () => {
+    await workers?.stop();
+    await Promise.all(open.splice(0).map((d) => d.destroy().catch(() => undefined)));
+    for (const e of endpoints.values()) await e.stop();
+    await cluster?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }, 120_000);
+
+  it('no lease is taken while the lost take may be believed: 0 ms with two masters', async () => {
+    cluster = new PgReplicaPair(PRIMARY, STANDBY, REPLICATION, false);
+    await cluster.start();
+    const prefix = uniqueTablePrefix('lgrace');
+    const table = `${prefix}HOLDFAST_LOCK`;
+    const primary = await connect(PRIMARY);
+    const standby = await connect(STANDBY);
+    open.push(primary, standby);
+    const rowOn = async (db: DataSource) =>
+      ((await db.query(`SELECT BROKER_NAME AS holder, TIME AS time FROM ${table} WHERE ID = 'default'`))[0] ??
+        {}) as { holder?: string; time?: string };
+
+    const ticks = join(dir, `${prefix}ticks.log`);
+    writeFileSync(ticks, '');
+    const takes: Take[] = [];
+    const losses: Take[] = [];
+    const holders = new Map<number, string>();
+    workers = new Workers();
+    // Each process reaches the database through an endpoint of its own, so that at the failover
+    // the lost take's master can be left cut off from the new primary (a partition, or a slow
+    // reconnect) while the others are moved to it.
+    const spawn = async (target: number): Promise<ChildProcess> => {
+      const endpoint = new SwitchableProxy(target);
+      const port = await endpoint.start(ENDPOINT + endpoints.size);
+      const child = workers!.spawn(
+        LEASE_LOCKER,
+        [prefix, ticks, String(LEASE), String(KEEP_ALIVE)],
+        { HOLDFAST_TEST_PG_URL: `postgres://postgres@127.0.0.1:${port}/postgres` },
+        (c, m) => {
+          if (m.type === 'acquired') takes.push({ pid: c.pid!, at: Number(m.at) });
+          if (m.type === 'lost') losses.push({ pid: c.pid!, at: Number(m.at) });
+          if (m.type === 'ready') holders.set(c.pid!, String(m.instanceId));
+        },
+      );
+      endpoints.set(child.pid!, endpoint);
+      return child;
+    };
+    const lockers = [await spawn(PRIMARY), await spawn(PRIMARY), await spawn(PRIMARY)];
+    const first = await until(() => takes[0], 60_000, 'a first master');
+    const firstHolder = await until(() => holders.get(first.pid), 30_000, 'its holder id');
+    await until(
+      async () => (await rowOn(standby)).holder === firstHolder,
+      20_000,
+      'the first take on the standby',
+    );
+
+    // 1. Replication goes quiet. 2. The master is killed; another takes the lease on the primary only.
+    cluster.replication.blackhole();
+    lockers.find((c) => c.pid === first.pid)!.kill('SIGKILL');
+    const second = await until(
+      () => takes.find((t) => t.pid !== first.pid),
+      3 * LEASE + 10_000,
+      'a takeover',
+    );
+    expect((await rowOn(standby)).holder).toBe(firstHolder); // the take is lost
+
+    // 3. The standby's endpoint already points at the standby server (a virtual IP moved early, or
+    //    a stale DNS answer): its attempts fail there (read-only), so it retries every quarter
+    //    lease, as a standby does while its database does not answer. 4. Right after one of the
+    //    master's renewals (its lease is as long as it gets), the primary crashes and the standby
+    //    server is promoted at once. The lost take's master still points at the dead primary: it
+    //    cannot renew and believes it is master until its local deadline.
+    for (const [pid, endpoint] of endpoints) if (pid !== second.pid) endpoint.switchTo(STANDBY);
+    const renewedFrom = (await rowOn(primary)).time;
+    await until(async () => (await rowOn(primary)).time !== renewedFrom, LEASE + 5_000, 'a renewal');
+    const timelineBefore = Number((await primary.query(TIMELINE))[0].timeline);
+    const takesBefore = takes.length;
+    await cluster.crashPrimary();
+    await cluster.promoteStandby();
+    const promotedAt = Date.now();
+    const timelineAfter = Number((await standby.query(TIMELINE))[0].timeline);
+    // 5. A locker that never saw the old timeline starts right after the promotion.
+    const fresh = await spawn(STANDBY);
+    const third = await until(
+      () => takes.slice(takesBefore)[0],
+      4 * LEASE + 20_000,
+      'a take on the promoted standby',
+    ).catch(async (error: Error) => {
+      const rows = JSON.stringify(
+        await standby.query(`SELECT * FROM ${table}`).catch((e: Error) => e.message),
+      );
+      throw new Error(
+        `${rows}; ${error.message}; the lockers said:\n${workers!.output.map((o) => `  ${o.pid}: ${o.line}`).join('\n')}`,
+      );
+    });
+    // The lost take's master demotes at its local deadline (before the take above, unless two
+    // believed at once); the ticks until then are counted.
+    const demoted = await until(
+      () => losses.find((l) => l.pid === second.pid),
+      LEASE + 10_000,
+      "the demotion of the lost take's master",
+    );
+    await sleep(500);
+
+    const report = overlap(ticks);
+    const name = (pid: number) =>
+      pid === fresh.pid
+        ? 'fresh'
+        : pid === second.pid
+          ? 'lost-take'
+          : pid === first.pid
+            ? 'first'
+            : 'standby';
+    console.log(
+      `[lease grace] timeline ${timelineBefore} -> ${timelineAfter}; takes ${takes
+        .map((t) => `${name(t.pid)}@${t.at - promotedAt}`)
+        .join(', ')} (ms from the promotion); first take after the promotion ${third.at - promotedAt} ms ` +
+        `after it (by ${name(third.pid)}; lease ${LEASE} ms); the lost take's master demoted ` +
+        `${demoted.at - promotedAt} ms after it; ${report.ticks} ticks in ${report.terms} terms, ` +
+        `${report.overlapTicks} ticks and ${report.overlapMs} ms with two masters`,
+    );
+    expect(timelineAfter).toBeGreaterThan(timelineBefore);
+    expect(report.overlapTicks).toBe(0);
+    expect(report.overlapMs).toBe(0);
+    // Only the lost take's master and the others: the grace ends, a master comes back.
+    expect(third.pid).not.toBe(second.pid);
+  }, 180_000);
+});
