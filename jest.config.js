@@ -23,6 +23,7 @@ const serverOnly = serversSelected
   ? []
   : [
       '/libs/locker/test/lock-connection.spec.ts',
+      '/libs/locker/test/round-trips.spec.ts',
       '/libs/inbox/test/round-trips.spec.ts',
       '/test/inbox/accept-under-load.spec.ts',
       '/test/outage/quiet-outage.spec.ts',

@@ -1,19 +1,23 @@
 /**
  * npm run bench -- latency [--delays 0,1,5] [--rounds 1] [--databases postgres,mariadb]
  *                          [--single 1000] [--bulk 20000] [--batches 0] [--ops 20] [--profile DIR]
+ *                          [--delivery 0]
  *
  * What a database 0.5–2 ms away costs: every connection goes through a TcpProxy that delays each
  * chunk by `--delays` ms each way (0, 1 and 5 by default) and counts the round trips (the
  * application sending again after the server's answer, on each connection).
  *  1. Round trips per operation, counted by the proxy (no delay needed: a count does not depend on
  *     it): an inbox claim of 100, a completion (delete of 100 delivered), a heartbeat (lease
- *     extension of 100), a Simba round (acquire/renew + read of one mutex), a locker keep-alive,
- *     and the failover call paths (a synchronous store write, a recovery read).
+ *     extension of 100), a Simba round (acquire/renew + read of one mutex), the failover call
+ *     paths (a synchronous store write, a recovery read), and the lockers' operations (the database
+ *     locker's acquire, standby attempt, keep-alive and release; the lease locker's; a
+ *     @ScheduledLock tick that runs and one that finds the lock taken; bench/support/locker-operations.ts).
  *  2. At each delay: each of those operations one after the other (`--ops` times): ms per operation.
  *  3. At each delay: inbox delivery by 2 processes (bench/inbox.bench.ts's runs, with its accepts
  *     before; `--batches 0` is the inbox's default options) on PostgreSQL beside graphile-worker in
  *     its high-throughput setup, in the same run (interleaved, `--rounds`), and on MariaDB alone;
  *     with the round trips per message delivered the proxy counted during the delivery.
+ * `--delivery 0`: parts 1 and 2 only.
  * `--profile DIR`: CPU profiles of the Holdfast delivery workers (node --cpu-prof), one directory
  * per database and delay.
  */
@@ -30,6 +34,7 @@ import { MutexRepository } from '../libs/simba/src/mutex/mutex.repository';
 import { InboxConnection } from '../libs/inbox/src/store/inbox-connection';
 import type { Lease } from '../libs/inbox/src/store/cor-message.rows';
 import { median, numberArg, printTable } from './support/bench-kit';
+import { lockerOperations } from './support/locker-operations';
 
 type ServerDb = Extract<TestDatabase, 'postgres' | 'mariadb'>;
 const SERVERS: Record<ServerDb, { env: string; fallback: string }> = {
@@ -129,8 +134,11 @@ async function fixture(db: ServerDb): Promise<Fixture> {
   const quotes = app.get(Quotes);
   const upstream = app.get(Upstream);
 
+  const lockers = await lockerOperations(dataSource, sql, prefix);
+  closers.push(() => lockers.close());
+
   closers.push(async () => {
-    for (const table of ['COR_MESSAGE', 'simba_mutex', 'FAILOVER_STORE'])
+    for (const table of ['COR_MESSAGE', 'simba_mutex', 'FAILOVER_STORE', 'HOLDFAST_LOCK'])
       await sql.execute(`DROP TABLE IF EXISTS ${prefix}${table}`).catch(() => undefined);
   });
   closers.push(() => dataSource.destroy());
@@ -158,6 +166,7 @@ async function fixture(db: ServerDb): Promise<Fixture> {
         prepare: async () => void (upstream.fail = true),
         run: () => quotes.quote('k'),
       },
+      ...lockers.operations,
     ],
     close: async () => {
       for (const close of closers) await close();
@@ -257,6 +266,7 @@ export async function main(args: string[]): Promise<void> {
       timeRows,
     );
 
+    if (numberArg(args, '--delivery', 1) === 0) return;
     // 3: delivery.
     const sizes: import('./inbox.bench').Sizes = {
       single: numberArg(args, '--single', 1_000),

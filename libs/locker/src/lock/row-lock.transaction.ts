@@ -1,4 +1,5 @@
-import type { LockQueryResolver } from '../store/lock-query.resolver';
+import type { QueryRunner } from 'typeorm';
+import type { LockQueryResolver, RowLockAcquire } from '../store/lock-query.resolver';
 import type { HeldTransaction } from './held-transaction';
 import type { LockConnection } from './lock-connection';
 
@@ -12,9 +13,22 @@ export interface RowLockContext {
   readonly idleTimeout: number;
 }
 
-/** PostgreSQL, MySQL, MariaDB: SELECT ... FOR UPDATE in a transaction kept open on the lock connection. */
+/** The driver's own connection under a QueryRunner (pg's Client), for a multi-statement query's results. */
+interface ScriptConnection {
+  query(sql: string): Promise<{ rowCount: number | null } | { rowCount: number | null }[]>;
+}
+
+/**
+ * PostgreSQL, MySQL, MariaDB: SELECT ... FOR UPDATE in a transaction kept open on the lock
+ * connection. An attempt is one round trip where the database takes it in one message
+ * (`LockQueryResolver.acquireRowLock`; on PostgreSQL a second one rolls back an attempt that
+ * found the row held); elsewhere the transaction is opened, the row locked, the idle bound set and
+ * the row claimed one statement at a time.
+ */
 export class RowLockTransaction implements HeldTransaction {
   private holding = false;
+  /** The open transaction was begun by a statement of ours, not by TypeORM's startTransaction. */
+  private begunBySql = false;
 
   constructor(private readonly context: RowLockContext) {}
 
@@ -24,9 +38,16 @@ export class RowLockTransaction implements HeldTransaction {
 
   async acquire(): Promise<boolean> {
     const { connection, queries, lockName, holderId, idleTimeout } = this.context;
+    const oneMessage = queries.acquireRowLock(lockName, holderId, idleTimeout);
     // A failure anywhere destroys the connection, and the server rolls the transaction back.
     return connection.run('Acquiring the lock', async (tx) => {
       const runner = connection.queryRunner!;
+      if (oneMessage) {
+        const held = await this.acquireInOneMessage(runner, oneMessage);
+        this.holding = held;
+        this.begunBySql = held;
+        return held;
+      }
       await runner.startTransaction();
       const lockRow = queries.lockRow(lockName);
       const rows = await tx.query(lockRow.sql, lockRow.params);
@@ -40,8 +61,26 @@ export class RowLockTransaction implements HeldTransaction {
       const claim = queries.claimRow(lockName, holderId);
       await tx.execute(claim.sql, claim.params);
       this.holding = true;
+      this.begunBySql = false;
       return true;
     });
+  }
+
+  /** True when the row was taken (its transaction left open); otherwise no transaction is left open. */
+  private async acquireInOneMessage(runner: QueryRunner, attempt: RowLockAcquire): Promise<boolean> {
+    if (attempt.kind === 'script') {
+      // pg answers a query of several statements with one result each; TypeORM keeps none of them.
+      const driver = (runner as unknown as { databaseConnection: ScriptConnection }).databaseConnection;
+      const results = await driver.query(attempt.sql);
+      const claim = Array.isArray(results) ? results[results.length - 1] : results;
+      if (claim?.rowCount === 1) return true;
+      await runner.query('ROLLBACK');
+      return false;
+    }
+    const result = (await runner.query(attempt.sql, [...attempt.params], true)) as { records?: unknown[] };
+    // The compound's SELECT comes as a result set of its own, before the compound's OK.
+    const [rows] = (result.records ?? []) as { held?: unknown }[][];
+    return Array.isArray(rows) && Number(rows[0]?.held) === 1;
   }
 
   async touch(): Promise<boolean> {
@@ -74,7 +113,8 @@ export class RowLockTransaction implements HeldTransaction {
       await connection
         .run('Releasing the lock', async () => {
           const runner = connection.queryRunner!;
-          if (runner.isTransactionActive) await runner.rollbackTransaction();
+          if (this.begunBySql) await runner.query('ROLLBACK');
+          else if (runner.isTransactionActive) await runner.rollbackTransaction();
         })
         .catch(() => undefined);
     }
