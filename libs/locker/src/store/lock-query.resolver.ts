@@ -1,5 +1,6 @@
 import { statement, StatementBinder, tableName, type SqlDialect, type Statement } from '@holdfast/core/kit';
 import { DEFAULT_LOCK_TABLE_NAMES, type LockTableNames } from './holdfast-lock.table';
+import { FAILOVER_GRACE_HOLDER, TIMELINE_MARKER } from './lease-failover-grace';
 
 /** One lease on a lock row: the lock, who takes it, and for how long (ms, database clock). */
 export interface LeaseClaim {
@@ -37,6 +38,11 @@ export class LockQueryResolver {
   private readonly ID: string;
   private readonly TIME: string;
   private readonly BROKER_NAME: string;
+  /**
+   * The lease statements keep the grace after a lossy failover (see lease-failover-grace.ts):
+   * set by prepareLockRow for the lease locker on Holdfast's own table on PostgreSQL.
+   */
+  failoverGrace = false;
 
   constructor(
     readonly dialect: SqlDialect,
@@ -70,23 +76,33 @@ export class LockQueryResolver {
 
   /**
    * Takes an expired or free lease for `holder` for `leaseMillis`. With `ownToo`, also a lease
-   * that still names `holder`: see LeaseDatabaseLocker.tryAcquire.
+   * that still names `holder`: see LeaseDatabaseLocker.tryAcquire. With the failover grace, a row
+   * in grace (holder FAILOVER_GRACE_HOLDER, TIME the promotion's detection or a later expiry) is
+   * free only once `leaseMillis` more have passed, and nothing is taken by the statement that
+   * detects a promotion.
    */
   acquireLease(lease: LeaseClaim, ownToo = false): Statement {
     const b = this.binder();
     const now = this.dialect.nowMillis;
+    const guard = this.graceGuard(b);
+    const expired = guard
+      ? `(${this.TIME} < ${now} AND (${this.BROKER_NAME} IS NULL OR ${this.BROKER_NAME} <> ${b.bind(FAILOVER_GRACE_HOLDER)})) ` +
+        `OR ${this.TIME} < ${now} - ${b.bind(lease.leaseMillis)}`
+      : `${this.TIME} < ${now}`;
     return b.statement(
-      `UPDATE ${this.table} SET ${this.BROKER_NAME} = ${b.bind(lease.holder)}, ${this.TIME} = ${now} + ${b.bind(lease.leaseMillis)} ` +
-        `WHERE ${this.ID} = ${b.bind(lease.id)} AND (${this.TIME} IS NULL OR ${this.TIME} < ${now}${ownToo ? ` OR ${this.BROKER_NAME} = ${b.bind(lease.holder)}` : ''})`,
+      `${guard?.with ?? ''}UPDATE ${this.table} SET ${this.BROKER_NAME} = ${b.bind(lease.holder)}, ${this.TIME} = ${now} + ${b.bind(lease.leaseMillis)} ` +
+        `WHERE ${this.ID} = ${b.bind(lease.id)} AND (${this.TIME} IS NULL OR ${expired}${ownToo ? ` OR ${this.BROKER_NAME} = ${b.bind(lease.holder)}` : ''})` +
+        (guard?.unmoved ?? ''),
     );
   }
 
   /** Extends the lease by `leaseMillis` only where `holder` still holds it. */
   renewLease(lease: LeaseClaim): Statement {
     const b = this.binder();
+    const guard = this.graceGuard(b);
     return b.statement(
-      `UPDATE ${this.table} SET ${this.TIME} = ${this.dialect.nowMillis} + ${b.bind(lease.leaseMillis)} ` +
-        `WHERE ${this.ID} = ${b.bind(lease.id)} AND ${this.BROKER_NAME} = ${b.bind(lease.holder)}`,
+      `${guard?.with ?? ''}UPDATE ${this.table} SET ${this.TIME} = ${this.dialect.nowMillis} + ${b.bind(lease.leaseMillis)} ` +
+        `WHERE ${this.ID} = ${b.bind(lease.id)} AND ${this.BROKER_NAME} = ${b.bind(lease.holder)}${guard?.unmoved ?? ''}`,
     );
   }
 
@@ -108,9 +124,57 @@ export class LockQueryResolver {
   /** Gives the lease of `holder` up so a standby can take it at once. */
   releaseLease(id: string, holder: string): Statement {
     const b = this.binder();
+    const guard = this.graceGuard(b);
     return b.statement(
-      `UPDATE ${this.table} SET ${this.TIME} = NULL, ${this.BROKER_NAME} = NULL WHERE ${this.ID} = ${b.bind(id)} AND ${this.BROKER_NAME} = ${b.bind(holder)}`,
+      `${guard?.with ?? ''}UPDATE ${this.table} SET ${this.TIME} = NULL, ${this.BROKER_NAME} = NULL ` +
+        `WHERE ${this.ID} = ${b.bind(id)} AND ${this.BROKER_NAME} = ${b.bind(holder)}${guard?.unmoved ?? ''}`,
     );
+  }
+
+  /**
+   * Creates the timeline marker row with the server's timeline if the table has none (PostgreSQL;
+   * a new table starts without a grace). Its holder is the marker's name too, so the status
+   * listings, which leave out that holder, never show it.
+   */
+  ensureTimelineMarker(): Statement | undefined {
+    const timeline = this.dialect.timeline;
+    if (timeline === undefined) return undefined;
+    const b = this.binder();
+    const marker = b.bind(TIMELINE_MARKER);
+    return b.statement(
+      `INSERT INTO ${this.table} (${this.ID}, ${this.TIME}, ${this.BROKER_NAME}) ` +
+        `SELECT ${marker}, ${timeline}, ${b.bind(TIMELINE_MARKER)} ON CONFLICT (${this.ID}) DO NOTHING`,
+    );
+  }
+
+  /**
+   * The failover grace's detection, put in front of every lease write (one statement, so one
+   * round trip as before): `moved` moves the marker to the server's timeline when it names
+   * another one (a promotion since the table's last write), and `graced` then puts every other
+   * row into grace (holder FAILOVER_GRACE_HOLDER, TIME not before now), skipping rows a
+   * transaction holds (the database locker's live masters: their rows are not leases). `unmoved`
+   * is the lease statement's extra condition: the statement that detects a promotion changes
+   * nothing else. Undefined when the grace is off.
+   *
+   * Why this is safe against a concurrent lease statement: that statement's `moved` waits for
+   * the marker row, which the detecting statement holds until it commits, before its own UPDATE
+   * looks at its lease row (the condition on `moved` is evaluated first); PostgreSQL then
+   * re-checks that row's WHERE against the version the detection left (in grace), not its older
+   * snapshot.
+   */
+  private graceGuard(b: StatementBinder): { with: string; unmoved: string } | undefined {
+    const timeline = this.dialect.timeline;
+    if (!this.failoverGrace || timeline === undefined) return undefined;
+    const now = this.dialect.nowMillis;
+    return {
+      with:
+        `WITH moved AS (UPDATE ${this.table} SET ${this.TIME} = ${timeline} ` +
+        `WHERE ${this.ID} = ${b.bind(TIMELINE_MARKER)} AND ${this.TIME} IS DISTINCT FROM ${timeline} RETURNING ${this.ID}), ` +
+        `graced AS (UPDATE ${this.table} SET ${this.BROKER_NAME} = ${b.bind(FAILOVER_GRACE_HOLDER)}, ` +
+        `${this.TIME} = GREATEST(${this.TIME}, ${now}) WHERE ${this.ID} IN (SELECT ${this.ID} FROM ${this.table} ` +
+        `WHERE ${this.ID} <> ${b.bind(TIMELINE_MARKER)} AND EXISTS (SELECT 1 FROM moved) FOR UPDATE SKIP LOCKED) RETURNING ${this.ID}) `,
+      unmoved: ` AND NOT EXISTS (SELECT 1 FROM moved)`,
+    };
   }
 
   /** The row of lock `id` with the database clock next to it. */
