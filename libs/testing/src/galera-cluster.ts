@@ -95,15 +95,58 @@ export class GaleraNode extends MariadbServer {
 
   /** True when the node accepts connections and is a synced member of the primary component. */
   async synced(): Promise<boolean> {
+    const state = await this.state();
+    return state !== undefined && state.ready && state.local === 'Synced' && state.primary;
+  }
+
+  /**
+   * The node's own view of the cluster (undefined when it does not answer). A node thawed after
+   * a SIGSTOP answers with the view it had when it froze (Synced, ready, Primary, the old size)
+   * for a few seconds, until its group communication learns that the others voted it out: only
+   * its view number (`wsrep_cluster_conf_id`), older than theirs, tells it apart.
+   */
+  async state(): Promise<GaleraNodeState | undefined> {
     try {
       const out = await this.client(
-        "SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN ('wsrep_ready','wsrep_local_state_comment') ORDER BY VARIABLE_NAME",
+        'SELECT VARIABLE_NAME, VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME IN ' +
+          "('wsrep_ready','wsrep_local_state_comment','wsrep_cluster_status','wsrep_cluster_size','wsrep_cluster_conf_id')",
       );
-      return out.split('\n').filter(Boolean).join(',') === 'Synced,ON';
+      const status = new Map(
+        out
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => line.split('\t') as [string, string])
+          .map(([name, value]) => [name.toLowerCase(), value]),
+      );
+      return {
+        ready: status.get('wsrep_ready') === 'ON',
+        local: status.get('wsrep_local_state_comment') ?? '',
+        primary: status.get('wsrep_cluster_status') === 'Primary',
+        size: Number(status.get('wsrep_cluster_size') ?? 0),
+        view: status.get('wsrep_cluster_conf_id') ?? '',
+      };
     } catch {
-      return false;
+      return undefined;
     }
   }
+}
+
+function describe(s: GaleraNodeState): string {
+  return `${s.local}, ${s.ready ? 'ready' : 'not ready'}, ${s.primary ? 'primary' : 'non-primary'}, size ${s.size}, view ${s.view}`;
+}
+
+/** What a Galera node says of itself and of the cluster (GaleraNode.state). */
+export interface GaleraNodeState {
+  /** `wsrep_ready` ON: the node takes statements (else they fail with 1047). */
+  ready: boolean;
+  /** `wsrep_local_state_comment`: Synced, Joining, Joined, Donor/Desynced, Initialized. */
+  local: string;
+  /** `wsrep_cluster_status` is Primary: the node is in the primary component. */
+  primary: boolean;
+  /** `wsrep_cluster_size`: the members of the component the node is in. */
+  size: number;
+  /** `wsrep_cluster_conf_id`: the number of the view (membership) the node is in. */
+  view: string;
 }
 
 /**
@@ -167,15 +210,32 @@ export class GaleraCluster {
     }
   }
 
-  /** Waits until every running node is synced and the cluster has `members` members. */
+  /**
+   * Waits until every running node is a synced, ready member of the primary component and all of
+   * them are in the same view of `members` members. The same view matters after a SIGSTOP: the
+   * thawed node still reports its old view (Synced, ready, Primary) for seconds, then goes
+   * non-primary (1047 to every statement, a DDL fails with 1205 as it cannot enter total order)
+   * until it has rejoined; a wait on its own status or on the others' size alone returned at once.
+   */
   async waitForSize(members: number, timeoutMs = 120_000): Promise<void> {
     await waitUntil(
       async () => {
         const running = this.nodes.filter((n) => n.pid !== undefined);
-        const states = await Promise.all(running.map((n) => n.synced()));
-        return states.every(Boolean) && (await this.size()) === members;
+        const states = await Promise.all(running.map((n) => n.state()));
+        const converged =
+          states.every((s) => s?.ready && s.local === 'Synced' && s.primary && s.size === members) &&
+          new Set(states.map((s) => s?.view)).size === 1;
+        if (converged) return true;
+        // Thrown, not returned: the timeout's error shows the last states seen.
+        throw new Error(
+          states.map((s, i) => `node${running[i].index} ${s ? describe(s) : 'does not answer'}`).join('; '),
+        );
       },
-      { timeout: timeoutMs, interval: 200, message: `the Galera cluster to have ${members} synced members` },
+      {
+        timeout: timeoutMs,
+        interval: 200,
+        message: `the Galera cluster to have ${members} synced members in one view`,
+      },
     );
   }
 

@@ -7,7 +7,13 @@ export { waitUntil, type WaitUntilOptions } from './wait-until';
 export { PrivateServer, type PrivateServerOptions } from './private-server';
 export { PrivatePostgres, postgresBinDir } from './private-postgres';
 export { PrivateMariadb } from './private-mariadb';
-export { GaleraCluster, GaleraNode, galeraProvider, type GaleraClusterOptions } from './galera-cluster';
+export {
+  GaleraCluster,
+  GaleraNode,
+  galeraProvider,
+  type GaleraClusterOptions,
+  type GaleraNodeState,
+} from './galera-cluster';
 export { PatroniCluster, PatroniNode, type PatroniClusterOptions } from './patroni-cluster';
 export { captureOutput, forkTs, waitForMessage, waitForExit, tsRegisterPath } from './fork-worker';
 export { describeEachDatabase, type TestDatabaseContext } from './describe-each-database';
