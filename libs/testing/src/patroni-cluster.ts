@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import { HoldfastError } from '@holdfast/core/kit';
 import { postgresBinDir } from './private-postgres';
 import { account, alive, childrenOf, signal, type Account } from './processes';
+import { TcpProxy } from './tcp-proxy';
 import { waitUntil } from './wait-until';
 
 const run = promisify(execFile);
@@ -43,6 +44,12 @@ export interface PatroniClusterOptions {
   primaryStartTimeout?: number;
   /** How long a start may take (default 120 s). */
   timeoutMs?: number;
+  /**
+   * Each node reaches etcd, and HAProxy reaches each node (PostgreSQL and Patroni's REST API),
+   * through TCP proxies of the test's own (on free ports), so that `PatroniNode.isolate()` can
+   * make a node silent without killing it (default false: direct connections).
+   */
+  isolatable?: boolean;
 }
 
 interface Member {
@@ -79,6 +86,8 @@ function spawnLogged(
 /** One Patroni-managed PostgreSQL node: the `patroni` process and the PostgreSQL it runs. */
 export class PatroniNode {
   child?: ChildProcess;
+  /** With `isolatable`: the paths to etcd and from HAProxy (PostgreSQL, REST API) of this node. */
+  proxies?: { etcd: TcpProxy; postgres: TcpProxy; rest: TcpProxy };
 
   constructor(
     readonly name: string,
@@ -127,6 +136,23 @@ export class PatroniNode {
     if (patroniRunning) signal(patroni.pid, 'SIGKILL');
     await exited;
     await this.killPostgres();
+  }
+
+  /**
+   * Cuts the node off, silently (needs `isolatable`): its Patroni hears nothing from etcd, and
+   * HAProxy nothing from its PostgreSQL or its REST API; open connections stay open and silent,
+   * new ones are accepted and never answered, as on a path that drops every packet. The node
+   * itself runs on: as a leader, Patroni demotes it once etcd stays unreachable, and the leader
+   * key expires after `ttl`. The replicas' own streaming connections to it are not cut.
+   */
+  isolate(): void {
+    if (!this.proxies) throw new Error(`${this.name}: isolate() needs a cluster started with isolatable`);
+    for (const proxy of Object.values(this.proxies)) proxy.blackhole({ passCloses: false, dropNew: true });
+  }
+
+  /** Ends `isolate()`: new connections pass again (the silenced ones stay silent). */
+  reconnect(): void {
+    for (const proxy of Object.values(this.proxies ?? {})) proxy.restore();
   }
 
   /**
@@ -194,6 +220,7 @@ export class PatroniCluster {
       loopWait: 1,
       retryTimeout: 5,
       timeoutMs: 120_000,
+      isolatable: false,
       ...options,
     };
     const { nodes, ttl, loopWait, retryTimeout } = this.options;
@@ -242,6 +269,17 @@ export class PatroniCluster {
       });
     }
     await this.startEtcd();
+    if (this.options.isolatable) {
+      for (const node of this.nodes) {
+        const proxies = {
+          etcd: new TcpProxy(this.etcdPort),
+          postgres: new TcpProxy(node.port),
+          rest: new TcpProxy(node.restPort),
+        };
+        for (const proxy of Object.values(proxies)) await proxy.start();
+        node.proxies = proxies;
+      }
+    }
     for (const node of this.nodes) this.startNode(node);
     await this.waitForMembers(this.nodes.length);
     await this.startHaproxy();
@@ -311,7 +349,11 @@ export class PatroniCluster {
       name: node.name,
       log: { level: 'INFO' },
       restapi: { listen: `127.0.0.1:${node.restPort}`, connect_address: `127.0.0.1:${node.restPort}` },
-      etcd: { host: `127.0.0.1:${this.etcdPort}` },
+      // Through the node's proxy, if any: `use_proxies` keeps Patroni from discovering etcd's own
+      // address (and going around the proxy).
+      etcd: node.proxies
+        ? { host: `127.0.0.1:${node.proxies.etcd.port}`, use_proxies: true }
+        : { host: `127.0.0.1:${this.etcdPort}` },
       bootstrap: {
         dcs: {
           ttl,
@@ -366,7 +408,10 @@ export class PatroniCluster {
 
   private async startHaproxy(): Promise<void> {
     const servers = this.nodes
-      .map((n) => `  server ${n.name} 127.0.0.1:${n.port} check port ${n.restPort}`)
+      .map(
+        (n) =>
+          `  server ${n.name} 127.0.0.1:${n.proxies?.postgres.port ?? n.port} check port ${n.proxies?.rest.port ?? n.restPort}`,
+      )
       .join('\n');
     const config = [
       'global',
@@ -536,6 +581,13 @@ export class PatroniCluster {
     rmSync(this.dir, { recursive: true, force: true });
   }
 
+  private async stopProxies(): Promise<void> {
+    for (const node of this.nodes) {
+      for (const proxy of Object.values(node.proxies ?? {})) await proxy.stop().catch(() => undefined);
+      node.proxies = undefined;
+    }
+  }
+
   /** Kills every process and removes the directory (also after a failed test). */
   async destroy(): Promise<void> {
     for (const node of this.nodes) await node.kill().catch(() => undefined);
@@ -545,6 +597,7 @@ export class PatroniCluster {
       signal(child.pid, 'SIGKILL');
       await exited;
     }
+    await this.stopProxies();
     running.delete(this);
     rmSync(this.dir, { recursive: true, force: true });
   }

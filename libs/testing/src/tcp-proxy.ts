@@ -24,6 +24,10 @@ export class TcpProxy {
   /** Set by `loseAnswerTo`: the request whose answer is lost, once. */
   private loseAfter?: (sent: string, before: string | undefined) => boolean;
   private open = true;
+  /** Set by `blackhole({ dropNew: true })`: new connections are accepted, then hear nothing. */
+  private dropNew = false;
+  /** Connections accepted while `dropNew`: never forwarded, destroyed by `cut()` and `stop()`. */
+  private readonly held = new Set<Socket>();
   private delayMs = 0;
   private trips = 0;
   port = 0;
@@ -37,6 +41,14 @@ export class TcpProxy {
   async start(listenPort = 0, listenHost = '127.0.0.1'): Promise<number> {
     this.server = createServer((client) => {
       if (!this.open) {
+        if (this.dropNew) {
+          // As on a path that drops every packet: the connect (here) or the first answer never
+          // comes, so the application waits for its own timeout instead of a refusal.
+          client.pause();
+          client.on('error', () => undefined).on('close', () => this.held.delete(client));
+          this.held.add(client);
+          return;
+        }
         client.destroy();
         return;
       }
@@ -110,11 +122,14 @@ export class TcpProxy {
   /** Drops all connections and refuses new ones. */
   cut(): void {
     this.open = false;
+    this.dropNew = false;
     for (const { client, upstream } of this.links) {
       client.destroy();
       upstream.destroy();
     }
     this.links.clear();
+    for (const client of this.held) client.destroy();
+    this.held.clear();
   }
 
   /**
@@ -127,9 +142,14 @@ export class TcpProxy {
    * transaction closes the application's socket too); `passCloses: false` drops closes as well,
    * as a real dropped path does: the application then learns nothing from the server, and the
    * server nothing from the application, until `cut()` or `stop()`.
+   *
+   * `dropNew: true` also leaves new connections unanswered instead of refusing them: each is
+   * accepted and then hears nothing (a health check or a connect waits for its own timeout), until
+   * `restore()`.
    */
-  blackhole(options: { passCloses?: boolean } = {}): void {
+  blackhole(options: { passCloses?: boolean; dropNew?: boolean } = {}): void {
     this.open = false;
+    this.dropNew = options.dropNew === true;
     for (const link of this.links) {
       link.silenced = true;
       link.holdsCloses = options.passCloses === false;
@@ -151,6 +171,7 @@ export class TcpProxy {
   /** Accepts new connections again (and stops delaying). */
   restore(): void {
     this.open = true;
+    this.dropNew = false;
     this.delayMs = 0;
   }
 
