@@ -87,9 +87,10 @@ async function holdsRowLocks(
 
 /**
  * #19: a Simba owner frozen inside its renewal, after its UPDATE of the mutex row reached the
- * server (the row is locked, the transaction open, the client's sockets open and silent). The
- * server ends that transaction within its bound, and the mutex changes hands within
- * ttl + transition + the bound.
+ * server (the client's sockets open and silent). The renewal is one message with its COMMIT
+ * (PostgreSQL: one statement, its own transaction; MariaDB: one compound statement with the
+ * transaction's opening and COMMIT), so the server finishes it and no transaction stays open
+ * behind the frozen owner; the mutex changes hands within ttl + transition + the bound.
  */
 // Server databases only (SQLite has no server to end a transaction): jest.config.js leaves this
 // suite out of a SQLite-only run.
@@ -127,13 +128,13 @@ describe('Simba owner frozen inside its renewal', () => {
         expect(owner.acquired).toHaveLength(1);
         standbyService.start();
 
-        // The owner's next UPDATE of the mutex row (its renewal, not the failover-grace check that
-        // goes before it on PostgreSQL) reaches the server; then silence.
-        await proxy.silenceAfter(`UPDATE ${prefix}simba_mutex SET owner_id = CASE`);
+        // The owner's next UPDATE of the mutex row (its renewal) reaches the server; then silence.
+        await proxy.silenceAfter(`UPDATE ${prefix}simba_mutex SET owner_id = `);
         const frozenAt = Date.now();
-        // The server shows the owner's transaction holding the row lock.
+        // The renewal's row lock, if the server is still running it (logged, not asserted: the
+        // server finishes the renewal by itself, sooner or later than the first look).
         let held = false;
-        while (!held && Date.now() - frozenAt < 5_000) held = await holdsRowLocks(watcher, proxy);
+        while (!held && Date.now() - frozenAt < 2_000) held = await holdsRowLocks(watcher, proxy);
         // The server ends it within the bound.
         let endedAfter = -1;
         const bound = boundMs(db);
@@ -153,7 +154,6 @@ describe('Simba owner frozen inside its renewal', () => {
             `${endedAfter} ms (bound ${bound} ms); standby acquired after ${handedAfter} ms ` +
             `(ttl ${TTL_MS} + transition ${TRANSITION_MS} + bound ${bound} ms)`,
         );
-        expect(held).toBe(true);
         expect(endedAfter).toBeGreaterThanOrEqual(0);
         expect(endedAfter).toBeLessThanOrEqual(bound + 5_000);
         expect(handedAfter).toBeGreaterThan(0);

@@ -144,6 +144,15 @@ export class MysqlDialect extends BaseDialect {
     return `SET STATEMENT max_statement_time = ${seconds} FOR ${sql}`;
   }
 
+  /** MariaDB only (see `SqlDialect.withLockWaitTimeout`); MySQL's statement as it is. */
+  withLockWaitTimeout(sql: string, ms: number): string {
+    if (this.name !== 'mariadb') return sql;
+    const bound = Math.max(1, Math.trunc(ms));
+    const seconds = (bound / 1000).toFixed(3);
+    const lockWait = Math.max(1, Math.floor(bound / 1000));
+    return `SET STATEMENT max_statement_time = ${seconds}, innodb_lock_wait_timeout = ${lockWait} FOR ${sql}`;
+  }
+
   override readCatalogColumns(query: CatalogQuery, table: string): Promise<LiveColumn[]> {
     return mysqlColumns(query, table);
   }

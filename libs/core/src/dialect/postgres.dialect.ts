@@ -10,7 +10,7 @@ import {
   UpsertSpec,
   type CatalogQuery,
 } from './sql-dialect';
-import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
+import { epochMillis, YEAR_9999_END, type SqlBinder, type TimestampSql } from './timestamp-sql';
 
 /**
  * statement_timestamp(), not now() (frozen for a whole transaction) nor clock_timestamp()
@@ -97,6 +97,10 @@ export class PostgresDialect extends BaseDialect {
         `set_config('idle_in_transaction_session_timeout', ${this.placeholder(2)}, true) AS b`,
       params: [value, value],
     };
+  }
+
+  lockWaitBound(b: SqlBinder, ms: number): string {
+    return `set_config('lock_timeout', ${b.bind(`${Math.max(1, Math.trunc(ms))}ms`)}, true)`;
   }
 
   arraySource(columns: ReadonlyArray<{ name: string; type: ColumnType; placeholder: string }>): string {

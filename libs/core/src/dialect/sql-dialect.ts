@@ -131,11 +131,28 @@ export interface SqlDialect {
    */
   withStatementTimeout(sql: string, ms: number): string;
   /**
+   * Optional: `withStatementTimeout`, and every lock wait of `sql` bounded to `ms` as well, which a
+   * statement inside a compound statement needs: MariaDB ignores `max_statement_time` there, while a
+   * lock wait reads its own bound when it begins (`SET STATEMENT max_statement_time = …,
+   * innodb_lock_wait_timeout = … FOR …`; whole seconds for the lock wait, at least 1). Where
+   * undefined, `withStatementTimeout` is all there is.
+   */
+  withLockWaitTimeout?(sql: string, ms: number): string;
+  /**
    * A statement run first in a transaction that bounds every later statement of it, and the time
    * it may stay idle, to `ms`, where the database has a transaction-scoped setting (PostgreSQL);
    * undefined elsewhere.
    */
   transactionStatementTimeout(ms: number): { sql: string; params: unknown[] } | undefined;
+  /**
+   * Optional (PostgreSQL): an expression that, once evaluated in a statement, bounds every later
+   * wait of that statement for a lock (a row another transaction is writing) to `ms`, server-side,
+   * and is reverted with the statement's transaction (`set_config('lock_timeout', …, true)`; the
+   * wait reads the setting when it begins, where a statement timeout is fixed when the statement
+   * starts). For a statement that is its own transaction: referenced in the condition of each of
+   * its writes, it bounds their waits with nothing sent before the statement. Undefined elsewhere.
+   */
+  lockWaitBound?(b: SqlBinder, ms: number): string;
   /** The query that reads the connection's busy timeout in ms (SQLite's write-lock wait); undefined elsewhere. */
   busyTimeoutQuery(): string | undefined;
   /** DDL type for a logical column type. */

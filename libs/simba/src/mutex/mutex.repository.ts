@@ -11,7 +11,6 @@ import {
 } from '@holdfast/core/kit';
 
 import { ContenderIdTooLongError, MutexStatementTimeoutError } from '../errors';
-import { FailoverGrace } from '../store/failover-grace';
 import type { AcquireResult, BatchRequest, BatchSource } from './mutex-batch';
 import { MutexContendLoop } from './mutex-contend.loop';
 import { MutexOwner } from './mutex-owner';
@@ -50,8 +49,6 @@ function chunks<T>(items: readonly T[], size = BATCH_CHUNK): T[][] {
 export class MutexRepository implements BatchSource {
   private readonly ensured = new Set<string>();
   private _loop?: MutexContendLoop;
-  /** PostgreSQL: no grant before the leases a lost primary may have granted have ended. */
-  private readonly grace: FailoverGrace;
   private graceMarked = false;
   /** The declared length of the live `owner_id` column, set by SimbaConnection at startup. */
   ownerIdColumnLength?: number;
@@ -62,9 +59,7 @@ export class MutexRepository implements BatchSource {
     readonly statementTimeoutMs: number,
     /** The module's timers (the tick loop and the owners' deadlines). */
     readonly timers: HoldfastTimers = new HoldfastTimers(),
-  ) {
-    this.grace = new FailoverGrace(sql.dialect, queries.table);
-  }
+  ) {}
 
   /** The loop that batches the attempts of every contend service on this repository. */
   get loop(): MutexContendLoop {
@@ -72,10 +67,10 @@ export class MutexRepository implements BatchSource {
   }
 
   /**
-   * One tick of many contend services: creates missing rows, then in one transaction one
-   * conditional UPDATE per (ttl, transition) for every acquire and renewal (Simba's condition per
-   * row), and one SELECT of every row asked about, with the database clock. Returns the rows
-   * and how long the connection took to come and the whole call took.
+   * One tick of many contend services: creates missing rows, then the tick's statements
+   * (`MutexQueryResolver.tick`): every acquire and renewal (Simba's condition per row) and a read
+   * of every row asked about, with the database clock; on PostgreSQL and MariaDB in one round
+   * trip. Returns the rows and how long the connection took to come and the whole call took.
    */
   batch(
     requests: readonly BatchRequest[],
@@ -94,44 +89,42 @@ export class MutexRepository implements BatchSource {
           part.forEach((m) => this.ensured.add(m));
         }
         if (acquires.length) await this.markTimeline();
+        const tick = this.queries.tick(
+          acquires,
+          [...new Set(requests.map((r) => r.mutex))],
+          acquires.length ? Math.max(...acquires.map((r) => r.ttl + r.transition)) : 0,
+          this.statementTimeoutMs,
+        );
         // Creating rows (once per mutex) is not part of what a tick costs.
         const txStarted = monotonicMillis();
         let connectMs = 0;
         let answerStarted = txStarted;
         stage = 'connection';
-        const rows = await withTransientRetry(
-          () =>
-            // Where connections come from a pool, a tick always takes one first (in a transaction),
-            // so that waiting for the pool is told apart from waiting for the database.
-            this.inTransaction(acquires.length > 0 || !this.sql.dialect.singleConnection, async (tx) => {
-              stage = 'answer';
-              answerStarted = monotonicMillis();
-              connectMs = answerStarted - txStarted;
-              if (acquires.length)
-                await this.afterFailover(tx, Math.max(...acquires.map((r) => r.ttl + r.transition)));
-              for (const group of this.groupAcquires(acquires)) {
-                for (const part of chunks(group.items)) {
-                  const takes = part.filter((r) => !r.renew);
-                  const renewals = part.filter((r) => r.renew);
-                  await this.execute(
-                    tx,
-                    this.queries.acquireMany(takes, renewals, group.ttl, group.transition),
-                  );
-                }
-              }
-              const found = new Map<string, MutexOwner>();
-              const parts = chunks([...new Set(requests.map((r) => r.mutex))], BATCH_CHUNK * 4);
-              for (const [i, part] of parts.entries()) {
-                // The last read goes with the COMMIT (MariaDB: one round trip for both).
-                const records = await this.query<MutexRowRecord>(tx, this.queries.selectMany(part), {
-                  commit: i === parts.length - 1,
-                });
-                for (const record of records) found.set(String(record.mutex), this.toOwner(record));
-              }
-              return found;
-            }),
-          { operation: 'tick', onRetry: countRetry },
-        );
+        const run = async (connection: SqlClient) => {
+          stage = 'answer';
+          answerStarted = monotonicMillis();
+          connectMs = answerStarted - txStarted;
+          const found = new Map<string, MutexOwner>();
+          for (const [i, step] of tick.steps.entries()) {
+            // In a transaction, the last statement goes with the COMMIT (MariaDB: one round trip).
+            const { sql, params } = step.statement;
+            const records = await connection.query<MutexRowRecord>(sql, params, {
+              commit: i === tick.steps.length - 1,
+            });
+            if (step.read)
+              for (const record of records) found.set(String(record.mutex), this.toOwner(record));
+          }
+          return found;
+        };
+        // Where connections come from a pool, a tick always takes one first (a session, or a
+        // transaction), so that waiting for the pool is told apart from waiting for the database.
+        const onConnection = () =>
+          !tick.alone
+            ? this.inTransaction(true, run)
+            : this.sql.dialect.singleConnection
+              ? run(this.sql)
+              : this.sql.session(run);
+        const rows = await withTransientRetry(onConnection, { operation: 'tick', onRetry: countRetry });
         // A row someone deleted is created again at the next attempt.
         for (const r of acquires) if (!rows.has(r.mutex)) this.ensured.delete(r.mutex);
         return { rows, timing: { connectMs, totalMs: monotonicMillis() - answerStarted } };
@@ -139,29 +132,6 @@ export class MutexRepository implements BatchSource {
       timeoutMs,
       () => stage,
     );
-  }
-
-  /**
-   * Per (ttl, transition): one request per mutex, a renewal before a take (several contenders of
-   * this instance may ask for one mutex in the same tick; the statement names one owner per row).
-   */
-  private groupAcquires(
-    acquires: readonly BatchRequest[],
-  ): { ttl: number; transition: number; items: BatchRequest[] }[] {
-    const groups = new Map<string, { ttl: number; transition: number; items: Map<string, BatchRequest> }>();
-    for (const r of acquires) {
-      const key = `${r.ttl}/${r.transition}`;
-      let group = groups.get(key);
-      if (!group) groups.set(key, (group = { ttl: r.ttl, transition: r.transition, items: new Map() }));
-      const other = group.items.get(r.mutex);
-      if (!other || (r.renew && !other.renew) || (r.renew === other.renew && Math.random() < 0.5))
-        group.items.set(r.mutex, r);
-    }
-    return [...groups.values()].map((g) => ({
-      ttl: g.ttl,
-      transition: g.transition,
-      items: [...g.items.values()],
-    }));
   }
 
   private async insertRows(mutexes: string[]): Promise<void> {
@@ -236,7 +206,7 @@ export class MutexRepository implements BatchSource {
 
   /** Creates the timeline marker row once (PostgreSQL). */
   private async markTimeline(): Promise<void> {
-    const marker = this.grace.ensureMarker();
+    const marker = this.queries.grace.ensureMarker();
     if (this.graceMarked || !marker) return;
     await this.inTransaction(false, (tx) => this.execute(tx, marker));
     this.graceMarked = true;
@@ -244,7 +214,7 @@ export class MutexRepository implements BatchSource {
 
   /** Before a grant (PostgreSQL): starts the grace of `graceMs` if the server was promoted since the last write. */
   private async afterFailover(tx: SqlClient, graceMs: number): Promise<void> {
-    const check = this.grace.check(graceMs);
+    const check = this.queries.grace.check(graceMs);
     if (check) await this.execute(tx, check);
   }
 

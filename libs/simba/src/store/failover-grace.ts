@@ -1,4 +1,4 @@
-import type { SqlDialect, Statement } from '@holdfast/core/kit';
+import { StatementBinder, type SqlBinder, type SqlDialect, type Statement } from '@holdfast/core/kit';
 
 /**
  * The row of `simba_mutex` that remembers the PostgreSQL timeline the table was last written on
@@ -55,17 +55,40 @@ export class FailoverGrace {
    * first moved the marker).
    */
   check(graceMs: number): Statement | undefined {
+    const b = new StatementBinder(this.dialect);
+    const grace = this.ctes(b, graceMs);
+    if (!grace) return undefined;
+    return b.statement(`WITH ${grace.sql} SELECT COUNT(*) AS held FROM ${grace.graced}`);
+  }
+
+  /**
+   * The grace as data-modifying CTEs of a larger statement (the tick's, see
+   * MutexQueryResolver.tick): `moved` has a row when this statement moved the marker, and a
+   * grant in the same statement must then wait (`NOT EXISTS (SELECT 1 FROM moved)`: a row is
+   * updated once per statement); `graced` returns the rows it held, as they are now. `guard`, a
+   * condition, goes into both UPDATEs (a lock-wait bound, evaluated before either can wait).
+   */
+  ctes(
+    b: SqlBinder,
+    graceMs: number,
+    guard?: string,
+  ): { sql: string; moved: string; graced: string } | undefined {
     if (!this.enabled) return undefined;
     const now = this.dialect.nowMillis;
+    // Each value bound where it appears: `?` placeholders bind by position.
+    const marker = () => b.bind(TIMELINE_MARKER);
+    const grace = () => b.bind(Math.ceil(graceMs));
+    const columns = 'mutex, acquired_at, ttl_at, transition_at, owner_id, version';
     return {
       sql:
-        `WITH timeline AS (SELECT ${this.timeline} AS id), ` +
-        `moved AS (UPDATE ${this.table} SET acquired_at = (SELECT id FROM timeline), version = version + 1 ` +
-        `WHERE mutex = $1 AND acquired_at <> (SELECT id FROM timeline) RETURNING mutex) ` +
-        `UPDATE ${this.table} SET owner_id = '', ttl_at = GREATEST(ttl_at, ${now} + $2), ` +
-        `transition_at = GREATEST(transition_at, ${now} + $2), version = version + 1 ` +
-        `WHERE mutex <> $1 AND EXISTS (SELECT 1 FROM moved)`,
-      params: [TIMELINE_MARKER, Math.ceil(graceMs)],
+        `hf_timeline AS (SELECT ${this.timeline} AS id), ` +
+        `hf_moved AS (UPDATE ${this.table} SET acquired_at = (SELECT id FROM hf_timeline), version = version + 1 ` +
+        `WHERE mutex = ${marker()} AND acquired_at <> (SELECT id FROM hf_timeline)${guard ? ` AND ${guard}` : ''} RETURNING mutex), ` +
+        `hf_graced AS (UPDATE ${this.table} SET owner_id = '', ttl_at = GREATEST(ttl_at, ${now} + ${grace()}), ` +
+        `transition_at = GREATEST(transition_at, ${now} + ${grace()}), version = version + 1 ` +
+        `WHERE mutex <> ${marker()} AND EXISTS (SELECT 1 FROM hf_moved)${guard ? ` AND ${guard}` : ''} RETURNING ${columns})`,
+      moved: 'hf_moved',
+      graced: 'hf_graced',
     };
   }
 }

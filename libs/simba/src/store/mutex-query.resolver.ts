@@ -1,6 +1,32 @@
 import { statement, StatementBinder, tableName, type SqlDialect, type Statement } from '@holdfast/core/kit';
-import { SIMBA_MUTEX_TABLE } from './simba-mutex.table';
-import { TIMELINE_MARKER } from './failover-grace';
+import type { BatchRequest } from '../mutex/mutex-batch';
+import { MUTEX_NAME_MAX_LENGTH, OWNER_ID_MAX_LENGTH, SIMBA_MUTEX_TABLE } from './simba-mutex.table';
+import { FailoverGrace, TIMELINE_MARKER } from './failover-grace';
+
+/** The columns of a row as the repositories read them (`now_ms` aside). */
+const ROW_COLUMNS = 'mutex, acquired_at, ttl_at, transition_at, owner_id, version';
+
+/** Mutexes per UPDATE of a tick sent statement by statement: well under each driver's parameter limit. */
+const UPDATE_CHUNK = 500;
+/** Mutexes per SELECT of such a tick (one value each). */
+const READ_CHUNK = UPDATE_CHUNK * 4;
+
+function chunks<T>(items: readonly T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/** The statements of one tick (see MutexQueryResolver.tick). */
+export interface TickStatements {
+  /** Sent in order, on one connection; the rows of those that `read` are the tick's rows. */
+  steps: Array<{ statement: Statement; read: boolean }>;
+  /**
+   * True when the tick is a transaction by itself (one statement, or reads only): sent without
+   * BEGIN and COMMIT. Otherwise the steps run in one transaction, the last sent with its COMMIT.
+   */
+  alone: boolean;
+}
 
 /**
  * Every SQL statement on `simba_mutex`, built from the core dialect pieces and returned as core
@@ -9,12 +35,166 @@ import { TIMELINE_MARKER } from './failover-grace';
  */
 export class MutexQueryResolver {
   readonly table: string;
+  /** PostgreSQL: no grant during the leases a lost primary may have granted (see FailoverGrace). */
+  readonly grace: FailoverGrace;
 
   constructor(
     private readonly dialect: SqlDialect,
     prefix: string,
   ) {
     this.table = tableName(prefix, SIMBA_MUTEX_TABLE.name);
+    this.grace = new FailoverGrace(dialect, this.table);
+  }
+
+  /**
+   * One tick of the contend loop: the acquisitions and renewals of `acquires`, and a read of every
+   * row in `reads` with the database clock, as few round trips as the database allows:
+   * - with data-modifying CTEs (PostgreSQL): ONE statement, a transaction by itself (`tickInOneStatement`);
+   * - with compound statements (MariaDB): one compound of the UPDATEs and the read, which the
+   *   transaction sends with its opening and its COMMIT;
+   * - elsewhere (MySQL, SQLite): the UPDATEs, then the reads, in one transaction.
+   * A read alone is one SELECT without a transaction (a read waits for no row lock). Every
+   * statement is bounded server-side to `timeoutMs` where the database can (`timed`).
+   */
+  tick(
+    acquires: readonly BatchRequest[],
+    reads: readonly string[],
+    graceMs: number,
+    timeoutMs: number,
+  ): TickStatements {
+    const d = this.dialect;
+    if (acquires.length && d.writableCte && d.arraySource && d.lockWaitBound) {
+      return {
+        steps: [{ statement: this.tickInOneStatement(acquires, reads, graceMs, timeoutMs), read: true }],
+        alone: true,
+      };
+    }
+    const selects = chunks(reads, READ_CHUNK).map((part) => this.timed(this.selectMany(part), timeoutMs));
+    if (!acquires.length)
+      return { steps: selects.map((statement) => ({ statement, read: true })), alone: selects.length === 1 };
+    const writes: Statement[] = [];
+    const check = this.grace.check(graceMs);
+    if (check) writes.push(check);
+    for (const group of groupAcquires(acquires)) {
+      for (const part of chunks(group.items, UPDATE_CHUNK)) {
+        const takes = part.filter((r) => !r.renew);
+        const renewals = part.filter((r) => r.renew);
+        writes.push(this.acquireMany(takes, renewals, group.ttl, group.transition));
+      }
+    }
+    const compound = d.compoundTransactions;
+    // Inside a compound statement MariaDB ignores the statement timeout: the lock waits get their
+    // own bound (SqlDialect.withLockWaitTimeout).
+    const timedWrites = writes.map((w) =>
+      compound && d.withLockWaitTimeout
+        ? statement(d.withLockWaitTimeout(w.sql, timeoutMs), w.params)
+        : this.timed(w, timeoutMs),
+    );
+    if (compound) {
+      // The UPDATEs go with the first read, in one compound statement (its rows are the
+      // compound's one result set); MariaDB sends the transaction's opening in front of it and,
+      // when it is the last step, the COMMIT after it: one round trip.
+      const [first, ...rest] = selects;
+      const all = [...timedWrites, first];
+      const together = statement(
+        compound.compound(all.map((s) => s.sql)),
+        all.flatMap((s) => s.params),
+      );
+      return {
+        steps: [{ statement: together, read: true }, ...rest.map((s) => ({ statement: s, read: true }))],
+        alone: false,
+      };
+    }
+    return {
+      steps: [
+        ...timedWrites.map((statement) => ({ statement, read: false })),
+        ...selects.map((statement) => ({ statement, read: true })),
+      ],
+      alone: false,
+    };
+  }
+
+  /**
+   * A tick in one statement of data-modifying CTEs (PostgreSQL), its own transaction:
+   * - `hf_asked`: every mutex asked about, from bound arrays (one request per mutex: a row is
+   *   updated once per statement), with what is asked of it (0 read, 1 take, 2 take or renew);
+   * - `hf_bound`: the lock-wait bound (`SqlDialect.lockWaitBound`), named in the condition of
+   *   every UPDATE, so it is set before any of them can wait for a row another transaction
+   *   writes: the statement ends server-side after `timeoutMs` of such a wait, as the old
+   *   transaction's `statement_timeout` made it, with nothing sent before it;
+   * - the failover grace (`FailoverGrace.ctes`): on a new timeline it moves the marker and
+   *   holds every row, and then nothing is granted;
+   * - `hf_granted`: Simba's conditional UPDATE per row (free once `transition_at` has passed, or
+   *   renewed by its owner during its transition), `RETURNING` the new rows;
+   * - the rows: each as this statement wrote it (granted or held), else as it was.
+   * A row another transaction changed while this one waited for it, and which then no longer met
+   * the condition, is read as it was before that change (all CTEs share one snapshot): an older
+   * reading, never a lease that was not granted (its `now_ms` comes later than the row).
+   */
+  private tickInOneStatement(
+    acquires: readonly BatchRequest[],
+    reads: readonly string[],
+    graceMs: number,
+    timeoutMs: number,
+  ): Statement {
+    const d = this.dialect;
+    const b = this.binder();
+    const now = d.nowMillis;
+    const asked = new Map<string, { owner: string; ttl: number; lease: number; kind: number }>();
+    for (const mutex of reads) asked.set(mutex, { owner: '', ttl: 0, lease: 0, kind: 0 });
+    for (const r of onePerMutex(acquires)) {
+      asked.set(r.mutex, {
+        owner: r.contenderId,
+        ttl: Math.trunc(r.ttl),
+        lease: Math.trunc(r.ttl + r.transition),
+        kind: r.renew ? 2 : 1,
+      });
+    }
+    const values = [...asked.values()];
+    const source = d.arraySource!([
+      {
+        name: 'a_mutex',
+        type: { kind: 'varchar', length: MUTEX_NAME_MAX_LENGTH },
+        placeholder: b.bind([...asked.keys()]),
+      },
+      {
+        name: 'a_owner',
+        type: { kind: 'varchar', length: OWNER_ID_MAX_LENGTH },
+        placeholder: b.bind(values.map((v) => v.owner)),
+      },
+      { name: 'a_ttl', type: { kind: 'bigint' }, placeholder: b.bind(values.map((v) => v.ttl)) },
+      { name: 'a_lease', type: { kind: 'bigint' }, placeholder: b.bind(values.map((v) => v.lease)) },
+      { name: 'a_kind', type: { kind: 'int' }, placeholder: b.bind(values.map((v) => v.kind)) },
+    ]);
+    const bounded = '(SELECT hf_on FROM hf_bound) IS NOT NULL';
+    const ctes = [
+      `hf_asked AS (SELECT a_mutex, a_owner, a_ttl, a_lease, a_kind FROM ${source})`,
+      `hf_bound AS (SELECT ${d.lockWaitBound!(b, timeoutMs)} AS hf_on)`,
+    ];
+    const grace = this.grace.ctes(b, graceMs, bounded);
+    if (grace) ctes.push(grace.sql);
+    ctes.push(
+      `hf_granted AS (UPDATE ${this.table} SET owner_id = a_owner, acquired_at = ${this.nextToken()}, ` +
+        `ttl_at = ${now} + a_ttl, transition_at = ${now} + a_lease, version = version + 1 FROM hf_asked ` +
+        `WHERE mutex = a_mutex AND a_kind > 0 AND mutex <> ${b.bind(TIMELINE_MARKER)} ` +
+        `AND (transition_at < ${now} OR (a_kind = 2 AND owner_id = a_owner AND transition_at > ${now})) ` +
+        `AND ${bounded}${grace ? ` AND NOT EXISTS (SELECT 1 FROM ${grace.moved})` : ''} RETURNING ${ROW_COLUMNS})`,
+    );
+    const askedKeys = d.keyIn('mutex', 'SELECT a_mutex FROM hf_asked');
+    const written = ['hf_granted', ...(grace ? [grace.graced] : [])];
+    const rows = [
+      `SELECT ${ROW_COLUMNS} FROM hf_granted`,
+      ...(grace ? [`SELECT ${ROW_COLUMNS} FROM ${grace.graced} WHERE ${askedKeys}`] : []),
+      `SELECT ${ROW_COLUMNS} FROM ${this.table} hf_t WHERE ${askedKeys} ` +
+        written
+          .map((w) => `AND NOT EXISTS (SELECT 1 FROM ${w} hf_w WHERE hf_w.mutex = hf_t.mutex)`)
+          .join(' '),
+    ];
+    return b.statement(
+      `WITH ${ctes.join(', ')} ` +
+        `SELECT mutex AS mutex, acquired_at AS acquired_at, ttl_at AS ttl_at, transition_at AS transition_at, ` +
+        `owner_id AS owner_id, version AS version, ${now} AS now_ms FROM (${rows.join(' UNION ALL ')}) hf_rows`,
+    );
   }
 
   private binder(): StatementBinder {
@@ -166,4 +346,35 @@ export class MutexQueryResolver {
     const sql = this.dialect.busyTimeoutQuery();
     return sql === undefined ? undefined : statement(sql);
   }
+}
+
+/**
+ * One request per mutex for a statement that updates each row once: a renewal before a take
+ * (several contenders of this instance may ask for one mutex in the same tick), else any one.
+ */
+function onePerMutex(acquires: readonly BatchRequest[]): BatchRequest[] {
+  const picked = new Map<string, BatchRequest>();
+  for (const r of acquires) {
+    const other = picked.get(r.mutex);
+    if (!other || (r.renew && !other.renew) || (r.renew === other.renew && Math.random() < 0.5))
+      picked.set(r.mutex, r);
+  }
+  return [...picked.values()];
+}
+
+/**
+ * Per (ttl, transition): one request per mutex, a renewal before a take (several contenders of
+ * this instance may ask for one mutex in the same tick; the statement names one owner per row).
+ */
+function groupAcquires(
+  acquires: readonly BatchRequest[],
+): { ttl: number; transition: number; items: BatchRequest[] }[] {
+  const groups = new Map<string, { ttl: number; transition: number; items: BatchRequest[] }>();
+  for (const r of acquires) {
+    const key = `${r.ttl}/${r.transition}`;
+    let group = groups.get(key);
+    if (!group) groups.set(key, (group = { ttl: r.ttl, transition: r.transition, items: [] }));
+    group.items.push(r);
+  }
+  return [...groups.values()].map((g) => ({ ...g, items: onePerMutex(g.items) }));
 }
