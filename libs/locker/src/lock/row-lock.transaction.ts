@@ -19,6 +19,15 @@ interface ScriptConnection {
 }
 
 /**
+ * pg's Client under the runner, which answers a query of several statements with one result each
+ * (TypeORM keeps none of them); undefined under another driver.
+ */
+function scriptConnection(runner: QueryRunner): ScriptConnection | undefined {
+  const driver = (runner as unknown as { databaseConnection?: Partial<ScriptConnection> }).databaseConnection;
+  return typeof driver?.query === 'function' ? (driver as ScriptConnection) : undefined;
+}
+
+/**
  * PostgreSQL, MySQL, MariaDB: SELECT ... FOR UPDATE in a transaction kept open on the lock
  * connection. An attempt is one round trip where the database takes it in one message
  * (`LockQueryResolver.acquireRowLock`; on PostgreSQL a second one rolls back an attempt that
@@ -42,7 +51,7 @@ export class RowLockTransaction implements HeldTransaction {
     // A failure anywhere destroys the connection, and the server rolls the transaction back.
     return connection.run('Acquiring the lock', async (tx) => {
       const runner = connection.queryRunner!;
-      if (oneMessage) {
+      if (oneMessage && (oneMessage.kind === 'compound' || scriptConnection(runner))) {
         const held = await this.acquireInOneMessage(runner, oneMessage);
         this.holding = held;
         this.begunBySql = held;
@@ -69,9 +78,7 @@ export class RowLockTransaction implements HeldTransaction {
   /** True when the row was taken (its transaction left open); otherwise no transaction is left open. */
   private async acquireInOneMessage(runner: QueryRunner, attempt: RowLockAcquire): Promise<boolean> {
     if (attempt.kind === 'script') {
-      // pg answers a query of several statements with one result each; TypeORM keeps none of them.
-      const driver = (runner as unknown as { databaseConnection: ScriptConnection }).databaseConnection;
-      const results = await driver.query(attempt.sql);
+      const results = await scriptConnection(runner)!.query(attempt.sql);
       const claim = Array.isArray(results) ? results[results.length - 1] : results;
       if (claim?.rowCount === 1) return true;
       await runner.query('ROLLBACK');
