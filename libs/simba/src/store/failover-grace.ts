@@ -10,9 +10,10 @@ export const TIMELINE_MARKER = 'holdfast:timeline';
  * No grant during a lease the old primary may have granted and the new one lost (#36). A
  * PostgreSQL standby promoted after its primary died may miss the last commits, a grant among
  * them, and would hand the mutex to a second owner while the lost grant's owner still believes it
- * owns. So every grant runs behind this statement, in the same transaction: when the table's
- * marker row names another timeline than the server's, the table was last written before a
- * promotion, and the statement (once, for the first transaction on the new timeline, whichever
+ * owns. So every grant runs behind this check, in the same statement (the tick's CTEs, `ctes`)
+ * or the same transaction (`check`): when the table's marker row names another timeline than the
+ * server's, the table was last written before a promotion, and the check (once, for the first
+ * transaction on the new timeline, whichever
  * instance runs it, a freshly started one too) moves the marker to the new timeline and clears
  * every owner with `ttl_at`/`transition_at` at least `graceMs` ahead. Nobody acquires before that
  * has passed, and no owner renews: the row the new primary holds may be stale, and an owner it
