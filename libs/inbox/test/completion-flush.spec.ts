@@ -1,5 +1,7 @@
 import { describeEachDatabase } from '@holdfast/testing';
+import { deliverySettings } from '../src/delivery/delivery-settings';
 import { LeaseGate } from '../src/delivery/lease-gate';
+import { resolveInboxOptions } from '../src/options/inbox-options.schema';
 import { InboxConnection } from '../src/store/inbox-connection';
 import type { Lease } from '../src/store/cor-message.rows';
 import { createInboxApp } from './inbox-test-app';
@@ -74,6 +76,7 @@ describeEachDatabase(
       // two run meanwhile and make the next delete, which goes out beside the first.
       const node = await createInboxApp(ctx, {
         batchSize: 4,
+        concurrency: 4,
         completionFlushInterval: '1h',
       });
       try {
@@ -112,3 +115,17 @@ describeEachDatabase(
   },
   { tables: ['COR_MESSAGE', 'SIMBA_MUTEX'] },
 );
+
+describe('delivery defaults', () => {
+  it('runs twice the batchSize by default, and starts a delete once half the slots wait for theirs', () => {
+    const defaults = deliverySettings(resolveInboxOptions({}));
+    expect(defaults.concurrency).toBe(200);
+    expect(defaults.flushAt).toBe(100);
+    const small = deliverySettings(resolveInboxOptions({ batchSize: 10, completionBatchSize: 500 }));
+    expect(small.concurrency).toBe(20);
+    expect(small.flushAt).toBe(10);
+    const set = deliverySettings(resolveInboxOptions({ concurrency: 3 }));
+    expect(set.concurrency).toBe(3);
+    expect(set.flushAt).toBe(2);
+  });
+});

@@ -3,6 +3,16 @@ import type { ResolvedInboxOptions } from '../inbox.options';
 import type { BackoffPolicy } from './backoff';
 import { handlerDeadlines, type HandlerRun } from './handler-run';
 
+/**
+ * The default `concurrency`, in multiples of `batchSize`. A node's slot is held from a handler's
+ * start until its message's delete is answered (a crash then delivers again at most `concurrency`
+ * started messages, see HandlerSlots), so a node delivers at most `concurrency` messages per
+ * delete round trip. With twice the batch, one batch of slots waits for its delete while the
+ * other runs: deletes of `batchSize` go out two at a time, and a database a few milliseconds
+ * away (or a busy one, whose answers come late) no longer halves the rate.
+ */
+export const DEFAULT_CONCURRENCY_PER_BATCH = 2;
+
 /** The delivery's options as numbers (milliseconds), parsed once when the service is built. */
 export interface DeliverySettings {
   pollMs: number;
@@ -10,7 +20,7 @@ export interface DeliverySettings {
   cleanupMs: number;
   unhandledMs: number;
   graceMs: number;
-  /** Handlers running at once on this node (`concurrency`, else `batchSize`). */
+  /** Handlers running at once on this node (`concurrency`, else twice the `batchSize`). */
   concurrency: number;
   backoff: BackoffPolicy;
   /**
@@ -37,7 +47,7 @@ export function deliverySettings(options: ResolvedInboxOptions): DeliverySetting
   const handlerMs =
     options.handlerTimeout === undefined ? leaseMs : parseDuration(options.handlerTimeout, 'handlerTimeout');
   const deadlines = handlerDeadlines(handlerMs, options.handlerTimeout !== undefined);
-  const concurrency = options.concurrency ?? options.batchSize;
+  const concurrency = options.concurrency ?? options.batchSize * DEFAULT_CONCURRENCY_PER_BATCH;
   const r = options.retry;
   const backoff: BackoffPolicy = {
     maxRetries: r.maxRetries,
