@@ -375,13 +375,24 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
     // The failover's SIGKILLed node stays dead: the leader and one replica remain.
     await cluster.waitForMembers(2);
     let cut: PatroniNode | undefined;
+    let cutAt = '';
     try {
       const s = await run('pat_cut', async () => {
         cut = await cluster.waitForLeader();
         const struckAt = performance.now();
+        cutAt = new Date().toISOString();
         cut.isolate();
         return struckAt;
       });
+      // The premise: the cut leader's Patroni lost etcd and demoted its PostgreSQL by itself.
+      const demoted = cut!
+        .log()
+        .split('\n')
+        .filter((l) => l.includes('because DCS is not accessible'));
+      console.log(
+        `[patroni pat_cut] cut at ${cutAt}; the cut leader's Patroni:\n  ${demoted.slice(0, 3).join('\n  ')}`,
+      );
+      expect(demoted.length).toBeGreaterThan(0);
       expectSafe(s);
     } finally {
       cut?.reconnect();
