@@ -3,22 +3,24 @@
  * an asynchronous hot standby; the standby misses the last lease take; the primary crashes right
  * after the new master's renewal and the standby is promoted at once. The master whose take was
  * lost still believes it is master until its local deadline; nobody else may be master before
- * then. Each locker process ticks every 20 ms while it believes it is master, and the test
- * measures the time two processes believed it at once. Three processes share the lock (the first
+ * then. Each locker process (workers/locker-ticker.worker.ts) ticks every 20 ms while it believes
+ * it is master, and the test measures the time two processes believed it at once. Three processes share the lock (the first
  * master is killed, the second takes the lease on the primary only, the third waits as standby
  * and reaches the standby server before the crash, so it tries again within a quarter lease of
  * the promotion), and a fourth starts right after the promotion (a process that never saw the
  * old timeline). On the old code the third took the lease about a second after the promotion,
- * while the lost take's master believed it was master for seconds more. Ports 27200-27206; needs the PostgreSQL server binaries.
+ * while the lost take's master believed it was master for seconds more. Ports 27200-27206; needs
+ * the PostgreSQL server binaries.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { uniqueTablePrefix } from '@holdfast/testing';
 import { PgReplicaPair } from '../simba/support/pg-cluster';
 import { SwitchableProxy } from '../simba/support/switchable-proxy';
+import { LOCKER_WORKER, checkLockerTicks } from './support/locker-ticks';
 import { Workers, sleep, until } from './support/processes';
 
 const PRIMARY = 27200;
@@ -29,7 +31,6 @@ const ENDPOINT = 27203;
 /** lockAcquireSleepInterval, the lease. */
 const LEASE = 6_000;
 const KEEP_ALIVE = 1_500;
-const LEASE_LOCKER = join(__dirname, 'workers', 'lease-locker.worker.ts');
 const TIMELINE = `SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint AS timeline`;
 
 function connect(port: number): Promise<DataSource> {
@@ -41,38 +42,23 @@ function connect(port: number): Promise<DataSource> {
   }).initialize();
 }
 
-interface Take {
+interface Event {
   pid: number;
-  /** Epoch ms (the worker's clock, the same machine's). */
+  /** performance.now() when the message came. */
   at: number;
 }
 
-/**
- * The ticks ("<epoch ms> <pid> <term start>") as terms, one per (pid, term start), and how long
- * and in how many ticks two processes believed at once that they were master.
- */
-function overlap(file: string): { ticks: number; terms: number; overlapMs: number; overlapTicks: number } {
-  const ticks = readFileSync(file, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => line.split(' ').map(Number) as [number, number, number]);
-  const terms = new Map<string, { pid: number; from: number; to: number }>();
-  for (const [at, pid, start] of ticks) {
-    const key = `${pid} ${start}`;
-    const term = terms.get(key) ?? { pid, from: start, to: at };
-    term.to = Math.max(term.to, at);
-    terms.set(key, term);
-  }
-  const all = [...terms.values()];
-  let overlapMs = 0;
-  for (let i = 0; i < all.length; i++)
-    for (let j = i + 1; j < all.length; j++)
-      if (all[i].pid !== all[j].pid)
-        overlapMs += Math.max(0, Math.min(all[i].to, all[j].to) - Math.max(all[i].from, all[j].from));
-  const overlapTicks = ticks.filter(([at, pid]) =>
-    all.some((t) => t.pid !== pid && t.from <= at && at <= t.to),
-  ).length;
-  return { ticks: ticks.length, terms: all.length, overlapMs, overlapTicks };
+/** How long two processes believed at once that they were master (stretches of ticks overlapping). */
+function overlapMs(stretches: { pid: number; from: number; to: number }[]): number {
+  let total = 0;
+  for (let i = 0; i < stretches.length; i++)
+    for (let j = i + 1; j < stretches.length; j++)
+      if (stretches[i].pid !== stretches[j].pid)
+        total += Math.max(
+          0,
+          Math.min(stretches[i].to, stretches[j].to) - Math.max(stretches[i].from, stretches[j].from),
+        );
+  return total;
 }
 
 describe('the lease locker after a lossy PostgreSQL failover (asynchronous standby, promoted at once)', () => {
@@ -104,9 +90,8 @@ describe('the lease locker after a lossy PostgreSQL failover (asynchronous stand
 
     const ticks = join(dir, `${prefix}ticks.log`);
     writeFileSync(ticks, '');
-    const takes: Take[] = [];
-    const losses: Take[] = [];
-    const holders = new Map<number, string>();
+    const takes: Event[] = [];
+    const losses: Event[] = [];
     workers = new Workers();
     // Each process reaches the database through an endpoint of its own, so that at the failover
     // the lost take's master can be left cut off from the new primary (a partition, or a slow
@@ -115,13 +100,12 @@ describe('the lease locker after a lossy PostgreSQL failover (asynchronous stand
       const endpoint = new SwitchableProxy(target);
       const port = await endpoint.start(ENDPOINT + endpoints.size);
       const child = workers!.spawn(
-        LEASE_LOCKER,
-        [prefix, ticks, String(LEASE), String(KEEP_ALIVE)],
+        LOCKER_WORKER,
+        [prefix, 'lease-database', ticks, String(LEASE), String(KEEP_ALIVE)],
         { HOLDFAST_TEST_PG_URL: `postgres://postgres@127.0.0.1:${port}/postgres` },
         (c, m) => {
-          if (m.type === 'acquired') takes.push({ pid: c.pid!, at: Number(m.at) });
-          if (m.type === 'lost') losses.push({ pid: c.pid!, at: Number(m.at) });
-          if (m.type === 'ready') holders.set(c.pid!, String(m.instanceId));
+          if (m.t === 'acquired') takes.push({ pid: c.pid!, at: performance.now() });
+          if (m.t === 'lost') losses.push({ pid: c.pid!, at: performance.now() });
         },
       );
       endpoints.set(child.pid!, endpoint);
@@ -129,7 +113,7 @@ describe('the lease locker after a lossy PostgreSQL failover (asynchronous stand
     };
     const lockers = [await spawn(PRIMARY), await spawn(PRIMARY), await spawn(PRIMARY)];
     const first = await until(() => takes[0], 60_000, 'a first master');
-    const firstHolder = await until(() => holders.get(first.pid), 30_000, 'its holder id');
+    const firstHolder = await until(async () => (await rowOn(primary)).holder, 20_000, 'its row');
     await until(
       async () => (await rowOn(standby)).holder === firstHolder,
       20_000,
@@ -144,6 +128,7 @@ describe('the lease locker after a lossy PostgreSQL failover (asynchronous stand
       3 * LEASE + 10_000,
       'a takeover',
     );
+    await until(async () => (await rowOn(primary)).holder !== firstHolder, 10_000, 'the take in its row');
     expect((await rowOn(standby)).holder).toBe(firstHolder); // the take is lost
 
     // 3. The standby's endpoint already points at the standby server (a virtual IP moved early, or
@@ -159,7 +144,7 @@ describe('the lease locker after a lossy PostgreSQL failover (asynchronous stand
     const takesBefore = takes.length;
     await cluster.crashPrimary();
     await cluster.promoteStandby();
-    const promotedAt = Date.now();
+    const promotedAt = performance.now();
     const timelineAfter = Number((await standby.query(TIMELINE))[0].timeline);
     // 5. A locker that never saw the old timeline starts right after the promotion.
     const fresh = await spawn(STANDBY);
@@ -184,7 +169,8 @@ describe('the lease locker after a lossy PostgreSQL failover (asynchronous stand
     );
     await sleep(500);
 
-    const report = overlap(ticks);
+    const report = checkLockerTicks(ticks);
+    const overlap = overlapMs(report.stretches);
     const name = (pid: number) =>
       pid === fresh.pid
         ? 'fresh'
@@ -195,15 +181,17 @@ describe('the lease locker after a lossy PostgreSQL failover (asynchronous stand
             : 'standby';
     console.log(
       `[lease grace] timeline ${timelineBefore} -> ${timelineAfter}; takes ${takes
-        .map((t) => `${name(t.pid)}@${t.at - promotedAt}`)
-        .join(', ')} (ms from the promotion); first take after the promotion ${third.at - promotedAt} ms ` +
+        .map((t) => `${name(t.pid)}@${Math.round(t.at - promotedAt)}`)
+        .join(
+          ', ',
+        )} (ms from the promotion); first take after the promotion ${Math.round(third.at - promotedAt)} ms ` +
         `after it (by ${name(third.pid)}; lease ${LEASE} ms); the lost take's master demoted ` +
-        `${demoted.at - promotedAt} ms after it; ${report.ticks} ticks in ${report.terms} terms, ` +
-        `${report.overlapTicks} ticks and ${report.overlapMs} ms with two masters`,
+        `${Math.round(demoted.at - promotedAt)} ms after it; ${report.ticks} ticks of ${report.masters} masters, ` +
+        `${report.overlappingTicks} ticks and ${overlap} ms with two masters ${report.overlaps.join('; ')}`,
     );
     expect(timelineAfter).toBeGreaterThan(timelineBefore);
-    expect(report.overlapTicks).toBe(0);
-    expect(report.overlapMs).toBe(0);
+    expect(report.overlappingTicks).toBe(0);
+    expect(overlap).toBe(0);
     // Only the lost take's master and the others: the grace ends, a master comes back.
     expect(third.pid).not.toBe(second.pid);
   }, 180_000);
