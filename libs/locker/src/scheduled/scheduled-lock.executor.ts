@@ -8,7 +8,8 @@ import {
   type SqlClient,
 } from '@holdfast/core/kit';
 import { defaultInstanceId } from '../options/locker-options.schema';
-import { HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
+import { DEFAULT_LOCK_TABLE_NAMES, HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
+import { failoverGraceApplies } from '../store/lease-failover-grace';
 import { LockQueryResolver } from '../store/lock-query.resolver';
 import { SCHEDULED_LOCK_OPTIONS } from '../locker.tokens';
 import type { ResolvedScheduledLockModuleOptions } from '../locker.options';
@@ -72,8 +73,18 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
   }
 
   async onModuleInit(): Promise<void> {
-    this.queries = new LockQueryResolver(this.sql.dialect, this.options.tablePrefix);
-    await this.applySchema(HOLDFAST_LOCK_TABLE);
+    const queries = new LockQueryResolver(this.sql.dialect, this.options.tablePrefix);
+    const live = await this.applySchema(HOLDFAST_LOCK_TABLE);
+    // A run's lock is a lease of lockAtMostFor: after a lossy PostgreSQL failover no run starts
+    // before every run the old primary may have let start is past its lockAtMostFor (the lease
+    // locker's grace, lease-failover-grace.ts; rows in grace are taken lockAtMostFor after it began).
+    const names = DEFAULT_LOCK_TABLE_NAMES;
+    if (failoverGraceApplies(this.sql.dialect, names, live.column(names.id)?.kind)) {
+      queries.failoverGrace = true;
+      const marker = queries.ensureTimelineMarker();
+      if (marker) await this.sql.execute(marker.sql, marker.params);
+    }
+    this.queries = queries;
   }
 
   /** Runs `job` if this instance gets the lock for this tick; undefined when another has it. */

@@ -1,5 +1,6 @@
 import { parseDuration, type Duration } from '@holdfast/core/kit';
 import { ScheduledLockConfigurationError } from '../errors';
+import { TIMELINE_MARKER } from '../store/lease-failover-grace';
 
 export interface ScheduledLockOptions {
   /** The lock's row in HOLDFAST_LOCK (≤ 64 characters), shared by every instance running the job. */
@@ -31,6 +32,12 @@ export function scheduledLockMetadata(options: ScheduledLockOptions, where: stri
   if (typeof options?.name !== 'string' || options.name.length === 0 || options.name.length > 64) {
     throw bad(
       `name ${JSON.stringify(options?.name)} must be a non-empty string of at most 64 characters (HOLDFAST_LOCK.ID)`,
+    );
+  }
+  if (options.name === TIMELINE_MARKER) {
+    throw bad(
+      `name ${JSON.stringify(options.name)} is reserved: its row of HOLDFAST_LOCK keeps the PostgreSQL timeline ` +
+        `for the grace after a failover`,
     );
   }
   let atMost: number;
