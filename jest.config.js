@@ -25,6 +25,7 @@ const serverOnly = serversSelected
       '/libs/locker/test/lock-connection.spec.ts',
       '/libs/locker/test/round-trips.spec.ts',
       '/libs/inbox/test/round-trips.spec.ts',
+      '/libs/simba/test/round-trips.spec.ts',
       '/test/inbox/accept-under-load.spec.ts',
       '/test/outage/quiet-outage.spec.ts',
       '/test/inbox/silent-worker.spec.ts',
@@ -63,12 +64,7 @@ const postgresSelected = (process.env.HOLDFAST_TEST_DATABASES ?? 'sqlite')
   .split(',')
   .some((d) => d.trim() === 'postgres');
 const postgresOnly = postgresSelected ? [] : ['/test/inbox/notify.spec.ts'];
-// MariaDB-only suites, left out when MariaDB is not selected.
-const mariadbSelected = (process.env.HOLDFAST_TEST_DATABASES ?? 'sqlite')
-  .split(',')
-  .some((d) => d.trim() === 'mariadb');
-const mariadbOnly = mariadbSelected ? [] : ['/libs/simba/test/round-trips.spec.ts'];
-const ignored = ['/node_modules/', ...serverOnly, ...postgresOnly, ...mariadbOnly, ...excluded].map(escape);
+const ignored = ['/node_modules/', ...serverOnly, ...postgresOnly, ...excluded].map(escape);
 // The HA-cluster suites (Galera, Patroni) start clusters of their own and run only under
 // `npm run test:cluster` (HOLDFAST_TEST_CLUSTERS=1), in their own CI step.
 const clusterSuites = ['/test/cluster/'];
