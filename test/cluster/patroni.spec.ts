@@ -2,7 +2,8 @@
  * Holdfast on PostgreSQL under Patroni (#36): three nodes, one etcd, HAProxy in front; Simba
  * contenders, competing inbox workers, a @Failover caller and both database lockers of
  * @holdfast/locker (`database` and `lease-database`, three processes each), each its own process,
- * all through the endpoint. A switchover with `synchronous_mode` on, then a failover (the leader
+ * all through the endpoint; the Simba owner and both lockers' masters are SIGKILLed as each fault
+ * starts. A switchover with `synchronous_mode` on, then a failover (the leader
  * node SIGKILLed) with asynchronous replicas, then a fast failover (only the leader's PostgreSQL
  * killed, `primary_start_timeout` 0). The lockers' masters tick while they believe they are master:
  * never two at once, one again after each fault. The cluster is started once (ports 26560-26568,
@@ -187,6 +188,10 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
     await until(() => deliveries.size >= MESSAGES / 4 || undefined, 120_000, 'a quarter delivered');
     const faultAt = performance.now();
     const grantsBefore = grants.length;
+    // An owner dies with the fault: the Simba owner and both lockers' masters are SIGKILLed as
+    // the fault starts, so the next owner of each is another process.
+    const killed = [grants.at(-1)?.pid, ...LOCKER_TYPES.map((type) => lockers[type].acquired.at(-1)?.pid)];
+    for (const pid of killed) workers.children.find((c) => c.pid === pid)?.kill('SIGKILL');
     const struckAt = (await fault()) ?? faultAt;
     const writableAt = await until(
       async () => ((await cluster.writable()) ? performance.now() : undefined),
@@ -300,6 +305,13 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
       deliveredAfterWritable: afterWritable.length,
       longestPauseAfterWritableMs: Math.round(longestPauseAfterWritableMs),
       ownerAfterFaultMs: after.length ? Math.round(after[0].at - faultAt) : undefined,
+      // The next owner is never a process killed at the fault.
+      ownersAfterFaultKilled: [
+        ...after.map((g) => g.pid),
+        ...LOCKER_TYPES.flatMap((type) =>
+          lockers[type].acquired.filter((a) => a.at >= struckAt).map((a) => a.pid),
+        ),
+      ].filter((pid) => killed.includes(pid)).length,
       errorLines: workers.errors(faultAt).map((e) => e.line),
       maxLinesPerProcess: Math.max(0, ...perProcess.values()),
       linesPerProcess,
@@ -320,6 +332,7 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
     expect(s.lost).toBe(0);
     expect(s.lastDeliveryAfterWritableMs).toBeLessThanOrEqual(VISIBILITY + 10_000);
     expect(s.errorLines).toEqual([]);
+    expect(s.ownersAfterFaultKilled).toBe(0);
     // @Failover: no caller waited for the store past storeTimeout; every answer was the fresh
     // value, the last good value, or the upstream's own error; once writable, the last good value.
     expect(s.failover.duringFault).toBeGreaterThan(0);
