@@ -92,7 +92,10 @@ describeEachDatabase(
             // The first delete's answer is late: it waits for a second delete (at most 5 s).
             if (most < 2) {
               let timer: NodeJS.Timeout | undefined;
-              await Promise.race([second.done, new Promise((resolve) => (timer = setTimeout(resolve, 5_000)))]);
+              await Promise.race([
+                second.done,
+                new Promise((resolve) => (timer = setTimeout(resolve, 5_000))),
+              ]);
               clearTimeout(timer);
             } else second.open();
             return await deleteOwned(leases);
@@ -101,7 +104,10 @@ describeEachDatabase(
           }
         });
         await node.acceptor.acceptAll(
-          Array.from({ length: 4 }, (_, i) => ({ type: { namespace: 'test', name: 'order-placed' }, payload: { i } })),
+          Array.from({ length: 4 }, (_, i) => ({
+            type: { namespace: 'test', name: 'order-placed' },
+            payload: { i },
+          })),
         );
         const report = await node.delivery.deliverDue();
         expect(report.delivered).toBe(4);

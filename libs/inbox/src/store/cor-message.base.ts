@@ -180,7 +180,11 @@ export abstract class CorMessageStatements {
    */
   protected keyed(b: StatementBinder, ids: readonly string[]): KeyedRows {
     if (this.keyedTextIsFixed)
-      return { from: this.table, deleteFrom: `FROM ${this.table}`, where: `ID = ANY(${this.idArray(b, ids)}) AND ` };
+      return {
+        from: this.table,
+        deleteFrom: `FROM ${this.table}`,
+        where: `ID = ANY(${this.idArray(b, ids)}) AND `,
+      };
     return this.d.keyedRows(b, this.table, 'ID', ids);
   }
 
