@@ -13,35 +13,21 @@
  * the PostgreSQL server binaries.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { uniqueTablePrefix } from '@holdfast/testing';
-import { PgReplicaPair } from '../simba/support/pg-cluster';
-import { SwitchableProxy } from '../simba/support/switchable-proxy';
 import { LOCKER_WORKER, checkLockerTicks } from './support/locker-ticks';
-import { Workers, sleep, until } from './support/processes';
+import { LossyFailoverRig } from './support/lossy-failover';
+import { sleep, until } from './support/processes';
 
 const PRIMARY = 27200;
 const STANDBY = 27201;
-const REPLICATION = 27202;
-/** The first of four endpoints, one per locker process (27203-27206). */
-const ENDPOINT = 27203;
+/** Replication 27202; the first of four endpoints, one per locker process (27203-27206). */
+const PORTS = { primary: PRIMARY, standby: STANDBY, replication: 27202, endpoint: 27203 };
 /** lockAcquireSleepInterval, the lease. */
 const LEASE = 6_000;
 const KEEP_ALIVE = 1_500;
-const TIMELINE = `SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint AS timeline`;
-
-function connect(port: number): Promise<DataSource> {
-  return new DataSource({
-    type: 'postgres',
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    poolSize: 2,
-    connectTimeoutMS: 3_000,
-  }).initialize();
-}
-
 interface Event {
   pid: number;
   /** performance.now() when the message came. */
@@ -62,55 +48,36 @@ function overlapMs(stretches: { pid: number; from: number; to: number }[]): numb
 }
 
 describe('the lease locker after a lossy PostgreSQL failover (asynchronous standby, promoted at once)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'holdfast-lease-grace-test-'));
-  let cluster: PgReplicaPair | undefined;
-  const endpoints = new Map<number, SwitchableProxy>();
-  let workers: Workers | undefined;
-  const open: DataSource[] = [];
+  const rig = new LossyFailoverRig(PORTS, 'lease-grace');
 
-  afterAll(async () => {
-    await workers?.stop();
-    await Promise.all(open.splice(0).map((d) => d.destroy().catch(() => undefined)));
-    for (const e of endpoints.values()) await e.stop();
-    await cluster?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }, 120_000);
+  afterAll(() => rig.stop(), 120_000);
 
   it('no lease is taken while the lost take may be believed: 0 ms with two masters', async () => {
-    cluster = new PgReplicaPair(PRIMARY, STANDBY, REPLICATION, false);
-    await cluster.start();
+    const { primary, standby } = await rig.start();
     const prefix = uniqueTablePrefix('lgrace');
     const table = `${prefix}HOLDFAST_LOCK`;
-    const primary = await connect(PRIMARY);
-    const standby = await connect(STANDBY);
-    open.push(primary, standby);
     const rowOn = async (db: DataSource) =>
       ((await db.query(`SELECT BROKER_NAME AS holder, TIME AS time FROM ${table} WHERE ID = 'default'`))[0] ??
         {}) as { holder?: string; time?: string };
 
-    const ticks = join(dir, `${prefix}ticks.log`);
+    const ticks = join(rig.dir, `${prefix}ticks.log`);
     writeFileSync(ticks, '');
     const takes: Event[] = [];
     const losses: Event[] = [];
-    workers = new Workers();
     // Each process reaches the database through an endpoint of its own, so that at the failover
     // the lost take's master can be left cut off from the new primary (a partition, or a slow
     // reconnect) while the others are moved to it.
-    const spawn = async (target: number): Promise<ChildProcess> => {
-      const endpoint = new SwitchableProxy(target);
-      const port = await endpoint.start(ENDPOINT + endpoints.size);
-      const child = workers!.spawn(
+    const spawn = (target: number): Promise<ChildProcess> =>
+      rig.spawn(
+        target,
         LOCKER_WORKER,
         [prefix, 'lease-database', ticks, String(LEASE), String(KEEP_ALIVE)],
-        { HOLDFAST_TEST_PG_URL: `postgres://postgres@127.0.0.1:${port}/postgres` },
+        {},
         (c, m) => {
           if (m.t === 'acquired') takes.push({ pid: c.pid!, at: performance.now() });
           if (m.t === 'lost') losses.push({ pid: c.pid!, at: performance.now() });
         },
       );
-      endpoints.set(child.pid!, endpoint);
-      return child;
-    };
     const lockers = [await spawn(PRIMARY), await spawn(PRIMARY), await spawn(PRIMARY)];
     const first = await until(() => takes[0], 60_000, 'a first master');
     const firstHolder = await until(async () => (await rowOn(primary)).holder, 20_000, 'its row');
@@ -121,7 +88,7 @@ describe('the lease locker after a lossy PostgreSQL failover (asynchronous stand
     );
 
     // 1. Replication goes quiet. 2. The master is killed; another takes the lease on the primary only.
-    cluster.replication.blackhole();
+    rig.cluster.replication.blackhole();
     lockers.find((c) => c.pid === first.pid)!.kill('SIGKILL');
     const second = await until(
       () => takes.find((t) => t.pid !== first.pid),
@@ -137,15 +104,15 @@ describe('the lease locker after a lossy PostgreSQL failover (asynchronous stand
     //    master's renewals (its lease is as long as it gets), the primary crashes and the standby
     //    server is promoted at once. The lost take's master still points at the dead primary: it
     //    cannot renew and believes it is master until its local deadline.
-    for (const [pid, endpoint] of endpoints) if (pid !== second.pid) endpoint.switchTo(STANDBY);
+    rig.switchEndpoints((pid) => (pid === second.pid ? PRIMARY : STANDBY));
     const renewedFrom = (await rowOn(primary)).time;
     await until(async () => (await rowOn(primary)).time !== renewedFrom, LEASE + 5_000, 'a renewal');
-    const timelineBefore = Number((await primary.query(TIMELINE))[0].timeline);
+    const timelineBefore = await rig.timeline(primary);
     const takesBefore = takes.length;
-    await cluster.crashPrimary();
-    await cluster.promoteStandby();
+    await rig.cluster.crashPrimary();
+    await rig.cluster.promoteStandby();
     const promotedAt = performance.now();
-    const timelineAfter = Number((await standby.query(TIMELINE))[0].timeline);
+    const timelineAfter = await rig.timeline(standby);
     // 5. A locker that never saw the old timeline starts right after the promotion.
     const fresh = await spawn(STANDBY);
     const third = await until(
@@ -156,9 +123,7 @@ describe('the lease locker after a lossy PostgreSQL failover (asynchronous stand
       const rows = JSON.stringify(
         await standby.query(`SELECT * FROM ${table}`).catch((e: Error) => e.message),
       );
-      throw new Error(
-        `${rows}; ${error.message}; the lockers said:\n${workers!.output.map((o) => `  ${o.pid}: ${o.line}`).join('\n')}`,
-      );
+      throw new Error(`${rows}; ${error.message}; the lockers said:\n${rig.said()}`);
     });
     // The lost take's master demotes at its local deadline (before the take above, unless two
     // believed at once); the ticks until then are counted.

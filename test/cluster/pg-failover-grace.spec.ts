@@ -8,35 +8,22 @@
  * process that never saw the old timeline). Ports 26520-26523; needs the PostgreSQL server binaries.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
 import { uniqueTablePrefix } from '@holdfast/testing';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
-import { PgReplicaPair } from '../simba/support/pg-cluster';
-import { SwitchableProxy } from '../simba/support/switchable-proxy';
-import { CONTENDER, Workers, checkTicks, sleep, until } from './support/processes';
+import { LossyFailoverRig } from './support/lossy-failover';
+import { CONTENDER, checkTicks, sleep, until } from './support/processes';
 
 const PRIMARY = 26520;
 const STANDBY = 26521;
-const REPLICATION = 26522;
-/** The first of four endpoints, one per contender process (26523-26526). */
-const ENDPOINT = 26523;
+/** Replication 26522; the first of four endpoints, one per contender process (26523-26526). */
+const PORTS = { primary: PRIMARY, standby: STANDBY, replication: 26522, endpoint: 26523 };
 const TTL = 2_000;
 const TRANSITION = 1_000;
 const MUTEX = 'grace';
-const TIMELINE = `SELECT ('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint AS timeline`;
-
-function connect(port: number): Promise<DataSource> {
-  return new DataSource({
-    type: 'postgres',
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    poolSize: 2,
-    connectTimeoutMS: 3_000,
-  }).initialize();
-}
 
 interface Grant {
   pid: number;
@@ -45,28 +32,14 @@ interface Grant {
 }
 
 describe('Simba after a lossy PostgreSQL failover (asynchronous standby, promoted at once)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'holdfast-grace-test-'));
-  let cluster: PgReplicaPair | undefined;
-  const endpoints = new Map<number, SwitchableProxy>();
-  let workers: Workers | undefined;
-  const open: DataSource[] = [];
+  const rig = new LossyFailoverRig(PORTS, 'grace');
 
-  afterAll(async () => {
-    await workers?.stop();
-    await Promise.all(open.splice(0).map((d) => d.destroy().catch(() => undefined)));
-    for (const e of endpoints.values()) await e.stop();
-    await cluster?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  }, 120_000);
+  afterAll(() => rig.stop(), 120_000);
 
   it('grants nothing while the lost grant may be believed: 0 ticks of a superseded owner', async () => {
-    cluster = new PgReplicaPair(PRIMARY, STANDBY, REPLICATION, false);
-    await cluster.start();
+    const { primary, standby } = await rig.start();
     const prefix = uniqueTablePrefix('grace');
     const table = `${prefix}simba_mutex`;
-    const primary = await connect(PRIMARY);
-    const standby = await connect(STANDBY);
-    open.push(primary, standby);
     await new SchemaManager(sqlClientFor(primary)).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
     await until(
       async () => (await standby.query(`SELECT 1 FROM pg_tables WHERE tablename = $1`, [table])).length > 0,
@@ -79,31 +52,20 @@ describe('Simba after a lossy PostgreSQL failover (asynchronous standby, promote
         acquired_at?: string;
       };
 
-    const ticks = join(dir, `${prefix}ticks.log`);
+    const ticks = join(rig.dir, `${prefix}ticks.log`);
     writeFileSync(ticks, '');
     const grants: Grant[] = [];
-    workers = new Workers();
-    // Each process reaches the database through an endpoint of its own, so that at the failover
-    // the lost grant's owner can be left cut off from the new primary (a partition, or a slow
-    // reconnect) while the others are moved to it.
-    const spawn = async (target: number): Promise<ChildProcess> => {
-      const endpoint = new SwitchableProxy(target);
-      const port = await endpoint.start(ENDPOINT + endpoints.size);
-      const child = workers!.spawn(
+    const spawn = (target: number): Promise<ChildProcess> =>
+      rig.spawn(
+        target,
         CONTENDER,
         ['postgres', prefix, MUTEX, ticks, '-', String(TTL), String(TRANSITION)],
-        {
-          HOLDFAST_TEST_PG_URL: `postgres://postgres@127.0.0.1:${port}/postgres`,
-          SIMBA_WORKER_LOG_LEVELS: 'error,warn',
-        },
+        { SIMBA_WORKER_LOG_LEVELS: 'error,warn' },
         (c, m) => {
           if (m.type === 'acquired')
             grants.push({ pid: c.pid!, token: Number(m.token), at: performance.now() });
         },
       );
-      endpoints.set(child.pid!, endpoint);
-      return child;
-    };
     const contenders = [await spawn(PRIMARY), await spawn(PRIMARY), await spawn(PRIMARY)];
     const first = await until(() => grants[0], 30_000, 'a first owner');
     await until(
@@ -113,7 +75,7 @@ describe('Simba after a lossy PostgreSQL failover (asynchronous standby, promote
     );
 
     // 1. Replication goes quiet. 2. The owner is killed; another takes over on the primary only.
-    cluster.replication.blackhole();
+    rig.cluster.replication.blackhole();
     contenders.find((c) => c.pid === first.pid)!.kill('SIGKILL');
     const second = await until(
       () => grants.find((g) => g.pid !== first.pid),
@@ -132,13 +94,13 @@ describe('Simba after a lossy PostgreSQL failover (asynchronous standby, promote
       TTL + TRANSITION + 5_000,
       'a renewal of the second owner',
     );
-    const timelineBefore = Number((await primary.query(TIMELINE))[0].timeline);
+    const timelineBefore = await rig.timeline(primary);
     const grantsBefore = grants.length;
-    await cluster.crashPrimary();
-    for (const [pid, endpoint] of endpoints) endpoint.switchTo(pid === second.pid ? PRIMARY : STANDBY);
-    await cluster.promoteStandby();
+    await rig.cluster.crashPrimary();
+    rig.switchEndpoints((pid) => (pid === second.pid ? PRIMARY : STANDBY));
+    await rig.cluster.promoteStandby();
     const promotedAt = performance.now();
-    const timelineAfter = Number((await standby.query(TIMELINE))[0].timeline);
+    const timelineAfter = await rig.timeline(standby);
     // 4. A contender that never saw the old timeline starts right after the promotion.
     const fresh = await spawn(STANDBY);
     const third = await until(
@@ -149,10 +111,7 @@ describe('Simba after a lossy PostgreSQL failover (asynchronous standby, promote
       const row = JSON.stringify(
         await standby.query(`SELECT * FROM ${table}`).catch((e: Error) => e.message),
       );
-      throw new Error(
-        `${row}; ` +
-          `${error.message}; the contenders said:\n${workers!.output.map((o) => `  ${o.pid}: ${o.line}`).join('\n')}`,
-      );
+      throw new Error(`${row}; ` + `${error.message}; the contenders said:\n${rig.said()}`);
     });
     await sleep(TTL + TRANSITION);
 
@@ -165,10 +124,7 @@ describe('Simba after a lossy PostgreSQL failover (asynchronous standby, promote
         third.at - promotedAt,
       )} ms after it (by ${third.pid === fresh.pid ? 'the fresh process' : third.pid}); ${report.ticks} ticks, ` +
         `${superseded} of a superseded owner; violations ${report.violations.length}\n` +
-        workers.output
-          .filter((o) => o.at >= promotedAt - 2_000)
-          .map((o) => `  ${o.pid}: ${o.line}`)
-          .join('\n'),
+        rig.said(promotedAt - 2_000),
     );
     expect(timelineAfter).toBeGreaterThan(timelineBefore);
     expect(report.violations).toEqual([]);
