@@ -56,6 +56,7 @@ export { declarePoolNeed, type PoolNeed } from '../database/pool-budget';
 export { configureCoordinationPool, type CoordinationPoolOptions } from '../database/coordination-pool';
 export { isValidTablePrefix, validateTablePrefix, tableName } from '../naming/table-prefix';
 export { instanceId, ownerInstanceId, isThisInstance, INSTANCE_ID_MAX_LENGTH } from '../naming/instance-id';
+export { TIMELINE_MARKER } from '../naming/timeline-marker';
 export { parseDuration, parseIsoDuration, formatIsoDuration, type Duration } from '../time/duration';
 export { monotonicMillis, sleep } from '../time/monotonic';
 export { withTimeout, type WithTimeoutOptions } from '../time/with-timeout';

@@ -1,12 +1,12 @@
-import type { SqlDialect } from '@holdfast/core/kit';
+import { TIMELINE_MARKER, type SqlDialect } from '@holdfast/core/kit';
 import { DEFAULT_LOCK_TABLE_NAMES, type LockTableNames } from './holdfast-lock.table';
 
 /**
  * The row of the lock table that remembers the PostgreSQL timeline the table was last written on
  * (in `TIME`; its holder is this name too). Never a lock: the lock name is reserved. The same
- * name as Simba's marker row in `simba_mutex`.
+ * key as Simba's marker row in `simba_mutex` (core's TIMELINE_MARKER).
  */
-export const TIMELINE_MARKER = 'holdfast:timeline';
+export { TIMELINE_MARKER };
 
 /**
  * The holder of a lock row in its failover grace: no instance, never a `leaseHolderId`.

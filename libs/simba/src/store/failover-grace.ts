@@ -1,10 +1,16 @@
-import { StatementBinder, type SqlBinder, type SqlDialect, type Statement } from '@holdfast/core/kit';
+import {
+  StatementBinder,
+  TIMELINE_MARKER,
+  type SqlBinder,
+  type SqlDialect,
+  type Statement,
+} from '@holdfast/core/kit';
 
 /**
  * The row of `simba_mutex` that remembers the PostgreSQL timeline the table was last written on
  * (in `acquired_at`); never a mutex of its own: the name is reserved.
  */
-export const TIMELINE_MARKER = 'holdfast:timeline';
+export { TIMELINE_MARKER };
 
 /**
  * No grant during a lease the old primary may have granted and the new one lost (#36). A
