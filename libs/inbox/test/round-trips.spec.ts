@@ -4,9 +4,9 @@ import { sqlClientFor } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   TcpProxy,
-  testDatabases,
+  testServerDatabases,
   uniqueTablePrefix,
-  type TestDatabase,
+  testServerPort,
 } from '@holdfast/testing';
 import { InboxModule, MessageAcceptor } from '../src';
 import { InboxConnection } from '../src/store/inbox-connection';
@@ -18,16 +18,10 @@ import type { Lease } from '../src/store/cor-message.rows';
  * Round trips of the delivery's statements, counted by a TcpProxy between the inbox and its
  * server: a database 1 ms away pays each one. No timing here, only counts.
  */
-const SERVER_PORTS: Partial<Record<TestDatabase, () => number>> = {
-  postgres: () =>
-    Number(new URL(process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://x@127.0.0.1:5432/test').port),
-  mariadb: () =>
-    Number(new URL(process.env.HOLDFAST_TEST_MARIADB_URL ?? 'mysql://x@127.0.0.1:3306/test').port),
-};
 const BATCH = 50;
 const LEASE_MS = 30_000;
 
-for (const db of testDatabases().filter((d) => SERVER_PORTS[d])) {
+for (const db of testServerDatabases()) {
   describe(`inbox statements through a proxy: round trips [${db}]`, () => {
     let proxy: TcpProxy;
     let dataSource: DataSource;
@@ -37,7 +31,7 @@ for (const db of testDatabases().filter((d) => SERVER_PORTS[d])) {
     const prefix = uniqueTablePrefix('rt');
 
     beforeAll(async () => {
-      proxy = new TcpProxy(SERVER_PORTS[db]!());
+      proxy = new TcpProxy(testServerPort(db));
       const port = await proxy.start();
       dataSource = await createTestDataSource(db, { port });
       app = await Test.createTestingModule({
@@ -62,27 +56,6 @@ for (const db of testDatabases().filter((d) => SERVER_PORTS[d])) {
         Array.from({ length: n }, (_, i) => ({ type: { namespace: 'rt', name: 'm' }, payload: { i } })),
       );
 
-    /**
-     * The round trips `work` costs, including what it sends after its caller has the answer (a
-     * session reset before the connection goes back to the pool): counted once the connections
-     * are quiet again.
-     */
-    async function tripsOf(work: () => Promise<unknown>): Promise<number> {
-      await quiet();
-      proxy.resetRoundTrips();
-      await work();
-      await quiet();
-      return proxy.roundTrips;
-    }
-
-    /** Until nothing has passed the proxy for a while: work sent after an answer has arrived. */
-    async function quiet(): Promise<void> {
-      for (let last = -1; last !== proxy.roundTrips;) {
-        last = proxy.roundTrips;
-        await new Promise((resolve) => setTimeout(resolve, 150));
-      }
-    }
-
     async function claimAll(): Promise<Lease[]> {
       const { rows } = await store.claims.claim(BATCH, undefined, LEASE_MS);
       return rows.map((r) => ({ id: r.id, until: r.nextRetry! }));
@@ -93,7 +66,7 @@ for (const db of testDatabases().filter((d) => SERVER_PORTS[d])) {
       await claimAll(); // connections opened and statements planned before counting
       await accept(BATCH);
       let leases: Lease[] = [];
-      const trips = await tripsOf(async () => (leases = await claimAll()));
+      const trips = await proxy.roundTripsOf(async () => (leases = await claimAll()));
       expect(leases).toHaveLength(BATCH);
       expect(trips).toBeLessThanOrEqual(db === 'postgres' ? 1 : 3);
     });
@@ -102,7 +75,7 @@ for (const db of testDatabases().filter((d) => SERVER_PORTS[d])) {
       await accept(BATCH);
       const leases = await claimAll();
       let extended = new Set<string>();
-      const trips = await tripsOf(
+      const trips = await proxy.roundTripsOf(
         async () => (extended = await store.completion.extendLeases(leases, Date.now() + LEASE_MS)),
       );
       expect(extended.size).toBe(BATCH);
@@ -113,7 +86,9 @@ for (const db of testDatabases().filter((d) => SERVER_PORTS[d])) {
       await accept(BATCH);
       const leases = await claimAll();
       let deleted = 0;
-      const trips = await tripsOf(async () => (deleted = await store.completion.deleteOwned(leases)));
+      const trips = await proxy.roundTripsOf(
+        async () => (deleted = await store.completion.deleteOwned(leases)),
+      );
       expect(deleted).toBe(BATCH);
       expect(trips).toBe(1);
     });

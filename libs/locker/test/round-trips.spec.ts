@@ -14,7 +14,13 @@ import { Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
 import { HoldfastTimers, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
-import { createTestDataSource, TcpProxy, testDatabases, uniqueTablePrefix } from '@holdfast/testing';
+import {
+  createTestDataSource,
+  TcpProxy,
+  testServerDatabases,
+  testServerPort,
+  uniqueTablePrefix,
+} from '@holdfast/testing';
 import { ScheduledLockModule } from '../src';
 import { LeaseDatabaseLocker, LockQueryResolver, ScheduledLockExecutor } from '../src/internal';
 import { LockConnection } from '../src/lock/lock-connection';
@@ -23,11 +29,6 @@ import type { LockerContext } from '../src/lock/locker.interface';
 import { RowLockTransaction } from '../src/lock/row-lock.transaction';
 import { prepareLockRow } from '../src/store/lock-row';
 
-const URL_ENV = { postgres: 'HOLDFAST_TEST_PG_URL', mariadb: 'HOLDFAST_TEST_MARIADB_URL' } as const;
-const DEFAULT_URL = {
-  postgres: 'postgres://x@127.0.0.1:5432/test',
-  mariadb: 'mysql://x@127.0.0.1:3306/test',
-};
 const KEEP_ALIVE = 30_000;
 
 /** One attempt, as the acquire loop makes it (tryAcquire is protected). */
@@ -37,7 +38,7 @@ class TestLeaseLocker extends LeaseDatabaseLocker {
   }
 }
 
-for (const db of testDatabases().filter((d): d is 'postgres' | 'mariadb' => d in URL_ENV)) {
+for (const db of testServerDatabases()) {
   describe(`the lockers' statements through a proxy: round trips [${db}]`, () => {
     let proxy: TcpProxy;
     let dataSource: DataSource;
@@ -45,7 +46,7 @@ for (const db of testDatabases().filter((d): d is 'postgres' | 'mariadb' => d in
     const prefix = uniqueTablePrefix('lk_rt');
 
     beforeAll(async () => {
-      proxy = new TcpProxy(Number(new URL(process.env[URL_ENV[db]] ?? DEFAULT_URL[db]).port));
+      proxy = new TcpProxy(testServerPort(db));
       dataSource = await createTestDataSource(db, { port: await proxy.start() });
       sql = sqlClientFor(dataSource);
     });
@@ -57,23 +58,6 @@ for (const db of testDatabases().filter((d): d is 'postgres' | 'mariadb' => d in
       }
       await proxy?.stop();
     });
-
-    /** Until nothing has passed the proxy for a while: work sent after an answer has arrived. */
-    async function quiet(): Promise<void> {
-      for (let last = -1; last !== proxy.roundTrips;) {
-        last = proxy.roundTrips;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    }
-
-    /** The round trips `work` costs, including anything it sends after its caller has the answer. */
-    async function tripsOf(work: () => Promise<unknown>): Promise<number> {
-      await quiet();
-      proxy.resetRoundTrips();
-      await work();
-      await quiet();
-      return proxy.roundTrips;
-    }
 
     /** The database locker's hold as DatabaseLocker.configure builds it, for `holderId`. */
     async function rowLock(lockName: string, holderId: string) {
@@ -92,9 +76,9 @@ for (const db of testDatabases().filter((d): d is 'postgres' | 'mariadb' => d in
       try {
         expect(await other.hold.acquire()).toBe(true);
         expect(await ours.hold.acquire()).toBe(false); // the standby's connection is open from here on
-        const attempt = await tripsOf(async () => expect(await ours.hold.acquire()).toBe(false));
+        const attempt = await proxy.roundTripsOf(async () => expect(await ours.hold.acquire()).toBe(false));
         await other.hold.release();
-        const acquire = await tripsOf(async () => expect(await ours.hold.acquire()).toBe(true));
+        const acquire = await proxy.roundTripsOf(async () => expect(await ours.hold.acquire()).toBe(true));
 
         // Held as before: in an open transaction with the row claimed in our name, bounded by the
         // server's idle timeout(s), and not to be taken by another instance.
@@ -111,8 +95,8 @@ for (const db of testDatabases().filter((d): d is 'postgres' | 'mariadb' => d in
         else expect([Number(bound.idle), Number(bound.wait)]).toEqual([seconds, seconds]);
         expect(await other.hold.acquire()).toBe(false);
 
-        const keepAlive = await tripsOf(async () => expect(await ours.hold.touch()).toBe(true));
-        const release = await tripsOf(() => ours.hold.release());
+        const keepAlive = await proxy.roundTripsOf(async () => expect(await ours.hold.touch()).toBe(true));
+        const release = await proxy.roundTripsOf(() => ours.hold.release());
         expect(await other.hold.acquire()).toBe(true); // released indeed
         expect({ acquire, attempt, keepAlive, release }).toEqual({
           acquire: 1,
@@ -151,11 +135,11 @@ for (const db of testDatabases().filter((d): d is 'postgres' | 'mariadb' => d in
       try {
         expect(await other.attempt()).toBe(true);
         expect(await ours.attempt()).toBe(false);
-        const attempt = await tripsOf(async () => expect(await ours.attempt()).toBe(false));
+        const attempt = await proxy.roundTripsOf(async () => expect(await ours.attempt()).toBe(false));
         await other.stop();
-        const acquire = await tripsOf(async () => expect(await ours.attempt()).toBe(true));
-        const renewal = await tripsOf(async () => expect(await ours.keepAlive()).toBe(true));
-        const release = await tripsOf(() => ours.stop());
+        const acquire = await proxy.roundTripsOf(async () => expect(await ours.attempt()).toBe(true));
+        const renewal = await proxy.roundTripsOf(async () => expect(await ours.keepAlive()).toBe(true));
+        const release = await proxy.roundTripsOf(() => ours.stop());
         expect(await other.attempt()).toBe(true);
         expect({ acquire, attempt, renewal, release }).toEqual({
           acquire: 1,
@@ -182,14 +166,14 @@ for (const db of testDatabases().filter((d): d is 'postgres' | 'mariadb' => d in
         let ran = 0;
         const tick = () => executor.run(meta, undefined, async () => ++ran, []);
         await tick(); // the job's row is created at its first tick
-        const run = await tripsOf(async () => expect(await tick()).toBe(2));
+        const run = await proxy.roundTripsOf(async () => expect(await tick()).toBe(2));
         const take = new LockQueryResolver(sql.dialect, prefix).acquireLease({
           id: meta.name,
           holder: 'elsewhere',
           leaseMillis: 60_000,
         });
         expect(await sql.execute(take.sql, take.params)).toBe(1);
-        const skip = await tripsOf(async () => expect(await tick()).toBeUndefined());
+        const skip = await proxy.roundTripsOf(async () => expect(await tick()).toBeUndefined());
         expect(ran).toBe(2);
         expect({ run, skip }).toEqual({ run: 2, skip: 1 });
       } finally {

@@ -3,7 +3,8 @@ import { SchemaManager, sqlClientFor, type SqlClient } from '@holdfast/core/kit'
 import {
   createTestDataSource,
   TcpProxy,
-  testDatabases,
+  testServerDatabases,
+  testServerUrl,
   uniqueTablePrefix,
   type TestDatabase,
 } from '@holdfast/testing';
@@ -18,11 +19,6 @@ import { MutexRepository } from '../src/mutex/mutex.repository';
  * data-modifying CTEs, its own transaction; MariaDB: one compound statement sent with the
  * transaction's opening and COMMIT). Counts only, no timing.
  */
-const SERVERS: Partial<Record<TestDatabase, { env: string; fallback: string }>> = {
-  postgres: { env: 'HOLDFAST_TEST_PG_URL', fallback: 'postgres://postgres@127.0.0.1:5432/test' },
-  mariadb: { env: 'HOLDFAST_TEST_MARIADB_URL', fallback: 'mysql://root@127.0.0.1:3306/test' },
-};
-
 /** The server's own end of a statement that waited too long for a lock (not the client's bound). */
 const SERVER_WAIT_BOUND: Partial<Record<TestDatabase, string[]>> = {
   postgres: ['55P03', '57014'], // lock_timeout, statement_timeout
@@ -54,7 +50,7 @@ function firstFailure(client: SqlClient): Promise<unknown> {
 
 jest.setTimeout(60_000);
 
-for (const db of testDatabases().filter((d) => SERVERS[d])) {
+for (const db of testServerDatabases()) {
   describe(`Simba round through a proxy: round trips [${db}]`, () => {
     let proxy: TcpProxy;
     let dataSource: DataSource;
@@ -63,8 +59,7 @@ for (const db of testDatabases().filter((d) => SERVERS[d])) {
     const prefix = uniqueTablePrefix('rt');
 
     beforeAll(async () => {
-      const server = SERVERS[db]!;
-      const url = new URL(process.env[server.env] ?? server.fallback);
+      const url = testServerUrl(db);
       proxy = new TcpProxy(Number(url.port), url.hostname);
       dataSource = await createTestDataSource(db, { port: await proxy.start() });
       sql = sqlClientFor(dataSource);
@@ -80,14 +75,6 @@ for (const db of testDatabases().filter((d) => SERVERS[d])) {
       await proxy?.stop();
     });
 
-    /** Until nothing new has passed the proxy for a while (a reset sent after the answer included). */
-    async function quiet(): Promise<void> {
-      for (let last = -1; last !== proxy.roundTrips;) {
-        last = proxy.roundTrips;
-        await new Promise((resolve) => setTimeout(resolve, 150));
-      }
-    }
-
     const round = (mutex: string, renew: boolean, attempt: 'acquire' | 'peek' = 'acquire') =>
       repository.batch([{ mutex, contenderId: 'me', attempt, renew, ttl: 10_000, transition: 2_000 }]);
 
@@ -101,10 +88,10 @@ for (const db of testDatabases().filter((d) => SERVERS[d])) {
         [true, 'acquire'],
         [false, 'peek'],
       ] as const) {
-        await quiet();
+        await proxy.quiet();
         proxy.resetRoundTrips();
         const { rows } = await round('rt', renew, attempt);
-        await quiet();
+        await proxy.quiet();
         counts.push(proxy.roundTrips);
         owners.push(rows.get('rt')?.ownerId);
       }

@@ -189,6 +189,27 @@ export class TcpProxy {
     this.trips = 0;
   }
 
+  /**
+   * The round trips `work` costs, including what it sends after its caller has the answer (a
+   * session reset before a connection goes back to its pool): counted from a quiet proxy until it
+   * is quiet again.
+   */
+  async roundTripsOf(work: () => Promise<unknown>): Promise<number> {
+    await this.quiet();
+    this.resetRoundTrips();
+    await work();
+    await this.quiet();
+    return this.trips;
+  }
+
+  /** Resolves once no round trip has passed the proxy for `settleMs`. */
+  async quiet(settleMs = 150): Promise<void> {
+    for (let last = -1; last !== this.trips;) {
+      last = this.trips;
+      await new Promise((resolve) => setTimeout(resolve, settleMs));
+    }
+  }
+
   /** Open connections through the proxy. */
   get connections(): number {
     return this.links.size;

@@ -41,6 +41,31 @@ export interface TestDataSourceOverrides {
   extra?: Record<string, unknown>;
 }
 
+/** The test servers' URLs when HOLDFAST_TEST_PG_URL / HOLDFAST_TEST_MARIADB_URL are not set. */
+const SERVER_URLS = {
+  postgres: { env: 'HOLDFAST_TEST_PG_URL', fallback: 'postgres://postgres@127.0.0.1:5432/test' },
+  mariadb: { env: 'HOLDFAST_TEST_MARIADB_URL', fallback: 'mysql://root@127.0.0.1:3306/test' },
+} as const;
+
+/** A test database that runs as a server. */
+export type TestServerDatabase = Exclude<TestDatabase, 'sqlite'>;
+
+/** The selected test databases that are servers (a network path can be cut, a proxy put in front): no SQLite. */
+export function testServerDatabases(env: NodeJS.ProcessEnv = process.env): TestServerDatabase[] {
+  return testDatabases(env).filter((db): db is TestServerDatabase => db !== 'sqlite');
+}
+
+/** The URL of a test server (HOLDFAST_TEST_PG_URL / HOLDFAST_TEST_MARIADB_URL, or the shared server). */
+export function testServerUrl(db: TestServerDatabase, env: NodeJS.ProcessEnv = process.env): URL {
+  const { env: name, fallback } = SERVER_URLS[db];
+  return new URL(env[name] ?? fallback);
+}
+
+/** The TCP port of a test server: what a TcpProxy in front of it forwards to. */
+export function testServerPort(db: TestServerDatabase): number {
+  return Number(testServerUrl(db).port);
+}
+
 /**
  * TypeORM options for a test database. Servers come from HOLDFAST_TEST_PG_URL
  * (default postgres://postgres@127.0.0.1:5432/test) and HOLDFAST_TEST_MARIADB_URL
@@ -59,7 +84,7 @@ export function testDataSourceOptions(
         timeout: 10_000,
       } as DataSourceOptions;
     case 'postgres': {
-      const url = new URL(process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test');
+      const url = testServerUrl('postgres');
       if (overrides.port) url.port = String(overrides.port);
       return {
         type: 'postgres',
@@ -70,7 +95,7 @@ export function testDataSourceOptions(
       } as DataSourceOptions;
     }
     case 'mariadb': {
-      const url = new URL(process.env.HOLDFAST_TEST_MARIADB_URL ?? 'mysql://root@127.0.0.1:3306/test');
+      const url = testServerUrl('mariadb');
       if (overrides.port) url.port = String(overrides.port);
       return {
         type: 'mariadb',
