@@ -70,6 +70,7 @@ export abstract class BaseDialect implements SqlDialect {
   readonly locksScannedRows: boolean = false;
   readonly timeline: string | undefined = undefined;
   readonly writableCte: boolean = false;
+  readonly rowAddress: string | undefined = undefined;
   readonly subqueryFence: string = '';
 
   indexWalkFilter(condition: string): string {

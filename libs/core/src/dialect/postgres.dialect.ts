@@ -57,6 +57,7 @@ export class PostgresDialect extends BaseDialect {
 
   override readonly subqueryFence = ' OFFSET 0';
   override readonly writableCte = true;
+  override readonly rowAddress = 'ctid';
 
   override indexWalkFilter(condition: string): string {
     return `COALESCE((${condition}), FALSE)`;

@@ -211,6 +211,14 @@ export interface SqlDialect {
    */
   readonly writableCte: boolean;
   /**
+   * A column naming a row's place in the table, valid within one statement (PostgreSQL `ctid`);
+   * undefined elsewhere. A statement that locks rows in a subquery and changes them in its outer
+   * query finds them by it without a second walk of the primary key's index. A row changed by
+   * another transaction between the two has another address: the outer query then does not see
+   * it (never a row the subquery did not lock).
+   */
+  readonly rowAddress: string | undefined;
+  /**
    * The hint after a table name in FROM that makes the optimizer walk `index` (MySQL/MariaDB
    * `FORCE INDEX (…) `, trailing space included); '' where the dialect takes no such hint.
    */

@@ -14,13 +14,17 @@ export class ClaimInOneStatement extends ClaimStatements {
     // Bound in the order the placeholders appear (SQLite numbers '?' by position).
     const b = new StatementBinder(this.d);
     const lease = this.leaseEnd(b, now, leaseOf);
+    // PostgreSQL finds the picked rows again by their address, not by a second walk of the
+    // primary key's index for each key (measured on 20,000 rows claimed 500 at a time: the
+    // statement's own time per row 15 → 13 µs).
+    const key = this.d.rowAddress ?? 'ID';
     const pick = this.d.limit(
-      `SELECT ID FROM ${this.table} WHERE ${this.d.indexWalkFilter(this.due(b, now, leaseOf))} ORDER BY INSERTED, ID`,
+      `SELECT ${key} FROM ${this.table} WHERE ${this.d.indexWalkFilter(this.due(b, now, leaseOf))} ORDER BY INSERTED, ID`,
       limit,
     );
     const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
     const update =
-      `UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ${this.d.keyIn('ID', pick + this.d.forUpdate(this.d.supportsSkipLocked))} ` +
+      `UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ${this.d.keyIn(key, pick + this.d.forUpdate(this.d.supportsSkipLocked))} ` +
       `RETURNING ${dbNow}, ${this.columns(true)}`;
     // With a writable CTE (PostgreSQL) the database hands the rows back in delivery order as it
     // sorts them (collation included), without the sort key itself (a timestamp the driver would
