@@ -57,15 +57,16 @@ export interface InboxModuleOptions {
   handlerTimeout?: Duration;
   /**
    * How many handlers run at once on this node, across all groups and types (default: twice the
-   * `batchSize`, so a whole batch of independent messages runs while the one before waits for its
-   * delete). A message keeps its slot until it is deleted, so this also bounds what a crash
-   * delivers again. A message waits for a free slot while heartbeats keep its claim. A per-type
+   * largest claim, 10 × `batchSize` (1000): claims grow to 5 × `batchSize` on a backlog, and a
+   * whole claim of independent messages runs while the one before waits for its delete). A
+   * message keeps its slot until it is deleted, so this also bounds what a crash delivers again:
+   * set it lower for handlers that must not run that many at once. A message waits for a free slot while heartbeats keep its claim. A per-type
    * limit is `@InboxHandler({ …, concurrency })`.
    */
   concurrency?: number;
   /**
-   * Delivered messages are deleted in batches: when this many have finished (default 100, at
-   * most half of `concurrency`), or `completionFlushInterval` after the first of them, whichever
+   * Delivered messages are deleted in batches: when this many have finished (default: the
+   * largest claim, 5 × `batchSize` (500); at most half of `concurrency`), or `completionFlushInterval` after the first of them, whichever
    * comes first — not at the end of the claimed batch. Deletes go out side by side. After a
    * crash only these and the running ones are delivered again.
    */

@@ -123,15 +123,21 @@ describeEachDatabase(
 );
 
 describe('delivery defaults', () => {
-  it('runs twice the batchSize by default, and starts a delete once half the slots wait for theirs', () => {
+  it("runs two largest claims' worth of handlers by default and deletes a largest claim at a time", () => {
     const defaults = deliverySettings(resolveInboxOptions({}));
-    expect(defaults.concurrency).toBe(200);
-    expect(defaults.flushAt).toBe(100);
-    const small = deliverySettings(resolveInboxOptions({ batchSize: 10, completionBatchSize: 500 }));
-    expect(small.concurrency).toBe(20);
-    expect(small.flushAt).toBe(10);
+    expect(defaults.concurrency).toBe(1000);
+    expect(defaults.flushAt).toBe(500);
+    const small = deliverySettings(resolveInboxOptions({ batchSize: 10 }));
+    expect(small.concurrency).toBe(100);
+    expect(small.flushAt).toBe(50);
+    // A delete never waits for more than half the slots, whatever completionBatchSize says.
+    const capped = deliverySettings(resolveInboxOptions({ batchSize: 10, completionBatchSize: 500 }));
+    expect(capped.concurrency).toBe(100);
+    expect(capped.flushAt).toBe(50);
     const set = deliverySettings(resolveInboxOptions({ concurrency: 3 }));
     expect(set.concurrency).toBe(3);
     expect(set.flushAt).toBe(2);
+    const both = deliverySettings(resolveInboxOptions({ concurrency: 400, completionBatchSize: 100 }));
+    expect(both.flushAt).toBe(100);
   });
 });

@@ -7,12 +7,8 @@ import type { InboxConnection } from '../store/inbox-connection';
 import type { ClaimLedger } from './claim-ledger';
 import type { DatabaseOutage } from './database-outage';
 import type { Claim } from './delivery-run';
+import { CLAIM_GROWTH } from './delivery-settings';
 
-/**
- * How far claims grow on a backlog, in multiples of `batchSize` (see claim): 5 × the default
- * 100 is what graphile-worker's local queue fetches at once in its high-throughput setup.
- */
-const CLAIM_GROWTH = 5;
 /** The largest claim, as the largest `batchSize`: a statement's parameters stay well within limits. */
 const MAX_CLAIM = 10_000;
 

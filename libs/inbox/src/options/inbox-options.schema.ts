@@ -82,7 +82,7 @@ export class InboxOptionsSchema {
   @IsOptional() @IsDurationOption() visibilityTimeout: Duration = '5m';
   @IsOptional() @IsDurationOption() handlerTimeout?: Duration;
   @IsOptional() @IsInt() @Min(1) @Max(10_000) concurrency?: number;
-  @IsOptional() @IsInt() @Min(1) @Max(10_000) completionBatchSize = 100;
+  @IsOptional() @IsInt() @Min(1) @Max(10_000) completionBatchSize?: number;
   @IsOptional() @IsDurationOption() completionFlushInterval: Duration = '10ms';
   @IsOptional() @IsDurationOption() idleInTransactionTimeout: Duration = '30s';
   @IsOptional() @IsDurationOption() statementTimeout: Duration = '10s';
