@@ -31,7 +31,6 @@
  */
 import 'reflect-metadata';
 import type { ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { DataSource, type DataSourceOptions } from 'typeorm';
@@ -46,6 +45,7 @@ import { forkTs, tempSqliteFile, waitForExit, waitForMessage, waitUntil } from '
 import { InboxHandler, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
 import { InboxNotifyListener } from '@holdfast/inbox/internal';
 import { SimbaModule } from '@holdfast/simba';
+import { postgresCpuMs } from './support/bench-kit';
 
 type Db = 'postgres' | 'mariadb' | 'sqlite';
 const PG_URL = process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -310,36 +310,6 @@ interface WorkerRun {
   workerCpuMs: number;
   /** CPU time of every PostgreSQL server process from 'go' until all was handled, ms (Linux). */
   databaseCpuMs: number;
-}
-
-/**
- * User + system CPU time of every PostgreSQL process on this machine so far (its backends, the
- * WAL writer, autovacuum), in ms, from /proc; NaN where /proc is missing. A backend that exits
- * between two readings takes its time with it, so readings bracket a window in which the
- * workers' connections stay open.
- */
-function postgresCpuMs(): number {
-  let dir: string[];
-  try {
-    dir = readdirSync('/proc');
-  } catch {
-    return NaN;
-  }
-  const tick = 1000 / 100; // USER_HZ
-  let total = 0;
-  for (const pid of dir) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) continue;
-      const fields = stat.slice(close + 2).split(' '); // from field 3 (state) on
-      total += (Number(fields[11]) + Number(fields[12])) * tick; // utime, stime
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return total;
 }
 
 /** Called around each delivery run (not the latency run): the latency bench counts round trips. */

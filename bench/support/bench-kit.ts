@@ -1,4 +1,5 @@
 /** Small helpers shared by the benchmarks: timing loops, medians and a printed table. */
+import { readdirSync, readFileSync } from 'node:fs';
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -118,4 +119,34 @@ export function benchDatabases(args: string[]): Array<'sqlite' | 'postgres' | 'm
 export function numberArg(args: string[], name: string, fallback: number): number {
   const i = args.indexOf(name);
   return i >= 0 ? Number(args[i + 1]) : fallback;
+}
+
+/**
+ * User + system CPU time of every PostgreSQL process on this machine so far (its backends, the
+ * WAL writer, autovacuum), in ms, from /proc; NaN where /proc is missing. A backend that exits
+ * between two readings takes its time with it, so readings bracket a window in which the
+ * workers' connections stay open.
+ */
+export function postgresCpuMs(): number {
+  let dir: string[];
+  try {
+    dir = readdirSync('/proc');
+  } catch {
+    return NaN;
+  }
+  const tick = 1000 / 100; // USER_HZ
+  let total = 0;
+  for (const pid of dir) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const close = stat.lastIndexOf(')');
+      if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) continue;
+      const fields = stat.slice(close + 2).split(' '); // from field 3 (state) on
+      total += (Number(fields[11]) + Number(fields[12])) * tick; // utime, stime
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
 }

@@ -1,0 +1,173 @@
+/**
+ * npm run bench -- inbox-steady [--messages 60000] [--workers 2] [--rounds 3]
+ *                               [--options '<json>|<json>|…'] [--profile DIR]
+ *
+ * Inbox delivery on PostgreSQL in steady state, per option set: `--messages` are accepted first,
+ * then `--workers` processes deliver them all (no-op handler). Printed per option set, median over
+ * the rounds (the sets take turns in each round):
+ *  - the rate from the first message handled anywhere to the last;
+ *  - the workers' CPU time per message, each worker's from its own first message on
+ *    (`process.cpuUsage`: its start-up is left out, unlike inbox.bench.ts's figure);
+ *  - PostgreSQL's CPU time per message (every server process, from /proc) over the same window.
+ * The first option set is the baseline of the ratios; by default it is the inbox's defaults
+ * before this round (`concurrency` 200, `completionBatchSize` 100), beside today's defaults (`{}`).
+ * No proxy and no other system: this is where the CPU goes, not the round trips (latency.bench.ts)
+ * nor the comparison with graphile-worker (inbox.bench.ts).
+ * `--profile DIR`: a CPU profile of each worker (node --cpu-prof).
+ */
+import 'reflect-metadata';
+import type { ChildProcess } from 'node:child_process';
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { DataSource } from 'typeorm';
+import { forkTs, waitForExit, waitForMessage } from '@holdfast/testing';
+import { InboxHandler, InboxModule, MessageAcceptor, type InboxModuleOptions } from '@holdfast/inbox';
+import { median, numberArg, postgresCpuMs, printTable } from './support/bench-kit';
+
+const PG_URL = process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const PREFIX = 'hf_steady_';
+const TYPE = { namespace: 'bench', name: 'noop' };
+const DEFAULT_OPTION_SETS = '{"concurrency":200,"completionBatchSize":100}|{}';
+
+let handled = 0;
+let cpuAtFirst: NodeJS.CpuUsage | undefined;
+
+@Injectable()
+class NoopHandler {
+  @InboxHandler(TYPE)
+  handle(): void {
+    if (handled++ === 0) {
+      cpuAtFirst = process.cpuUsage();
+      process.send!({ t: 'first' });
+    }
+  }
+}
+
+async function inboxApp(dataSource: DataSource, deliver: boolean, options: Partial<InboxModuleOptions>) {
+  @Module({
+    imports: [
+      InboxModule.forRoot({
+        dataSource,
+        tablePrefix: PREFIX,
+        schema: 'create',
+        deliver,
+        cluster: 'competing',
+        ...options,
+      }),
+    ],
+    providers: [NoopHandler],
+  })
+  class SteadyModule {}
+  return NestFactory.createApplicationContext(SteadyModule, { logger: ['error', 'warn'] });
+}
+
+/** A worker: delivers from its start, reports its count every 50 ms, its CPU time on 'stop'. */
+async function worker(): Promise<void> {
+  const dataSource = await new DataSource({ type: 'postgres', url: PG_URL, poolSize: 10 }).initialize();
+  const app = await inboxApp(dataSource, true, JSON.parse(process.env.HOLDFAST_STEADY_OPTIONS ?? '{}'));
+  const report = setInterval(() => process.send!({ t: 'count', n: handled }), 50);
+  process.on('message', (m: { t: string }) => {
+    if (m.t !== 'stop') return;
+    clearInterval(report);
+    const cpu = process.cpuUsage(cpuAtFirst);
+    process.send!({ t: 'cpu', ms: (cpu.user + cpu.system) / 1000 });
+    void app
+      .close()
+      .then(() => dataSource.destroy())
+      .finally(() => process.exit(0));
+  });
+}
+
+interface Run {
+  rate: number;
+  workerCpu: number;
+  databaseCpu: number;
+}
+
+async function runOnce(options: string, messages: number, workers: number, profile?: string): Promise<Run> {
+  const dataSource = await new DataSource({ type: 'postgres', url: PG_URL, poolSize: 10 }).initialize();
+  await dataSource.query(`DROP TABLE IF EXISTS ${PREFIX}COR_MESSAGE`);
+  const app = await inboxApp(dataSource, false, {});
+  try {
+    const acceptor = app.get(MessageAcceptor);
+    for (let i = 0; i < messages; i += 5_000)
+      await acceptor.acceptAll(
+        Array.from({ length: Math.min(5_000, messages - i) }, (_, j) => ({
+          type: TYPE,
+          payload: { i: i + j },
+        })),
+      );
+    await dataSource.query(`ANALYZE ${PREFIX}COR_MESSAGE`);
+    const children: ChildProcess[] = Array.from({ length: workers }, () =>
+      forkTs(__filename, [], {
+        execArgv: profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [],
+        env: { ...process.env, HOLDFAST_STEADY_ROLE: 'worker', HOLDFAST_STEADY_OPTIONS: options },
+      }),
+    );
+    const counts = new Map<ChildProcess, number>();
+    let window: { cpu: number; at: number } | undefined;
+    await new Promise<void>((done) => {
+      for (const child of children)
+        child.on('message', (m: { t: string; n: number }) => {
+          if (m.t === 'first') window ??= { cpu: postgresCpuMs(), at: performance.now() };
+          if (m.t !== 'count') return;
+          counts.set(child, m.n);
+          if ([...counts.values()].reduce((a, b) => a + b, 0) >= messages) done();
+        });
+    });
+    const elapsed = performance.now() - window!.at;
+    const databaseCpuMs = postgresCpuMs() - window!.cpu;
+    const cpus = await Promise.all(
+      children.map(async (child) => {
+        const cpu = waitForMessage<{ t: string; ms: number }>(child, (m) => m.t === 'cpu', 15_000);
+        child.send({ t: 'stop' });
+        return (await cpu).ms;
+      }),
+    );
+    await Promise.all(children.map((child) => waitForExit(child, 15_000)));
+    return {
+      rate: (messages / elapsed) * 1000,
+      workerCpu: (cpus.reduce((a, b) => a + b, 0) * 1000) / messages,
+      databaseCpu: (databaseCpuMs * 1000) / messages,
+    };
+  } finally {
+    await app.close();
+    await dataSource.query(`DROP TABLE IF EXISTS ${PREFIX}COR_MESSAGE`);
+    await dataSource.destroy();
+  }
+}
+
+export async function main(args: string[]): Promise<void> {
+  const messages = numberArg(args, '--messages', 60_000);
+  const workers = numberArg(args, '--workers', 2);
+  const rounds = numberArg(args, '--rounds', 3);
+  const o = args.indexOf('--options');
+  const sets = (o >= 0 ? args[o + 1] : DEFAULT_OPTION_SETS).split('|');
+  const p = args.indexOf('--profile');
+  const profile = p >= 0 ? args[p + 1] : undefined;
+  for (const set of sets) JSON.parse(set); // a typo stops the run before any work
+  console.log(`${messages} messages delivered by ${workers} processes, ${rounds} rounds, PostgreSQL`);
+  const runs = new Map<string, Run[]>(sets.map((s) => [s, []]));
+  for (let round = 0; round < rounds; round++)
+    for (const set of sets) runs.get(set)!.push(await runOnce(set, messages, workers, profile));
+  const base = runs.get(sets[0])!;
+  const rows = sets.map((set) => {
+    const r = runs.get(set)!;
+    const rate = median(r.map((x) => x.rate));
+    const ratios = r.map((x, i) => x.rate / base[i].rate);
+    return [
+      set === '{}' ? 'defaults' : set,
+      rate.toFixed(0),
+      median(r.map((x) => x.workerCpu)).toFixed(1),
+      median(r.map((x) => x.databaseCpu)).toFixed(1),
+      `${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+    ];
+  });
+  printTable(
+    'Steady-state delivery (medians over the rounds; ratio ÷ the first option set in the same round)',
+    ['options', 'msg/s', 'CPU per message, workers (µs)', 'CPU per message, PostgreSQL (µs)', 'rate ratio'],
+    rows,
+  );
+}
+
+if (process.env.HOLDFAST_STEADY_ROLE === 'worker') void worker();
