@@ -9,8 +9,10 @@
  *  - the workers' CPU time per message, each worker's from its own first message on
  *    (`process.cpuUsage`: its start-up is left out, unlike inbox.bench.ts's figure);
  *  - PostgreSQL's CPU time per message (every server process, from /proc) over the same window.
- * The first option set is the baseline of the ratios; by default it is the inbox's defaults
- * before this round (`concurrency` 200, `completionBatchSize` 100), beside today's defaults (`{}`).
+ * The first option set is the baseline of the ratios. By default: `raw`, the pg driver doing the
+ * same job by hand (Holdfast's claim statement, 500 at a time with one claim ahead, the payload
+ * decoded, the handler called, a delete of each claim's ids with its lease), then the inbox's
+ * defaults before 2026-11-27 (`concurrency` 200, `completionBatchSize` 100), then today's (`{}`).
  * No proxy and no other system: this is where the CPU goes, not the round trips (latency.bench.ts)
  * nor the comparison with graphile-worker (inbox.bench.ts).
  * `--profile DIR`: a CPU profile of each worker (node --cpu-prof).
@@ -19,23 +21,34 @@ import 'reflect-metadata';
 import type { ChildProcess } from 'node:child_process';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { forkTs, waitForExit, waitForMessage } from '@holdfast/testing';
-import { InboxHandler, InboxModule, MessageAcceptor, type InboxModuleOptions } from '@holdfast/inbox';
+import {
+  InboxHandler,
+  InboxModule,
+  MessageAcceptor,
+  type InboxMessage,
+  type InboxModuleOptions,
+} from '@holdfast/inbox';
 import { median, numberArg, postgresCpuMs, printTable } from './support/bench-kit';
 
 const PG_URL = process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PREFIX = 'hf_steady_';
 const TYPE = { namespace: 'bench', name: 'noop' };
-const DEFAULT_OPTION_SETS = '{"concurrency":200,"completionBatchSize":100}|{}';
+const DEFAULT_OPTION_SETS = 'raw|{"concurrency":200,"completionBatchSize":100}|{}';
+const TABLE = `${PREFIX}COR_MESSAGE`;
 
 let handled = 0;
 let cpuAtFirst: NodeJS.CpuUsage | undefined;
+/** The last message handled (kept, so that no engine can drop the work of making it). */
+export let seen: InboxMessage | undefined;
 
 @Injectable()
 class NoopHandler {
   @InboxHandler(TYPE)
-  handle(): void {
+  async handle(message: InboxMessage): Promise<void> {
+    seen = message;
     if (handled++ === 0) {
       cpuAtFirst = process.cpuUsage();
       process.send!({ t: 'first' });
@@ -78,6 +91,87 @@ async function worker(): Promise<void> {
   });
 }
 
+const millis = (t: string) => `CAST(FLOOR(EXTRACT(EPOCH FROM ${t}) * 1000) AS BIGINT)`;
+/** The claim Holdfast sends on PostgreSQL (ungrouped, no unanswered leases), written by hand. */
+const RAW_CLAIM =
+  `WITH claimed AS (UPDATE ${TABLE} SET NEXT_RETRY = CAST($1 AS TIMESTAMPTZ) WHERE ctid = ANY(ARRAY(` +
+  `SELECT ctid FROM ${TABLE} WHERE COALESCE((RETRIES < 5 AND (NEXT_RETRY IS NULL OR NEXT_RETRY <= ` +
+  `date_trunc('milliseconds', statement_timestamp())) AND (EXPIRATION IS NULL OR EXPIRATION > ` +
+  `date_trunc('milliseconds', statement_timestamp()))), FALSE) ORDER BY INSERTED, ID LIMIT 500 ` +
+  `FOR UPDATE SKIP LOCKED)) RETURNING ${millis("date_trunc('milliseconds', statement_timestamp())")} AS db_now, ` +
+  `ID AS id, PAYLOAD_ENCODING AS payload_encoding, PAYLOAD_TYPE_NAMESPACE AS ns, ` +
+  `PAYLOAD_TYPE_NAME AS name, PAYLOAD_TYPE_REVISION AS revision, PAYLOAD AS payload, ` +
+  `${millis('INSERTED')} AS inserted_ms, TTL_DURATION AS ttl, ${millis('EXPIRATION')} AS expiration_ms, ` +
+  `RETRIES AS retries, ${millis('NEXT_RETRY')} AS next_retry_ms, ERROR AS error, INSERTED AS ord_inserted) ` +
+  `SELECT db_now, id, payload_encoding, ns, name, revision, payload, inserted_ms, ttl, expiration_ms, ` +
+  `retries, next_retry_ms, error FROM claimed ORDER BY ord_inserted, id`;
+const RAW_DELETE = `DELETE FROM ${TABLE} WHERE ID = ANY($1::VARCHAR[]) AND NEXT_RETRY = CAST($2 AS TIMESTAMPTZ)`;
+
+interface RawRow {
+  id: string;
+  ns: string;
+  name: string;
+  revision: string | null;
+  payload: Buffer;
+  inserted_ms: string;
+  retries: number;
+}
+
+/** The baseline worker: the pg driver by hand, one connection claiming, one deleting. */
+async function rawWorker(): Promise<void> {
+  const claims = new Client({ connectionString: PG_URL });
+  const deletes = new Client({ connectionString: PG_URL });
+  await Promise.all([claims.connect(), deletes.connect()]);
+  const handler = new NoopHandler();
+  let stopped = false;
+  const report = setInterval(() => process.send!({ t: 'count', n: handled }), 50);
+  process.on('message', (m: { t: string }) => {
+    if (m.t !== 'stop') return;
+    stopped = true;
+    clearInterval(report);
+    const cpu = process.cpuUsage(cpuAtFirst);
+    process.send!({ t: 'cpu', ms: (cpu.user + cpu.system) / 1000 });
+    void Promise.all([claims.end(), deletes.end()]).finally(() => process.exit(0));
+  });
+  const claim = () => {
+    const lease = new Date(Date.now() + 300_000).toISOString();
+    return claims
+      .query({ name: 'claim', text: RAW_CLAIM, values: [lease] })
+      .then((r) => ({ lease, rows: r.rows }));
+  };
+  let deleting: Promise<unknown> = Promise.resolve();
+  let next = claim();
+  while (!stopped) {
+    const { lease, rows } = await next;
+    if (!rows.length) {
+      await new Promise((r) => setTimeout(r, 50));
+      next = claim();
+      continue;
+    }
+    next = claim(); // one claim ahead, as the inbox's prefetch
+    const ids: string[] = [];
+    // What a handler gets: the message, its payload decoded.
+    await Promise.all(
+      rows.map(async (row: RawRow) => {
+        const message: InboxMessage = {
+          id: row.id,
+          type:
+            row.revision === null
+              ? { namespace: row.ns, name: row.name }
+              : { namespace: row.ns, name: row.name, revision: row.revision },
+          encoding: 'json',
+          payload: JSON.parse(row.payload.toString('utf8')),
+          inserted: new Date(Number(row.inserted_ms)),
+          retries: row.retries,
+        };
+        await handler.handle(message);
+        ids.push(row.id);
+      }),
+    );
+    deleting = deleting.then(() => deletes.query({ name: 'delete', text: RAW_DELETE, values: [ids, lease] }));
+  }
+}
+
 interface Run {
   rate: number;
   workerCpu: number;
@@ -101,7 +195,11 @@ async function runOnce(options: string, messages: number, workers: number, profi
     const children: ChildProcess[] = Array.from({ length: workers }, () =>
       forkTs(__filename, [], {
         execArgv: profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [],
-        env: { ...process.env, HOLDFAST_STEADY_ROLE: 'worker', HOLDFAST_STEADY_OPTIONS: options },
+        env: {
+          ...process.env,
+          HOLDFAST_STEADY_ROLE: options === 'raw' ? 'raw' : 'worker',
+          HOLDFAST_STEADY_OPTIONS: options,
+        },
       }),
     );
     const counts = new Map<ChildProcess, number>();
@@ -145,7 +243,7 @@ export async function main(args: string[]): Promise<void> {
   const sets = (o >= 0 ? args[o + 1] : DEFAULT_OPTION_SETS).split('|');
   const p = args.indexOf('--profile');
   const profile = p >= 0 ? args[p + 1] : undefined;
-  for (const set of sets) JSON.parse(set); // a typo stops the run before any work
+  for (const set of sets) if (set !== 'raw') JSON.parse(set); // a typo stops the run before any work
   console.log(`${messages} messages delivered by ${workers} processes, ${rounds} rounds, PostgreSQL`);
   const runs = new Map<string, Run[]>(sets.map((s) => [s, []]));
   for (let round = 0; round < rounds; round++)
@@ -156,7 +254,7 @@ export async function main(args: string[]): Promise<void> {
     const rate = median(r.map((x) => x.rate));
     const ratios = r.map((x, i) => x.rate / base[i].rate);
     return [
-      set === '{}' ? 'defaults' : set,
+      set === '{}' ? 'defaults' : set === 'raw' ? 'raw driver, same job by hand' : set,
       rate.toFixed(0),
       median(r.map((x) => x.workerCpu)).toFixed(1),
       median(r.map((x) => x.databaseCpu)).toFixed(1),
@@ -171,3 +269,4 @@ export async function main(args: string[]): Promise<void> {
 }
 
 if (process.env.HOLDFAST_STEADY_ROLE === 'worker') void worker();
+if (process.env.HOLDFAST_STEADY_ROLE === 'raw') void rawWorker();
