@@ -139,5 +139,9 @@ describe('delivery defaults', () => {
     expect(set.flushAt).toBe(2);
     const both = deliverySettings(resolveInboxOptions({ concurrency: 400, completionBatchSize: 100 }));
     expect(both.flushAt).toBe(100);
+    // Claims stop growing at 10,000 rows, and so does a default delete (a statement's parameters).
+    const largest = deliverySettings(resolveInboxOptions({ batchSize: 10_000 }));
+    expect(largest.flushAt).toBe(10_000);
+    expect(largest.concurrency).toBe(20_000);
   });
 });

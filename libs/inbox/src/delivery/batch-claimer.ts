@@ -7,10 +7,7 @@ import type { InboxConnection } from '../store/inbox-connection';
 import type { ClaimLedger } from './claim-ledger';
 import type { DatabaseOutage } from './database-outage';
 import type { Claim } from './delivery-run';
-import { CLAIM_GROWTH } from './delivery-settings';
-
-/** The largest claim, as the largest `batchSize`: a statement's parameters stay well within limits. */
-const MAX_CLAIM = 10_000;
+import { CLAIM_GROWTH, MAX_CLAIM } from './delivery-settings';
 
 /** What the claimer needs from the delivery service that owns it. */
 export interface BatchClaimerContext {

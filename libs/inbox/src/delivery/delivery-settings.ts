@@ -8,6 +8,8 @@ import { handlerDeadlines, type HandlerRun } from './handler-run';
  * default 100 is what graphile-worker's local queue fetches at once in its high-throughput setup.
  */
 export const CLAIM_GROWTH = 5;
+/** The largest claim, as the largest `batchSize`: a statement's parameters stay well within limits. */
+export const MAX_CLAIM = 10_000;
 
 /**
  * The default `concurrency`, in multiples of the largest claim (`CLAIM_GROWTH` × `batchSize`:
@@ -55,7 +57,7 @@ export function deliverySettings(options: ResolvedInboxOptions): DeliverySetting
   const handlerMs =
     options.handlerTimeout === undefined ? leaseMs : parseDuration(options.handlerTimeout, 'handlerTimeout');
   const deadlines = handlerDeadlines(handlerMs, options.handlerTimeout !== undefined);
-  const largestClaim = options.batchSize * CLAIM_GROWTH;
+  const largestClaim = Math.min(options.batchSize * CLAIM_GROWTH, MAX_CLAIM);
   const concurrency = options.concurrency ?? largestClaim * DEFAULT_CONCURRENCY_PER_CLAIM;
   const completionBatchSize = options.completionBatchSize ?? largestClaim;
   const r = options.retry;
