@@ -123,25 +123,19 @@ describeEachDatabase(
 );
 
 describe('delivery defaults', () => {
-  it("runs two largest claims' worth of handlers by default and deletes a largest claim at a time", () => {
-    const defaults = deliverySettings(resolveInboxOptions({}));
-    expect(defaults.concurrency).toBe(1000);
-    expect(defaults.flushAt).toBe(500);
-    const small = deliverySettings(resolveInboxOptions({ batchSize: 10 }));
-    expect(small.concurrency).toBe(100);
-    expect(small.flushAt).toBe(50);
+  // Two largest claims' worth of handlers by default, and a delete of a largest claim at a time.
+  it.each([
+    ['the defaults', {}, 1000, 500],
+    ['a small batchSize', { batchSize: 10 }, 100, 50],
     // A delete never waits for more than half the slots, whatever completionBatchSize says.
-    const capped = deliverySettings(resolveInboxOptions({ batchSize: 10, completionBatchSize: 500 }));
-    expect(capped.concurrency).toBe(100);
-    expect(capped.flushAt).toBe(50);
-    const set = deliverySettings(resolveInboxOptions({ concurrency: 3 }));
-    expect(set.concurrency).toBe(3);
-    expect(set.flushAt).toBe(2);
-    const both = deliverySettings(resolveInboxOptions({ concurrency: 400, completionBatchSize: 100 }));
-    expect(both.flushAt).toBe(100);
+    ['completionBatchSize above half the slots', { batchSize: 10, completionBatchSize: 500 }, 100, 50],
+    ['concurrency set', { concurrency: 3 }, 3, 2],
+    ['both set', { concurrency: 400, completionBatchSize: 100 }, 400, 100],
     // Claims stop growing at 10,000 rows, and so does a default delete (a statement's parameters).
-    const largest = deliverySettings(resolveInboxOptions({ batchSize: 10_000 }));
-    expect(largest.flushAt).toBe(10_000);
-    expect(largest.concurrency).toBe(20_000);
+    ['the largest batchSize', { batchSize: 10_000 }, 20_000, 10_000],
+  ] as const)('%s', (_name, options, concurrency, flushAt) => {
+    const settings = deliverySettings(resolveInboxOptions(options));
+    expect(settings.concurrency).toBe(concurrency);
+    expect(settings.flushAt).toBe(flushAt);
   });
 });
