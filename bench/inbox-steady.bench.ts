@@ -15,6 +15,9 @@
  * defaults before 2026-11-27 (`concurrency` 200, `completionBatchSize` 100), then today's (`{}`).
  * No proxy and no other system: this is where the CPU goes, not the round trips (latency.bench.ts)
  * nor the comparison with graphile-worker (inbox.bench.ts).
+ * `graphile`: graphile-worker 0.17 doing the same delivery from its own schema, in the setup
+ * inbox.bench.ts gives it (its high-throughput settings: concurrency 10 per process, a local queue
+ * of 500, batched completions), its jobs added the same way before the clock starts.
  * `--profile DIR`: a CPU profile of each worker (node --cpu-prof).
  */
 import 'reflect-metadata';
@@ -22,6 +25,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Client } from 'pg';
+import { Logger as GraphileLogger, makeWorkerUtils, run as runGraphile } from 'graphile-worker';
 import { DataSource } from 'typeorm';
 import { forkTs, waitForExit, waitForMessage } from '@holdfast/testing';
 import {
@@ -38,6 +42,8 @@ const PREFIX = 'hf_steady_';
 const TYPE = { namespace: 'bench', name: 'noop' };
 const DEFAULT_OPTION_SETS = 'raw|{"concurrency":200,"completionBatchSize":100}|{}';
 const TABLE = `${PREFIX}COR_MESSAGE`;
+const GW_SCHEMA = 'graphile_worker_steady';
+const GW_TASK = 'noop';
 
 let handled = 0;
 let cpuAtFirst: NodeJS.CpuUsage | undefined;
@@ -117,13 +123,15 @@ interface RawRow {
   retries: number;
 }
 
+/** Set on 'stop': the raw worker's claim in flight then fails with its closed connection. */
+let stopped = false;
+
 /** The baseline worker: the pg driver by hand, one connection claiming, one deleting. */
 async function rawWorker(): Promise<void> {
   const claims = new Client({ connectionString: PG_URL });
   const deletes = new Client({ connectionString: PG_URL });
   await Promise.all([claims.connect(), deletes.connect()]);
   const handler = new NoopHandler();
-  let stopped = false;
   const report = setInterval(() => process.send!({ t: 'count', n: handled }), 50);
   process.on('message', (m: { t: string }) => {
     if (m.t !== 'stop') return;
@@ -172,6 +180,66 @@ async function rawWorker(): Promise<void> {
   }
 }
 
+/** graphile-worker's runner with inbox.bench.ts's settings, its task the same no-op handler. */
+async function graphileWorker(): Promise<void> {
+  const handler = new NoopHandler();
+  const runner = await runGraphile({
+    connectionString: PG_URL,
+    schema: GW_SCHEMA,
+    concurrency: 10,
+    maxPoolSize: 12,
+    noHandleSignals: true,
+    taskList: {
+      [GW_TASK]: async (payload, helpers) =>
+        handler.handle({
+          id: helpers.job.id,
+          type: TYPE,
+          encoding: 'json',
+          payload,
+          inserted: helpers.job.created_at,
+          retries: helpers.job.attempts - 1,
+        }),
+    },
+    preset: { worker: { localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
+    logger: new GraphileLogger(() => (level, message) => {
+      if (level === 'error' || level === 'warning') console.error(`graphile-worker ${level}: ${message}`);
+    }),
+  });
+  const report = setInterval(() => process.send!({ t: 'count', n: handled }), 50);
+  process.on('message', (m: { t: string }) => {
+    if (m.t !== 'stop') return;
+    clearInterval(report);
+    const cpu = process.cpuUsage(cpuAtFirst);
+    process.send!({ t: 'cpu', ms: (cpu.user + cpu.system) / 1000 });
+    void runner.stop().finally(() => process.exit(0));
+  });
+}
+
+/** Fills graphile-worker's own schema with `messages` jobs (5,000 per call, as the inbox's accepts). */
+async function fillGraphile(dataSource: DataSource, messages: number): Promise<void> {
+  await dataSource.query(`DROP SCHEMA IF EXISTS ${GW_SCHEMA} CASCADE`);
+  const utils = await makeWorkerUtils({ connectionString: PG_URL, schema: GW_SCHEMA });
+  try {
+    await utils.migrate();
+    for (let i = 0; i < messages; i += 5_000)
+      await utils.addJobs(
+        Array.from({ length: Math.min(5_000, messages - i) }, (_, j) => ({
+          identifier: GW_TASK,
+          payload: { i: i + j },
+        })),
+      );
+  } finally {
+    await utils.release();
+  }
+  await dataSource.query(`ANALYZE ${GW_SCHEMA}._private_jobs`);
+}
+
+const NAMES: Record<string, string> = {
+  '{}': 'defaults',
+  raw: 'raw driver, same job by hand',
+  graphile: 'graphile-worker',
+};
+
 interface Run {
   rate: number;
   workerCpu: number;
@@ -184,20 +252,23 @@ async function runOnce(options: string, messages: number, workers: number, profi
   const app = await inboxApp(dataSource, false, {});
   try {
     const acceptor = app.get(MessageAcceptor);
-    for (let i = 0; i < messages; i += 5_000)
-      await acceptor.acceptAll(
-        Array.from({ length: Math.min(5_000, messages - i) }, (_, j) => ({
-          type: TYPE,
-          payload: { i: i + j },
-        })),
-      );
-    await dataSource.query(`ANALYZE ${PREFIX}COR_MESSAGE`);
+    if (options === 'graphile') await fillGraphile(dataSource, messages);
+    else {
+      for (let i = 0; i < messages; i += 5_000)
+        await acceptor.acceptAll(
+          Array.from({ length: Math.min(5_000, messages - i) }, (_, j) => ({
+            type: TYPE,
+            payload: { i: i + j },
+          })),
+        );
+      await dataSource.query(`ANALYZE ${PREFIX}COR_MESSAGE`);
+    }
     const children: ChildProcess[] = Array.from({ length: workers }, () =>
       forkTs(__filename, [], {
         execArgv: profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [],
         env: {
           ...process.env,
-          HOLDFAST_STEADY_ROLE: options === 'raw' ? 'raw' : 'worker',
+          HOLDFAST_STEADY_ROLE: options === 'raw' || options === 'graphile' ? options : 'worker',
           HOLDFAST_STEADY_OPTIONS: options,
         },
       }),
@@ -231,6 +302,7 @@ async function runOnce(options: string, messages: number, workers: number, profi
   } finally {
     await app.close();
     await dataSource.query(`DROP TABLE IF EXISTS ${PREFIX}COR_MESSAGE`);
+    await dataSource.query(`DROP SCHEMA IF EXISTS ${GW_SCHEMA} CASCADE`);
     await dataSource.destroy();
   }
 }
@@ -243,7 +315,7 @@ export async function main(args: string[]): Promise<void> {
   const sets = (o >= 0 ? args[o + 1] : DEFAULT_OPTION_SETS).split('|');
   const p = args.indexOf('--profile');
   const profile = p >= 0 ? args[p + 1] : undefined;
-  for (const set of sets) if (set !== 'raw') JSON.parse(set); // a typo stops the run before any work
+  for (const set of sets) if (set !== 'raw' && set !== 'graphile') JSON.parse(set); // a typo stops the run before any work
   console.log(`${messages} messages delivered by ${workers} processes, ${rounds} rounds, PostgreSQL`);
   const runs = new Map<string, Run[]>(sets.map((s) => [s, []]));
   for (let round = 0; round < rounds; round++)
@@ -254,7 +326,7 @@ export async function main(args: string[]): Promise<void> {
     const rate = median(r.map((x) => x.rate));
     const ratios = r.map((x, i) => x.rate / base[i].rate);
     return [
-      set === '{}' ? 'defaults' : set === 'raw' ? 'raw driver, same job by hand' : set,
+      NAMES[set] ?? set,
       rate.toFixed(0),
       median(r.map((x) => x.workerCpu)).toFixed(1),
       median(r.map((x) => x.databaseCpu)).toFixed(1),
@@ -269,4 +341,8 @@ export async function main(args: string[]): Promise<void> {
 }
 
 if (process.env.HOLDFAST_STEADY_ROLE === 'worker') void worker();
-if (process.env.HOLDFAST_STEADY_ROLE === 'raw') void rawWorker();
+if (process.env.HOLDFAST_STEADY_ROLE === 'raw')
+  void rawWorker().catch((error) => {
+    if (!stopped) throw error;
+  });
+if (process.env.HOLDFAST_STEADY_ROLE === 'graphile') void graphileWorker();
