@@ -54,23 +54,10 @@ export interface DeliveryRunContext {
   releaseNodeSlot: () => void;
 }
 
-/** The i-th message of a group, about to be delivered. */
-interface ItemCall {
-  items: readonly Item[];
-  i: number;
-  handler: RegisteredHandler | undefined;
-}
-
-/** What delivering one message did. */
-interface ItemOutcome {
-  /** The rest of the group follows now. */
-  next: boolean;
-  /** The node's slot stays taken until the message is deleted (it was delivered). */
-  slotUntilDeleted: boolean;
-}
-
-const GO_ON: ItemOutcome = { next: true, slotUntilDeleted: false };
-const STOP: ItemOutcome = { next: false, slotUntilDeleted: false };
+/** After a message that was not delivered: the rest of its group follows now, or the group stops. */
+type Outcome = 'go-on' | 'stop';
+const GO_ON: Outcome = 'go-on';
+const STOP: Outcome = 'stop';
 
 /**
  * One claimed batch, delivered group by group (at most `concurrency` handlers at once, and a
@@ -91,7 +78,10 @@ export class DeliveryRun {
     const { ctx } = this;
     const groups = groupsOf(this.claim.rows, ctx.options.groupBy, ctx.logger);
     // A group whose failure could not be recorded (a database error) comes back after its lease.
-    const outcomes = await Promise.allSettled(groups.map((items) => this.deliverGroup(items)));
+    // A message alone (no groupBy: all of them) is one call, without a loop around it.
+    const outcomes = await Promise.allSettled(
+      groups.map((items) => (items.length === 1 ? this.deliverItem(items, 0) : this.deliverGroup(items))),
+    );
     for (const outcome of outcomes) {
       if (outcome.status === 'rejected' && !ctx.outage.failed(outcome.reason, 'recording an outcome')) {
         ctx.logger.error(
@@ -104,38 +94,71 @@ export class DeliveryRun {
   }
 
   /** Delivers one group in INSERTED order; 'fail-first' stops at the first failure. */
-  private async deliverGroup(items: Item[]): Promise<void> {
-    const { slots, registry } = this.ctx;
-    for (let i = 0; i < items.length; i++) {
-      const handler = items[i].message ? registry.find(items[i].message!.type) : undefined;
-      const slotted = handler !== undefined && !items[i].decodeError;
-      if (slotted && !slots.tryAcquire(handler)) await slots.acquire(handler);
-      let outcome: ItemOutcome | undefined;
+  private async deliverGroup(items: readonly Item[]): Promise<void> {
+    for (let i = 0; i < items.length; i++) if (!(await this.deliverItem(items, i))) return;
+  }
+
+  /**
+   * Delivers the i-th message of a group, in a slot of its handler and one of the node; true when
+   * the rest of the group follows now. A delivered message keeps the node's slot until it is
+   * deleted (see HandlerSlots): the ledger gives it back then. One async call per message on the
+   * way of a delivery (the other outcomes have their own methods).
+   */
+  private async deliverItem(items: readonly Item[], i: number): Promise<boolean> {
+    const { ctx } = this;
+    const { slots, ledger } = ctx;
+    const { row, message, decodeError } = items[i];
+    const handler = message ? ctx.registry.find(message.type) : undefined;
+    const slotted = handler !== undefined && !decodeError;
+    if (slotted && !slots.tryAcquire(handler)) await slots.acquire(handler);
+    let untilDeleted = false;
+    try {
+      const screened = this.screen(items, i, handler);
+      if (screened !== undefined) return (await screened) === GO_ON;
+      const run = new HandlerRun(row.id);
+      ledger.running(row.id, run);
       try {
-        outcome = await this.deliverItem({ items, i, handler });
-        if (!outcome.next) return;
+        if (decodeError) throw decodeError;
+        const call = run.execute(() => handler!.handle(message!, run.context), ctx.deadlines);
+        if (call) await call;
+        if (run.aborted) throw run.reason;
+        this.report.delivered++;
+        ledger.complete(row.id, ctx.releaseNodeSlot);
+        ctx.metrics.delivered.add(1);
+        untilDeleted = true;
+        return true;
+      } catch (error) {
+        return (await this.failed(items, i, run, error)) === GO_ON;
       } finally {
-        if (slotted) {
-          slots.releaseHandler(handler);
-          // The node's slot comes back once the message is deleted (see HandlerSlots), set up
-          // by deliverItem when it completed the message.
-          if (!outcome?.slotUntilDeleted) slots.releaseNode();
-        }
+        ledger.stopped(row.id);
+      }
+    } finally {
+      if (slotted) {
+        slots.releaseHandler(handler);
+        if (!untilDeleted) slots.releaseNode();
       }
     }
   }
 
-  /** Delivers the i-th message of a group. */
-  private async deliverItem({ items, i, handler }: ItemCall): Promise<ItemOutcome> {
+  /**
+   * What happens to the i-th message instead of its handler's call, if anything (undefined: the
+   * call): the node is shutting down, the message expired, no handler takes its type, or the
+   * claim was lost.
+   */
+  private screen(
+    items: readonly Item[],
+    i: number,
+    handler: RegisteredHandler | undefined,
+  ): Outcome | Promise<Outcome> | undefined {
     const { ctx, report } = this;
     const { ledger } = ctx;
     if (!ctx.running()) {
       // Shutting down: what this group has not started goes back to the other nodes now.
       report.skipped += items.length - i;
-      await ledger.handBack(ledger.stillHeld(items.slice(i).map((item) => item.row.id)));
-      return STOP;
+      const rest = ledger.stillHeld(items.slice(i).map((item) => item.row.id));
+      return ledger.handBack(rest).then(() => STOP);
     }
-    const { row, message, decodeError } = items[i];
+    const { row, message } = items[i];
     // The database time of the claim plus what has passed locally since: expiry is checked
     // right before each delivery, not only when the batch was selected.
     if (
@@ -146,55 +169,50 @@ export class DeliveryRun {
       ledger.drop(row.id); // left for the cleanup
       return GO_ON;
     }
-    if (message && !handler) {
-      report.unhandled++;
-      ledger.drop(row.id);
-      await ctx.recorder.unhandled(row);
-      if (ctx.options.batchMode === 'fail-first') {
-        await this.skipRest(items.slice(i + 1), ctx.unhandledMs);
-        return STOP;
-      }
-      return GO_ON;
-    }
+    if (message && !handler) return this.unhandled(items, i);
     if (!ledger.holds(row.id)) {
       // The claim is lost (the heartbeats could not keep it): another node may be delivering
       // it already, and the rest of its group after it. Leave them.
       report.skipped += items.length - i;
       return STOP;
     }
-    const run = new HandlerRun(row.id);
-    ledger.running(row.id, run);
-    try {
-      if (decodeError) throw decodeError;
-      const call = run.execute(() => handler!.handle(message!, run.context), ctx.deadlines);
-      if (call) await call;
-      if (run.aborted) throw run.reason;
-      report.delivered++;
-      ledger.complete(row.id, ctx.releaseNodeSlot);
-      ctx.metrics.delivered.add(1);
-      return { next: true, slotUntilDeleted: true };
-    } catch (error) {
-      const reason: unknown = run.reason;
-      if (reason instanceof InboxShutdownError) return STOP; // handed back
-      if (reason instanceof InboxClaimLostError) {
-        // Not ours any more: no failure recorded, and the rest of the group is not started
-        // ahead of it (left to the node that has it, or to their own lease).
-        report.skipped += items.length - i - 1;
-        return STOP;
-      }
-      ledger.drop(row.id);
-      const { delay, parked } = await ctx.recorder.failed(row, error);
-      report.failed++;
-      if (parked) report.parked++;
-      if (ctx.options.batchMode === 'fail-first') {
-        // Later messages of the group wait as long as the failed one, so they come after it.
-        await this.skipRest(items.slice(i + 1), delay ?? 0);
-        return STOP;
-      }
-      return GO_ON;
-    } finally {
-      ledger.stopped(row.id);
+    return undefined;
+  }
+
+  /** A message whose type no handler takes: recorded for a later attempt. */
+  private async unhandled(items: readonly Item[], i: number): Promise<Outcome> {
+    const { ctx, report } = this;
+    const { row } = items[i];
+    report.unhandled++;
+    ctx.ledger.drop(row.id);
+    await ctx.recorder.unhandled(row);
+    if (ctx.options.batchMode !== 'fail-first') return GO_ON;
+    await this.skipRest(items.slice(i + 1), ctx.unhandledMs);
+    return STOP;
+  }
+
+  /** The handler's call for the i-th message failed, or was given up (`run.reason`). */
+  private async failed(items: readonly Item[], i: number, run: HandlerRun, error: unknown): Promise<Outcome> {
+    const { ctx, report } = this;
+    const reason: unknown = run.reason;
+    if (reason instanceof InboxShutdownError) return STOP; // handed back
+    if (reason instanceof InboxClaimLostError) {
+      // Not ours any more: no failure recorded, and the rest of the group is not started
+      // ahead of it (left to the node that has it, or to their own lease).
+      report.skipped += items.length - i - 1;
+      return STOP;
     }
+    const { row } = items[i];
+    ctx.ledger.drop(row.id);
+    const { delay, parked } = await ctx.recorder.failed(row, error);
+    report.failed++;
+    if (parked) report.parked++;
+    if (ctx.options.batchMode === 'fail-first') {
+      // Later messages of the group wait as long as the failed one, so they come after it.
+      await this.skipRest(items.slice(i + 1), delay ?? 0);
+      return STOP;
+    }
+    return GO_ON;
   }
 
   /** The rest of a group that stopped: counted as skipped, and given back for `delayMs`. */
