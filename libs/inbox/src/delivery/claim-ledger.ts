@@ -336,11 +336,11 @@ export class ClaimLedger {
   /** One completion delete (never rejects: the messages then come back after their lease). */
   private async deleteDelivered(ids: readonly string[], after: readonly (() => void)[]): Promise<void> {
     const leases = this.leasesOf(ids);
-    const held = new Set(leases.map((l) => l.id)).size;
     try {
       await this.ctx.metrics.retry('delete', () => this.ctx.connection.store.completion.deleteOwned(leases));
     } catch (error) {
       // They come back after their lease, to this node or another.
+      const held = new Set(leases.map((l) => l.id)).size;
       if (!this.ctx.outage.failed(error, `deleting ${held} delivered message(s)`))
         this.ctx.logger.error(`Could not delete ${held} delivered message(s): ${(error as Error).message}`);
     } finally {

@@ -88,15 +88,16 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
   /** Delivered: the rows this node still holds are gone (a claim lost meanwhile is left alone). */
   async deleteOwned(leases: readonly Lease[]): Promise<number> {
     if (!leases.length) return 0;
-    const s = this.deleteOwnedStatement(leases);
+    const ids = idsOf(leases);
+    const s = this.deleteOwnedStatement(leases, ids);
     // PostgreSQL: the text depends only on how many lease ends the rows may hold (see keyed).
     const prepared = this.keyedTextIsFixed;
-    return this.groups.deleting(idsOf(leases), (client) => client.execute(s.sql, s.params, { prepared }));
+    return this.groups.deleting(ids, (client) => client.execute(s.sql, s.params, { prepared }));
   }
 
-  deleteOwnedStatement(leases: readonly Lease[]): Statement {
+  deleteOwnedStatement(leases: readonly Lease[], ids = idsOf(leases)): Statement {
     const b = new StatementBinder(this.d);
-    const target = this.keyed(b, idsOf(leases));
+    const target = this.keyed(b, ids);
     return b.statement(`DELETE ${target.deleteFrom} WHERE ${target.where}${this.owned(b, leases)}`);
   }
 
