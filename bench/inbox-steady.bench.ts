@@ -46,6 +46,8 @@ const GW_SCHEMA = 'graphile_worker_steady';
 const GW_TASK = 'noop';
 
 let handled = 0;
+/** Set on 'stop': the raw worker's claim in flight then fails with its closed connection. */
+let stopped = false;
 let cpuAtFirst: NodeJS.CpuUsage | undefined;
 /** The last message handled (kept, so that no engine can drop the work of making it). */
 export let seen: InboxMessage | undefined;
@@ -84,16 +86,19 @@ async function inboxApp(dataSource: DataSource, deliver: boolean, options: Parti
 async function worker(): Promise<void> {
   const dataSource = await new DataSource({ type: 'postgres', url: PG_URL, poolSize: 10 }).initialize();
   const app = await inboxApp(dataSource, true, JSON.parse(process.env.HOLDFAST_STEADY_OPTIONS ?? '{}'));
+  reportUntilStop(() => app.close().then(() => dataSource.destroy()));
+}
+
+/** Every worker kind: its count every 50 ms; on 'stop', its CPU time since its first message, then `close`. */
+function reportUntilStop(close: () => Promise<unknown>): void {
   const report = setInterval(() => process.send!({ t: 'count', n: handled }), 50);
   process.on('message', (m: { t: string }) => {
     if (m.t !== 'stop') return;
+    stopped = true;
     clearInterval(report);
     const cpu = process.cpuUsage(cpuAtFirst);
     process.send!({ t: 'cpu', ms: (cpu.user + cpu.system) / 1000 });
-    void app
-      .close()
-      .then(() => dataSource.destroy())
-      .finally(() => process.exit(0));
+    void close().finally(() => process.exit(0));
   });
 }
 
@@ -123,24 +128,13 @@ interface RawRow {
   retries: number;
 }
 
-/** Set on 'stop': the raw worker's claim in flight then fails with its closed connection. */
-let stopped = false;
-
 /** The baseline worker: the pg driver by hand, one connection claiming, one deleting. */
 async function rawWorker(): Promise<void> {
   const claims = new Client({ connectionString: PG_URL });
   const deletes = new Client({ connectionString: PG_URL });
   await Promise.all([claims.connect(), deletes.connect()]);
   const handler = new NoopHandler();
-  const report = setInterval(() => process.send!({ t: 'count', n: handled }), 50);
-  process.on('message', (m: { t: string }) => {
-    if (m.t !== 'stop') return;
-    stopped = true;
-    clearInterval(report);
-    const cpu = process.cpuUsage(cpuAtFirst);
-    process.send!({ t: 'cpu', ms: (cpu.user + cpu.system) / 1000 });
-    void Promise.all([claims.end(), deletes.end()]).finally(() => process.exit(0));
-  });
+  reportUntilStop(() => Promise.all([claims.end(), deletes.end()]));
   const claim = () => {
     const lease = new Date(Date.now() + 300_000).toISOString();
     return claims
@@ -205,14 +199,7 @@ async function graphileWorker(): Promise<void> {
       if (level === 'error' || level === 'warning') console.error(`graphile-worker ${level}: ${message}`);
     }),
   });
-  const report = setInterval(() => process.send!({ t: 'count', n: handled }), 50);
-  process.on('message', (m: { t: string }) => {
-    if (m.t !== 'stop') return;
-    clearInterval(report);
-    const cpu = process.cpuUsage(cpuAtFirst);
-    process.send!({ t: 'cpu', ms: (cpu.user + cpu.system) / 1000 });
-    void runner.stop().finally(() => process.exit(0));
-  });
+  reportUntilStop(() => runner.stop());
 }
 
 /** Fills graphile-worker's own schema with `messages` jobs (5,000 per call, as the inbox's accepts). */
