@@ -15,9 +15,8 @@
  * defaults before 2026-11-27 (`concurrency` 200, `completionBatchSize` 100), then today's (`{}`).
  * No proxy and no other system: this is where the CPU goes, not the round trips (latency.bench.ts)
  * nor the comparison with graphile-worker (inbox.bench.ts).
- * `graphile`: graphile-worker 0.17 doing the same delivery from its own schema, in the setup
- * inbox.bench.ts gives it (its high-throughput settings: concurrency 10 per process, a local queue
- * of 500, batched completions), its jobs added the same way before the clock starts.
+ * `graphile`: graphile-worker 0.17 doing the same delivery from its own schema, in the setup every
+ * bench gives it (bench/support/graphile.ts), its jobs added the same way before the clock starts.
  * `--profile DIR`: a CPU profile of each worker (node --cpu-prof).
  */
 import 'reflect-metadata';
@@ -25,7 +24,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Client } from 'pg';
-import { Logger as GraphileLogger, makeWorkerUtils, run as runGraphile } from 'graphile-worker';
+import { makeWorkerUtils } from 'graphile-worker';
 import { DataSource } from 'typeorm';
 import { forkTs, waitForExit, waitForMessage } from '@holdfast/testing';
 import {
@@ -36,6 +35,7 @@ import {
   type InboxModuleOptions,
 } from '@holdfast/inbox';
 import { median, numberArg, postgresCpuMs, printTable } from './support/bench-kit';
+import { runGraphile } from './support/graphile';
 
 const PG_URL = process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PREFIX = 'hf_steady_';
@@ -174,31 +174,19 @@ async function rawWorker(): Promise<void> {
   }
 }
 
-/** graphile-worker's runner with inbox.bench.ts's settings, its task the same no-op handler. */
+/** graphile-worker's runner (bench/support/graphile.ts), its task the same no-op handler. */
 async function graphileWorker(): Promise<void> {
   const handler = new NoopHandler();
-  const runner = await runGraphile({
-    connectionString: PG_URL,
-    schema: GW_SCHEMA,
-    concurrency: 10,
-    maxPoolSize: 12,
-    noHandleSignals: true,
-    taskList: {
-      [GW_TASK]: async (payload, helpers) =>
-        handler.handle({
-          id: helpers.job.id,
-          type: TYPE,
-          encoding: 'json',
-          payload,
-          inserted: helpers.job.created_at,
-          retries: helpers.job.attempts - 1,
-        }),
-    },
-    preset: { worker: { localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
-    logger: new GraphileLogger(() => (level, message) => {
-      if (level === 'error' || level === 'warning') console.error(`graphile-worker ${level}: ${message}`);
+  const runner = await runGraphile(PG_URL, GW_SCHEMA, GW_TASK, async (payload, helpers) =>
+    handler.handle({
+      id: helpers.job.id,
+      type: TYPE,
+      encoding: 'json',
+      payload,
+      inserted: helpers.job.created_at,
+      retries: helpers.job.attempts - 1,
     }),
-  });
+  );
   reportUntilStop(() => runner.stop());
 }
 

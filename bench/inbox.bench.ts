@@ -35,17 +35,13 @@ import { Injectable, Module, type INestApplicationContext } from '@nestjs/common
 import { NestFactory } from '@nestjs/core';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import PgBoss from 'pg-boss';
-import {
-  Logger as GraphileLogger,
-  makeWorkerUtils,
-  run as runGraphile,
-  type WorkerUtils,
-} from 'graphile-worker';
+import { makeWorkerUtils, type WorkerUtils } from 'graphile-worker';
 import { forkTs, tempSqliteFile, waitForExit, waitForMessage, waitUntil } from '@holdfast/testing';
 import { InboxHandler, InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
 import { InboxNotifyListener } from '@holdfast/inbox/internal';
 import { SimbaModule } from '@holdfast/simba';
 import { postgresCpuMs } from './support/bench-kit';
+import { GRAPHILE_SETTINGS, runGraphile } from './support/graphile';
 
 type Db = 'postgres' | 'mariadb' | 'sqlite';
 const PG_URL = process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -68,13 +64,6 @@ export function profileWorkersTo(dir: string | undefined): void {
  * its last ANALYZE as if it were nearly empty.
  */
 let ANALYZE = true;
-const GW_SETTINGS = {
-  concurrentJobs: 10,
-  maxPoolSize: 12,
-  localQueue: { size: 500 },
-  completeJobBatchDelay: 0,
-  failJobBatchDelay: 0,
-};
 
 function arg(args: string[], name: string, fallback: number): number {
   const i = args.indexOf(`--${name}`);
@@ -243,30 +232,9 @@ async function inboxWorker(db: Db): Promise<void> {
   reportLoop(NoopHandler.tally, () => app.close().then(() => ds.destroy()));
 }
 
-/** graphile-worker's logger with only its errors and warnings. */
-const quietGraphile = new GraphileLogger(() => (level, message) => {
-  if (level === 'error' || level === 'warning') console.error(`graphile-worker ${level}: ${message}`);
-});
-
 async function graphileWorker(): Promise<void> {
   const tally = new Tally();
-  const start = () =>
-    runGraphile({
-      connectionString: PG_URL,
-      schema: GW_SCHEMA,
-      concurrency: GW_SETTINGS.concurrentJobs,
-      maxPoolSize: GW_SETTINGS.maxPoolSize,
-      noHandleSignals: true,
-      taskList: { [QUEUE]: async (payload) => tally.saw(payload) },
-      preset: {
-        worker: {
-          localQueue: GW_SETTINGS.localQueue,
-          completeJobBatchDelay: GW_SETTINGS.completeJobBatchDelay,
-          failJobBatchDelay: GW_SETTINGS.failJobBatchDelay,
-        },
-      },
-      logger: quietGraphile,
-    });
+  const start = () => runGraphile(PG_URL, GW_SCHEMA, QUEUE, async (payload) => tally.saw(payload));
   const idle = process.env.HOLDFAST_INBOX_BENCH_IDLE === '1';
   const runner = idle ? await start() : undefined;
   process.send!({ t: 'ready' });
@@ -705,7 +673,7 @@ export async function main(args: string[]): Promise<void> {
     `sizes: accept ×1 ${sizes.single}, bulk ${sizes.bulk}, delivery of all ${sizes.single + sizes.bulk + 200} ` +
       `by ${sizes.workers} processes, latency ${sizes.latency} messages at ${sizes.rate}/s`,
   );
-  console.log(`graphile-worker settings (per process): ${JSON.stringify(GW_SETTINGS)}`);
+  console.log(`graphile-worker settings (per process): ${JSON.stringify(GRAPHILE_SETTINGS)}`);
   console.log('pg-boss: fetch(batchSize 100) + complete(ids) loop, 50 ms sleep when empty');
   const notify = process.env.HOLDFAST_INBOX_BENCH_NOTIFY === 'false' ? 'off' : 'on (PostgreSQL)';
   const b = args.indexOf('--batches');
