@@ -7,7 +7,7 @@ import type { InboxConnection } from '../store/inbox-connection';
 import type { ClaimLedger } from './claim-ledger';
 import type { DatabaseOutage } from './database-outage';
 import type { Claim } from './delivery-run';
-import { CLAIM_GROWTH, MAX_CLAIM } from './delivery-settings';
+import { largestClaim } from './delivery-settings';
 
 /** What the claimer needs from the delivery service that owns it. */
 export interface BatchClaimerContext {
@@ -79,9 +79,7 @@ export class BatchClaimer {
     ctx.outage.answered();
     // Grouped, a group's next message is ready only once the one before it is gone: no growth.
     const grow = rows.length >= size && ctx.options.groupBy === undefined;
-    this.claimSize = grow
-      ? Math.min(size * 2, ctx.options.batchSize * CLAIM_GROWTH, MAX_CLAIM)
-      : ctx.options.batchSize;
+    this.claimSize = grow ? Math.min(size * 2, largestClaim(ctx.options.batchSize)) : ctx.options.batchSize;
     if (rows.length) ctx.ledger.take(rows, now, started);
     return { rows, now, started };
   }

@@ -11,6 +11,11 @@ export const CLAIM_GROWTH = 5;
 /** The largest claim, as the largest `batchSize`: a statement's parameters stay well within limits. */
 export const MAX_CLAIM = 10_000;
 
+/** The largest claim a node makes on a backlog: `CLAIM_GROWTH` × `batchSize`, at most `MAX_CLAIM`. */
+export function largestClaim(batchSize: number): number {
+  return Math.min(batchSize * CLAIM_GROWTH, MAX_CLAIM);
+}
+
 /**
  * The default `concurrency`, in multiples of the largest claim (`CLAIM_GROWTH` × `batchSize`:
  * 500 by default); `completionBatchSize` defaults to the largest claim. A node's slot is held
@@ -57,9 +62,9 @@ export function deliverySettings(options: ResolvedInboxOptions): DeliverySetting
   const handlerMs =
     options.handlerTimeout === undefined ? leaseMs : parseDuration(options.handlerTimeout, 'handlerTimeout');
   const deadlines = handlerDeadlines(handlerMs, options.handlerTimeout !== undefined);
-  const largestClaim = Math.min(options.batchSize * CLAIM_GROWTH, MAX_CLAIM);
-  const concurrency = options.concurrency ?? largestClaim * DEFAULT_CONCURRENCY_PER_CLAIM;
-  const completionBatchSize = options.completionBatchSize ?? largestClaim;
+  const largest = largestClaim(options.batchSize);
+  const concurrency = options.concurrency ?? largest * DEFAULT_CONCURRENCY_PER_CLAIM;
+  const completionBatchSize = options.completionBatchSize ?? largest;
   const r = options.retry;
   const backoff: BackoffPolicy = {
     maxRetries: r.maxRetries,
