@@ -76,17 +76,39 @@ export class TcpProxy {
     return this.port;
   }
 
-  /** Copies `from` to `to`, in order, after the current delay, with backpressure. */
+  /**
+   * Copies `from` to `to`, in order, each chunk after the delay in force when it arrived, with
+   * backpressure. One queue per direction, sent from its head: a chunk never overtakes the one
+   * before it, whatever the delays (one timer per chunk did not promise that: Node starts a
+   * timer from the event loop's cached time, so a later chunk with a shorter timeout could fire
+   * first, and a chunk arriving after the delay fell to 0 went out at once).
+   */
   private forward(link: Link, from: Socket, to: Socket, request: boolean): void {
-    let lastDue = 0;
+    const queue: { chunk: Buffer; due: number }[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let waitingForDrain = false;
     let before: string | undefined;
-    const send = (chunk: Buffer) => {
-      if (link.silenced || to.destroyed) return;
-      if (!to.write(chunk)) {
-        from.pause();
-        to.once('drain', () => {
-          if (!link.silenced) from.resume();
-        });
+    const sendDue = (all = false) => {
+      timer = undefined;
+      if (link.silenced || to.destroyed) return void (queue.length = 0);
+      const now = performance.now();
+      while (queue.length > 0 && (all || !waitingForDrain)) {
+        const next = queue[0];
+        if (!all && next.due > now) {
+          timer = setTimeout(sendDue, Math.max(1, Math.ceil(next.due - now)));
+          return;
+        }
+        queue.shift();
+        if (!to.write(next.chunk) && !waitingForDrain) {
+          waitingForDrain = true;
+          from.pause();
+          to.once('drain', () => {
+            waitingForDrain = false;
+            if (link.silenced) return;
+            from.resume();
+            if (timer === undefined) sendDue();
+          });
+        }
       }
     };
     from.on('data', (chunk: Buffer) => {
@@ -95,22 +117,21 @@ export class TcpProxy {
       // statements it sends without waiting for the answer in between count once.
       if (request && !link.asking) this.trips++;
       link.asking = request;
+      queue.push({ chunk, due: performance.now() + this.delayMs });
       if (request && this.loseAfter) {
         const text = chunk.toString('latin1');
         if (this.loseAfter(text, before)) {
-          // The request reaches the server; nothing comes back on this connection any more.
+          // The request reaches the server (now, with what was queued before it); nothing comes
+          // back on this connection any more.
           this.loseAfter = undefined;
-          send(chunk);
+          clearTimeout(timer);
+          sendDue(true);
           link.silenced = true;
           return;
         }
         before = text;
       }
-      if (this.delayMs <= 0) return send(chunk);
-      // Never earlier than the chunk before it, even if the delay shrank meanwhile.
-      const due = Math.max(Date.now() + this.delayMs, lastDue);
-      lastDue = due;
-      setTimeout(() => send(chunk), due - Date.now());
+      if (timer === undefined && !waitingForDrain) sendDue();
     });
   }
 

@@ -49,6 +49,33 @@ describe('TcpProxy', () => {
     expect(monotonicMillis() - started).toBeGreaterThanOrEqual(350); // 200 ms out, 200 ms back
   });
 
+  it('a delay that falls to 0 lets no later chunk overtake one still held back', async () => {
+    const c = await client();
+    proxy.delay(300);
+    c.socket.write('a');
+    await waitUntil(() => proxy.roundTrips === 1, { message: 'the proxy to take the first chunk' });
+    proxy.delay(0);
+    c.socket.write('b');
+    await waitUntil(() => c.text().length === 2, { message: 'both echoes' });
+    expect(c.text()).toBe('ab');
+  });
+
+  it('keeps a stream of many small chunks whole and in order through a delay', async () => {
+    const c = await client();
+    proxy.delay(1);
+    const sent: string[] = [];
+    for (let i = 0; i < 2_000; i++) {
+      const piece = `${i};`;
+      sent.push(piece);
+      c.socket.write(piece);
+      // Each write in its own turn of the event loop, so the proxy sees many separate chunks.
+      if (i % 10 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    const whole = sent.join('');
+    await waitUntil(() => c.text().length >= whole.length, { message: 'the whole echo' });
+    expect(c.text()).toBe(whole);
+  });
+
   it('blackhole: open connections go silent but stay open, new ones are refused until restore', async () => {
     const c = await client();
     proxy.blackhole();
