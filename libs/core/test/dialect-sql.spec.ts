@@ -1,4 +1,4 @@
-import { DIALECTS, ddlScript, sqlDialect, type TableSpec } from '@holdfast/core/kit';
+import { DIALECTS, createTableSql, ddlScript, sqlDialect, type TableSpec } from '@holdfast/core/kit';
 import { countPlaceholders as placeholderCount } from '@holdfast/testing';
 
 const spec = { table: 'P_T', columns: ['A', 'B', 'C', 'D'], keys: ['A', 'B'] };
@@ -161,6 +161,26 @@ describe('dialect SQL', () => {
     expect(ddlScript('mssql', [table])).toContain('ID NVARCHAR(64) NOT NULL');
     expect(ddlScript('mariadb', [table])).toContain('AT DATETIME(3) NOT NULL');
     expect(ddlScript('sqlite', [table])).toContain('BODY BLOB');
+  });
+
+  it('leaves room on each page for updates where the table asks for it (PostgreSQL only)', () => {
+    const table: TableSpec = {
+      name: 'QUEUE',
+      columns: [{ name: 'ID', type: { kind: 'varchar', length: 64 } }],
+      primaryKey: ['ID'],
+      fillFactor: 50,
+    };
+    expect(createTableSql('postgres', table)).toBe(
+      'CREATE TABLE QUEUE (\n  ID VARCHAR(64) NOT NULL,\n  PRIMARY KEY (ID)\n) WITH (fillfactor = 50)',
+    );
+    for (const d of ['mysql', 'mariadb', 'sqlite', 'mssql', 'oracle'] as const)
+      expect(createTableSql(d, table)).not.toMatch(/fillfactor|WITH \(/i);
+    expect(createTableSql('postgres', { ...table, fillFactor: 100 })).not.toContain('fillfactor');
+    for (const bad of [5, 101, 50.5, NaN]) {
+      expect(() => createTableSql('postgres', { ...table, fillFactor: bad })).toThrow(
+        new RangeError(`fillFactor must be an integer from 10 to 100, got ${bad}`),
+      );
+    }
   });
 
   it('inserts only missing rows, each dialect its own way', () => {

@@ -214,6 +214,10 @@ export abstract class BaseDialect implements SqlDialect {
     return false;
   }
 
+  tableStorage(_fillFactor: number | undefined): string {
+    return '';
+  }
+
   columnAffinities(_kind: ColumnType['kind']): readonly SqliteAffinity[] | undefined {
     return undefined;
   }

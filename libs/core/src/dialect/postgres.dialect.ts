@@ -137,6 +137,14 @@ export class PostgresDialect extends BaseDialect {
     return true;
   }
 
+  override tableStorage(fillFactor: number | undefined): string {
+    if (fillFactor === undefined || fillFactor === 100) return '';
+    if (!Number.isInteger(fillFactor) || fillFactor < 10 || fillFactor > 100) {
+      throw new RangeError(`fillFactor must be an integer from 10 to 100, got ${fillFactor}`);
+    }
+    return ` WITH (fillfactor = ${fillFactor})`;
+  }
+
   override readonly errorAbortsTransaction = true;
   override readonly boundsWaits = true;
 

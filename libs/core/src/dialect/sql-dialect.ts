@@ -287,6 +287,11 @@ export interface SqlDialect {
   /** True where CREATE TABLE (`'table'`) or CREATE INDEX (`'index'`) takes `IF NOT EXISTS`. */
   supportsIfNotExists(object: 'table' | 'index'): boolean;
   /**
+   * What follows a CREATE TABLE's column list for a table of `fillFactor` (see TableSpec):
+   * PostgreSQL's ` WITH (fillfactor = n)`, nothing elsewhere.
+   */
+  tableStorage(fillFactor: number | undefined): string;
+  /**
    * Where the database decides what a column holds by its type affinity (SQLite): the affinities
    * a column may have to hold values of `kind` as Holdfast binds them. Undefined elsewhere.
    */

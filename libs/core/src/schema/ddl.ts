@@ -38,7 +38,7 @@ export function createTableSql(
     return parts.join(' ');
   });
   columns.push(`  PRIMARY KEY (${spec.primaryKey.join(', ')})`);
-  return `CREATE TABLE ${ifNotExists(dialect, 'table', options)}${tableName(prefix, spec.name)} (\n${columns.join(',\n')}\n)`;
+  return `CREATE TABLE ${ifNotExists(dialect, 'table', options)}${tableName(prefix, spec.name)} (\n${columns.join(',\n')}\n)${d.tableStorage(spec.fillFactor)}`;
 }
 
 export function createIndexSql(

@@ -38,4 +38,13 @@ export interface TableSpec {
   columns: readonly ColumnSpec[];
   primaryKey: readonly string[];
   indexes?: readonly IndexSpec[];
+  /**
+   * PostgreSQL: the share of each page, in percent (10–100), that inserts fill when Holdfast
+   * creates the table; the rest stays free for updates. An update that changes no indexed column
+   * and finds room on the row's own page is a HOT update: no index entry is written, and the
+   * old version is reclaimed by the next visitor of the page. For a queue whose rows are updated
+   * once or twice and then deleted. Other databases: ignored (InnoDB and Oracle update in place).
+   * Never checked on a live table, never changed on one (see the lib's operations notes).
+   */
+  fillFactor?: number;
 }
