@@ -56,9 +56,9 @@ export interface InboxModuleOptions {
    */
   handlerTimeout?: Duration;
   /**
-   * How many handlers run at once on this node, across all groups and types (default: twice the
-   * largest claim, 10 × `batchSize` (1000): claims grow to 5 × `batchSize` on a backlog, and a
-   * whole claim of independent messages runs while the one before waits for its delete). A
+   * How many handlers run at once on this node, across all groups and types (default: the
+   * largest claim, 10 × `batchSize` (1000): claims grow to 10 × `batchSize` on a backlog, and
+   * half of a claim runs while the other half waits for its delete). A
    * message keeps its slot until it is deleted, so this also bounds what a crash delivers again:
    * set it lower for handlers that must not run that many at once. A message waits for a free slot while heartbeats keep its claim. A per-type
    * limit is `@InboxHandler({ …, concurrency })`.
@@ -66,7 +66,7 @@ export interface InboxModuleOptions {
   concurrency?: number;
   /**
    * Delivered messages are deleted in batches: when this many have finished (default: the
-   * largest claim, 5 × `batchSize` (500); at most half of `concurrency`), or `completionFlushInterval` after the first of them, whichever
+   * half the largest claim, 5 × `batchSize` (500); at most half of `concurrency`), or `completionFlushInterval` after the first of them, whichever
    * comes first — not at the end of the claimed batch. Deletes go out side by side. After a
    * crash only these and the running ones are delivered again.
    */

@@ -4,10 +4,14 @@ import type { BackoffPolicy } from './backoff';
 import { handlerDeadlines, type HandlerRun } from './handler-run';
 
 /**
- * How far claims grow on a backlog, in multiples of `batchSize` (see BatchClaimer): 5 × the
- * default 100 is what graphile-worker's local queue fetches at once in its high-throughput setup.
+ * How far claims grow on a backlog, in multiples of `batchSize` (see BatchClaimer): 1,000 at the
+ * default 100. A node's claims go out one after the other (one claimed ahead), so with the
+ * database a few milliseconds away a node delivers about one claim per round trip: at 5 ms each
+ * way, claims of 1,000 delivered 1.76× graphile-worker where claims of 500 delivered 1.23×
+ * (`npm run bench -- latency`, docs/benchmarks.md). On a backlog only: a short claim starts
+ * again at `batchSize`.
  */
-export const CLAIM_GROWTH = 5;
+export const CLAIM_GROWTH = 10;
 /** The largest claim, as the largest `batchSize`: a statement's parameters stay well within limits. */
 export const MAX_CLAIM = 10_000;
 
@@ -18,15 +22,16 @@ export function largestClaim(batchSize: number): number {
 
 /**
  * The default `concurrency`, in multiples of the largest claim (`CLAIM_GROWTH` × `batchSize`:
- * 500 by default); `completionBatchSize` defaults to the largest claim. A node's slot is held
- * from a handler's start until its message's delete is answered (a crash then delivers again at
- * most `concurrency` started messages, see HandlerSlots), so a node delivers at most
- * `concurrency` messages per delete round trip. With two claims' worth of slots, one claim's
- * delete is in flight while the next claim runs, and a claim costs one delete. The defaults
- * before (twice `batchSize`, deletes of 100) cost PostgreSQL about a third more CPU per message
- * and delivered at 0.8× graphile-worker where these deliver at 1.0× (bench/latency.bench.ts).
+ * 1,000 by default); `completionBatchSize` defaults to half the largest claim. A node's slot is
+ * held from a handler's start until its message's delete is answered (a crash then delivers
+ * again at most `concurrency` started messages, see HandlerSlots), so a node delivers at most
+ * `concurrency` messages per delete round trip. With deletes of half a claim, one half's delete
+ * is in flight while the other half runs. The defaults before (twice `batchSize`, deletes of
+ * 100) cost PostgreSQL about a third more CPU per message and delivered at 0.8× graphile-worker
+ * where claims of 500 with deletes of 500 delivered at 1.0× (bench/latency.bench.ts); claims
+ * that grow to 1,000 kept `concurrency` (1,000) and `completionBatchSize` (500) as they were.
  */
-export const DEFAULT_CONCURRENCY_PER_CLAIM = 2;
+export const DEFAULT_CONCURRENCY_PER_CLAIM = 1;
 
 /** The delivery's options as numbers (milliseconds), parsed once when the service is built. */
 export interface DeliverySettings {
@@ -64,7 +69,7 @@ export function deliverySettings(options: ResolvedInboxOptions): DeliverySetting
   const deadlines = handlerDeadlines(handlerMs, options.handlerTimeout !== undefined);
   const largest = largestClaim(options.batchSize);
   const concurrency = options.concurrency ?? largest * DEFAULT_CONCURRENCY_PER_CLAIM;
-  const completionBatchSize = options.completionBatchSize ?? largest;
+  const completionBatchSize = options.completionBatchSize ?? Math.ceil(largest / 2);
   const r = options.retry;
   const backoff: BackoffPolicy = {
     maxRetries: r.maxRetries,
