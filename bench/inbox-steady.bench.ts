@@ -10,7 +10,8 @@
  *    (`process.cpuUsage`: its start-up is left out, unlike inbox.bench.ts's figure);
  *  - PostgreSQL's CPU time per message (every server process, from /proc) over the same window.
  * The first option set is the baseline of the ratios. By default: `raw`, the pg driver doing the
- * same job by hand (Holdfast's claim statement, 500 at a time with one claim ahead, the payload
+ * same job by hand (Holdfast's claim statement, its largest claim at the default batchSize (1,000)
+ * at a time with one claim ahead, the payload
  * decoded, the handler called, a delete of each claim's ids with its lease), then the inbox's
  * defaults before 2026-11-27 (`concurrency` 200, `completionBatchSize` 100), then today's (`{}`).
  * No proxy and no other system: this is where the CPU goes, not the round trips (latency.bench.ts)
@@ -34,6 +35,8 @@ import {
   type InboxMessage,
   type InboxModuleOptions,
 } from '@holdfast/inbox';
+import { resolveInboxOptions } from '../libs/inbox/src/options/inbox-options.schema';
+import { largestClaim } from '../libs/inbox/src/delivery/delivery-settings';
 import { median, numberArg, postgresCpuMs, printTable } from './support/bench-kit';
 import { runGraphile } from './support/graphile';
 
@@ -104,11 +107,12 @@ function reportUntilStop(close: () => Promise<unknown>): void {
 
 const millis = (t: string) => `CAST(FLOOR(EXTRACT(EPOCH FROM ${t}) * 1000) AS BIGINT)`;
 /** The claim Holdfast sends on PostgreSQL (ungrouped, no unanswered leases), written by hand. */
+const RAW_CLAIM_SIZE = largestClaim(resolveInboxOptions({}).batchSize);
 const RAW_CLAIM =
   `WITH claimed AS (UPDATE ${TABLE} SET NEXT_RETRY = CAST($1 AS TIMESTAMPTZ) WHERE ctid = ANY(ARRAY(` +
   `SELECT ctid FROM ${TABLE} WHERE COALESCE((RETRIES < 5 AND (NEXT_RETRY IS NULL OR NEXT_RETRY <= ` +
   `date_trunc('milliseconds', statement_timestamp())) AND (EXPIRATION IS NULL OR EXPIRATION > ` +
-  `date_trunc('milliseconds', statement_timestamp()))), FALSE) ORDER BY INSERTED, ID LIMIT 500 ` +
+  `date_trunc('milliseconds', statement_timestamp()))), FALSE) ORDER BY INSERTED, ID LIMIT ${RAW_CLAIM_SIZE} ` +
   `FOR UPDATE SKIP LOCKED)) RETURNING ${millis("date_trunc('milliseconds', statement_timestamp())")} AS db_now, ` +
   `ID AS id, PAYLOAD_ENCODING AS payload_encoding, PAYLOAD_TYPE_NAMESPACE AS ns, ` +
   `PAYLOAD_TYPE_NAME AS name, PAYLOAD_TYPE_REVISION AS revision, PAYLOAD AS payload, ` +
