@@ -6,6 +6,7 @@ import { CreateCorMessage1764000000004 } from './1764000000004-create-cor-messag
 import { ConvertCorMessageTimes1764000000405 } from './1764000000405-convert-cor-message-times';
 import { CreateInboxLease1764000000406 } from './1764000000406-create-inbox-lease';
 import { CreateInboxGroup1764000000407 } from './1764000000407-create-inbox-group';
+import { CorMessageFillFactor1764000000408 } from './1764000000408-cor-message-fill-factor';
 
 /** All Holdfast migrations, in order: pass to TypeORM's `migrations` option. */
 export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -16,4 +17,5 @@ export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [
   ConvertCorMessageTimes1764000000405,
   CreateInboxLease1764000000406,
   CreateInboxGroup1764000000407,
+  CorMessageFillFactor1764000000408,
 ];

@@ -1,6 +1,7 @@
 import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { HOLDFAST_MIGRATIONS, HOLDFAST_TABLES } from '../src';
+import { CorMessageFillFactor1764000000408 as CorMessageFillFactor } from '../../../migrations/1764000000408-cor-message-fill-factor';
 import { cli, testDatabaseUrl } from './cli-support';
 
 describeEachDatabase(
@@ -57,6 +58,49 @@ describeEachDatabase(
       expect(bad.code).toBe(2);
       expect(bad.stderr).toContain('Invalid table prefix "a-b"');
     });
+
+    if (ctx.db === 'postgres') {
+      it('gives a COR_MESSAGE created before fill factors the fill factor 50, and takes it back on revert', async () => {
+        const table = `${prefix}COR_MESSAGE`;
+        const fillFactor = async () =>
+          (
+            await ctx.sql.query<{ reloptions: string[] | null }>(
+              'SELECT reloptions FROM pg_class WHERE oid = CAST($1 AS regclass)',
+              [table.toLowerCase()],
+            )
+          )[0].reloptions;
+        const env = { DATABASE_URL: testDatabaseUrl(ctx.db, ctx.dataSource), HOLDFAST_TABLE_PREFIX: prefix };
+        try {
+          const all = await cli(['migrate', '--migrations-table', migrationsTable], env);
+          expect(all.code).toBe(0);
+          expect(await fillFactor()).toEqual(['fillfactor=50']);
+          // As an earlier version left it: the table without a fill factor, its migration not run.
+          await ctx.sql.execute(`ALTER TABLE ${table} RESET (fillfactor)`);
+          await ctx.sql.execute(`DELETE FROM ${migrationsTable} WHERE name = $1`, [
+            CorMessageFillFactor.name,
+          ]);
+          expect(await fillFactor()).toBeNull();
+          const upgrade = await cli(['migrate', '--migrations-table', migrationsTable], env);
+          expect(upgrade.stdout.trim()).toBe(`holdfast migrate: ran ${CorMessageFillFactor.name}`);
+          expect(await fillFactor()).toEqual(['fillfactor=50']);
+          const runner = ctx.dataSource.createQueryRunner();
+          const previous = process.env.HOLDFAST_TABLE_PREFIX;
+          process.env.HOLDFAST_TABLE_PREFIX = prefix;
+          try {
+            await new CorMessageFillFactor().down(runner);
+          } finally {
+            if (previous === undefined) delete process.env.HOLDFAST_TABLE_PREFIX;
+            else process.env.HOLDFAST_TABLE_PREFIX = previous;
+            await runner.release();
+          }
+          expect(await fillFactor()).toBeNull();
+        } finally {
+          for (const t of [...HOLDFAST_TABLES.map((t) => t.name), 'migrations'].reverse()) {
+            await ctx.sql.execute(`DROP TABLE IF EXISTS ${prefix}${t}`);
+          }
+        }
+      });
+    }
   },
   { tables: [...HOLDFAST_TABLES.map((t) => t.name), 'migrations'], tag: 'cli' },
 );
