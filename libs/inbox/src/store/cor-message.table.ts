@@ -52,6 +52,6 @@ export const COR_MESSAGE_TABLE: TableSpec = {
   // index) is a HOT update: the row's new version stays on its page and no index gets a new
   // entry. Pages filled to the brim move every leased row to another page, with a new entry in
   // each of the three indexes. Measured by `npm run bench -- inbox-steady`: the server's CPU per
-  // delivered message fell from 16 to 9 µs (docs/benchmarks.md, 2026-11-28, second part).
+  // delivered message fell from 16 to 9 µs (docs/benchmarks.md, "2026-11-28, later").
   fillFactor: 50,
 };
