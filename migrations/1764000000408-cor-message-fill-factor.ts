@@ -16,15 +16,16 @@ export class CorMessageFillFactor1764000000408 implements MigrationInterface {
   }
 
   async up(queryRunner: QueryRunner): Promise<void> {
-    if (new DatabaseResolver().resolve(queryRunner.connection) !== 'postgres') return;
-    const table = tableName(this.prefix, COR_MESSAGE_TABLE.name);
-    await queryRunner.query(`ALTER TABLE ${table} SET (fillfactor = ${COR_MESSAGE_TABLE.fillFactor})`);
+    await this.alter(queryRunner, `SET (fillfactor = ${COR_MESSAGE_TABLE.fillFactor})`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
+    await this.alter(queryRunner, 'RESET (fillfactor)');
+  }
+
+  /** `ALTER TABLE <prefix>COR_MESSAGE <change>` on PostgreSQL; nothing elsewhere. */
+  private async alter(queryRunner: QueryRunner, change: string): Promise<void> {
     if (new DatabaseResolver().resolve(queryRunner.connection) !== 'postgres') return;
-    await queryRunner.query(
-      `ALTER TABLE ${tableName(this.prefix, COR_MESSAGE_TABLE.name)} RESET (fillfactor)`,
-    );
+    await queryRunner.query(`ALTER TABLE ${tableName(this.prefix, COR_MESSAGE_TABLE.name)} ${change}`);
   }
 }

@@ -10,6 +10,7 @@ const KEEP_ALIVE = 120;
  * run with two Jest workers on two cores showed it), one of this survives stalls of 1.5 s.
  */
 const STEADY_INTERVAL = 2_000;
+const STEADY = { lockAcquireSleepInterval: STEADY_INTERVAL };
 
 describeEachDatabase(
   'LockerModule in one process',
@@ -63,15 +64,14 @@ describeEachDatabase(
         });
 
         it("startup 'block' waits to be master; release on close hands over; handlers run", async () => {
-          const steady = { lockAcquireSleepInterval: STEADY_INTERVAL };
-          const first = await start({ locker: { type }, startup: 'block', ...steady }, `${type}-block`);
+          const first = await start({ locker: { type }, startup: 'block', ...STEADY }, `${type}-block`);
           await first.init();
           expect(first.events).toEqual([
             { type: 'acquired', lockName: `${type}-block`, holder: first.locker.instanceId },
           ]);
           expect(first.locker.holder).toBe(first.locker.instanceId);
 
-          const second = await start({ locker: { type }, startup: 'block', ...steady }, `${type}-block`);
+          const second = await start({ locker: { type }, startup: 'block', ...STEADY }, `${type}-block`);
           let bootstrapped = false;
           const booting = second.init().then(() => (bootstrapped = true));
           await sleep(2 * STEADY_INTERVAL); // two attempts
@@ -88,11 +88,10 @@ describeEachDatabase(
         });
 
         it('keeps the lock alive and reports master/standby through LockerService and the health indicator', async () => {
-          const steady = { lockAcquireSleepInterval: STEADY_INTERVAL };
-          const master = await start({ locker: { type }, ...steady }, `${type}-alive`);
+          const master = await start({ locker: { type }, ...STEADY }, `${type}-alive`);
           await master.init();
           await waitUntil(() => master.locker.isMaster, 10_000, 'master');
-          const standby = await start({ locker: { type }, ...steady }, `${type}-alive`);
+          const standby = await start({ locker: { type }, ...STEADY }, `${type}-alive`);
           await standby.init();
           const firstKeepAlive = master.locker.lastKeepAlive!.getTime();
           await sleep(1.5 * STEADY_INTERVAL); // past one whole lease: renewed, not run out

@@ -29,7 +29,7 @@ export class BatchClaimer {
   private prefetched?: Promise<Claim>;
   /**
    * How many messages the next claim asks for: `batchSize`, doubled after each claim that came
-   * back full, up to CLAIM_GROWTH (10) times `batchSize`, and `batchSize` again after one that did not.
+   * back full, up to `largestClaim(batchSize)`, and `batchSize` again after one that did not.
    */
   private claimSize: number;
 

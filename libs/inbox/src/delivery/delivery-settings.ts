@@ -20,19 +20,6 @@ export function largestClaim(batchSize: number): number {
   return Math.min(batchSize * CLAIM_GROWTH, MAX_CLAIM);
 }
 
-/**
- * The default `concurrency`, in multiples of the largest claim (`CLAIM_GROWTH` × `batchSize`:
- * 1,000 by default); `completionBatchSize` defaults to half the largest claim. A node's slot is
- * held from a handler's start until its message's delete is answered (a crash then delivers
- * again at most `concurrency` started messages, see HandlerSlots), so a node delivers at most
- * `concurrency` messages per delete round trip. With deletes of half a claim, one half's delete
- * is in flight while the other half runs. The defaults before (twice `batchSize`, deletes of
- * 100) cost PostgreSQL about a third more CPU per message and delivered at 0.8× graphile-worker
- * where claims of 500 with deletes of 500 delivered at 1.0× (bench/latency.bench.ts); claims
- * that grow to 1,000 kept `concurrency` (1,000) and `completionBatchSize` (500) as they were.
- */
-export const DEFAULT_CONCURRENCY_PER_CLAIM = 1;
-
 /** The delivery's options as numbers (milliseconds), parsed once when the service is built. */
 export interface DeliverySettings {
   pollMs: number;
@@ -67,8 +54,14 @@ export function deliverySettings(options: ResolvedInboxOptions): DeliverySetting
   const handlerMs =
     options.handlerTimeout === undefined ? leaseMs : parseDuration(options.handlerTimeout, 'handlerTimeout');
   const deadlines = handlerDeadlines(handlerMs, options.handlerTimeout !== undefined);
+  // The defaults: a largest claim's worth of handler slots, and deletes of half of it. A slot is
+  // held from a handler's start until its message's delete is answered (a crash then delivers
+  // again at most `concurrency` started messages, see HandlerSlots), so a node delivers at most
+  // `concurrency` messages per delete round trip; with deletes of half a claim, one half's delete
+  // is in flight while the other half runs. Deletes of 100 beside 200 slots (the defaults before
+  // 2026-11-27) cost PostgreSQL about a third more CPU per message (bench/latency.bench.ts).
   const largest = largestClaim(options.batchSize);
-  const concurrency = options.concurrency ?? largest * DEFAULT_CONCURRENCY_PER_CLAIM;
+  const concurrency = options.concurrency ?? largest;
   const completionBatchSize = options.completionBatchSize ?? Math.ceil(largest / 2);
   const r = options.retry;
   const backoff: BackoffPolicy = {
