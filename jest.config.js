@@ -35,6 +35,7 @@ const serverOnly = serversSelected
       '/test/simba/frozen-renewal.spec.ts',
       '/test/pool/app-load/',
       '/test/partition/locker-partition.spec.ts',
+      '/test/interop/failover-java-reader.spec.ts',
     ];
 
 // The soaks and the long multi-process tests run under `npm run test:soak` (HOLDFAST_TEST_SOAK=1),
@@ -51,6 +52,10 @@ const soakSuites = [
   '/test/locker/scheduled-lock.spec.ts',
   '/test/locker/locker-failover.spec.ts',
   '/libs/simba/test/multi-contend.spec.ts',
+  // A live ActiveMQ broker (two JVM starts per case) beside Holdfast: the database pairings on
+  // PostgreSQL and MariaDB, and the skewed broker clock (the file pairing stays in the default run).
+  '/test/activemq/database-pairings.spec.ts',
+  '/test/activemq/clock-skew.spec.ts',
 ];
 const soak = process.env.HOLDFAST_TEST_SOAK === '1';
 // More path fragments to leave out, comma-separated (the PgBouncer step uses it).

@@ -1,5 +1,5 @@
 /**
- * npm run bench -- locker [--rounds 10] [--db sqlite,postgres,mariadb] [--locker lease-database,database,shared-file]
+ * npm run bench -- locker [--rounds 10] [--db sqlite,postgres,mariadb] [--locker lease-database,database,shared-file,shared-file-mtime]
  *
  * Takeover time of @holdfast/locker with real processes: how long after the master is killed
  * (SIGKILL, no cleanup) or releases the lock (LockerService.stop(), the shutdown path) a standby
@@ -169,25 +169,37 @@ async function measureServerRelease(db: TestDatabase, rounds: number): Promise<n
 export async function main(args: string[]): Promise<void> {
   const rounds = Number(arg(args, 'rounds', '10'));
   const dbs = arg(args, 'db', 'sqlite,postgres,mariadb').split(',') as TestDatabase[];
-  const lockers = arg(args, 'locker', 'lease-database,database,shared-file').split(',');
+  const lockers = arg(args, 'locker', 'lease-database,database,shared-file,shared-file-mtime').split(',');
   const rows: Row[] = [];
   process.stderr.write(
     `locker takeover: ${rounds} handovers per row, lockAcquireSleepInterval ${INTERVAL} ms, ` +
       `lockKeepAlivePeriod ${KEEP_ALIVE} ms, shared-file stale ${FILE_STALE} ms\n`,
   );
   for (const type of lockers) {
-    const targets: (TestDatabase | undefined)[] = type === 'shared-file' ? [undefined] : dbs;
+    const file = type.startsWith('shared-file');
+    const targets: (TestDatabase | undefined)[] = file ? [undefined] : dbs;
     for (const db of targets) {
+      const directory = () => mkdtempSync(join(tmpdir(), 'locker-bench-'));
+      // shared-file: the OS (fcntl) lock, freed by the kernel when its holder dies; shared-file-mtime:
+      // the lock directory a standby takes once stale (the only shared-file lock before mode 'os').
       const locker: LockerKindOptions =
         type === 'shared-file'
-          ? { type, directory: mkdtempSync(join(tmpdir(), 'locker-bench-')), stale: FILE_STALE }
-          : ({ type } as LockerKindOptions);
+          ? { type, directory: directory() }
+          : type === 'shared-file-mtime'
+            ? { type: 'shared-file', mode: 'mtime', directory: directory(), stale: FILE_STALE }
+            : ({ type } as LockerKindOptions);
       const label = `${type}/${db ?? 'file'}`;
       const started = monotonicMillis();
       const { kill, stop } = await measure(label, db, locker, rounds);
       process.stderr.write(`  ${label}: ${Math.round((monotonicMillis() - started) / 1000)} s\n`);
-      const lease = type === 'shared-file' ? FILE_STALE : INTERVAL;
-      const leaseText = type === 'shared-file' ? `stale ${FILE_STALE}` : `lease ${INTERVAL}`;
+      // The OS lock holds no lease: a killed holder's lock is free at once, so the goal is one interval.
+      const lease = type === 'shared-file-mtime' ? FILE_STALE : type === 'shared-file' ? 0 : INTERVAL;
+      const leaseText =
+        type === 'shared-file-mtime'
+          ? `stale ${FILE_STALE}`
+          : type === 'shared-file'
+            ? 'no lease'
+            : `lease ${INTERVAL}`;
       rows.push({
         locker: type,
         db: db ?? '(file)',
@@ -242,8 +254,14 @@ export async function main(args: string[]): Promise<void> {
   for (const b of body) console.log(line(b));
   if (lockers.includes('shared-file')) {
     console.log(
-      `\nshared-file: the lock file's mtime is kept in ms; a standby retries when the lock it saw turns ` +
-        `stale, so a SIGKILLed master's lock is taken about stale ms after its last refresh.`,
+      `\nshared-file (mode 'os'): an fcntl lock the kernel frees when its holder dies, so a standby takes a ` +
+        `SIGKILLed master's lock at its next attempt (within one interval).`,
+    );
+  }
+  if (lockers.includes('shared-file-mtime')) {
+    console.log(
+      `\nshared-file-mtime (mode 'mtime'): the lock file's mtime is kept in ms; a standby retries when the lock ` +
+        `it saw turns stale, so a SIGKILLed master's lock is taken about stale ms after its last refresh.`,
     );
   }
   console.log(

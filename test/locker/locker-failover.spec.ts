@@ -252,26 +252,36 @@ describe('LockerModule across processes [shared-file]', () => {
     }
   });
 
-  it('shared-file: one master among 3 processes; SIGKILL (stale lock) and stop hand over', async () => {
+  it("shared-file (mode 'os', fcntl): one master among 3 processes; SIGKILL (the kernel frees the lock) and stop hand over", async () => {
     const directory = mkdtempSync(join(tmpdir(), 'locker-e2e-file-'));
-    await handoverScenario('shared-file', {
+    await handoverScenario('shared-file/os', {
       prefix: '',
       interval: INTERVAL,
       keepAlive: KEEP_ALIVE,
-      locker: { type: 'shared-file', directory, stale: 2_000 },
+      locker: { type: 'shared-file', directory },
+    });
+  });
+
+  it("shared-file (mode 'mtime'): one master among 3 processes; SIGKILL (stale lock) and stop hand over", async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'locker-e2e-file-'));
+    await handoverScenario('shared-file/mtime', {
+      prefix: '',
+      interval: INTERVAL,
+      keepAlive: KEEP_ALIVE,
+      locker: { type: 'shared-file', mode: 'mtime', directory, stale: 2_000 },
     });
   });
 });
 
 describe('LockerModule across processes [shared-file takeover]', () => {
-  it("a standby takes a SIGKILLed master's lock when it turns stale, not a whole lockAcquireSleepInterval later", async () => {
+  it("mode 'mtime': a standby takes a SIGKILLed master's lock when it turns stale, not a whole lockAcquireSleepInterval later", async () => {
     // A long interval: a standby that only retried every interval would wait up to 30 s here.
     const directory = mkdtempSync(join(tmpdir(), 'locker-e2e-stale-'));
     const base = {
       prefix: '',
       interval: 30_000,
       keepAlive: KEEP_ALIVE,
-      locker: { type: 'shared-file' as const, directory, stale: 2_000 },
+      locker: { type: 'shared-file' as const, mode: 'mtime' as const, directory, stale: 2_000 },
     };
     const cluster = new LockerCluster();
     try {

@@ -67,6 +67,9 @@ describe.each(LIBS)('@holdfast/%s package.json', (lib) => {
     if (lib === 'inbox') expected.push('@holdfast/simba');
     // Core registers the libs' timers in the app's SchedulerRegistry when ScheduleModule is there.
     if (lib === 'core') expected.push('@nestjs/schedule');
+    // The shared-file locker's mode 'os' takes its fcntl lock through the native os-lock, loaded
+    // on first use only: an application on the database lockers never needs a compiler for it.
+    if (lib === 'locker') expected.push('os-lock');
     // The CLI opens DATABASE_URL with the application's own driver.
     if (lib === 'cli') expected.push('better-sqlite3', 'mysql2', 'pg');
     // The dashboard shows the modules the application installed, and loads only those.

@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { DatabaseResolver } from '@holdfast/core/kit';
-import { FailoverCleanupSchedule, FailoverCleanupService } from './cleanup/failover-cleanup.service';
+import { FailoverCleanupService } from './cleanup/failover-cleanup.service';
 import { FailoverExecutor } from './executor/failover-executor';
 import { FailoverExplorer } from './explorer/failover.explorer';
 import { FailoverRegistry } from './explorer/failover.registry';
@@ -41,7 +41,6 @@ import { PayloadColumnResolver } from './store/payload-column.resolver';
     FailoverRegistry,
     FailoverExplorer,
     FailoverCleanupService,
-    FailoverCleanupSchedule,
     FailoverHealthIndicator,
   ],
   // Exports depend on the module's name (failover.module-definition.ts): the classes for the

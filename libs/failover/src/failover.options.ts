@@ -109,7 +109,7 @@ export interface FailoverModuleOptions {
    */
   keys?: 'java' | 'injective';
   /**
-   * Expired-entry cleanup, scheduled through @nestjs/schedule (import ScheduleModule.forRoot()).
+   * Expired-entry cleanup, on Holdfast's own timer at each firing of `cron` (with or without ScheduleModule).
    * Default enabled, hourly ('0 0 * * * *'), on one instance per tick, deleting at most
    * `batchSize` rows per statement (default 1,000 on MySQL/MariaDB, 5,000 elsewhere), each statement its own short transaction,
    * with `pause` (default 0: one turn of the event loop) between statements.

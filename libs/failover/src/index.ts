@@ -36,7 +36,7 @@ export type { KeyGenerator, FailoverKeyContext } from './key/key-generator';
 export { DefaultKeyGenerator } from './key/default-key.generator';
 export { InjectiveKeyGenerator } from './key/injective-key.generator';
 export { Referential } from './payload/referential';
-export type { Class, PayloadType } from './payload/payload-type';
+export type { Class, PayloadType, DeclaredPayloadType, JavaNamedPayloadType } from './payload/payload-type';
 export type { FailoverStore, FailoverEntry, StoreManyItem } from './store/failover-store';
 export { FailoverTenant } from './tenant/failover-tenant';
 export { ListPayloadSplitter, type PayloadSplitter, type PayloadSlice } from './scatter/payload-splitter';

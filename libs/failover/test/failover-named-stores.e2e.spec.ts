@@ -191,8 +191,8 @@ describeEachDatabase(
       }
     });
 
-    it('schedules each store its own cleanup job', () => {
-      const jobs = [...app.get(SchedulerRegistry).getCronJobs().keys()];
+    it('schedules each store its own cleanup timer', () => {
+      const jobs = app.get(SchedulerRegistry).getTimeouts();
       expect(jobs).toEqual(
         expect.arrayContaining(['holdfast:failover:cleanup', 'holdfast:failover:reports:cleanup']),
       );

@@ -122,6 +122,39 @@ describe('FailoverModule', () => {
     expect(declare({ name: 'ok', type: 'Country' })).toThrow(/'type' must be a class/);
   });
 
+  it('takes a Java binary class name as javaClass and refuses anything else, naming the value', () => {
+    const declare = (javaClass: unknown) => () => {
+      class Named {
+        @Failover({ name: 'named', javaClass } as never)
+        async m() {
+          return 1;
+        }
+      }
+      return Named;
+    };
+    for (const good of [
+      'com.acme.Country',
+      'com.acme.Rates$Quote',
+      'java.util.ArrayList',
+      '[Lcom.acme.Country;',
+      '[J',
+    ])
+      expect(declare(good)).not.toThrow();
+    for (const bad of [
+      '',
+      'com.acme.',
+      'List<Country>',
+      'Country[]',
+      'com acme',
+      42,
+      `a.${'b'.repeat(256)}`,
+    ]) {
+      expect(declare(bad)).toThrow(FailoverConfigurationError);
+      expect(declare(bad)).toThrow(/'javaClass' must be a Java binary class name/);
+    }
+    expect(declare('Country[]')).toThrow(/got "Country\[\]"/);
+  });
+
   it('a decorated instance created with `new` says what is wrong', async () => {
     await expect(new Flaky().get('x')).rejects.toThrow(
       /was not created by Nest with FailoverModule imported/,

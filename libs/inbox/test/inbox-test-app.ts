@@ -1,4 +1,4 @@
-import { Injectable, type INestApplicationContext } from '@nestjs/common';
+import { Injectable, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { TestDatabaseContext } from '@holdfast/testing';
 import { SimbaModule } from '@holdfast/simba';
@@ -52,12 +52,13 @@ export interface InboxTestApp {
 export async function createInboxApp(
   ctx: TestDatabaseContext,
   options: Partial<InboxModuleOptions> = {},
-  { waitForLeadership = true } = {},
+  { waitForLeadership = true, imports = [] as DynamicModule[] } = {},
 ): Promise<InboxTestApp> {
   const probe = new HandlerProbe();
   const leader = ctx.db === 'sqlite' || options.cluster === 'leader';
   const moduleRef = await Test.createTestingModule({
     imports: [
+      ...imports,
       InboxModule.forRoot({
         dataSource: ctx.dataSource,
         tablePrefix: ctx.prefix,

@@ -88,3 +88,24 @@ export class GaleraRowLockError extends HoldfastError {
     );
   }
 }
+
+/**
+ * The shared-file locker's mode 'os' cannot take its OS file lock here: the native package that
+ * makes the lock did not load, the file system refuses the lock, or its locks would not reach other
+ * hosts. Startup stops: Holdfast never falls back to another kind of lock on its own, since a lock
+ * ActiveMQ brokers do not see would let a broker and a node be master together.
+ */
+export class FileLockUnavailableError extends HoldfastError {
+  constructor(
+    readonly lockName: string,
+    readonly path: string,
+    readonly reason: string,
+    advice: string,
+  ) {
+    super(
+      `Lock '${lockName}': the shared-file locker in mode 'os' (an OS file lock on ${path}, the lock ` +
+        `ActiveMQ's SharedFileLocker takes) cannot work here: ${reason}. ${advice}`,
+      'HOLDFAST_LOCKER_FILE_LOCK_UNAVAILABLE',
+    );
+  }
+}

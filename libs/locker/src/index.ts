@@ -19,6 +19,7 @@ export type {
   LeaseDatabaseLockerOptions,
   DatabaseLockerOptions,
   SharedFileLockerOptions,
+  SharedFileMode,
   CustomLockerOptions,
   LockerType,
   StartupMode,
@@ -29,6 +30,7 @@ export {
   LockerConfigurationError,
   InvalidLockerError,
   GaleraRowLockError,
+  FileLockUnavailableError,
 } from './errors';
 export { ScheduledLock } from './scheduled/scheduled-lock.decorator';
 export { ScheduledLockModule } from './scheduled/scheduled-lock.module';

@@ -30,11 +30,24 @@ export interface DatabaseLockerOptions {
   type: 'database';
 }
 
-/** ActiveMQ's SharedFileLocker: an exclusive lock file in a directory every instance shares. */
+/** The kinds of lock the shared-file locker can take. */
+export const SHARED_FILE_MODES = ['os', 'mtime'] as const;
+export type SharedFileMode = (typeof SHARED_FILE_MODES)[number];
+
+/** ActiveMQ's SharedFileLocker: an exclusive lock on a file in a directory every instance shares. */
 export interface SharedFileLockerOptions {
   type: 'shared-file';
   directory: string;
-  /** A lock file not refreshed for this long is stale and may be taken (min 2 s; default 10 s). */
+  /**
+   * 'os' (default): an OS advisory lock (POSIX fcntl, as Java's FileChannel.lock on Linux) on
+   * `<directory>/<lockFile>`, the lock ActiveMQ brokers take; needs the native package os-lock.
+   * 'mtime': a lock directory whose mtime the holder refreshes, for file systems without working
+   * locks; ActiveMQ does not see it, and a crashed holder's lock is taken only after `stale`.
+   */
+  mode?: SharedFileMode;
+  /** mode 'os': the lock file's name in `directory` (default 'lock', ActiveMQ's). */
+  lockFile?: string;
+  /** mode 'mtime': a lock not refreshed for this long is stale and may be taken (min 2 s; default 10 s). */
   stale?: Duration;
 }
 

@@ -121,8 +121,28 @@ describe('LockerModule options', () => {
     ],
     [
       'shared-file stale below 2 s',
-      { locker: { type: 'shared-file', directory: '/tmp/x', stale: 500 } },
+      { locker: { type: 'shared-file', mode: 'mtime', directory: '/tmp/x', stale: 500 } },
       /option 'locker.stale' = 500: must be at least 2000 ms/,
+    ],
+    [
+      'shared-file stale in mode os (it holds no stale lock)',
+      { locker: { type: 'shared-file', directory: '/tmp/x', stale: '5s' } },
+      /option 'locker.stale' = "5s": applies to mode 'mtime' only \(mode is 'os'\)/,
+    ],
+    [
+      'shared-file lockFile in mode mtime',
+      { locker: { type: 'shared-file', mode: 'mtime', directory: '/tmp/x', lockFile: 'lock' } },
+      /option 'locker.lockFile' = "lock": applies to mode 'os' only \(mode is 'mtime'\)/,
+    ],
+    [
+      'shared-file lockFile with a path separator',
+      { locker: { type: 'shared-file', directory: '/tmp/x', lockFile: '../lock' } },
+      /option 'locker.lockFile' = "..\/lock": must be a file name in directory/,
+    ],
+    [
+      'shared-file unknown mode',
+      { locker: { type: 'shared-file', directory: '/tmp/x', mode: 'flock' } as never },
+      /option 'locker.mode' = "flock": must be one of os, mtime/,
     ],
     [
       'custom without a class',

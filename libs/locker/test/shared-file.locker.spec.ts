@@ -1,26 +1,55 @@
+/**
+ * The shared-file locker's mode 'os' (the default): a POSIX fcntl write lock on `<directory>/lock`,
+ * the lock Java's FileChannel.tryLock (and so ActiveMQ's SharedFileLocker) takes. The kernel names
+ * its holder in /proc/locks; another process (forked here, taking the same fcntl lock) and the
+ * lockers of this process exclude each other; a lock dropped behind the master's back demotes it.
+ */
 import { Logger } from '@nestjs/common';
-import { LockHeldError } from '@holdfast/locker';
-import { mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
+import { FileLockUnavailableError, LockHeldError, LockerConfigurationError } from '@holdfast/locker';
+import { forkTs, waitForExit, waitForMessage } from '@holdfast/testing';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lockerInstance, sleep, waitUntil, type TestInstance } from './locker-test-kit';
 
-const INTERVAL = 500;
-const KEEP_ALIVE = 120;
+const INTERVAL = 300;
+const KEEP_ALIVE = 150;
+const HOLDER = join(__dirname, 'support', 'fcntl-holder.ts');
 
-describe('shared-file locker', () => {
+jest.setTimeout(60_000);
+
+/** The pids /proc/locks names for POSIX write locks on `path`. */
+function lockHolders(path: string): number[] {
+  const { ino } = statSync(path);
+  return readFileSync('/proc/locks', 'utf8')
+    .split('\n')
+    .filter(
+      (line) => /^\d+:\s+POSIX\s+ADVISORY\s+WRITE\s/.test(line) && line.split(/\s+/)[5]?.endsWith(`:${ino}`),
+    )
+    .map((line) => Number(line.split(/\s+/)[4]));
+}
+
+describe("shared-file locker, mode 'os' (fcntl)", () => {
   const open: TestInstance[] = [];
+  const children: ChildProcess[] = [];
   let directory: string;
   beforeEach(() => {
-    directory = mkdtempSync(join(tmpdir(), 'locker-file-'));
+    directory = mkdtempSync(join(tmpdir(), 'locker-os-'));
   });
   afterEach(async () => {
     await Promise.all(open.splice(0).map((i) => i.close()));
+    for (const child of children.splice(0)) {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await waitForExit(child);
+      }
+    }
   });
 
-  const start = async (extra: { failIfLocked?: boolean; startup?: 'block' | 'background' } = {}) => {
+  const start = async (extra: Record<string, unknown> = {}, locker: Record<string, unknown> = {}) => {
     const instance = await lockerInstance({
-      locker: { type: 'shared-file', directory, stale: 2_000 },
+      locker: { type: 'shared-file', directory, ...locker },
       lockAcquireSleepInterval: INTERVAL,
       lockKeepAlivePeriod: KEEP_ALIVE,
       startup: 'background',
@@ -30,50 +59,72 @@ describe('shared-file locker', () => {
     return instance;
   };
 
-  const lostThenReacquired = async (instance: TestInstance) => {
-    await waitUntil(() => instance.events.some((e) => e.type === 'lost'), 10_000, 'lost');
-    expect(instance.events.find((e) => e.type === 'lost')).toMatchObject({ reason: 'keep-alive-false' });
-    // Back to acquiring in-process: nobody else holds it, so it becomes master again.
-    await waitUntil(
-      () => instance.events.filter((e) => e.type === 'acquired').length === 2,
-      15_000,
-      're-acquire',
+  const holderProcess = async (path: string) => {
+    const child = forkTs(HOLDER, [path]);
+    children.push(child);
+    const message = await waitForMessage<{ type: string; pid: number; message?: string }>(
+      child,
+      (m) => m.type === 'locked' || m.type === 'error',
+      30_000,
     );
-    expect(instance.events.map((e) => e.type)).toEqual(['acquired', 'lost', 'acquired']);
+    if (message.type !== 'locked') throw new Error(message.message);
+    return child;
   };
 
-  it('holds an exclusive lock and names the holder in the owner file', async () => {
+  it('takes an fcntl write lock on <directory>/lock that /proc/locks names, and excludes a second locker of the same process', async () => {
     const master = await start({ startup: 'block' });
     await master.init();
     expect(master.locker.isMaster).toBe(true);
-    expect(readFileSync(join(directory, 'default.owner'), 'utf8').split('\n')[0]).toBe(
-      master.locker.instanceId,
+    const path = join(directory, 'lock');
+    expect(lockHolders(path)).toEqual([process.pid]);
+    expect(readFileSync(path, 'utf8')).toMatch(
+      new RegExp(`^holdfast ${master.locker.instanceId} pid=${process.pid} `),
     );
+
+    // The kernel would grant this process the lock again: the process keeps one holder itself.
     const standby = await start();
     await standby.init();
-    await sleep(3 * INTERVAL);
+    await sleep(4 * INTERVAL);
     expect(standby.locker.role).toBe('standby');
     expect(await standby.locker.readHolder()).toBe(master.locker.instanceId);
+
     await master.close();
-    await waitUntil(() => standby.locker.isMaster, 10_000, 'takeover after release');
+    await waitUntil(() => standby.locker.isMaster, 10_000, 'the in-process standby takes over');
+    expect(standby.events.map((e) => e.type)).toEqual(['acquired']);
+    expect(lockHolders(path)).toEqual([process.pid]);
   });
 
-  it('stays master when lockKeepAlivePeriod is longer than the lock file can be trusted (keep-alive runs sooner)', async () => {
-    // stale 2 s, refresh every 0.5 s, 0.5 s margin: a refresh vouches for 1.5 s only, no more than the keep-alive period.
-    const instance = await lockerInstance({
-      locker: { type: 'shared-file', directory, stale: 2_000 },
-      lockAcquireSleepInterval: 2_000,
-      lockKeepAlivePeriod: 1_500,
-      startup: 'block',
-    });
-    open.push(instance);
-    await instance.init();
-    await sleep(4_000);
-    expect(instance.events.map((e) => e.type)).toEqual(['acquired']);
-    expect(instance.locker.isMaster).toBe(true);
+  it('waits while another process holds the fcntl lock, and takes it at its next attempt once that process is killed', async () => {
+    const path = join(directory, 'lock');
+    writeFileSync(path, '');
+    const other = await holderProcess(path);
+    const standby = await start();
+    await standby.init();
+    await sleep(4 * INTERVAL);
+    expect(standby.locker.role).toBe('standby');
+    expect(await standby.locker.readHolder()).toMatch(new RegExp(`^pid ${other.pid} `));
+
+    other.kill('SIGKILL');
+    await waitForExit(other);
+    await waitUntil(() => standby.locker.isMaster, 3 * INTERVAL + 5_000, 'takeover after SIGKILL');
+    expect(lockHolders(path)).toEqual([process.pid]);
   });
 
-  it('failIfLocked fails at once with LockHeldError', async () => {
+  it('another process waits while Holdfast holds the lock, and gets it once Holdfast releases it', async () => {
+    const master = await start({ startup: 'block' });
+    await master.init();
+    const path = join(directory, 'lock');
+    const child = forkTs(HOLDER, [path]);
+    children.push(child);
+    const locked = waitForMessage<{ type: string }>(child, (m) => m.type === 'locked', 30_000);
+    await sleep(1_500);
+    expect(lockHolders(path)).toEqual([process.pid]);
+    await master.close();
+    await locked;
+    expect(lockHolders(path)).toEqual([child.pid]);
+  });
+
+  it('failIfLocked fails at once with LockHeldError naming the holder', async () => {
     const master = await start({ startup: 'block' });
     await master.init();
     const standby = await start({ failIfLocked: true });
@@ -82,53 +133,112 @@ describe('shared-file locker', () => {
     expect((error as LockHeldError).holder).toBe(master.locker.instanceId);
   });
 
-  it('demotes when the lock file is deleted behind its back', async () => {
-    const instance = await start({ startup: 'block' });
-    await instance.init();
-    rmSync(join(directory, 'default.lock'), { recursive: true, force: true });
-    await lostThenReacquired(instance);
+  it('demotes when a descriptor of the lock file closed elsewhere in the process dropped the lock and another process took it', async () => {
+    // A keep-alive every 2 s: the other process, polling every 20 ms, takes the dropped lock first.
+    const master = await start({ startup: 'block', lockKeepAlivePeriod: 2_000 });
+    await master.init();
+    const path = join(directory, 'lock');
+    const child = forkTs(HOLDER, [path]);
+    children.push(child);
+    await waitForMessage<{ type: string }>(child, (m) => m.type === 'waiting', 30_000);
+    // readFileSync opens and closes the file: POSIX drops every lock of this process on it.
+    readFileSync(path);
+    await waitForMessage<{ type: string }>(child, (m) => m.type === 'locked', 10_000);
+    await waitUntil(() => master.events.some((e) => e.type === 'lost'), 10_000, 'the demotion');
+    expect(master.events.find((e) => e.type === 'lost')).toMatchObject({ reason: 'keep-alive-false' });
+    await sleep(3 * INTERVAL);
+    expect(master.locker.role).toBe('standby');
   });
 
-  it('demotes when the owner file is rewritten behind its back', async () => {
-    const instance = await start({ startup: 'block' });
-    await instance.init();
-    writeFileSync(join(directory, 'default.owner'), 'someone-else\n');
-    await lostThenReacquired(instance);
+  it('demotes when the lock file is replaced behind its back (another holder could lock the new file)', async () => {
+    const master = await start({ startup: 'block' });
+    await master.init();
+    renameSync(join(directory, 'lock'), join(directory, 'lock.old'));
+    writeFileSync(join(directory, 'lock'), '');
+    await waitUntil(() => master.events.some((e) => e.type === 'lost'), 10_000, 'the demotion');
+    // Back to acquiring in-process: the new file is free, so it is master again, on that file.
+    await waitUntil(
+      () => master.events.filter((e) => e.type === 'acquired').length === 2,
+      10_000,
+      're-acquire',
+    );
+    expect(lockHolders(join(directory, 'lock'))).toEqual([process.pid]);
   });
 
-  it("demotes when the lock file's mtime is changed behind its back (the holder's refresh reports it compromised)", async () => {
-    const instance = await start({ startup: 'block' });
-    await instance.init();
-    const past = new Date(Date.now() - 60_000);
-    utimesSync(join(directory, 'default.lock'), past, past);
-    await lostThenReacquired(instance);
+  it('honours lockFile, and refuses two lock names on one file in one process', async () => {
+    const master = await start({ startup: 'block' }, { lockFile: 'broker.lock' });
+    await master.init();
+    expect(lockHolders(join(directory, 'broker.lock'))).toEqual([process.pid]);
+    const other = await start({ lockName: 'reports' }, { lockFile: 'broker.lock' });
+    const error = await other.init().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockerConfigurationError);
+    expect(String((error as Error).message)).toContain("is already the lock file of lock 'default'");
   });
 
-  it('demotes the moment its refresh finds the lock compromised, not at the next keep-alive', async () => {
-    // stale 8 s: the refresh runs every 2 s, the next keep-alive about 3 s after the acquisition.
-    // The role is read right after the compromise is logged, before any timer can run.
-    const instance = await lockerInstance({
-      locker: { type: 'shared-file', directory, stale: 8_000 },
+  it('logs the mode in use at startup', async () => {
+    const log = jest.spyOn(Logger.prototype, 'log');
+    try {
+      const master = await start({ startup: 'block' });
+      await master.init();
+      const lines = log.mock.calls.map((c) => String(c[0]));
+      expect(
+        lines.some((l) => l.includes("mode 'os': an fcntl lock on") && l.includes(join(directory, 'lock'))),
+      ).toBe(true);
+    } finally {
+      log.mockRestore();
+    }
+  });
+});
+
+describe("shared-file locker, mode 'os': where the lock cannot be taken", () => {
+  afterEach(() => {
+    jest.resetModules();
+    jest.dontMock('os-lock');
+  });
+
+  /** LockerModule loaded afresh, with os-lock replaced by `factory` (or unloadable when it throws). */
+  async function startWith(factory: () => unknown): Promise<unknown> {
+    jest.resetModules();
+    jest.doMock('os-lock', factory);
+    const directory = mkdtempSync(join(tmpdir(), 'locker-os-'));
+    const { lockerInstance: fresh } = await import('./locker-test-kit');
+    const instance = await fresh({
+      locker: { type: 'shared-file', directory },
       lockAcquireSleepInterval: INTERVAL,
-      lockKeepAlivePeriod: 60_000,
-      startup: 'block',
-    });
-    open.push(instance);
-    let roleAfterCompromise: string | undefined;
-    const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(function (message: unknown) {
-      if (String(message).includes('compromised')) {
-        setImmediate(() => (roleAfterCompromise ??= instance.locker.role));
-      }
+      startup: 'background',
     });
     try {
-      await instance.init();
-      const past = new Date(Date.now() - 60_000);
-      utimesSync(join(directory, 'default.lock'), past, past);
-      await waitUntil(() => roleAfterCompromise !== undefined, 10_000, 'the compromise');
-      expect(roleAfterCompromise).toBe('standby');
-      expect(instance.events.find((e) => e.type === 'lost')).toMatchObject({ reason: 'keep-alive-false' });
+      return await instance.init().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     } finally {
-      error.mockRestore();
+      await instance.close();
     }
+  }
+
+  it('stops startup with FileLockUnavailableError naming the mode when os-lock cannot be loaded (no silent fallback)', async () => {
+    const error = await startWith(() => {
+      throw new Error("Cannot find module 'os-lock'");
+    });
+    expect((error as { code?: string }).code).toBe('HOLDFAST_LOCKER_FILE_LOCK_UNAVAILABLE');
+    expect((error as Error).constructor.name).toBe(FileLockUnavailableError.name);
+    const message = (error as Error).message;
+    expect(message).toContain("mode 'os'");
+    expect(message).toContain(
+      "the native package os-lock, which takes the lock, could not be loaded (Cannot find module 'os-lock')",
+    );
+    expect(message).toContain("mode: 'mtime'");
+  });
+
+  it('stops startup when the file system refuses fcntl locks (ENOLCK, as NFSv3 without lockd answers)', async () => {
+    const refused = Object.assign(new Error('no locks available'), { code: 'ENOLCK' });
+    const error = await startWith(() => ({
+      lock: () => Promise.reject(refused),
+      unlock: () => Promise.resolve(),
+    }));
+    expect((error as { code?: string }).code).toBe('HOLDFAST_LOCKER_FILE_LOCK_UNAVAILABLE');
+    expect((error as Error).message).toContain('the file system refuses fcntl locks (ENOLCK');
+    expect((error as Error).message).toContain('NFSv4');
   });
 });

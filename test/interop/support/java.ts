@@ -9,7 +9,14 @@ const run = promisify(execFile);
 
 const ROOT = resolve(__dirname, '../../..');
 const SOURCES = resolve(__dirname, '../java');
-const JARS = ['/usr/share/java/mariadb-java-client.jar', '/usr/share/java/postgresql.jar'];
+const JARS = [
+  '/usr/share/java/mariadb-java-client.jar',
+  '/usr/share/java/postgresql.jar',
+  // Jackson, as the Java failover library reads its rows (FailoverReader).
+  '/usr/share/java/jackson-databind.jar',
+  '/usr/share/java/jackson-core.jar',
+  '/usr/share/java/jackson-annotations.jar',
+];
 /** Small, quick JVMs: six of them share two cores with the Node processes. */
 const JVM_FLAGS = [
   '-Duser.timezone=UTC',
@@ -19,15 +26,15 @@ const JVM_FLAGS = [
   '-Xmx96m',
 ];
 
-/** The JDBC drivers' classpath: HOLDFAST_JDBC_CLASSPATH, or the jars test/interop/setup.sh installs. */
+/** The Java programs' classpath (JDBC drivers, Jackson): HOLDFAST_JDBC_CLASSPATH, or the jars test/interop/setup.sh installs. */
 export function jdbcClasspath(): string {
   const fromEnv = process.env.HOLDFAST_JDBC_CLASSPATH;
   if (fromEnv) return fromEnv;
   const missing = JARS.filter((jar) => !existsSync(jar));
   if (missing.length) {
     throw new Error(
-      `JDBC driver jar(s) missing: ${missing.join(', ')}. Run test/interop/setup.sh (apt-get installs ` +
-        'libmariadb-java and libpostgresql-jdbc-java), or set HOLDFAST_JDBC_CLASSPATH.',
+      `Java jar(s) missing: ${missing.join(', ')}. Run test/interop/setup.sh (apt-get installs ` +
+        'libmariadb-java, libpostgresql-jdbc-java and libjackson2-databind-java), or set HOLDFAST_JDBC_CLASSPATH.',
     );
   }
   return JARS.join(':');

@@ -24,6 +24,8 @@ export interface WorkerConfig {
   prefix: string;
   locker: LockerKindOptions;
   lockName?: string;
+  /** Lock on another table (ActiveMQ's `ACTIVEMQ_LOCK`, made by its DDL); the schema is then checked, not created. */
+  lockTableName?: string;
   interval: number;
   keepAlive: number;
   startup?: 'block' | 'background';
@@ -84,9 +86,10 @@ class WorkerModule {
         LockerModule.forRoot({
           dataSource: dataSource as never,
           tablePrefix: config.prefix,
-          schema: 'create',
+          schema: config.lockTableName ? 'check' : 'create',
           locker: config.locker,
           lockName: config.lockName,
+          lockTableName: config.lockTableName,
           lockAcquireSleepInterval: config.interval,
           lockKeepAlivePeriod: config.keepAlive,
           startup: config.startup ?? 'background',

@@ -2,7 +2,10 @@ import { BaseDialect, unqualified, utcDateTime } from './base.dialect';
 import { DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
 import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
 
-/** `DATETIME2(3)` holding UTC, as camunda-bpm-correlate's SQL Server DDL has it. */
+/**
+ * Times are `DATETIME2` columns holding UTC, the type camunda-bpm-correlate's SQL Server DDL gives
+ * (precision 7, 100 ns); the values Holdfast binds are milliseconds, as on every dialect.
+ */
 const TIMESTAMPS: TimestampSql = {
   now: 'SYSUTCDATETIME()',
   at: (b, ms) => `CAST(${b.bind(utcDateTime(new Date(ms)))} AS DATETIME2(3))`,
@@ -69,6 +72,6 @@ export class MssqlDialect extends BaseDialect {
     text: 'NVARCHAR(MAX)',
     blob: 'VARBINARY(MAX)',
     int: 'INT',
-    timestamp: 'DATETIME2(3)',
+    timestamp: 'DATETIME2',
   };
 }

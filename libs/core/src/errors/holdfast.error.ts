@@ -63,6 +63,27 @@ export class UnsupportedDialectError extends HoldfastError {
   }
 }
 
+/**
+ * A module was started on SQL Server or Oracle. Holdfast generates their SQL (the CLI's `ddl`, the
+ * dialects' unit tests) but has never run it against such a server, so a module there could not
+ * keep its promises (its tables would be neither created nor checked): it refuses at startup.
+ */
+export class DialectNotExecutedError extends HoldfastError {
+  constructor(
+    readonly dialect: string,
+    detail: string,
+  ) {
+    const server = dialect === 'mssql' ? 'SQL Server' : 'Oracle';
+    super(
+      `Holdfast does not run on ${server} (dialect '${dialect}', ${detail}): its ${server} SQL is generated ` +
+        `and unit-tested for its text only, never run against a server, so no module starts on it (its tables ` +
+        `would be neither created nor checked). Give the module a PostgreSQL, MySQL/MariaDB or SQLite ` +
+        `DataSource. \`holdfast ddl --dialect ${dialect}\` still prints the DDL.`,
+      'HOLDFAST_CORE_DIALECT_NOT_EXECUTED',
+    );
+  }
+}
+
 /** A table a module needs is missing and the module was not asked to create it. */
 export class SchemaMissingError extends HoldfastError {
   constructor(

@@ -6,23 +6,24 @@ import {
   OnApplicationBootstrap,
   Optional,
 } from '@nestjs/common';
-import { Cron, SchedulerRegistry } from '@nestjs/schedule';
-import { instanceId } from '@holdfast/core/kit';
+import { SchedulerRegistry } from '@nestjs/schedule';
+import { HoldfastTimers, instanceId } from '@holdfast/core/kit';
 import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.tokens';
 import { failoverJobName, getFailoverStoreToken } from '../failover.tokens';
 import { FailoverMetrics } from '../metrics/failover.metrics';
 import type { ResolvedFailoverOptions } from '../failover.options';
 import type { FailoverStore } from '../store/failover-store';
 import { FailoverStores } from '../tenant/failover-stores';
-import { cronPeriodMillis } from './schedule-cron';
+import { cronDelayMillis, cronPeriodMillis } from './schedule-cron';
 
-/** The cron job of the default FailoverModule; a named one's is `holdfast:failover:<name>:cleanup`. */
+/** The cleanup timer of the default FailoverModule; a named one's is `holdfast:failover:<name>:cleanup`. */
 export const FAILOVER_CLEANUP_JOB = failoverJobName('cleanup', undefined);
 
 /**
- * Deletes expired entries on a cron schedule (default hourly), through @nestjs/schedule: the
- * job is this instance's `tick`, declared with @Cron() when the service is built (the
- * expression comes from the options), so the app's ScheduleModule runs and stops it.
+ * Deletes expired entries on a cron schedule (default hourly). Like every Holdfast cleanup it runs
+ * on Holdfast's own timer, armed for the expression's next firing (read with `cron`, the parser
+ * @nestjs/schedule uses) and registered in the app's SchedulerRegistry when @nestjs/schedule is
+ * loaded: it runs whether or not the application imports ScheduleModule, and stops at shutdown.
  *
  * Once per cluster: each tick first claims a lease row in the store's own table, valid for
  * half the cron period on the database clock; the instance that gets it cleans, the others
@@ -34,6 +35,8 @@ export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApp
   private readonly logger = new Logger(FailoverCleanupService.name);
   private readonly owner = instanceId();
   private readonly leaseMs: number;
+  private readonly timers: HoldfastTimers;
+  private readonly timerName: string;
   private running?: Promise<number>;
   private closed = false;
 
@@ -42,19 +45,25 @@ export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApp
     @Inject(getFailoverStoreToken()) private readonly store: FailoverStore,
     private readonly stores: FailoverStores,
     private readonly metrics: FailoverMetrics,
-    @Optional() private readonly schedulerRegistry?: SchedulerRegistry,
+    @Optional() schedulerRegistry?: SchedulerRegistry,
+    @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,
   ) {
     const { enabled, cron } = options.cleanup;
     this.leaseMs = enabled ? Math.max(1_000, Math.floor(cronPeriodMillis(cron) / 2)) : 0;
+    this.timers = new HoldfastTimers(schedulerRegistry);
+    this.timerName = failoverJobName('cleanup', storeName);
   }
 
   onApplicationBootstrap(): void {
-    if (this.options.cleanup.enabled && !this.schedulerRegistry) {
-      this.logger.warn(
-        'Failover cleanup is scheduled through @nestjs/schedule, which this app does not load: import ' +
-          'ScheduleModule.forRoot() (or call FailoverCleanupService.cleanup() yourself), or set cleanup.enabled: false.',
-      );
-    }
+    if (this.options.cleanup.enabled) this.arm();
+  }
+
+  /** Arms the timer for the cron expression's next firing; each tick arms the next. */
+  private arm(): void {
+    if (this.closed) return;
+    this.timers.set(this.timerName, cronDelayMillis(this.options.cleanup.cron), () => {
+      void this.tick().finally(() => this.arm());
+    });
   }
 
   /** One scheduled run: cleans only when this instance wins the cluster-wide lease for the tick. */
@@ -113,35 +122,7 @@ export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApp
 
   async beforeApplicationShutdown(): Promise<void> {
     this.closed = true;
+    this.timers.clearAll();
     await this.running;
-  }
-}
-
-/**
- * The cleanup's job: `FailoverCleanupService.tick` on the module's cron, declared with @Cron()
- * when the module is built (the expression comes from the options), so the app's ScheduleModule
- * runs and stops it. A provider of its own that no named FailoverModule aliases:
- * @nestjs/schedule 12 registers the jobs of every provider it finds, aliases included, so a job
- * declared on the (aliased) service of a named module would be registered twice.
- */
-@Injectable()
-export class FailoverCleanupSchedule {
-  constructor(
-    private readonly cleanup: FailoverCleanupService,
-    @Inject(FAILOVER_RESOLVED_OPTIONS) options: ResolvedFailoverOptions,
-    @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,
-  ) {
-    const { enabled, cron } = options.cleanup;
-    if (enabled) {
-      // This instance's own tick, carrying the @Cron() metadata ScheduleModule's explorer reads.
-      const tick = () => cleanup.tick();
-      Cron(cron, { name: failoverJobName('cleanup', storeName) })(this, 'tick', { value: tick });
-      Object.defineProperty(this, 'tick', { value: tick });
-    }
-  }
-
-  /** One scheduled run (see FailoverCleanupService.tick). */
-  tick(): Promise<number> {
-    return this.cleanup.tick();
   }
 }

@@ -15,3 +15,8 @@ export function cronPeriodMillis(expression: string): number {
   const [first, second] = new CronTime(expression).sendAt(2);
   return second.toMillis() - first.toMillis();
 }
+
+/** Milliseconds until the next firing of a cron expression (at least 1). */
+export function cronDelayMillis(expression: string): number {
+  return Math.max(1, new CronTime(expression).getTimeout());
+}

@@ -2,9 +2,12 @@ import { parseDuration, type Duration } from '@holdfast/core/kit';
 import { FailoverConfigurationError } from '../errors';
 import type { KeyGenerator } from '../key/key-generator';
 import type { ExecutionOptions } from '../failover.options';
-import type { Class, PayloadType } from '../payload/payload-type';
+import { JAVA_CLASS_NAME, type Class, type DeclaredPayloadType } from '../payload/payload-type';
 import type { PayloadSplitter } from '../scatter/payload-splitter';
 import { MAX_FAILOVER_NAME_LENGTH } from '../store/failover-store.table';
+
+/** PAYLOAD_CLASS is VARCHAR(256). */
+const MAX_PAYLOAD_CLASS_LENGTH = 256;
 
 /** Options of @Failover(). */
 export interface FailoverOptions {
@@ -18,7 +21,17 @@ export interface FailoverOptions {
    */
   domain?: string;
   /** The payload class (or `[Class]` for arrays), to rebuild instances on recovery. */
-  type?: PayloadType;
+  type?: DeclaredPayloadType;
+  /**
+   * The Java class PAYLOAD_CLASS holds for this failover's values, so that a Java service on the
+   * same FAILOVER_STORE (Société Générale's failover: `Class.forName(PAYLOAD_CLASS)`, then
+   * Jackson) can read them: `'com.acme.Country'`; for a list, the list class a Java method
+   * returning `List<Country>` stores, `'java.util.ArrayList'` (Java rebuilds its elements as maps,
+   * as it does with its own rows), or the array class `'[Lcom.acme.Country;'`, which carries the
+   * element class (for a Java method returning `Country[]`). Holdfast rebuilds them as `type`.
+   * Default: the registered name of `type` (`Country`, `Country[]`), or the JSON shape (`Object`).
+   */
+  javaClass?: string;
   /**
    * A KeyGenerator: a class (resolved through DI: the provider if the app registers one, else
    * built in the declaring module with its own injected dependencies), an instance, or the
@@ -72,6 +85,17 @@ export function failoverMetadata(options: FailoverOptions, where: string): Failo
   if (options.type !== undefined) {
     const cls = Array.isArray(options.type) ? options.type[0] : options.type;
     if (typeof cls !== 'function') fail(`'type' must be a class or [Class], got ${String(options.type)}`);
+  }
+  if (
+    options.javaClass !== undefined &&
+    (typeof options.javaClass !== 'string' ||
+      options.javaClass.length > MAX_PAYLOAD_CLASS_LENGTH ||
+      !JAVA_CLASS_NAME.test(options.javaClass))
+  ) {
+    fail(
+      `'javaClass' must be a Java binary class name of at most ${MAX_PAYLOAD_CLASS_LENGTH} characters ` +
+        `(com.acme.Country, com.acme.Rates$Quote, java.util.ArrayList, [Lcom.acme.Country;), got ${JSON.stringify(options.javaClass)}`,
+    );
   }
   if (options.store !== undefined && (typeof options.store !== 'string' || options.store.trim() === ''))
     fail(`'store' must be the non-empty name of a FailoverModule, got ${JSON.stringify(options.store)}`);

@@ -117,7 +117,11 @@ export class FailoverRuntimes {
           },
         )
       : undefined;
-    const entryType = splitter && Array.isArray(meta.type) ? meta.type[0] : meta.type;
+    // With a splitter each slice is stored on its own: an element of the declared array.
+    const declared = splitter && Array.isArray(meta.type) ? meta.type[0] : meta.type;
+    const entryType: PayloadType | undefined = meta.javaClass
+      ? { javaClass: meta.javaClass, type: declared }
+      : declared;
     const context: FailoverKeyContext = {
       name: meta.name,
       domain: meta.domain,

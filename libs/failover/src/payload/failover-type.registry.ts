@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { FailoverConfigurationError } from '../errors';
 import { decoratedPayloadClasses, failoverPayloadName } from '../decorators/failover-payload.decorator';
-import { BUILTIN_PAYLOAD_CLASSES, Class, PayloadType } from './payload-type';
+import { BUILTIN_PAYLOAD_CLASSES, Class, DeclaredPayloadType } from './payload-type';
 
 const BUILTIN_NAMES: ReadonlySet<string> = new Set(BUILTIN_PAYLOAD_CLASSES);
 
@@ -33,7 +33,7 @@ export class FailoverTypeRegistry {
   }
 
   /** A declared type (`Class` or `[Class]`), or a `{ name, type }` declaration. */
-  register(type: PayloadType | PayloadClassDeclaration, where = 'a @Failover type'): void {
+  register(type: DeclaredPayloadType | PayloadClassDeclaration, where = 'a @Failover type'): void {
     if (!Array.isArray(type) && typeof type === 'object') {
       this.add(type.type, type.name, where);
       return;
@@ -82,7 +82,7 @@ export class FailoverTypeRegistry {
   }
 
   /** PAYLOAD_CLASS of a declared type: its registered name (`Name[]` for arrays). */
-  typeName(type: PayloadType): string {
+  typeName(type: DeclaredPayloadType): string {
     const cls = Array.isArray(type) ? type[0] : type;
     let name = this.nameOf(cls);
     if (name === undefined) {

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { plainToInstance } from 'class-transformer';
 import { MalformedPayloadError, PayloadClassNotAllowedError, UnknownPayloadClassError } from '../errors';
 import { FailoverTypeRegistry } from './failover-type.registry';
-import { Class, PayloadType, builtinPayloadClass } from './payload-type';
+import { Class, PayloadType, builtinPayloadClass, declaredType, isJavaNamed } from './payload-type';
 
 const DATE_TAG = '$date';
 /** How a tagged Date shows in stored JSON text. */
@@ -81,6 +81,11 @@ export class PayloadCodec {
    * it could be stored but never rebuilt.
    */
   payloadClass(value: unknown, type: PayloadType | undefined, failover: string): string {
+    if (isJavaNamed(type)) {
+      // The value must still be one Holdfast can rebuild on recovery: checked as without a name.
+      this.payloadClass(value, type.type, failover);
+      return type.javaClass;
+    }
     if (type) return this.registry.typeName(type);
     if (value === null || typeof value !== 'object') return builtinPayloadClass(value);
     if (Array.isArray(value)) {
@@ -98,8 +103,12 @@ export class PayloadCodec {
     return name;
   }
 
-  decode<T>(failover: string, payload: string, payloadClass: string, type?: PayloadType): T {
-    if (!this.registry.isAllowed(payloadClass)) throw new PayloadClassNotAllowedError(failover, payloadClass);
+  decode<T>(failover: string, payload: string, payloadClass: string, stored?: PayloadType): T {
+    // The Java name a failover stores under is its own to read back.
+    const named = isJavaNamed(stored) && stored.javaClass === payloadClass;
+    if (!named && !this.registry.isAllowed(payloadClass))
+      throw new PayloadClassNotAllowedError(failover, payloadClass);
+    const type = declaredType(stored);
     let plain: unknown;
     try {
       // The reviver visits every key: only pay for it when a Date was written.

@@ -11,10 +11,15 @@ export interface LockerContextOptions {
   readonly lockTable?: LockTableNames;
   /** lease-database: the clock-difference warning threshold in ms (0 = no check). */
   readonly maxAllowableDiffFromDBTime: number;
-  /** shared-file: staleness threshold in ms. */
+  /** shared-file in mode 'mtime': staleness threshold in ms. */
   readonly sharedFileStale: number;
-  /** The configured locker; `directory` is the shared-file locker's. */
-  readonly locker: { readonly type: string; readonly directory?: string };
+  /** The configured locker; `directory`, `mode` and `lockFile` are the shared-file locker's. */
+  readonly locker: {
+    readonly type: string;
+    readonly directory?: string;
+    readonly mode?: string;
+    readonly lockFile?: string;
+  };
 }
 
 /** What a locker learns about its module before first use. */

@@ -1,152 +1,130 @@
 import { promises as fs } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { v4 as uuidv4 } from 'uuid';
+import { isMainThread } from 'node:worker_threads';
+import { FileLockUnavailableError, LockerConfigurationError } from '../errors';
 import { AbstractLocker } from './abstract.locker';
+import { localOnlyLocks, readMountOf } from './file-lock-mount';
 import type { LockerContext } from './locker.interface';
-import { MtimeLock } from './mtime-lock';
+import { isUnsupported, loadNativeFileLock, NATIVE_FILE_LOCK_PACKAGE } from './native-file-lock';
+import { ProcessFileLock } from './process-file-lock';
 
-/** Slack after the moment a lock file turns stale before a standby tries it (timer and stat jitter). */
-const STALE_SLACK_MS = 20;
+/** ActiveMQ's lock file name in the directory it shares (SharedFileLocker: `new File(directory, "lock")`). */
+export const DEFAULT_LOCK_FILE = 'lock';
+
+const MTIME_ADVICE =
+  "Or choose mode: 'mtime' explicitly, for a file system without working locks: a lock directory whose " +
+  'mtime the master refreshes, which ActiveMQ brokers do not see, and which a standby takes only once it is stale.';
 
 /**
- * ActiveMQ's SharedFileLocker: an exclusive lock in a directory every instance shares.
+ * ActiveMQ's SharedFileLocker: an OS advisory lock on `<directory>/lock` (the file name is
+ * configurable), a POSIX `fcntl` write lock over the whole file, which is what Java's
+ * `FileChannel.tryLock` takes on Linux. So an ActiveMQ broker and Holdfast nodes sharing one
+ * directory exclude each other, and the kernel frees a master's lock the moment its process dies
+ * (a standby takes it at its next attempt, within one lockAcquireSleepInterval). On a network file
+ * system the lock is the server's (NFSv4 locks; see the README).
  *
- * The lock is a directory `<lockName>.lock` made with an atomic `mkdir`, whose mtime the holder
- * refreshes in milliseconds (MtimeLock); a lock not refreshed for `stale` ms is taken over (a
- * crashed holder), and the holder learns its lock was compromised when its mtime or inode
- * changes or it disappears behind its back. Next to it, `<lockName>.owner` names the holder
- * with a random token. `keepAlive` is false when the lock was compromised, when
- * `<lockName>.lock` is gone, or when the owner file was deleted, rewritten or touched.
- *
- * A standby retries every lockAcquireSleepInterval, or sooner: at the moment the lock it saw
- * turns stale, so a SIGKILLed master's lock is taken within `stale` (plus a few ms) of its last
- * refresh, whatever the interval.
+ * The lock belongs to the process: one locker of the process holds it at a time (ProcessFileLock),
+ * and `keepAlive` asks the kernel for it again, so a lock dropped behind the master's back (the
+ * file removed or replaced, a descriptor of it closed elsewhere in the process and another process
+ * holding it since) demotes the master.
  */
 export class SharedFileLocker extends AbstractLocker {
   lockPath!: string;
-  ownerPath!: string;
-  private stale = 10_000;
-  private lock?: MtimeLock;
-  private token?: string;
-  private ownerMtimeMs = 0;
-  /** Wall-clock time at which the lock seen by the last failed attempt turns stale. */
-  private seenStaleAt?: number;
-  private suspectedLoss?: () => void;
-
-  /** Told the moment the refresh finds the lock compromised, so the master demotes at once. */
-  onSuspectedLoss(listener: () => void): void {
-    this.suspectedLoss = listener;
-  }
+  private file!: ProcessFileLock;
+  private readonly token = Symbol('shared-file-locker');
 
   override async configure(context: LockerContext): Promise<void> {
     super.configure(context);
-    const options = context.options;
-    const directory = resolve(options.locker.directory ?? '.');
+    const { lockName } = context;
+    const directory = resolve(context.options.locker.directory ?? '.');
     await fs.mkdir(directory, { recursive: true });
-    this.lockPath = join(directory, `${context.lockName}.lock`);
-    this.ownerPath = join(directory, `${context.lockName}.owner`);
-    this.stale = options.sharedFileStale;
+    this.lockPath = join(await fs.realpath(directory), context.options.locker.lockFile ?? DEFAULT_LOCK_FILE);
+    const unavailable = (reason: string, advice: string) =>
+      new FileLockUnavailableError(lockName, this.lockPath, reason, advice);
+    if (!isMainThread) {
+      throw unavailable(
+        'this locker runs in a worker thread, and an OS file lock belongs to the whole process, so lockers in ' +
+          'two threads of one process would not exclude each other',
+        'Run LockerModule on the main thread. ' + MTIME_ADVICE,
+      );
+    }
+    let native;
+    try {
+      native = loadNativeFileLock();
+    } catch (error) {
+      throw unavailable(
+        `the native package ${NATIVE_FILE_LOCK_PACKAGE}, which takes the lock, could not be loaded ` +
+          `(${(error as Error)?.message ?? String(error)})`,
+        `Install it beside @holdfast/locker (npm install ${NATIVE_FILE_LOCK_PACKAGE}; node-gyp builds it ` +
+          "from its sources, with a C compiler and Node's headers). " +
+          MTIME_ADVICE,
+      );
+    }
+    const localOnly = localOnlyLocks(readMountOf(this.lockPath));
+    if (localOnly) {
+      throw unavailable(
+        `the file system is ${localOnly}, so its locks stay on this host and a broker or node on another ` +
+          'host would take the same lock',
+        'Mount it with locks that reach the server (NFSv4, whose default is local_lock=none; CIFS without nobrl). ' +
+          MTIME_ADVICE,
+      );
+    }
+    this.file = ProcessFileLock.for(this.lockPath, native);
+    const other = this.file.attach(this.token, lockName);
+    if (other !== undefined) {
+      throw new LockerConfigurationError(
+        `Lock '${lockName}': ${this.lockPath} is already the lock file of lock '${other}' in this process. ` +
+          `Two locks need two files: give each its own directory or lockFile.`,
+      );
+    }
+    try {
+      await this.file.probe();
+    } catch (error) {
+      await this.file.detach(this.token);
+      if (!isUnsupported(error)) throw error;
+      throw unavailable(
+        `the file system refuses fcntl locks (${(error as NodeJS.ErrnoException).code}: ${(error as Error).message})`,
+        'On NFS, locks need NFSv4 (or lockd and statd running for NFSv3). ' + MTIME_ADVICE,
+      );
+    }
+    this.logger.log(
+      `Lock '${lockName}': shared-file locker in mode 'os': an fcntl lock on ${this.lockPath} ` +
+        `(${NATIVE_FILE_LOCK_PACKAGE}), the lock ActiveMQ's SharedFileLocker takes.`,
+    );
     if (context.lockKeepAlivePeriod === 0) {
       this.logger.warn(
-        `Lock '${context.lockName}': lockKeepAlivePeriod is 0, so the master never checks its lock file. ` +
-          `If anything else modifies or deletes ${this.lockPath} or ${this.ownerPath}, this master will not ` +
-          `notice, a standby will take the lock at its next attempt, and two masters will run at once. ` +
-          `Set lockKeepAlivePeriod (e.g. '10s') to detect it and demote.`,
+        `Lock '${lockName}': lockKeepAlivePeriod is 0, so the master never checks its lock. If ${this.lockPath} ` +
+          `is removed or replaced, another instance or broker can lock the new file at its next attempt and two ` +
+          `masters run at once. Set lockKeepAlivePeriod (e.g. '10s') to detect it and demote.`,
       );
     }
   }
 
-  /** The holder refreshes the mtime four times per `stale`. */
-  private get update(): number {
-    return Math.floor(this.stale / 4);
-  }
-
-  /** The master demotes this long before others may see its lock stale (clock and timer jitter). */
-  private get margin(): number {
-    return Math.min(2_000, Math.floor(this.stale / 4));
-  }
-
   protected async tryAcquire(): Promise<boolean> {
-    this.seenStaleAt = undefined;
-    const result = await MtimeLock.tryAcquire({
-      path: this.lockPath,
-      stale: this.stale,
-      update: this.update,
-      timers: this.context.timers,
-      timerName: `holdfast:locker:file-refresh:${this.context.lockName}`,
-      onCompromised: (error) => {
-        const unnoticed = this.context.lockKeepAlivePeriod === 0;
-        this.logger.error(
-          `Lock file ${this.lockPath} compromised: ${error.message}` +
-            (unnoticed ? ' (lockKeepAlivePeriod is 0: this master does not demote)' : ''),
-        );
-        this.suspectedLoss?.();
-      },
-    });
-    if (!result.acquired) {
-      this.seenStaleAt = result.staleAt;
-      return false;
+    // A file replaced under an attempt (ActiveMQ removes its lock file when it stops) is tried again at once.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const outcome = await this.file.tryLock(this.token, this.context.holderId);
+      if (outcome !== 'replaced') return outcome === 'acquired';
     }
-    this.lock = result.lock;
-    try {
-      this.token = `${this.context.holderId}\n${uuidv4()}\n`;
-      await fs.writeFile(this.ownerPath, this.token);
-      this.ownerMtimeMs = (await fs.stat(this.ownerPath)).mtimeMs;
-    } catch (error) {
-      await this.stop();
-      throw error;
-    }
-    return true;
-  }
-
-  protected override nextAttemptDelay(failed: boolean): number {
-    const delay = super.nextAttemptDelay(failed);
-    if (this.seenStaleAt === undefined) return delay;
-    return Math.min(delay, Math.max(0, this.seenStaleAt - Date.now()) + STALE_SLACK_MS);
-  }
-
-  async keepAlive(): Promise<boolean> {
-    const lock = this.lock;
-    if (!lock) return false;
-    if (lock.compromised) return this.lost(lock.compromised.message);
-    const [dir, owner, content] = await Promise.all([
-      fs.stat(this.lockPath).catch(() => undefined),
-      fs.stat(this.ownerPath).catch(() => undefined),
-      fs.readFile(this.ownerPath, 'utf8').catch(() => undefined),
-    ]);
-    if (!dir?.isDirectory()) return this.lost(`${this.lockPath} was removed`);
-    if (!owner || content === undefined) return this.lost(`${this.ownerPath} was removed`);
-    if (content !== this.token || owner.mtimeMs !== this.ownerMtimeMs) {
-      return this.lost(`${this.ownerPath} was modified by someone else`);
-    }
-    return true;
-  }
-
-  private lost(why: string): false {
-    this.logger.warn(`Lock '${this.context.lockName}' lost: ${why}`);
     return false;
   }
 
-  /**
-   * Others consider the lock stale `stale` ms after its last mtime refresh; this instance stops
-   * trusting it `margin` earlier.
-   */
-  validUntil(): number {
-    const lock = this.lock;
-    return lock && !lock.compromised ? lock.lastRefresh + this.stale - this.margin : 0;
+  async keepAlive(): Promise<boolean> {
+    const lost = await this.file.check(this.token);
+    if (lost === undefined) return true;
+    this.logger.warn(`Lock '${this.context.lockName}' lost: ${lost}`);
+    return false;
   }
 
   async stop(): Promise<void> {
-    const lock = this.lock;
-    this.lock = undefined;
-    this.token = undefined;
-    await lock?.release();
+    await this.file?.release(this.token);
+  }
+
+  async dispose(): Promise<void> {
+    await this.file?.detach(this.token);
   }
 
   override async holder(): Promise<string | undefined> {
-    const state = await MtimeLock.inspect(this.lockPath, this.stale).catch(() => undefined);
-    if (!state || Date.now() >= state.staleAt) return undefined;
-    const content = await fs.readFile(this.ownerPath, 'utf8').catch(() => undefined);
-    return content?.split('\n')[0] || undefined;
+    return this.file?.whoHolds();
   }
 }

@@ -18,6 +18,7 @@ import {
   Matches,
   MaxLength,
   Validate,
+  ValidateIf,
   type ValidationArguments,
   type ValidatorConstraintInterface,
   ValidatorConstraint,
@@ -26,6 +27,7 @@ import { LockTimingError } from '../errors';
 import { LOCKER_DEFAULTS } from '../locker.constants';
 import {
   LOCKER_TYPES,
+  SHARED_FILE_MODES,
   STARTUP_MODES,
   type LockerModuleOptions,
   type ResolvedLockerOptions,
@@ -68,6 +70,18 @@ class MinDurationConstraint implements ValidatorConstraintInterface {
   }
 }
 
+/** An option of the shared-file locker that only one of its modes reads. */
+@ValidatorConstraint({ name: 'onlyInMode' })
+class OnlyInModeConstraint implements ValidatorConstraintInterface {
+  validate(_value: unknown, args: ValidationArguments): boolean {
+    return ((args.object as { mode?: string }).mode ?? 'os') === args.constraints[0];
+  }
+  defaultMessage(args: ValidationArguments): string {
+    const mode = (args.object as { mode?: string }).mode ?? 'os';
+    return `applies to mode '${args.constraints[0]}' only (mode is '${mode}')`;
+  }
+}
+
 class LockerKindSchema {
   @IsIn(LOCKER_TYPES, { message: `must be one of ${LOCKER_TYPES.join(', ')}` })
   type!: string;
@@ -93,6 +107,17 @@ class SharedFileLockerSchema extends LockerKindSchema {
   directory!: string;
 
   @IsOptional()
+  @IsIn(SHARED_FILE_MODES, { message: `must be one of ${SHARED_FILE_MODES.join(', ')}` })
+  mode?: string;
+
+  @ValidateIf((o: SharedFileLockerSchema) => o.lockFile !== undefined)
+  @Validate(OnlyInModeConstraint, ['os'])
+  @IsString()
+  @Matches(/^(?!\.\.?$)[^/\\\0]+$/, { message: 'must be a file name in directory (no path separator)' })
+  lockFile?: string;
+
+  @ValidateIf((o: SharedFileLockerSchema) => o.stale !== undefined)
+  @Validate(OnlyInModeConstraint, ['mtime'])
   @IsDurationOption()
   @Validate(MinDurationConstraint, [2_000])
   stale?: Duration;
@@ -216,7 +241,7 @@ export function resolveLockerOptions(raw: LockerModuleOptions): ResolvedLockerOp
         ? parseDuration(locker.maxAllowableDiffFromDBTime, 'locker.maxAllowableDiffFromDBTime')
         : 0,
     sharedFileStale:
-      locker.type === 'shared-file' && locker.stale !== undefined
+      locker.type === 'shared-file' && locker.mode === 'mtime' && locker.stale !== undefined
         ? parseDuration(locker.stale, 'locker.stale')
         : LOCKER_DEFAULTS.sharedFileStale,
   };

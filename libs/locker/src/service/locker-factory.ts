@@ -5,6 +5,7 @@ import { InvalidLockerError } from '../errors';
 import { DatabaseLocker } from '../lock/database.locker';
 import { LeaseDatabaseLocker } from '../lock/lease-database.locker';
 import type { Locker, LockerContext } from '../lock/locker.interface';
+import { MtimeFileLocker } from '../lock/mtime-file.locker';
 import { SharedFileLocker } from '../lock/shared-file.locker';
 import type { ResolvedLockerOptions } from '../locker.options';
 
@@ -18,6 +19,7 @@ const BUILT_IN = {
 /** The configured locker: a built-in one, or the app's `useClass` created in the module and checked. */
 export async function createLocker(options: ResolvedLockerOptions, moduleRef: ModuleRef): Promise<Locker> {
   const kind = options.locker;
+  if (kind.type === 'shared-file' && kind.mode === 'mtime') return new MtimeFileLocker();
   if (kind.type !== 'custom') return new BUILT_IN[kind.type]();
   const locker = await moduleRef.create(kind.useClass);
   const candidate = locker as Partial<Locker>;
