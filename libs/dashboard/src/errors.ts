@@ -29,12 +29,22 @@ export class InvalidDashboardReadsError extends HoldfastError {
   }
 }
 
+/** The longest value an error quotes (a request may carry a thousand ids). */
+const QUOTED = 120;
+
+/** A value as an error quotes it: JSON, a long list by its first items and its length, cut at QUOTED. */
+function quoted(value: unknown): string {
+  if (Array.isArray(value) && value.length > 3) {
+    const first = value.slice(0, 3).map((item) => JSON.stringify(item) ?? String(item));
+    return `[${first.join(', ')}, … (${value.length} items)]`;
+  }
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > QUOTED ? `${text.slice(0, QUOTED - 1)}…` : text;
+}
+
 /** An inbox action the dashboard does not know, or a request without a message id. */
 export class InvalidDashboardActionError extends HoldfastError {
   constructor(what: string, value: unknown, expected: string) {
-    super(
-      `Holdfast dashboard: ${what} ${JSON.stringify(value)} ${expected}.`,
-      'HOLDFAST_DASHBOARD_INVALID_ACTION',
-    );
+    super(`Holdfast dashboard: ${what} ${quoted(value)} ${expected}.`, 'HOLDFAST_DASHBOARD_INVALID_ACTION');
   }
 }
