@@ -47,11 +47,11 @@ function sites(files: string[], pattern: RegExp): ImportSite[] {
   return found;
 }
 
-/** Every package a lib's sources name (imports, re-exports, require, dynamic import). */
+/** Every package a lib's sources name (imports, re-exports, require and require.resolve, dynamic import). */
 export function sourceImports(lib: Lib): ImportSite[] {
   return sites(
     filesUnder(join(ROOT, 'libs', lib, 'src'), '.ts'),
-    /(?:from\s+|require\(\s*|import\(\s*)['"]([^'"]+)['"]/g,
+    /(?:from\s+|require(?:\.resolve)?\(\s*|import\(\s*)['"]([^'"]+)['"]/g,
   );
 }
 

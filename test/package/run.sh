@@ -26,6 +26,14 @@ for lib in core simba failover locker inbox cli dashboard testing; do
 done
 ls "$work/tarballs"
 tarball() { ls "$work/tarballs"/holdfast-"$1"-*.tgz; }
+# npm "overrides" that give these packages from their tarballs: what the registry answers once
+# they are published (an app that does not install one still has npm look it up).
+unpublished() {
+  local lib sep=''
+  printf '{'
+  for lib in "$@"; do printf '%s\n    "@holdfast/%s": "file:%s"' "$sep" "$lib" "$(tarball "$lib")"; sep=','; done
+  printf '\n  }'
+}
 
 step "a fresh Nest application"
 app="$work/app"
@@ -188,19 +196,45 @@ cat >"$partial/package.json" <<JSON
   "devDependencies": {
     "@types/node": "^20.0.0",
     "typescript": "~5.9.0"
-  }
+  },
+  "overrides": $(unpublished simba failover locker)
 }
 JSON
-# A plain npm install, as a user runs it (no --legacy-peer-deps): npm 11 stops with ERESOLVE when
-# two installed packages both give a range for one optional peer that is not installed (the
-# dashboard and the inbox for @holdfast/simba), so the dashboard names simba in
-# peerDependenciesMeta only (test/package/manifests.spec.ts holds it there). The app checks that
-# the optional peers left out stay out.
+# A plain npm install, as a user runs it (no --legacy-peer-deps). The dashboard and the inbox both
+# take @holdfast/simba as an optional peer with a range; npm checks that range against the
+# registry's versions even though it installs none, and before publication the registry has none
+# (ERESOLVE, "Found: @holdfast/simba@undefined"): the overrides answer for it from the tarballs, as
+# the registry will. The app checks that the optional peers left out stay out.
 partial_app() {
   (cd "$partial" && npm install --no-audit --no-fund --prefer-offline --loglevel=error &&
     npx tsc -p tsconfig.json --strict --skipLibCheck false && node --enable-source-maps dist/main.js)
 }
 stage "the dashboard with only the inbox installed (optional peers left out)" partial_app || true
+
+step "the CLI installed alone, as npx or npm install @holdfast/cli in an empty directory does"
+alone="$work/cli-alone"
+mkdir -p "$alone"
+cat >"$alone/package.json" <<JSON
+{
+  "name": "holdfast-package-test-cli-alone",
+  "private": true,
+  "version": "1.0.0",
+  "overrides": $(unpublished core simba failover locker inbox)
+}
+JSON
+# The modules the CLI loads take Nest as peers (^11 || ^12); alone, npm gave them Nest 12, which
+# needs Node 22: EBADENGINE on Node 20, which Holdfast supports. The CLI runs on Nest 11 then.
+cli_alone() {
+  (cd "$alone" && npm install --no-audit --no-fund --prefer-offline "$(tarball cli)" >install.log 2>&1) ||
+    { cat "$alone/install.log"; return 1; }
+  if grep -q EBADENGINE "$alone/install.log"; then cat "$alone/install.log"; return 1; fi
+  (cd "$alone" && node -e "
+    const v = require('@nestjs/common/package.json').version;
+    if (Number(process.versions.node.split('.')[0]) < 22 && !v.startsWith('11.')) { console.error('@nestjs/common ' + v + ' on Node ' + process.version); process.exit(1); }
+    console.log('@nestjs/common ' + v + ' on Node ' + process.version + ', no EBADENGINE');
+  " && npx holdfast --version && npx holdfast ddl --dialect sqlite | grep -q 'CREATE TABLE simba_mutex')
+}
+stage "the CLI alone installs without EBADENGINE and runs" cli_alone || true
 
 if [ ${#failures[@]} -gt 0 ]; then
   printf '\npackage test FAILED: %s\n' "$(IFS=';'; echo "${failures[*]}")"

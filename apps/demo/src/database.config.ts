@@ -28,7 +28,10 @@ export function demoDatabaseOptions(env: NodeJS.ProcessEnv = process.env): DataS
       type: 'better-sqlite3',
       database: file,
       enableWAL: true,
-      timeout: 10_000,
+      // How long a statement waits for another process's write lock: below the demo leader's
+      // transition (3 s, simba-demo.module.ts), as Simba asks, so a wait cannot outlast a
+      // takeover; a statement that gives up is retried (SQLITE_BUSY is transient).
+      timeout: 2_500,
       ...common,
     } as DataSourceOptions;
   }

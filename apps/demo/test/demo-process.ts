@@ -22,6 +22,8 @@ export interface DemoProcess {
   get(path: string): Promise<{ status: number; body: any }>;
   post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
   stop(): Promise<void>;
+  /** Everything the process wrote so far (stdout and stderr, in order), colours removed. */
+  output(): string;
 }
 
 /**
@@ -61,6 +63,8 @@ export async function startDemo(target: string): Promise<DemoProcess> {
           body: JSON.stringify(body),
         }),
       ),
+    // eslint-disable-next-line no-control-regex
+    output: () => output.replace(/\x1b\[[0-9;]*m/g, ''),
     stop: async () => {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((r) => child.once('exit', r));

@@ -26,6 +26,18 @@ describe('demo app (npm start) on an embedded SQLite file', () => {
       body: JSON.stringify({ down }),
     });
 
+  it('starts without a warning about its own settings', async () => {
+    await eventually(
+      async () => (demo.output().includes('Nest application successfully started') ? true : undefined),
+      20_000,
+      'the start line',
+    );
+    // Up to the start: the demo's settings checked by each module (it warned that its SQLite busy
+    // timeout, 10 s, outlasted its leader's transition, 3 s).
+    const start = demo.output().split('Nest application successfully started')[0];
+    expect(start.split('\n').filter((line) => /\b(WARN|ERROR)\b/.test(line))).toEqual([]);
+  });
+
   it('shows the leader, the master and the inbox, and delivers messages with a retry', async () => {
     const simba = await eventually(
       async () => ((await get('/simba')).body.isOwner ? (await get('/simba')).body : undefined),

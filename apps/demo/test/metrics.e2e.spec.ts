@@ -55,7 +55,7 @@ describe('Holdfast metrics through the OpenTelemetry SDK (the demo app on SQLite
           found.set(metric.descriptor.name, {
             unit: metric.descriptor.unit,
             points: metric.dataPoints.length,
-            outcomes: new Set(metric.dataPoints.map((p) => p.attributes.outcome)),
+            outcomes: new Set(metric.dataPoints.map((p) => p.attributes['holdfast.outcome'])),
           });
     return found;
   };
@@ -139,14 +139,37 @@ describe('Holdfast metrics through the OpenTelemetry SDK (the demo app on SQLite
     }
   });
 
-  it("lists exactly the declared instruments in the README's metrics table, with their units", () => {
+  it("lists exactly the declared instruments in the README's metrics table, with their units and attributes", () => {
     const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
-    const rows = [...readme.matchAll(/^\| `(holdfast\.[a-z_.]+)` \| (\w+) \| `([^`]+)` \|/gm)].map(
-      ([, name, kind, unit]) => `${name} ${kind} ${unit}`,
+    const rows = [...readme.matchAll(/^\| `(holdfast\.[a-z_.]+)` \| (\w+) \| `([^`]+)` \| ([^|]*) \|/gm)].map(
+      ([, name, kind, unit, attributes]) => `${name} ${kind} ${unit} ${attributes.replace(/[`\s]/g, '')}`,
     );
     const declared = declaredMetrics()
       .filter((m) => ['failover', 'simba', 'locker', 'inbox'].includes(m.lib))
-      .map((m) => `${m.fullName} ${m.kind} ${m.unit}`);
+      .map((m) => `${m.fullName} ${m.kind} ${m.unit} ${(m.attributes ?? []).join(',')}`);
     expect(rows.sort()).toEqual(declared.sort());
+  });
+
+  it('declares durations in seconds and namespaced attributes only, as OpenTelemetry asks', () => {
+    const declared = declaredMetrics().filter((m) =>
+      ['failover', 'simba', 'locker', 'inbox'].includes(m.lib),
+    );
+    for (const m of declared) {
+      expect({ name: m.fullName, unit: m.unit }).not.toEqual({ name: m.fullName, unit: 'ms' });
+      for (const attribute of m.attributes ?? []) {
+        expect({ name: m.fullName, attribute }).toEqual({
+          name: m.fullName,
+          attribute: expect.stringMatching(/^(holdfast\.[a-z_]+(\.[a-z_]+)*|db\.response\.status_code)$/),
+        });
+      }
+    }
+    const units = new Map(declared.map((m) => [m.fullName, m.unit]));
+    for (const name of [
+      'holdfast.inbox.batch.duration',
+      'holdfast.inbox.oldest_due.age',
+      'holdfast.locker.acquire.wait',
+    ]) {
+      expect({ name, unit: units.get(name) }).toEqual({ name, unit: 's' });
+    }
   });
 });

@@ -15,8 +15,14 @@ const RESULT_WORDS = {
   'not found': 'not found',
 };
 
-/** `holdfast messages …` as a terminal table: each message as it was, and what happened to it. */
-export function formatMessages(report: MessagesReport): string {
+/**
+ * `holdfast messages …` as a terminal table: each message as it was, and what happened to it.
+ * `selected`: the --type and --status asked for, named in the summary line.
+ */
+export function formatMessages(
+  report: MessagesReport,
+  selected: { type?: string; status?: string } = {},
+): string {
   const listing = report.action === 'list';
   const headers = ['ID', 'TYPE', 'STATUS', 'RETRIES', ...(listing ? [] : ['RESULT'])];
   const rows = report.messages.map((m) => [
@@ -27,8 +33,14 @@ export function formatMessages(report: MessagesReport): string {
     ...(listing ? [] : [RESULT_WORDS[m.result]]),
   ]);
   const changed = report.messages.filter((m) => m.result === (report.dryRun ? 'would' : 'done')).length;
+  const of = [
+    selected.type !== undefined ? `of type ${selected.type}` : '',
+    selected.status !== undefined ? `in status ${selected.status}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
   const summary = listing
-    ? `${report.messages.length} message(s), maxRetries ${report.maxRetries}`
+    ? `${report.messages.length} message(s)${of ? ` ${of}` : ''}, maxRetries ${report.maxRetries}`
     : report.dryRun
       ? `dry run: ${report.action} would change ${changed} of ${report.messages.length} message(s); nothing changed`
       : `${report.action}: changed ${changed} of ${report.messages.length} message(s)`;

@@ -1,4 +1,5 @@
 import { HoldfastError, InvalidTablePrefixError } from '@holdfast/core/kit';
+import { parseMessageTypeLabel } from '@holdfast/inbox';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -9,44 +10,72 @@ import {
   messagesCommand,
   type MessageAction,
   type MessagesReport,
+  type TypeSelection,
 } from './commands/messages.command';
 import { defaultMigrationsTable, migrateCommand } from './commands/migrate.command';
 import { releaseCommand } from './commands/release.command';
 import { statusCommand } from './commands/status.command';
 import { formatMessages, formatRelease } from './admin-table';
+import { auditMessages, auditRelease } from './audit';
 import { formatStatus } from './status/status-table';
 import { redact } from './database-url';
 import { CliUsageError } from './errors';
 
-export const USAGE = `usage: holdfast <command> [options]
-
-  ddl --dialect <postgres|mysql|mariadb|sqlite|mssql|oracle> [--prefix P]
+/** Each command's usage, as `holdfast <command> --help` prints it. */
+export const COMMAND_USAGE = {
+  ddl: `  ddl --dialect <postgres|mysql|mariadb|sqlite|mssql|oracle> [--prefix P]
       print the DDL of every Holdfast table and index
-  migrate [--prefix P] [--migrations-table NAME]
+`,
+  migrate: `  migrate [--prefix P] [--migrations-table NAME]
       create the Holdfast tables on DATABASE_URL (TypeORM migrations; the ones already run are
       skipped). What ran is recorded in NAME, default <prefix>migrations ("migrations" without a prefix)
-  status [--prefix P] [--max-retries N]
+`,
+  status: `  status [--prefix P] [--max-retries N]
       what the tables on DATABASE_URL say now: mutex owners, masters, inbox counts, live failover
       entries. Read-only. Parked is RETRIES >= your InboxModule's retry.maxRetries: without
-      --max-retries (or HOLDFAST_INBOX_MAX_RETRIES) the counts that depend on it show as "?"
-  messages list [--status S] [--type NAME [--namespace NS]] [--limit N] [--offset N] [--max-retries N] [--prefix P]
+      --max-retries (or HOLDFAST_INBOX_MAX_RETRIES) the counts that depend on it show as "?".
+      No Holdfast table under the prefix is an error (exit 1) that names the prefixes found
+`,
+  messages: `  messages list [--status S] [--type T] [--limit N] [--offset N] [--max-retries N] [--prefix P]
       the inbox's messages in delivery order (read-only); --offset skips that many (the next page)
-  messages <retry|pause|resume|delete> (<id>... | --type NAME [--namespace NS] [--status S])
+  messages <retry|pause|resume|delete> (<id>... | --type T [--status S])
            [--dry-run] [--max-retries N] [--prefix P]
       retry now (an exhausted message gets one more attempt), pause, resume or delete the messages
       named, or every message of a type (by default: retry and delete the parked ones, resume the
       paused ones, pause the due and retrying ones). --dry-run: change nothing, list what would change
-  release <mutex|lock> <name> --owner ID [--dry-run] [--prefix P]
+      A type T is written as listed, namespace:name[@revision] (demo:note); a name alone matches
+      it in any namespace (--type NAME --namespace NS is the same as --type NS:NAME). A type the
+      inbox holds no message of is an error (exit 1) that names the types it holds
+`,
+  release: `  release <mutex|lock> <name> --owner ID [--dry-run] [--prefix P]
       free a simba mutex or a locker lock (HOLDFAST_LOCK row) whose owner you know is dead, if ID
       still holds it, so another instance takes it at once
-  --version   the CLI's version
+`,
+} as const;
+type Command = keyof typeof COMMAND_USAGE;
 
-Every command takes --json (the result as JSON). Exit code: 0 done, 1 failed (or a message not
-found, a lock not released), 2 bad usage.
+const COMMON = `Every command takes --json (the result as JSON on stdout; an error as {"error": {"code",
+"message"}}). Exit code: 0 done, 1 failed (or a message not found, a lock not released), 2 bad usage.
+Changes (messages retry|pause|resume|delete, release) print one audit line on stderr: who
+(HOLDFAST_ACTOR, else the OS user@host), what, how many.
 DATABASE_URL: postgres://user:pass@host:5432/db, mysql://…, mariadb://…, or sqlite:<file>
 Table prefix: --prefix, else HOLDFAST_TABLE_PREFIX, else none.
 The inbox's maxRetries: --max-retries, else HOLDFAST_INBOX_MAX_RETRIES.
 `;
+
+export const USAGE = `usage: holdfast <command> [options]   (holdfast <command> --help for one)
+
+${Object.values(COMMAND_USAGE).join('')}  --version   the CLI's version
+
+${COMMON}`;
+
+/** One command's usage (`holdfast status --help`). */
+function commandUsage(command: Command): string {
+  return `usage: holdfast ${COMMAND_USAGE[command].trimStart()}\n${COMMON}`;
+}
+
+const isCommand = (name: string | undefined): name is Command =>
+  name !== undefined && Object.hasOwn(COMMAND_USAGE, name);
 
 export interface CliIo {
   env: NodeJS.ProcessEnv;
@@ -124,9 +153,15 @@ export function cliVersion(): string {
 /** Runs one `holdfast` command line; resolves with the process exit code (0, 1 failure, 2 usage). */
 export async function runCli(argv: string[], io: CliIo = processIo): Promise<number> {
   const [command, ...args] = argv;
-  const out = (asJson: boolean | undefined, value: unknown, text: () => string) =>
-    io.stdout(asJson ? `${JSON.stringify(value, null, 2)}\n` : text());
+  // Known before parsing, so that even a usage error answers in JSON.
+  const asJson = args.includes('--json');
+  const out = (json: boolean | undefined, value: unknown, text: () => string) =>
+    io.stdout(json ? `${JSON.stringify(value, null, 2)}\n` : text());
   try {
+    if (isCommand(command) && (args.includes('--help') || args.includes('-h'))) {
+      io.stdout(commandUsage(command));
+      return 0;
+    }
     switch (command) {
       case 'ddl': {
         const { values } = parse(args, COMMANDS.ddl);
@@ -158,59 +193,60 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
       case 'messages': {
         const [action, ...rest] = args;
         const { values, positionals } = parse(rest, COMMANDS.messages, true);
+        if (action !== 'list' && !MESSAGE_ACTIONS.includes(action as MessageAction)) {
+          throw new CliUsageError(
+            action === undefined || action.startsWith('-')
+              ? `messages needs an action: list, ${MESSAGE_ACTIONS.join(', ')}`
+              : `unknown messages action '${action}' (list, ${MESSAGE_ACTIONS.join(', ')})`,
+          );
+        }
         const max = inboxMaxRetries(io, values);
         if (max === undefined) {
           throw new CliUsageError(
             "messages needs the inbox's maxRetries (statuses depend on it): --max-retries N or HOLDFAST_INBOX_MAX_RETRIES",
           );
         }
-        const type =
-          values.type === undefined ? undefined : { name: values.type, namespace: values.namespace };
-        if (values.namespace !== undefined && values.type === undefined) {
-          throw new CliUsageError('--namespace goes with --type');
-        }
+        const type = typeSelection(values.type, values.namespace);
+        const where = database(io, values);
         let report: MessagesReport;
         if (action === 'list') {
           if (positionals.length)
             throw new CliUsageError(`messages list takes no ids (got '${positionals[0]}')`);
           if (values['dry-run']) throw new CliUsageError('messages list changes nothing: no --dry-run');
           report = await listMessagesCommand({
-            ...database(io, values),
+            ...where,
             maxRetries: max,
             status: values.status,
             type,
             limit: count('--limit', values.limit) ?? 100,
             offset: count('--offset', values.offset) ?? 0,
           });
-        } else if (MESSAGE_ACTIONS.includes(action as MessageAction)) {
+        } else {
           if (values.limit !== undefined) throw new CliUsageError('--limit goes with messages list');
           if (values.offset !== undefined) throw new CliUsageError('--offset goes with messages list');
           report = await messagesCommand(
             action as MessageAction,
             { ids: positionals, type, status: values.status },
-            { ...database(io, values), maxRetries: max, dryRun: values['dry-run'] ?? false },
+            { ...where, maxRetries: max, dryRun: values['dry-run'] ?? false },
           );
-        } else {
-          throw new CliUsageError(
-            action === undefined
-              ? `messages needs an action: list, ${MESSAGE_ACTIONS.join(', ')}`
-              : `unknown messages action '${action}' (list, ${MESSAGE_ACTIONS.join(', ')})`,
-          );
+          if (!report.dryRun) io.stderr(auditMessages(io.env, report, where));
         }
-        out(values.json, report, () => formatMessages(report));
+        out(values.json, report, () => formatMessages(report, { type: type?.label, status: values.status }));
         return report.messages.some((m) => m.result === 'not found') ? 1 : 0;
       }
       case 'release': {
         const { values, positionals } = parse(args, COMMANDS.release, true);
         if (positionals.length > 2)
           throw new CliUsageError(`release takes a kind and a name (got '${positionals[2]}')`);
+        const where = database(io, values);
         const report = await releaseCommand({
-          ...database(io, values),
+          ...where,
           kind: positionals[0],
           name: positionals[1],
           owner: values.owner,
           dryRun: values['dry-run'] ?? false,
         });
+        if (report.result !== 'would') io.stderr(auditRelease(io.env, report, where));
         out(values.json, report, () => formatRelease(report));
         return report.result === 'released' || report.result === 'would' ? 0 : 1;
       }
@@ -219,8 +255,10 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
       case 'version':
         io.stdout(`${cliVersion()}\n`);
         return 0;
-      case undefined:
       case 'help':
+        io.stdout(isCommand(args[0]) ? commandUsage(args[0]) : USAGE);
+        return 0;
+      case undefined:
       case '--help':
       case '-h':
         io.stdout(USAGE);
@@ -229,16 +267,46 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
         throw new CliUsageError(`unknown command '${command}'`);
     }
   } catch (error) {
-    if (error instanceof CliUsageError) {
-      io.stderr(`holdfast: ${error.message}\n${USAGE}`);
-      return 2;
-    }
-    const message = error instanceof Error ? error.message : String(error);
-    const code = error instanceof HoldfastError ? ` [${error.code}]` : '';
+    const usage = error instanceof CliUsageError;
+    const message = redactUrls(error instanceof Error ? error.message : String(error));
+    const code = errorCode(error);
+    if (asJson) io.stdout(`${JSON.stringify({ error: { code, message } }, null, 2)}\n`);
+    else if (usage) io.stderr(`holdfast: ${message}\n${isCommand(command) ? commandUsage(command) : USAGE}`);
     // Driver messages may quote the URL: never print its password.
-    io.stderr(`holdfast ${command}: ${redactUrls(message)}${code}\n`);
-    return error instanceof InvalidTablePrefixError ? 2 : 1;
+    else io.stderr(`holdfast ${command}: ${message}${code ? ` [${code}]` : ''}\n`);
+    return usage || error instanceof InvalidTablePrefixError ? 2 : 1;
   }
+}
+
+/** A HoldfastError's code, else a driver's (ECONNREFUSED, SQLITE_…, ER_…), else null. */
+function errorCode(error: unknown): string | null {
+  if (error instanceof HoldfastError) return error.code;
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : null;
+}
+
+/**
+ * `--type` (and the older `--namespace` beside a bare name) as a type selection: a label as the
+ * CLI and the dashboard print it, `namespace:name[@revision]` (parseMessageTypeLabel).
+ */
+function typeSelection(label: string | undefined, namespace: string | undefined): TypeSelection | undefined {
+  if (label === undefined) {
+    if (namespace !== undefined) throw new CliUsageError('--namespace goes with --type');
+    return undefined;
+  }
+  const filter = parseMessageTypeLabel(label);
+  if (!filter.name) {
+    throw new CliUsageError(
+      `--type '${label}' names no type: write namespace:name, with @revision when it has one (e.g. demo:note)`,
+    );
+  }
+  if (namespace === undefined) return { filter, label };
+  if (filter.namespace !== undefined) {
+    throw new CliUsageError(
+      `--type '${label}' has a namespace already: leave out --namespace '${namespace}'`,
+    );
+  }
+  return { filter: { ...filter, namespace }, label: `${namespace}:${label}` };
 }
 
 function redactUrls(text: string): string {

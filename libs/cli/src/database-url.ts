@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { DataSourceOptions } from 'typeorm';
 import { InvalidDatabaseUrlError } from './errors';
 
@@ -29,6 +29,13 @@ export function dataSourceOptionsFromUrl(
       if (!file)
         throw new InvalidDatabaseUrlError(`DATABASE_URL ${JSON.stringify(url)} names no SQLite file`);
       const database = resolve(file);
+      // SQLite opens a directory and then fails every statement with "disk I/O error".
+      if (existsSync(database) && statSync(database).isDirectory()) {
+        throw new InvalidDatabaseUrlError(
+          `DATABASE_URL ${JSON.stringify(url)}: ${database} is a directory, not a SQLite database file ` +
+            `(name the file, e.g. sqlite:${join(file, 'app.sqlite')})`,
+        );
+      }
       if (readOnly) {
         // A read-only command creates nothing: TypeORM would make the directory and the driver an
         // empty database (a mistyped path then reads as "no table"), and WAL would change the file.

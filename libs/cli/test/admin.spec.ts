@@ -92,7 +92,7 @@ describeEachDatabase(
       expect(report(parked.stdout).messages.map((m) => m.id)).toEqual(['parked-1', 'parked-2']);
       const text = await cli(['messages', 'list', '--status', 'paused', '--limit', '1'], env);
       expect(text.stdout).toMatch(/ID\s+TYPE\s+STATUS\s+RETRIES\n\s+paused\s+shop:order\s+paused\s+1\n/);
-      expect(text.stdout).toContain('1 message(s), maxRetries 3');
+      expect(text.stdout).toContain('1 message(s) in status paused, maxRetries 3');
     });
 
     it('pages through the messages of a type with --limit and --offset', async () => {
@@ -260,8 +260,15 @@ describeEachDatabase(
       expect(Number(mutex.transition_at)).toBeLessThan(now + 60_000);
       expect(Number(mutex.version)).toBe(5);
 
-      const text = await cli(['release', 'lock', 'broker', '--owner', 'node-dead'], env);
-      expect(text).toEqual({ code: 0, stdout: "released lock 'broker' (held by 'node-dead')\n", stderr: '' });
+      const text = await cli(['release', 'lock', 'broker', '--owner', 'node-dead'], {
+        ...env,
+        HOLDFAST_ACTOR: 'alice',
+      });
+      expect(text).toEqual({
+        code: 0,
+        stdout: "released lock 'broker' (held by 'node-dead')\n",
+        stderr: `holdfast audit: alice release lock 'broker' of owner 'node-dead' in ${t('HOLDFAST_LOCK')} on ${env.DATABASE_URL}: released\n`,
+      });
       const [lock] = await ctx.sql.query<Record<string, unknown>>(
         `SELECT BROKER_NAME AS broker_name, TIME AS lock_time FROM ${t('HOLDFAST_LOCK')}`,
       );

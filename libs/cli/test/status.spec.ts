@@ -172,16 +172,21 @@ describeEachDatabase(
       expect(badEnv.stderr).toContain("HOLDFAST_INBOX_MAX_RETRIES must be a whole number, got '-1'");
     });
 
-    it('says which tables are missing under another prefix', async () => {
-      const { code, stdout } = await cli(['status', '--json', '--prefix', `${ctx.prefix}none_`], env);
-      expect(code).toBe(0);
-      const status = JSON.parse(stdout) as HoldfastStatus;
-      expect([status.owners, status.masters, status.inbox, status.failover]).toEqual([
-        null,
-        null,
-        null,
-        null,
-      ]);
+    it('refuses a prefix with no Holdfast table (exit 1), naming the prefixes that have some', async () => {
+      // A mistyped prefix used to answer every section null with exit code 0: an empty system.
+      const typo = `${ctx.prefix}none_`;
+      const json = await cli(['status', '--json', '--prefix', typo], env);
+      expect(json.code).toBe(1);
+      const { error } = JSON.parse(json.stdout) as { error: { code: string; message: string } };
+      expect(error.code).toBe('HOLDFAST_CLI_NO_TABLES');
+      expect(error.message).toContain(`there is no Holdfast table under prefix '${typo}'`);
+      // PostgreSQL folds the unquoted names of the tables to lower case.
+      expect(error.message.toLowerCase()).toContain(`'${ctx.prefix.toLowerCase()}'`);
+      const text = await cli(['status', '--prefix', typo], env);
+      expect(text).toMatchObject({ code: 1, stdout: '' });
+      expect(text.stderr).toMatch(
+        /^holdfast status: there is no Holdfast table under prefix .*\[HOLDFAST_CLI_NO_TABLES\]\n$/,
+      );
     });
   },
   { tables: [...HOLDFAST_TABLES.map((t) => t.name), 'migrations'], tag: 'cls' },

@@ -100,7 +100,7 @@ describe('withTransientRetry reporting', () => {
       {
         name: 'holdfast.inbox.sql.retries',
         value: 1,
-        attributes: { 'db.error.code': '1213', operation: 'accept' },
+        attributes: { 'db.response.status_code': '1213', 'holdfast.operation': 'accept' },
       },
     ]);
   });

@@ -201,8 +201,8 @@ export class DashboardStateService {
 
   /**
    * One page of the messages of one type in `status`, filtered and counted by the database. The
-   * type is the label the page shows, `namespace/name[@revision]` (that namespace, that revision
-   * or none), `name@revision` (no namespace), or a name alone (any namespace and revision).
+   * type is the label the page (and the `holdfast` command) shows, `namespace:name[@revision]`,
+   * read by the inbox's parseMessageTypeLabel: what it leaves out is not filtered.
    */
   private async messagesOfType(
     management: Management,
@@ -210,7 +210,7 @@ export class DashboardStateService {
     label: string,
     { offset, limit }: { offset: number; limit: number },
   ): Promise<DashboardMessagePage> {
-    const type = typeOfLabel(label);
+    const type = holdfastModules().inbox!.parseMessageTypeLabel(label);
     const [total, page] = await Promise.all([
       management.countMatching({ status, type }),
       management.list({ status, type, offset, limit }),
@@ -416,24 +416,11 @@ export class DashboardStateService {
   }
 }
 
-/** The type filter of a label as `message` shows it (see messagesOfType). */
-function typeOfLabel(label: string): { name: string; namespace?: string | null; revision?: string | null } {
-  const slash = label.indexOf('/');
-  const at = label.lastIndexOf('@');
-  if (slash < 0 && at < 0) return { name: label };
-  const namespace = slash < 0 ? null : label.slice(0, slash);
-  const rest = slash < 0 ? label : label.slice(slash + 1);
-  const revisionAt = rest.lastIndexOf('@');
-  return revisionAt < 0
-    ? { namespace, name: rest, revision: null }
-    : { namespace, name: rest.slice(0, revisionAt), revision: rest.slice(revisionAt + 1) };
-}
-
 function message(info: MessageInfo, errorDetails: boolean): DashboardMessage {
-  const { namespace, name, revision } = info.type;
   return {
     id: info.id,
-    type: [namespace, name].filter(Boolean).join('/') + (revision ? `@${revision}` : ''),
+    // The one spelling of a type, the inbox's own (namespace:name@revision).
+    type: holdfastModules().inbox!.messageTypeLabel(info.type),
     status: info.status,
     retries: info.retries,
     inserted: info.inserted.toISOString(),

@@ -10,9 +10,11 @@ import {
   Param,
   Post,
   Query,
+  Req,
   UseGuards,
   type Type,
 } from '@nestjs/common';
+import { DashboardAudit } from './dashboard-audit';
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
 import type { ResolvedDashboardOptions } from './dashboard.options';
 import { renderDashboardPage } from './dashboard.page';
@@ -65,6 +67,7 @@ export function createDashboardController(path: string): Type<unknown> {
 
     constructor(
       private readonly state: DashboardStateService,
+      private readonly audit: DashboardAudit,
       @Inject(DASHBOARD_OPTIONS) options: ResolvedDashboardOptions,
     ) {
       this.html = renderDashboardPage(options.title);
@@ -150,7 +153,10 @@ export function createDashboardController(path: string): Type<unknown> {
     @Post('api/inbox/bulk')
     @HttpCode(200)
     @UseGuards(DashboardRequestGuard, DashboardActionsGuard)
-    async bulk(@Body() body: unknown): Promise<{ action: string; done: string[]; skipped: string[] }> {
+    async bulk(
+      @Body() body: unknown,
+      @Req() request: { user?: unknown; ip?: string },
+    ): Promise<{ action: string; done: string[]; skipped: string[] }> {
       const { action, ids, inbox } = (body ?? {}) as { action?: unknown; ids?: unknown; inbox?: unknown };
       if (!DASHBOARD_ACTIONS.includes(action as DashboardAction)) {
         throw badRequest('action', action ?? null, `is not one of ${DASHBOARD_ACTIONS.join(', ')}`);
@@ -166,10 +172,17 @@ export function createDashboardController(path: string): Type<unknown> {
       const management = this.management(inbox);
       const done: string[] = [];
       const skipped: string[] = [];
-      for (const id of new Set(ids as string[])) {
-        const acted = await this.apply(management, action as DashboardAction, id);
-        (acted ? done : skipped).push(id);
+      const unique = new Set(ids as string[]);
+      try {
+        for (const id of unique) {
+          const acted = await this.apply(management, action as DashboardAction, id);
+          (acted ? done : skipped).push(id);
+        }
+      } catch (error) {
+        this.audit.acted(request, action as string, inbox as string | undefined, unique.size, done, error);
+        throw error;
       }
+      this.audit.acted(request, action as string, inbox as string | undefined, unique.size, done);
       return { action: action as string, done, skipped };
     }
 
@@ -213,6 +226,7 @@ export function createDashboardController(path: string): Type<unknown> {
     async act(
       @Param('action') action: string,
       @Body() body: unknown,
+      @Req() request: { user?: unknown; ip?: string },
     ): Promise<{ id: string; action: string; done: boolean }> {
       if (!DASHBOARD_ACTIONS.includes(action as DashboardAction)) {
         throw new BadRequestException(
@@ -246,12 +260,17 @@ export function createDashboardController(path: string): Type<unknown> {
         else if (action === 'pause') await management.pause(id);
         else if (action === 'resume') done = await management.resume(id);
         else done = await management.delete(id);
+        this.audit.acted(request, action, inbox as string | undefined, 1, done ? [id] : []);
         if (action === 'delete' && !done) throw new NotFoundException(`Inbox message '${id}' does not exist`);
         return { id, action, done };
       } catch (error) {
         // MessageNotFoundError, known by its code: @holdfast/inbox is an optional peer, never imported.
         if ((error as { code?: unknown }).code === INBOX_NOT_FOUND) {
+          this.audit.acted(request, action, inbox as string | undefined, 1, []);
           throw new NotFoundException((error as Error).message);
+        }
+        if (!(error instanceof NotFoundException)) {
+          this.audit.acted(request, action, inbox as string | undefined, 1, [], error);
         }
         throw error;
       }

@@ -1,6 +1,6 @@
 import { ConfigurableModuleBuilder, type CanActivate, type Provider, type Type } from '@nestjs/common';
 import { createDashboardController } from './dashboard.controller';
-import { DASHBOARD_ACTION_GUARD, DASHBOARD_GUARD_READS } from './dashboard.constants';
+import { DASHBOARD_ACTION_GUARD, DASHBOARD_GUARD_READS, DASHBOARD_PATH } from './dashboard.constants';
 import type { HoldfastDashboardOptions } from './dashboard.options';
 import { InvalidDashboardGuardError, InvalidDashboardPathError, InvalidDashboardReadsError } from './errors';
 
@@ -64,13 +64,18 @@ export const {
   .setClassMethodName('forRoot')
   .setExtras<HoldfastDashboardExtras>(
     { isGlobal: true, path: DEFAULT_DASHBOARD_PATH, guard: undefined, guardReads: false },
-    (definition, extras) => ({
-      ...definition,
-      global: extras.isGlobal,
-      controllers: [
-        createDashboardController(dashboardControllerPath(extras.path ?? DEFAULT_DASHBOARD_PATH)),
-      ],
-      providers: [...(definition.providers ?? []), ...guardProviders(extras.guard, extras.guardReads)],
-    }),
+    (definition, extras) => {
+      const path = dashboardControllerPath(extras.path ?? DEFAULT_DASHBOARD_PATH);
+      return {
+        ...definition,
+        global: extras.isGlobal,
+        controllers: [createDashboardController(path)],
+        providers: [
+          ...(definition.providers ?? []),
+          ...guardProviders(extras.guard, extras.guardReads),
+          { provide: DASHBOARD_PATH, useValue: path },
+        ],
+      };
+    },
   )
   .build();

@@ -1,3 +1,16 @@
+import { readFileSync } from 'node:fs';
+
+/**
+ * morphdom (MIT), inlined: each poll builds the sections anew and morphdom changes only what
+ * differs in the live page, so a node whose text did not change stays the same node and a
+ * selection in it (a message id being copied) survives the poll. `</` is escaped so the library
+ * cannot end its script element.
+ */
+const MORPHDOM = readFileSync(require.resolve('morphdom/dist/morphdom-umd.min.js'), 'utf8').replace(
+  /<\//g,
+  '<\\/',
+);
+
 /**
  * The dashboard page: one HTML document, its CSS and script inline, no build step and nothing
  * fetched from elsewhere. The script polls `api/state` beside the page's own URL (so it works
@@ -5,7 +18,9 @@
  * and ids are shown, never interpreted as HTML.
  */
 export function renderDashboardPage(title: string): string {
-  return PAGE.split('__TITLE__').join(escapeHtml(title));
+  return PAGE.split('__TITLE__')
+    .join(escapeHtml(title))
+    .replace('__MORPHDOM__', () => MORPHDOM);
 }
 
 function escapeHtml(text: string): string {
@@ -65,6 +80,7 @@ const PAGE = `<!doctype html>
 <div id="notice" aria-live="polite"></div>
 <pre id="payload" data-testid="payload" style="display:none; white-space: pre-wrap; background: #fff; border: 1px solid var(--line); padding: 8px; max-height: 300px; overflow: auto;"></pre>
 <main id="sections"><p class="muted">Loading…</p></main>
+<script>__MORPHDOM__</script>
 <script>
 (function () {
   'use strict';
@@ -77,7 +93,8 @@ const PAGE = `<!doctype html>
     if (attrs) for (var k in attrs) {
       if (attrs[k] === undefined || attrs[k] === null) continue;
       if (k === 'text') el.textContent = attrs[k];
-      else if (k === 'onclick') el.addEventListener('click', attrs[k]);
+      // A property, not a listener: a morph copies it onto the node it keeps (see morph).
+      else if (k === 'onclick') el.onclick = attrs[k];
       else el.setAttribute(k, attrs[k]);
     }
     for (var i = 2; i < arguments.length; i++) {
@@ -87,6 +104,28 @@ const PAGE = `<!doctype html>
       else el.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
     }
     return el;
+  }
+  // Keyed nodes (an id, or data-key) are matched across polls by key, the rest by position.
+  function nodeKey(node) {
+    return node.id || (node.getAttribute && node.getAttribute('data-key')) || undefined;
+  }
+  // Makes the live element \`from\` look like \`to\`, touching only what differs. A subtree marked
+  // data-keep (the search panels) is left as it is: it has state of its own (what was typed).
+  function morph(from, to) {
+    morphdom(from, to, {
+      getNodeKey: nodeKey,
+      onBeforeElUpdated: function (fromEl, toEl) {
+        if (fromEl.hasAttribute('data-keep') && fromEl.hasChildNodes()) return false;
+        if (fromEl.onclick !== toEl.onclick) fromEl.onclick = toEl.onclick;
+        return true;
+      },
+    });
+  }
+  // Replaces \`el\`'s children with \`children\` by a morph of a copy of \`el\` holding them.
+  function morphChildren(el, children) {
+    var next = el.cloneNode(false);
+    children.forEach(function (c) { if (c) next.appendChild(typeof c === 'string' ? document.createTextNode(c) : c); });
+    morph(el, next);
   }
   function duration(ms) {
     if (ms === null || ms === undefined) return '–';
@@ -174,7 +213,8 @@ const PAGE = `<!doctype html>
     var headers = ['id', 'type', 'retries', 'inserted', 'error'];
     if (state.actions) headers.push('');
     return table(headers, list.map(function (m) {
-      return h('tr', { 'data-message-id': m.id },
+      // Keyed per inbox and list: a row stays the same node while its message is listed there.
+      return h('tr', { 'data-message-id': m.id, 'data-key': inboxId(name) + '/' + testid + '/' + m.id },
         h('td', null, h('code', { text: m.id })), h('td', { text: m.type }),
         h('td', { 'class': 'num', text: String(m.retries) }), h('td', { text: ago(m.inserted) }),
         h('td', { 'class': 'error', title: m.error || null, text: (m.error || '').split('\\n')[0] }),
@@ -191,7 +231,7 @@ const PAGE = `<!doctype html>
       ? h('p', { 'data-testid': 'oldest-due' }, 'Oldest due: ', h('code', { text: s.oldestDue.id }), ' (' + s.oldestDue.type + '), waiting ' + duration(s.oldestDue.ageMs) + ' ',
           state.actions ? h('button', { type: 'button', 'data-action': 'pause', text: 'pause', onclick: function () { act('pause', s.oldestDue.id, name); } }) : null)
       : h('p', { 'class': 'muted', 'data-testid': 'oldest-due', text: 'Nothing due.' });
-    var finder = searchPanel(name);
+    var finder = panelSlot(name);
     var bulkButtons = state.actions && s.parked.length ? h('p', null,
       h('button', { type: 'button', 'data-bulk': 'retry', text: 'retry all listed', onclick: function () { bulk('retry', s.parked, name); } }), ' ',
       h('button', { type: 'button', 'data-bulk': 'delete', 'class': 'danger', text: 'delete all listed', onclick: function () { bulk('delete', s.parked, name); } })) : null;
@@ -204,45 +244,62 @@ const PAGE = `<!doctype html>
   }
   function inboxId(name) { return name ? 'inbox-' + name : 'inbox'; }
 
-  // The search boxes and their results outlive the re-render of every poll: one panel per inbox,
-  // built once and moved into each new section (so what is typed and found stays).
+  // The search boxes and their results outlive the polls: one panel per inbox, built once into
+  // its slot (data-keep: a morph leaves it as it is). What it lists or found is read again at each
+  // poll and after each action, so a row acted on leaves it and its total follows.
   var panels = {};
   var lastState = null;
   var TYPE_ACTIONS = { parked: ['retry', 'pause', 'delete'], paused: ['resume', 'delete'], due: ['pause', 'delete'], retrying: ['pause', 'delete'] };
-  function searchPanel(name) {
+  function panelSlot(name) {
     var key = inboxId(name);
-    if (panels[key]) return panels[key];
+    return h('div', { 'class': 'search', id: 'search-' + key, 'data-keep': key, 'data-inbox-name': name || '' });
+  }
+  function fillPanels() {
+    Array.prototype.forEach.call(document.querySelectorAll('[data-keep]'), function (slot) {
+      if (!slot.hasChildNodes()) buildPanel(slot, slot.getAttribute('data-inbox-name') || undefined);
+    });
+  }
+  function buildPanel(slot, name) {
+    var panel = { listing: null, foundId: null };
+    panels[inboxId(name)] = panel;
     var idInput = h('input', { type: 'search', placeholder: 'message id', 'data-testid': 'find-id' });
     var found = h('div', { 'data-testid': 'found' });
-    var typeInput = h('input', { type: 'search', placeholder: 'type: namespace/name, or a name', 'data-testid': 'find-type' });
+    var typeInput = h('input', { type: 'search', placeholder: 'type: namespace:name, or a name', 'data-testid': 'find-type' });
     var status = h('select', { 'data-testid': 'find-type-status' }, Object.keys(TYPE_ACTIONS).map(function (st) { return h('option', { value: st, text: st }); }));
     var listed = h('div', { 'data-testid': 'by-type' });
-    var list = function (offset) { listType(name, typeInput.value.trim(), status.value, offset, listed, list); };
-    panels[key] = h('div', { 'class': 'search' },
-      h('p', null, idInput, ' ', h('button', { type: 'button', text: 'find', onclick: function () { find(name, idInput, found); } }), found),
-      h('p', null, typeInput, ' ', status, ' ', h('button', { type: 'button', 'data-testid': 'list-type', text: 'list by type', onclick: function () { list(0); } })),
-      listed);
-    return panels[key];
+    var list = function (offset) { panel.listing.offset = offset; panel.relist(); };
+    panel.relist = function () { var l = panel.listing; if (l) listType(name, l.type, l.status, l.offset, listed, list); };
+    panel.refind = function () { if (panel.foundId) find(name, panel.foundId, found); };
+    slot.appendChild(h('p', null, idInput, ' ', h('button', { type: 'button', text: 'find', onclick: function () { panel.foundId = idInput.value.trim(); panel.refind(); } }), found));
+    slot.appendChild(h('p', null, typeInput, ' ', status, ' ', h('button', { type: 'button', 'data-testid': 'list-type', text: 'list by type', onclick: function () {
+      panel.listing = typeInput.value.trim() ? { type: typeInput.value.trim(), status: status.value, offset: 0 } : null;
+      if (panel.listing) panel.relist(); else morphChildren(listed, []);
+    } })));
+    slot.appendChild(listed);
   }
   // One page of the messages of a type in a status, with the actions of that status and a pager.
   function listType(name, type, status, offset, out, again) {
-    if (!type) return;
     var size = 20;
+    // Reads overlap (a poll, an action): only the latest one asked for is shown.
+    var asked = out.asked = (out.asked || 0) + 1;
     var q = '?type=' + encodeURIComponent(type) + '&status=' + status + '&offset=' + offset + '&limit=' + size + (name ? '&inbox=' + encodeURIComponent(name) : '');
     fetch(base + '/api/inbox/messages' + q, { cache: 'no-store', headers: { accept: 'application/json' } })
       .then(function (res) { if (!res.ok) throw new Error('HTTP ' + res.status); return res.json(); })
       .then(function (page) {
+        if (asked !== out.asked) return;
         var shown = page.messages.length;
+        // The last rows of the last page acted on: show the page that is last now.
+        if (!shown && offset > 0 && page.total > 0) return again(Math.floor((page.total - 1) / size) * size);
         var summary = shown
           ? 'messages ' + (offset + 1) + '–' + (offset + shown) + ' of ' + page.total + ' ' + status + ' of type ' + type
           : 'No ' + status + ' message of type ' + type + (offset ? ' past the first ' + offset : '') + '.';
-        out.replaceChildren(
+        morphChildren(out, [
           h('p', { 'class': 'muted', 'data-testid': 'by-type-summary', text: summary },
             offset > 0 ? h('span', null, ' ', h('button', { type: 'button', 'data-page': 'previous', text: 'previous', onclick: function () { again(Math.max(0, offset - size)); } })) : null,
             offset + shown < page.total ? h('span', null, ' ', h('button', { type: 'button', 'data-page': 'next', text: 'next', onclick: function () { again(offset + size); } })) : null),
-          shown ? messages(lastState || {}, page.messages, 'by-type-list', TYPE_ACTIONS[status], '', name) : null);
+          shown ? messages(lastState || {}, page.messages, 'by-type-list', TYPE_ACTIONS[status], '', name) : null]);
       })
-      .catch(function (e) { out.textContent = 'listing failed: ' + e.message; });
+      .catch(function (e) { if (asked === out.asked) morphChildren(out, ['listing failed: ' + e.message]); });
   }
   function inboxTitle(name) { return name ? 'Inbox · ' + name : 'Inbox'; }
 
@@ -287,18 +344,19 @@ const PAGE = `<!doctype html>
   }
 
   // Finds one message by id in an inbox (whatever its status) and shows it under the search box.
-  function find(name, input, out) {
-    var id = input.value.trim();
+  function find(name, id, out) {
     if (!id) return;
+    var asked = out.asked = (out.asked || 0) + 1;
     var q = '?id=' + encodeURIComponent(id) + (name ? '&inbox=' + encodeURIComponent(name) : '');
     fetch(base + '/api/inbox/messages' + q, { cache: 'no-store', headers: { accept: 'application/json' } })
       .then(function (res) { if (!res.ok) throw new Error('HTTP ' + res.status); return res.json(); })
       .then(function (page) {
+        if (asked !== out.asked) return;
         var m = page.messages[0];
-        out.replaceChildren(m ? h('span', null, h('code', { text: m.id }), ' ' + m.type + ', ' + m.status + ', ' + m.retries + ' retries, inserted ' + ago(m.inserted) + (m.error ? ': ' + m.error : ''))
-          : h('span', { 'class': 'muted', text: 'No message ' + id + '.' }));
+        morphChildren(out, [m ? h('span', null, h('code', { text: m.id }), ' ' + m.type + ', ' + m.status + ', ' + m.retries + ' retries, inserted ' + ago(m.inserted) + (m.error ? ': ' + m.error : ''))
+          : h('span', { 'class': 'muted', text: 'No message ' + id + '.' })]);
       })
-      .catch(function (e) { out.textContent = 'search failed: ' + e.message; });
+      .catch(function (e) { if (asked === out.asked) morphChildren(out, ['search failed: ' + e.message]); });
   }
 
   function bulk(action, list, name) {
@@ -325,8 +383,8 @@ const PAGE = `<!doctype html>
     var hl = health(state);
     if (hl) parts.unshift(hl);
     if (!parts.length) parts.push(h('p', { 'class': 'muted', text: 'No Holdfast module is imported by this application.' }));
-    var main = document.getElementById('sections');
-    main.replaceChildren.apply(main, parts);
+    morph(document.getElementById('sections'), h('main', { id: 'sections' }, parts));
+    fillPanels();
   }
 
   function banner(text) {
@@ -339,7 +397,12 @@ const PAGE = `<!doctype html>
     clearTimeout(timer);
     return fetch(base + '/api/state', { cache: 'no-store', headers: { accept: 'application/json' } })
       .then(function (res) { if (!res.ok) throw new Error('state answered HTTP ' + res.status); return res.json(); })
-      .then(function (state) { banner(''); pollMs = state.pollIntervalMs || pollMs; render(state); })
+      .then(function (state) {
+        banner('');
+        pollMs = state.pollIntervalMs || pollMs;
+        render(state);
+        Object.keys(panels).forEach(function (key) { panels[key].relist(); panels[key].refind(); });
+      })
       .catch(function (e) { banner('Cannot read the state of this instance: ' + e.message); })
       .then(function () { timer = setTimeout(refresh, pollMs); });
   }

@@ -29,12 +29,26 @@ export class InvalidDashboardReadsError extends HoldfastError {
   }
 }
 
+/** The longest value an error quotes (a request may carry a thousand ids). */
+const QUOTED = 120;
+
+/** `text` cut to `max` characters, an ellipsis marking the cut. */
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** A value as an error quotes it: JSON, a long list by its first three items and its length, cut at QUOTED. */
+function quoted(value: unknown): string {
+  if (Array.isArray(value) && value.length > 3) {
+    const first = value.slice(0, 3).map((item) => cut(JSON.stringify(item) ?? String(item), QUOTED / 3));
+    return `[${first.join(', ')}, … (${value.length} items)]`;
+  }
+  return cut(JSON.stringify(value) ?? String(value), QUOTED);
+}
+
 /** An inbox action the dashboard does not know, or a request without a message id. */
 export class InvalidDashboardActionError extends HoldfastError {
   constructor(what: string, value: unknown, expected: string) {
-    super(
-      `Holdfast dashboard: ${what} ${JSON.stringify(value)} ${expected}.`,
-      'HOLDFAST_DASHBOARD_INVALID_ACTION',
-    );
+    super(`Holdfast dashboard: ${what} ${quoted(value)} ${expected}.`, 'HOLDFAST_DASHBOARD_INVALID_ACTION');
   }
 }

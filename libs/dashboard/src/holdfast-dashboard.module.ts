@@ -1,5 +1,6 @@
-import { Module } from '@nestjs/common';
-import { DASHBOARD_OPTIONS } from './dashboard.constants';
+import { Inject, Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
+import { DashboardAudit } from './dashboard-audit';
+import { DASHBOARD_OPTIONS, DASHBOARD_PATH } from './dashboard.constants';
 import { ConfigurableDashboardModule, DASHBOARD_MODULE_OPTIONS } from './dashboard.module-definition';
 import { resolveDashboardOptions, type HoldfastDashboardOptions } from './dashboard.options';
 import { DashboardActionsGuard } from './dashboard-actions.guard';
@@ -21,10 +22,47 @@ import { DashboardStateService } from './dashboard-state.service';
       inject: [DASHBOARD_MODULE_OPTIONS],
     },
     DashboardActionsGuard,
+    DashboardAudit,
     DashboardRequestGuard,
     DashboardReadsGuard,
     DashboardStateService,
   ],
   exports: [DashboardStateService],
 })
-export class HoldfastDashboardModule extends ConfigurableDashboardModule {}
+export class HoldfastDashboardModule extends ConfigurableDashboardModule implements NestModule {
+  constructor(@Inject(DASHBOARD_PATH) private readonly path: string) {
+    super();
+  }
+
+  /**
+   * `<path>/` answers as `<path>` does: Express matches it loosely, Fastify does not (404), and Nest
+   * strips the slash from every route it registers. A middleware on the page's own path sends
+   * the slashed form to the page, relative to where it was asked, so a proxy's prefix is kept.
+   */
+  configure(consumer: MiddlewareConsumer): void {
+    if (!this.path) return;
+    const page = this.path.split('/').pop()!;
+    consumer
+      .apply((request: RawRequest, response: RawResponse, next: () => void) => {
+        const url = request.originalUrl ?? request.url ?? '';
+        const query = url.indexOf('?');
+        const pathname = query < 0 ? url : url.slice(0, query);
+        if (!pathname.endsWith('/')) return next();
+        response.statusCode = 301;
+        response.setHeader('Location', `../${page}${query < 0 ? '' : url.slice(query)}`);
+        response.end();
+      })
+      .forRoutes({ path: this.path, method: RequestMethod.GET });
+  }
+}
+
+/** The Node request and response Express and Fastify (through middie) hand a middleware. */
+interface RawRequest {
+  originalUrl?: string;
+  url?: string;
+}
+interface RawResponse {
+  statusCode: number;
+  setHeader(name: string, value: string): void;
+  end(): void;
+}

@@ -66,7 +66,7 @@ describeEachDatabase(
         await app.get(MessageAcceptor).accept({ id, type: { namespace: 'fy', name: 'bulk' }, payload: {} });
         await app.get(MessageManagement).setRetries(id, MAX_RETRIES);
       }
-      const found = await http().get('/holdfast/api/inbox/messages?status=parked&type=fy/bulk').expect(200);
+      const found = await http().get('/holdfast/api/inbox/messages?status=parked&type=fy:bulk').expect(200);
       expect(found.body).toEqual({ total: 2, messages: expect.any(Array) });
       const bulk = { action: 'delete', ids: ['fy-b1', 'fy-b2'] };
       await http().post('/holdfast/api/inbox/bulk').send(bulk).expect(403);

@@ -32,6 +32,7 @@ export {
   type MessageTypeFilter,
   type TypeCount,
 } from './management/message-management.service';
+export { messageTypeLabel, parseMessageTypeLabel } from './management/message-type-label';
 export { InboxDelivery, type DeliveryReport } from './delivery/inbox-delivery.service';
 export type { InboxHandlerContext } from './explorer/inbox-handler.registry';
 export { InboxHealthIndicator } from './health/inbox.health';

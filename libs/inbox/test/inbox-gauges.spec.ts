@@ -65,9 +65,9 @@ describeEachDatabase(
         for (const scope of resource.scopeMetrics)
           for (const metric of scope.metrics)
             for (const point of metric.dataPoints)
-              if (point.attributes.inbox !== undefined)
+              if (point.attributes['holdfast.inbox.name'] !== undefined)
                 values.set(
-                  `${metric.descriptor.name} ${String(point.attributes.inbox)}`,
+                  `${metric.descriptor.name} ${String(point.attributes['holdfast.inbox.name'])}`,
                   point.value as number,
                 );
       return values;
@@ -93,14 +93,21 @@ describeEachDatabase(
 
         const counts = await management.count();
         const [oldest] = await management.list({ status: 'due', limit: 1 });
+        const readFrom = Date.now();
         const values = await gauges();
+        const readTo = Date.now();
         expect(values.get('holdfast.inbox.depth default')).toBe(counts.due + counts.retrying);
         expect(values.get('holdfast.inbox.depth default')).toBe(ids.length - 1);
         expect(values.get('holdfast.inbox.parked_messages default')).toBe(1);
         const age = values.get('holdfast.inbox.oldest_due.age default')!;
         expect(age).toBeGreaterThanOrEqual(0);
-        // The age is measured on the inbox clock since the oldest due message was inserted.
+        // The age is measured on the inbox clock since the oldest due message was inserted, in
+        // seconds (the unit OpenTelemetry's conventions ask for); a second of slack for the
+        // database clock against this process's.
         expect(oldest.id).toBe('g-1');
+        const inserted = oldest.inserted.getTime();
+        expect(age).toBeGreaterThanOrEqual((readFrom - inserted - 1000) / 1000);
+        expect(age).toBeLessThanOrEqual((readTo - inserted + 1000) / 1000);
         expect(values.get('holdfast.inbox.depth audit')).toBe(0);
         expect(values.get('holdfast.inbox.parked_messages audit')).toBe(1);
         expect(values.get('holdfast.inbox.oldest_due.age audit')).toBe(0);

@@ -43,9 +43,9 @@ describeEachDatabase(
           for (const metric of scope.metrics)
             if (metric.descriptor.name.startsWith('holdfast.locker.scheduled.'))
               for (const p of metric.dataPoints) {
-                const kind = String(p.attributes.outcome ?? p.attributes.reason);
+                const kind = String(p.attributes['holdfast.outcome'] ?? p.attributes['holdfast.reason']);
                 values.set(
-                  `${metric.descriptor.name} ${String(p.attributes.job)} ${kind}`,
+                  `${metric.descriptor.name} ${String(p.attributes['holdfast.job.name'])} ${kind}`,
                   p.value as number,
                 );
               }

@@ -1,5 +1,5 @@
 import { SchemaManager, tableName, validateTablePrefix, type SqlClient } from '@holdfast/core/kit';
-import type { MessageStatus } from '@holdfast/inbox';
+import { messageTypeLabel, type MessageStatus, type MessageTypeFilter } from '@holdfast/inbox';
 import {
   COR_MESSAGE_TABLE,
   CorMessageStore,
@@ -10,7 +10,7 @@ import {
   type MessageRow,
 } from '@holdfast/inbox/internal';
 import { withDatabase } from '../database';
-import { CliUsageError, InboxTableMissingError } from '../errors';
+import { CliUsageError, InboxTableMissingError, UnknownMessageTypeError } from '../errors';
 
 /** What `holdfast messages <action>` does to each selected message. */
 export const MESSAGE_ACTIONS = ['retry', 'pause', 'resume', 'delete'] as const;
@@ -27,10 +27,19 @@ const DEFAULT_STATUSES: Record<MessageAction, readonly MessageStatus[]> = {
   pause: ['due', 'retrying'],
 };
 
+/**
+ * A `--type`: the filter its label reads as (parseMessageTypeLabel), and the label as given, for
+ * messages.
+ */
+export interface TypeSelection {
+  filter: MessageTypeFilter;
+  label: string;
+}
+
 /** Which messages: ids, or every message of a type (in the given statuses, else the action's). */
 export interface MessageSelection {
   ids?: readonly string[];
-  type?: { name: string; namespace?: string };
+  type?: TypeSelection;
   /** Checked: one of the inbox's statuses. */
   status?: string;
 }
@@ -68,7 +77,8 @@ type Queries = CorMessageStore['management'];
 /** Rows read per page when a whole type is selected. */
 const PAGE = 1000;
 
-const typeLabel = (row: MessageRow) => (row.namespace ? `${row.namespace}:${row.name}` : row.name);
+/** The most types an unknown-type error lists (the most numerous first). */
+const TYPES_LISTED = 20;
 
 function assertStatus(status: string | undefined): MessageStatus | undefined {
   if (status === undefined) return undefined;
@@ -92,13 +102,32 @@ async function openInbox(sql: SqlClient, prefix: string, maxRetries: number): Pr
 }
 
 /**
+ * A type of which the inbox holds no message at all is a mistake (a typo, another spelling), not
+ * an empty selection: UnknownMessageTypeError, naming the types it holds.
+ */
+async function assertTypeHeld(queries: Queries, type: TypeSelection | undefined, now: number): Promise<void> {
+  if (!type || (await queries.countMatching(undefined, type.filter, now)) > 0) return;
+  const held = (await queries.countByType())
+    .map((t) => ({ type: messageTypeLabel(t), count: t.count }))
+    .sort((a, b) => b.count - a.count || a.type.localeCompare(b.type));
+  const listed = held.slice(0, TYPES_LISTED);
+  if (held.length > listed.length) {
+    listed.push({
+      type: `${held.length - listed.length} more types`,
+      count: held.slice(TYPES_LISTED).reduce((n, t) => n + t.count, 0),
+    });
+  }
+  throw new UnknownMessageTypeError(type.label, listed);
+}
+
+/**
  * Every row of `type` in `statuses`, in delivery order: the database filters by status and type
  * (a namespace of '' selects the messages without one), PAGE rows per statement.
  */
 async function rowsOfType(
   queries: Queries,
   statuses: readonly MessageStatus[],
-  type: { name: string; namespace?: string } | undefined,
+  type: MessageTypeFilter | undefined,
   now: number,
 ): Promise<MessageRow[]> {
   const found: MessageRow[] = [];
@@ -116,7 +145,7 @@ async function rowsOfType(
 export async function listMessagesCommand(
   options: MessagesOptions & {
     status?: string;
-    type?: { name: string; namespace?: string };
+    type?: TypeSelection;
     limit: number;
     offset?: number;
   },
@@ -127,10 +156,11 @@ export async function listMessagesCommand(
   return withDatabase(options.url, true, async (sql) => {
     const queries = await openInbox(sql, prefix, options.maxRetries);
     const now = await sql.nowMillis();
+    await assertTypeHeld(queries, options.type, now);
     // One statement: the database pages the messages of the status and type.
     const rows =
       options.limit > 0
-        ? await queries.list(status, options.limit, options.offset ?? 0, now, options.type)
+        ? await queries.list(status, options.limit, options.offset ?? 0, now, options.type?.filter)
         : [];
     return {
       action: 'list',
@@ -138,7 +168,7 @@ export async function listMessagesCommand(
       maxRetries: options.maxRetries,
       messages: rows.map((r) => ({
         id: r.id,
-        type: typeLabel(r),
+        type: messageTypeLabel(r),
         status: statusOf(r, now, options.maxRetries),
         retries: r.retries,
         result: 'unchanged',
@@ -168,9 +198,10 @@ export async function messagesCommand(
   return withDatabase(options.url, options.dryRun, async (sql) => {
     const queries = await openInbox(sql, prefix, options.maxRetries);
     const now = await sql.nowMillis();
+    await assertTypeHeld(queries, selection.type, now);
     const targets: (MessageRow | string)[] = ids.length
       ? await Promise.all(ids.map(async (id) => (await queries.find(id)) ?? id))
-      : await rowsOfType(queries, status ? [status] : DEFAULT_STATUSES[action], selection.type, now);
+      : await rowsOfType(queries, status ? [status] : DEFAULT_STATUSES[action], selection.type?.filter, now);
     const messages: MessageOutcome[] = [];
     for (const target of targets) {
       if (typeof target === 'string') {
@@ -178,7 +209,12 @@ export async function messagesCommand(
         continue;
       }
       const before = statusOf(target, now, options.maxRetries);
-      const outcome = { id: target.id, type: typeLabel(target), status: before, retries: target.retries };
+      const outcome = {
+        id: target.id,
+        type: messageTypeLabel(target),
+        status: before,
+        retries: target.retries,
+      };
       // Resume changes only a message with the pause marker (a parked one too: it stays parked).
       if (action === 'resume' && !(target.nextRetry !== null && target.nextRetry >= FAR_FUTURE)) {
         messages.push({ ...outcome, result: 'unchanged' });

@@ -41,6 +41,14 @@ export interface HoldfastStatus {
   failover: FailoverStatus[] | null;
 }
 
+/** The tables a status reads, one per section (each under the prefix). */
+export const STATUS_TABLES = [
+  SIMBA_MUTEX_TABLE.name,
+  HOLDFAST_LOCK_TABLE.name,
+  COR_MESSAGE_TABLE.name,
+  FAILOVER_STORE_TABLE.name,
+] as const;
+
 /** The sections of a status, as `read(sections)` names them. */
 export const STATUS_SECTIONS = ['owners', 'masters', 'inbox', 'failover'] as const;
 export type StatusSection = (typeof STATUS_SECTIONS)[number];

@@ -90,7 +90,8 @@ export async function withTransientRetry<T>(
 
 /**
  * An `onRetry` hook counting retries in the OpenTelemetry counter `holdfast.<lib>.sql.retries`
- * (attributes `db.error.code` and, when given, `operation`). No-op without an SDK.
+ * (attributes `db.response.status_code`, the semantic conventions' name for the server's error
+ * code, and, when given, `holdfast.operation`). No-op without an SDK.
  */
 export function sqlRetryCounter(lib: string): (retry: TransientRetry) => void {
   const { counter } = declareMetrics(lib, {
@@ -100,12 +101,12 @@ export function sqlRetryCounter(lib: string): (retry: TransientRetry) => void {
       unit: '{retry}',
       description:
         'SQL statements or transactions retried after a deadlock, serialization failure or lock wait',
-      attributes: ['db.error.code', 'operation'],
+      attributes: ['db.response.status_code', 'holdfast.operation'],
     },
   });
   return (r) => {
-    const attributes: MetricAttributes = { 'db.error.code': r.code };
-    if (r.operation) attributes.operation = r.operation;
+    const attributes: MetricAttributes = { 'db.response.status_code': r.code };
+    if (r.operation) attributes['holdfast.operation'] = r.operation;
     counter.add(1, attributes);
   };
 }

@@ -7,6 +7,8 @@ export type MetricAttributes = Record<string, string | number | boolean | undefi
 export interface MetricOptions {
   description?: string;
   unit?: string;
+  /** A histogram's bucket boundaries (OpenTelemetry API 1.7 and later; older ones ignore it). */
+  advice?: { explicitBucketBoundaries?: number[] };
 }
 export interface MetricCounter {
   add(value: number, attributes?: MetricAttributes): void;

@@ -1,6 +1,13 @@
 import { performance } from 'node:perf_hooks';
 import { Injectable } from '@nestjs/common';
-import { declareMetrics } from '@holdfast/core/kit';
+import { declareMetrics, type MetricAttributes } from '@holdfast/core/kit';
+
+/** The attributes of the failover's instruments (namespaced, as OpenTelemetry's conventions ask). */
+const FAILOVER = 'holdfast.failover.name';
+const OUTCOME = 'holdfast.outcome';
+const OPERATION = 'holdfast.operation';
+const CAUSE = 'holdfast.cause';
+const PAYLOAD_CLASS = 'holdfast.payload.class';
 
 export type CallOutcome = 'success' | 'recovered' | 'handler' | 'failed' | 'not-recoverable';
 
@@ -21,8 +28,7 @@ function noOutcomes(): Record<CallOutcome, number> {
 class Tally implements FailoverTally {
   readonly outcomes: Record<CallOutcome, number> = noOutcomes();
   /** Attribute objects per outcome, built once: a call should not allocate one. */
-  private readonly attributeSets: Partial<Record<CallOutcome, { failover: string; outcome: CallOutcome }>> =
-    {};
+  private readonly attributeSets: Partial<Record<CallOutcome, MetricAttributes>> = {};
   private error: unknown;
   /** performance.now() at the last error (the recovery's own reading, not one more). */
   private errorMono?: number;
@@ -43,15 +49,15 @@ class Tally implements FailoverTally {
     this.errorMono = mono;
   }
 
-  attributes(outcome: CallOutcome): { failover: string; outcome: CallOutcome } {
-    return (this.attributeSets[outcome] ??= { failover: this.failover, outcome });
+  attributes(outcome: CallOutcome): MetricAttributes {
+    return (this.attributeSets[outcome] ??= { [FAILOVER]: this.failover, [OUTCOME]: outcome });
   }
 }
 
 /**
  * OpenTelemetry counters (a no-op without an SDK) plus in-process totals for health checks:
- * `holdfast.failover.calls{failover, outcome}`, `holdfast.failover.store.errors{operation}`,
- * `holdfast.failover.writes.dropped`.
+ * `holdfast.failover.calls{holdfast.failover.name, holdfast.outcome}`,
+ * `holdfast.failover.store.errors{holdfast.operation}`, `holdfast.failover.writes.dropped`.
  */
 @Injectable()
 export class FailoverMetrics {
@@ -61,21 +67,21 @@ export class FailoverMetrics {
       name: 'calls',
       unit: '{call}',
       description: 'Calls through @Failover methods, by outcome',
-      attributes: ['failover', 'outcome'],
+      attributes: [FAILOVER, OUTCOME],
     },
     storeErrors: {
       kind: 'counter',
       name: 'store.errors',
       unit: '{operation}',
       description: 'Store operations that failed (never seen by callers)',
-      attributes: ['operation'],
+      attributes: [OPERATION],
     },
     storeSkipped: {
       kind: 'counter',
       name: 'store.skipped',
       unit: '{operation}',
       description: 'Store operations skipped while the store was unreachable',
-      attributes: ['operation'],
+      attributes: [OPERATION],
     },
     writesDropped: {
       kind: 'counter',
@@ -94,14 +100,14 @@ export class FailoverMetrics {
       name: 'slices.missing',
       unit: '{slice}',
       description: 'Scatter slices the upstream did not return (not stored)',
-      attributes: ['failover'],
+      attributes: [FAILOVER],
     },
     payloadsRefused: {
       kind: 'counter',
       name: 'payloads.refused',
       unit: '{value}',
       description: 'Values not stored because their class could not be rebuilt on recovery',
-      attributes: ['failover', 'payloadClass'],
+      attributes: [FAILOVER, PAYLOAD_CLASS],
     },
     bypassed: {
       kind: 'counter',
@@ -109,7 +115,7 @@ export class FailoverMetrics {
       unit: '{call}',
       description:
         "Calls answered by the upstream alone because Holdfast's own part (key, codec, cipher, store) failed",
-      attributes: ['failover', 'cause'],
+      attributes: [FAILOVER, CAUSE],
     },
     cleanupRows: {
       kind: 'counter',
@@ -183,7 +189,7 @@ export class FailoverMetrics {
 
   storeSkipped(operation: string): void {
     this.storeSkips++;
-    this.instruments.storeSkipped.add(1, { operation });
+    this.instruments.storeSkipped.add(1, { [OPERATION]: operation });
   }
 
   cleanupBatch(rows: number): void {
@@ -200,22 +206,22 @@ export class FailoverMetrics {
 
   slicesMissing(failover: string, count: number): void {
     this.missingSlices += count;
-    this.instruments.slicesMissing.add(count, { failover });
+    this.instruments.slicesMissing.add(count, { [FAILOVER]: failover });
   }
 
   payloadRefused(failover: string, payloadClass: string): void {
     this.refusedPayloads++;
-    this.instruments.payloadsRefused.add(1, { failover, payloadClass });
+    this.instruments.payloadsRefused.add(1, { [FAILOVER]: failover, [PAYLOAD_CLASS]: payloadClass });
   }
 
   bypassed(failover: string, cause: string): void {
     this.bypassedCalls++;
-    this.instruments.bypassed.add(1, { failover, cause });
+    this.instruments.bypassed.add(1, { [FAILOVER]: failover, [CAUSE]: cause });
   }
 
   storeError(operation: string, count = 1): void {
     this.storeErrors += count;
-    this.instruments.storeErrors.add(count, { operation });
+    this.instruments.storeErrors.add(count, { [OPERATION]: operation });
   }
 
   coalesced(): void {

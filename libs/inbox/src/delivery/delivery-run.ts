@@ -89,7 +89,7 @@ export class DeliveryRun {
         );
       }
     }
-    ctx.metrics.batchDuration.record(monotonicMillis() - this.claim.started);
+    ctx.metrics.batchDelivered(monotonicMillis() - this.claim.started);
     return this.report;
   }
 

@@ -1,5 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { InboxClock } from '../inbox.clock';
+import { messageTypeLabel } from '../management/message-type-label';
 import type { InboxMetrics } from '../metrics/inbox.metrics';
 import type { MessageRow } from '../store/cor-message.rows';
 import type { InboxConnection } from '../store/inbox-connection';
@@ -68,8 +69,8 @@ export class OutcomeRecorder {
   /** No handler for `row`'s type: due again after `unhandledDelay`, the reason in ERROR. */
   async unhandled(row: MessageRow): Promise<void> {
     const { ctx } = this;
-    const type = [row.namespace, row.name, row.revision].filter((p) => p !== null).join(':');
-    ctx.metrics.unhandled.add(1, { type });
+    const type = messageTypeLabel(row);
+    ctx.metrics.unhandledMessage(type);
     if (!this.warnedTypes.has(type)) {
       this.warnedTypes.add(type);
       ctx.logger.warn(

@@ -3,6 +3,7 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { discoverHandlers } from '@holdfast/core/kit';
 import { DEFAULT_INBOX_NAME, INBOX_HANDLER_METADATA } from '../inbox.constants';
 import { INBOX_NAME } from '../inbox.tokens';
+import { messageTypeLabel } from '../management/message-type-label';
 import type { InboxHandlerOptions } from '../decorators/inbox-handler.decorator';
 import { InboxHandlerRegistry } from './inbox-handler.registry';
 
@@ -39,9 +40,7 @@ export class InboxHandlerExplorer implements OnModuleInit {
         ...(concurrency !== undefined ? { concurrency } : {}),
         handle: (message, context) => method.call(instance, message, context),
       });
-      this.logger.log(
-        `Inbox handler ${name} for ${[type.namespace, type.name, type.revision].filter(Boolean).join(':')}`,
-      );
+      this.logger.log(`Inbox handler ${name} for ${messageTypeLabel(type)}`);
     }
   }
 }

@@ -12,8 +12,11 @@ import { MessageManagement } from '../management/message-management.service';
 
 type Observe = { observe(value: number, attributes?: MetricAttributes): void };
 
+/** The inbox's forRoot name (namespaced, as OpenTelemetry's conventions ask). */
+const INBOX = 'holdfast.inbox.name';
+
 /**
- * The gauges an on-call engineer alerts on, per inbox (attribute `inbox`, its forRoot name):
+ * The gauges an on-call engineer alerts on, per inbox (attribute `holdfast.inbox.name`, its forRoot name):
  * how many messages wait for delivery, how old the oldest due one is, and how many are parked.
  * They are the table's figures, read when the SDK collects (one count and one one-row list per
  * collection), so every instance reports the same value: alert on max() over instances.
@@ -27,21 +30,21 @@ export class InboxGauges implements OnApplicationBootstrap, OnModuleDestroy {
       name: 'depth',
       unit: '{message}',
       description: 'Messages waiting for delivery (due now or retrying after a backoff), per inbox',
-      attributes: ['inbox'],
+      attributes: [INBOX],
     },
     oldestDueAge: {
       kind: 'gauge',
       name: 'oldest_due.age',
-      unit: 'ms',
+      unit: 's',
       description: 'Age of the oldest message due for delivery (0 when none is due), per inbox',
-      attributes: ['inbox'],
+      attributes: [INBOX],
     },
     parkedMessages: {
       kind: 'gauge',
       name: 'parked_messages',
       unit: '{message}',
       description: 'Messages parked after maxRetries and not yet retried or deleted, per inbox',
-      attributes: ['inbox'],
+      attributes: [INBOX],
     },
   });
   private latest?: Promise<{ depth: number; oldestDueAge: number; parked: number }>;
@@ -79,7 +82,7 @@ export class InboxGauges implements OnApplicationBootstrap, OnModuleDestroy {
       ]);
       return {
         depth: counts.due + counts.retrying,
-        oldestDueAge: oldest ? Math.max(0, now - oldest.inserted.getTime()) : 0,
+        oldestDueAge: oldest ? Math.max(0, now - oldest.inserted.getTime()) / 1000 : 0,
         parked: counts.parked,
       };
     })();
@@ -98,7 +101,7 @@ export class InboxGauges implements OnApplicationBootstrap, OnModuleDestroy {
   private observe(pick: (f: { depth: number; oldestDueAge: number; parked: number }) => number) {
     return async (result: Observe): Promise<void> => {
       try {
-        result.observe(pick(await this.read()), { inbox: this.name });
+        result.observe(pick(await this.read()), { [INBOX]: this.name });
         this.warned = false;
       } catch (error) {
         // No figure rather than a wrong one; one line per outage (the health indicator says more).

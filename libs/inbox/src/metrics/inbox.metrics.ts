@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { declareMetrics, sqlRetryCounter, withTransientRetry, type TransientRetry } from '@holdfast/core/kit';
 
+/** The message type attribute (namespaced, as OpenTelemetry's conventions ask). */
+const MESSAGE_TYPE = 'holdfast.message.type';
+
 /** OpenTelemetry instruments of the inbox (no-ops until the application registers an SDK). */
 @Injectable()
 export class InboxMetrics {
@@ -40,7 +43,7 @@ export class InboxMetrics {
       name: 'unhandled',
       unit: '{message}',
       description: 'Claimed messages whose type has no @InboxHandler',
-      attributes: ['type'],
+      attributes: [MESSAGE_TYPE],
     },
     expired: {
       kind: 'counter',
@@ -63,7 +66,7 @@ export class InboxMetrics {
     batchDuration: {
       kind: 'histogram',
       name: 'batch.duration',
-      unit: 'ms',
+      unit: 's',
       description: 'Time to deliver one claimed batch',
     },
   });
@@ -72,10 +75,8 @@ export class InboxMetrics {
   readonly delivered = this.instruments.delivered;
   readonly failed = this.instruments.failed;
   readonly parked = this.instruments.parked;
-  readonly unhandled = this.instruments.unhandled;
   readonly expired = this.instruments.expired;
   readonly cleanupBatches = this.instruments.cleanupBatches;
-  readonly batchDuration = this.instruments.batchDuration;
   private readonly retryCounter = sqlRetryCounter('inbox');
   /** Scheduled cleanup ticks of this node: cleaned (it claimed the tick) and skipped (another node did). */
   cleanupTicks = 0;
@@ -90,6 +91,16 @@ export class InboxMetrics {
    */
   retry<T>(operation: string, work: () => Promise<T>): Promise<T> {
     return withTransientRetry(work, { operation, onRetry: this.onRetry });
+  }
+
+  /** One claimed batch delivered in `ms` milliseconds (recorded in seconds). */
+  batchDelivered(ms: number): void {
+    this.instruments.batchDuration.record(ms / 1000);
+  }
+
+  /** A claimed message of `type` (its label, `namespace:name@revision`) that no handler takes. */
+  unhandledMessage(type: string): void {
+    this.instruments.unhandled.add(1, { [MESSAGE_TYPE]: type });
   }
 
   cleanupTickRun(): void {

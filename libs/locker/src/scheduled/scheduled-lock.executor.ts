@@ -1,12 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import {
-  DatabaseResolver,
-  declareMetrics,
-  HoldfastDatabase,
-  isDuplicateKeyError,
-  type SqlClient,
-} from '@holdfast/core/kit';
+import { DatabaseResolver, HoldfastDatabase, isDuplicateKeyError, type SqlClient } from '@holdfast/core/kit';
+import { ScheduledLockMetrics } from '../metrics/scheduled-lock.metrics';
 import { defaultInstanceId } from '../options/locker-options.schema';
 import { DEFAULT_LOCK_TABLE_NAMES, HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
 import { failoverGraceApplies } from '../store/lease-failover-grace';
@@ -46,23 +41,7 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
   private outage = false;
   private readonly activity = new Map<string, ScheduledJobActivity>();
   // Declared per executor (when the application builds it), after the SDK is registered.
-  private readonly metrics = declareMetrics('locker', {
-    runs: {
-      kind: 'counter',
-      name: 'scheduled.runs',
-      unit: '{run}',
-      description: '@ScheduledLock ticks this instance ran, by job and outcome',
-      attributes: ['job', 'outcome'],
-    },
-    skips: {
-      kind: 'counter',
-      name: 'scheduled.skips',
-      unit: '{tick}',
-      description:
-        '@ScheduledLock ticks this instance skipped: locked by another run (reason locked), or the lock table unreachable (unavailable)',
-      attributes: ['job', 'reason'],
-    },
-  });
+  private readonly metrics = new ScheduledLockMetrics();
 
   constructor(
     @Inject(SCHEDULED_LOCK_OPTIONS) private readonly options: ResolvedScheduledLockModuleOptions,
@@ -165,7 +144,7 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
     entry.lastRunMs = Date.now() - started;
     entry.lastRunError =
       failure === null ? null : failure instanceof Error ? failure.message : String(failure);
-    this.metrics.runs.add(1, { job: meta.name, outcome: failure === null ? 'success' : 'error' });
+    this.metrics.ran(meta.name, failure === null ? 'success' : 'error');
   }
 
   private skipped(meta: ScheduledLockMetadata, reason: 'locked' | 'unavailable'): void {
@@ -173,7 +152,7 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
     entry.skips++;
     entry.lastSkipAt = new Date().toISOString();
     entry.lastSkipReason = reason;
-    this.metrics.skips.add(1, { job: meta.name, reason });
+    this.metrics.skipped(meta.name, reason);
   }
 
   /** Takes the lock until now + lockAtMostFor (database clock); the run's holder name, or undefined. */

@@ -103,7 +103,7 @@ export class LockerStateMachine {
     this.timers.clear();
     this.letProcessGo();
     if (wasMaster) {
-      this.metrics.lost.add(1, { lock: this.lockName, reason: 'stopped' });
+      this.metrics.lost(this.lockName, 'stopped');
       await this.handlers.run('lost', this.lockName, { lockName: this.lockName, reason: 'stopped' });
     }
     try {
@@ -141,7 +141,7 @@ export class LockerStateMachine {
       await locker.stop().catch(() => undefined);
       return;
     }
-    this.metrics.acquireWait.record(monotonicMillis() - since, { lock: this.lockName });
+    this.metrics.waited(this.lockName, monotonicMillis() - since);
     await this.promote();
   }
 
@@ -150,7 +150,7 @@ export class LockerStateMachine {
     this.role = 'master';
     this.lastKeepAlive = new Date();
     this.lastError = undefined;
-    this.metrics.acquired.add(1, { lock: this.lockName });
+    this.metrics.acquired(this.lockName);
     this.logger.log(`Acquired lock '${this.lockName}' as ${this.instanceId}: this instance is master`);
     // lockKeepAlivePeriod 0 (database, shared-file): no keep-alive, as in ActiveMQ; master until
     // stopped. Without keep-alives there is nothing to renew the validity, so no watchdog either.
@@ -189,7 +189,7 @@ export class LockerStateMachine {
     } catch (error) {
       if (term !== this.term) return;
       this.lastError = error;
-      this.metrics.keepAliveFailures.add(1, { lock: this.lockName });
+      this.metrics.keepAliveFailed(this.lockName);
       const left = (locker.validUntil?.() ?? 0) - monotonicMillis();
       if (left <= 0) {
         await this.demote(term, 'keep-alive-failed', error);
@@ -232,7 +232,7 @@ export class LockerStateMachine {
     // From here on, the acquire attempts report the store's health (AbstractLocker.lastError).
     this.lastError = undefined;
     this.timers.clear();
-    this.metrics.lost.add(1, { lock: this.lockName, reason });
+    this.metrics.lost(this.lockName, reason);
     // Within an outage already warned about, the loss is its expected consequence.
     this.logger[this.outage.ongoing ? 'log' : 'warn'](
       `Lost lock '${this.lockName}' (${reason}${error ? `: ${(error as Error).message ?? String(error)}` : ''}); demoting to standby`,

@@ -1,5 +1,10 @@
 import { declareMetrics, heldGauge } from '@holdfast/core/kit';
 
+/** The attributes of simba's instruments (namespaced, as OpenTelemetry's conventions ask). */
+const MUTEX = 'holdfast.mutex.name';
+const REASON = 'holdfast.reason';
+const OPERATION = 'holdfast.operation';
+
 /** SimbaModule's OpenTelemetry instruments (no-ops unless the application registers an SDK). */
 export class SimbaMetrics {
   private readonly instruments = declareMetrics('simba', {
@@ -8,33 +13,43 @@ export class SimbaMetrics {
       name: 'acquired',
       unit: '{acquisition}',
       description: 'Mutex acquisitions by this instance (not renewals)',
-      attributes: ['mutex'],
+      attributes: [MUTEX],
     },
     released: {
       kind: 'counter',
       name: 'released',
       unit: '{release}',
       description: 'Mutex ownerships given up by this instance (stop, lost, local deadline)',
-      attributes: ['mutex', 'reason'],
+      attributes: [MUTEX, REASON],
     },
     failures: {
       kind: 'counter',
       name: 'attempt_failures',
       unit: '{attempt}',
       description: 'Acquire/renew/release calls that failed or timed out',
-      attributes: ['mutex', 'operation'],
+      attributes: [MUTEX, OPERATION],
     },
   });
-  readonly acquired = this.instruments.acquired;
-  readonly released = this.instruments.released;
-  readonly failures = this.instruments.failures;
   private readonly owner = heldGauge('simba', {
     name: 'owner',
     description: '1 while this instance owns the mutex, else 0',
-    attributes: ['mutex'],
+    attributes: [MUTEX],
   });
 
+  acquired(mutex: string): void {
+    this.instruments.acquired.add(1, { [MUTEX]: mutex });
+  }
+
+  released(mutex: string, reason: string): void {
+    this.instruments.released.add(1, { [MUTEX]: mutex, [REASON]: reason });
+  }
+
+  /** An acquire (or renewal), read or release of `mutex` that failed or timed out. */
+  failed(mutex: string, operation: 'acquire' | 'read' | 'release'): void {
+    this.instruments.failures.add(1, { [MUTEX]: mutex, [OPERATION]: operation });
+  }
+
   track(mutex: string, contenderId: string, isOwner: () => boolean): () => void {
-    return this.owner({ mutex }, isOwner, `${mutex}\u0000${contenderId}`);
+    return this.owner({ [MUTEX]: mutex }, isOwner, `${mutex}\u0000${contenderId}`);
   }
 }

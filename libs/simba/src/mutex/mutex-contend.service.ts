@@ -157,7 +157,7 @@ export class MutexContendService {
         if (await this.repository.release(this.mutex, this.contenderId))
           this.wakeup.notifyReleased(this.mutex);
       } catch (error) {
-        this.metrics.failures.add(1, { mutex: this.mutex, operation: 'release' });
+        this.metrics.failed(this.mutex, 'release');
         this.logger.warn(
           `Could not release mutex '${this.mutex}' (${(error as Error).message}); others acquire it after its transition.`,
         );
@@ -220,7 +220,7 @@ export class MutexContendService {
 
   private applyFailure(epoch: number, _error: unknown, attempt: Attempt): void {
     // The loop logs the outage once for the whole instance.
-    this.metrics.failures.add(1, { mutex: this.mutex, operation: attempt === 'peek' ? 'read' : 'acquire' });
+    this.metrics.failed(this.mutex, attempt === 'peek' ? 'read' : 'acquire');
     if (attempt === 'peek') return this.schedule(epoch, this.timing.standbyPoll, 'peek');
     // An owner keeps retrying until its local deadline (the deadline timer steps it down).
     const retry = this.ownedUntil > 0 ? Math.min(250, this.timing.transition / 6) : this.timing.standbyPoll;
@@ -243,7 +243,7 @@ export class MutexContendService {
         this.armDeadline(epoch);
         if (!renewal) {
           const before = previous.ownerId === this.contenderId ? MutexOwner.NONE : previous;
-          this.metrics.acquired.add(1, { mutex: this.mutex });
+          this.metrics.acquired(this.mutex);
           this.emit('onAcquired', new MutexState(before, owner));
         }
       } else {
@@ -303,7 +303,7 @@ export class MutexContendService {
     this.loop.timers.clear(this.deadlineName);
     if (reason === 'deadline' || reason === 'late renewal')
       this.loop.reportLost(this.mutex, before.fencingToken);
-    this.metrics.released.add(1, { mutex: this.mutex, reason });
+    this.metrics.released(this.mutex, reason);
     this.emit(
       'onReleased',
       new MutexState(before, after.ownerId === this.contenderId ? MutexOwner.NONE : after),

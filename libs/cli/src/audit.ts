@@ -1,0 +1,62 @@
+import { tableName } from '@holdfast/core/kit';
+import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
+import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
+import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { hostname, userInfo } from 'node:os';
+import type { MessagesReport } from './commands/messages.command';
+import type { ReleaseReport } from './commands/release.command';
+import { redact } from './database-url';
+
+/** The most ids an audit line names (the count is always whole). */
+const IDS_NAMED = 20;
+
+/**
+ * Who runs this command, for the audit line: HOLDFAST_ACTOR when the operator's tooling sets it
+ * (a bastion, a CI job), else the OS user at this host.
+ */
+export function cliActor(env: NodeJS.ProcessEnv): string {
+  if (env.HOLDFAST_ACTOR) return env.HOLDFAST_ACTOR;
+  let user: string | undefined;
+  try {
+    user = userInfo().username;
+  } catch {
+    // A container user without a passwd entry.
+  }
+  return `${user || env.USER || env.LOGNAME || 'unknown'}@${hostname()}`;
+}
+
+function where(options: { url: string | undefined; prefix?: string }, table: string): string {
+  return `${tableName(options.prefix ?? '', table)} on ${options.url ? redact(options.url) : 'no database'}`;
+}
+
+function ids(list: readonly string[]): string {
+  const named = list.slice(0, IDS_NAMED).join(', ');
+  return list.length > IDS_NAMED ? `${named} and ${list.length - IDS_NAMED} more` : named;
+}
+
+/**
+ * The audit line of a `holdfast messages` change (on stderr; stdout keeps the result): who, the
+ * action, how many it changed of how many selected, where, and the ids changed.
+ */
+export function auditMessages(
+  env: NodeJS.ProcessEnv,
+  report: MessagesReport,
+  options: { url: string | undefined; prefix?: string },
+): string {
+  const changed = report.messages.filter((m) => m.result === 'done').map((m) => m.id);
+  return (
+    `holdfast audit: ${cliActor(env)} ${report.action} ${changed.length} of ${report.messages.length} ` +
+    `message(s) in ${where(options, COR_MESSAGE_TABLE.name)}${changed.length ? `: ${ids(changed)}` : ''}\n`
+  );
+}
+
+/** The audit line of a `holdfast release` (not a dry run). */
+export function auditRelease(
+  env: NodeJS.ProcessEnv,
+  report: ReleaseReport,
+  options: { url: string | undefined; prefix?: string },
+): string {
+  const table = report.kind === 'mutex' ? SIMBA_MUTEX_TABLE.name : HOLDFAST_LOCK_TABLE.name;
+  const what = `${report.kind} '${report.name}' of owner '${report.owner}'`;
+  return `holdfast audit: ${cliActor(env)} release ${what} in ${where(options, table)}: ${report.result}\n`;
+}
