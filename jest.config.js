@@ -34,6 +34,7 @@ const serverOnly = serversSelected
       '/test/inbox/unanswered-heartbeat.spec.ts',
       '/test/simba/frozen-renewal.spec.ts',
       '/test/simba/silent-connections.spec.ts',
+      '/test/locker/silent-connections.spec.ts',
       '/test/pool/app-load/',
       '/test/partition/locker-partition.spec.ts',
     ];
