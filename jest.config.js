@@ -37,6 +37,7 @@ const serverOnly = serversSelected
       '/test/locker/silent-connections.spec.ts',
       '/test/inbox/silent-connections.spec.ts',
       '/libs/failover/test/failover-silent-connections.e2e.spec.ts',
+      '/libs/core/test/coordination-pool-close.spec.ts',
       '/test/pool/app-load/',
       '/test/partition/locker-partition.spec.ts',
     ];
