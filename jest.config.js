@@ -40,6 +40,7 @@ const serverOnly = serversSelected
       '/libs/core/test/coordination-pool-close.spec.ts',
       '/test/pool/app-load/',
       '/test/partition/locker-partition.spec.ts',
+      '/test/partition/silent-connections.spec.ts',
     ];
 
 // The soaks and the long multi-process tests run under `npm run test:soak` (HOLDFAST_TEST_SOAK=1),
