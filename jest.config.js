@@ -33,9 +33,15 @@ const serverOnly = serversSelected
       '/test/inbox/unanswered-claim.spec.ts',
       '/test/inbox/unanswered-heartbeat.spec.ts',
       '/test/simba/frozen-renewal.spec.ts',
+      '/test/simba/silent-connections.spec.ts',
+      '/test/locker/silent-connections.spec.ts',
+      '/test/inbox/silent-connections.spec.ts',
+      '/libs/failover/test/failover-silent-connections.e2e.spec.ts',
+      '/libs/core/test/coordination-pool-close.spec.ts',
       '/test/pool/app-load/',
       '/test/partition/locker-partition.spec.ts',
       '/test/interop/failover-java-reader.spec.ts',
+      '/test/partition/silent-connections.spec.ts',
     ];
 
 // The soaks and the long multi-process tests run under `npm run test:soak` (HOLDFAST_TEST_SOAK=1),
@@ -68,7 +74,9 @@ const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const postgresSelected = (process.env.HOLDFAST_TEST_DATABASES ?? 'sqlite')
   .split(',')
   .some((d) => d.trim() === 'postgres');
-const postgresOnly = postgresSelected ? [] : ['/test/inbox/notify.spec.ts'];
+const postgresOnly = postgresSelected
+  ? []
+  : ['/test/inbox/notify.spec.ts', '/libs/core/test/pg-listener.spec.ts'];
 const ignored = ['/node_modules/', ...serverOnly, ...postgresOnly, ...excluded].map(escape);
 // The HA-cluster suites (Galera, Patroni) start clusters of their own and run only under
 // `npm run test:cluster` (HOLDFAST_TEST_CLUSTERS=1), in their own CI step.

@@ -115,6 +115,28 @@ describeEachDatabase(
       expect(live.has('ID')).toBe(true);
     });
 
+    // No network on SQLite, so no client bound to outlast.
+    if (ctx.db !== 'sqlite')
+      it("waits out another instance's schema step beyond its client's own statementTimeout", async () => {
+        const table = `${ctx.prefix}CORE_LOCKED_BOUNDED`;
+        const spec = { ...SPEC, name: 'CORE_LOCKED_BOUNDED' };
+        const lock = await holdSchemaLock(ctx, table);
+        // A module's client bounds its waits far below the schema lock's (Simba: a third of its transition).
+        const bounded = sqlClientFor(ctx.dataSource, undefined, undefined, { statementTimeout: 300 });
+        const applying = new SchemaManager(bounded, { lockTimeoutMs: 10_000 }).apply(
+          spec,
+          ctx.prefix,
+          'create',
+        );
+        const outcome = applying.then(
+          () => 'applied',
+          (e: unknown) => e,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await lock.release();
+        expect(await outcome).toBe('applied');
+      });
+
     it('checks a table and indexes already in place without the lock, and waits for it when an index is missing', async () => {
       const table = `${ctx.prefix}CORE_INDEXED`;
       await new SchemaManager(ctx.sql).apply(INDEXED, ctx.prefix, 'create');
@@ -148,5 +170,5 @@ describeEachDatabase(
       ).toBe(true);
     });
   },
-  { tables: ['CORE_LOCKED', 'CORE_INDEXED'] },
+  { tables: ['CORE_LOCKED', 'CORE_LOCKED_BOUNDED', 'CORE_INDEXED'] },
 );

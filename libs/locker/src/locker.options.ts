@@ -125,6 +125,13 @@ export interface ScheduledLockModuleOptions {
   dialect?: Dialect;
   /** What to do with HOLDFAST_LOCK at startup (default 'check'). */
   schema?: SchemaMode;
+  /**
+   * A bound on each wait of a tick's lock statements: for a pooled connection, and for each
+   * answer. Past it the tick is skipped (one warning per outage) and its connection destroyed,
+   * not reused, so a connection that went silent for good (a firewall that lost its state) costs
+   * one bound, and the next ticks run on new connections. Default '5s'; 0 turns the bound off.
+   */
+  statementTimeout?: Duration;
 }
 
 export interface ResolvedScheduledLockModuleOptions {
@@ -132,4 +139,6 @@ export interface ResolvedScheduledLockModuleOptions {
   tablePrefix: string;
   dialect?: Dialect;
   schema: SchemaMode;
+  /** Milliseconds (0: no bound). */
+  statementTimeout: number;
 }

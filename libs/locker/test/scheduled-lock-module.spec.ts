@@ -1,10 +1,10 @@
 import { Inject, Injectable, Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
-import { sqlClientFor } from '@holdfast/core/kit';
-import { createTestDataSource, uniqueTablePrefix } from '@holdfast/testing';
+import { InvalidOptionsError, sqlClientFor } from '@holdfast/core/kit';
+import { createTestDataSource, describeEachDatabase, uniqueTablePrefix } from '@holdfast/testing';
 import { ScheduledLock, ScheduledLockModule, type ScheduledLockModuleOptions } from '@holdfast/locker';
-import { readLockStatus, SCHEDULED_LOCK_OPTIONS } from '@holdfast/locker/internal';
+import { readLockStatus, ScheduledLockExecutor, SCHEDULED_LOCK_OPTIONS } from '@holdfast/locker/internal';
 import type { DataSource } from 'typeorm';
 
 /** An application's own configuration, injected into forRootAsync's factory. */
@@ -37,6 +37,19 @@ describe('ScheduledLockModule', () => {
     const module = ScheduledLockModule.forRoot();
     expect(module.module).toBe(ScheduledLockModule);
     expect(module.global).toBe(true);
+  });
+
+  it.each([
+    ['-1', -1],
+    ['"soon"', 'soon'],
+  ])('refuses statementTimeout %s at bootstrap, naming the option and the value', async (_label, bad) => {
+    const error = await Test.createTestingModule({
+      imports: [ScheduledLockModule.forRoot({ dataSource, statementTimeout: bad as never })],
+    })
+      .compile()
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(InvalidOptionsError);
+    expect(String((error as Error).message)).toContain(`'statementTimeout' = ${JSON.stringify(bad)}`);
   });
 
   /** Builds the config module of one test: the table prefix comes from it, not from the test's literal. */
@@ -106,3 +119,37 @@ describe('ScheduledLockModule', () => {
     },
   );
 });
+
+describeEachDatabase(
+  'ScheduledLockModule statementTimeout',
+  (ctx) => {
+    it.each([
+      [undefined, 5_000],
+      ['2s', 2_000],
+    ] as const)('%s: each wait of a tick is bounded by %i ms', async (option, expected) => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          ScheduledLockModule.forRoot({
+            dataSource: ctx.dataSource,
+            tablePrefix: ctx.prefix,
+            statementTimeout: option,
+            schema: 'create',
+          }),
+        ],
+      }).compile();
+      try {
+        await moduleRef.init();
+        expect(moduleRef.get<{ statementTimeout: number }>(SCHEDULED_LOCK_OPTIONS).statementTimeout).toBe(
+          expected,
+        );
+        // SQLite has no network to wait on: the client bounds waits on server databases only.
+        expect(moduleRef.get(ScheduledLockExecutor).sql.statementTimeout).toBe(
+          ctx.db === 'sqlite' ? 0 : expected,
+        );
+      } finally {
+        await moduleRef.close();
+      }
+    });
+  },
+  { tables: ['HOLDFAST_LOCK'] },
+);

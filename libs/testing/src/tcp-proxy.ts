@@ -15,8 +15,9 @@ interface Link {
 /**
  * A TCP proxy a test controls, to simulate network trouble without touching the server:
  * `delay(ms)` slows every chunk down, `blackhole()` makes open connections silent (sockets stay
- * open, nothing passes), `cut()` drops every connection, and `restore()` lets new connections
- * through again.
+ * open, nothing passes) and refuses new ones, `blackholeOpen()` silences only the connections
+ * open now and lets new ones through, `cut()` drops every connection, and `restore()` lets new
+ * connections through again.
  */
 export class TcpProxy {
   private server?: Server;
@@ -177,6 +178,30 @@ export class TcpProxy {
       link.client.pause();
       link.upstream.pause();
     }
+  }
+
+  /**
+   * Makes the connections open at this moment silent for good, as `blackhole()` does, and lets
+   * new ones through as usual: what a stateful firewall or NAT that lost its connection table
+   * does (its established flows are dropped, new flows get new state). The application has to
+   * notice that its open connections say nothing and do its work on new ones. `passCloses` as
+   * for `blackhole()`; a lost firewall state drops closes too (`passCloses: false`).
+   */
+  blackholeOpen(options: { passCloses?: boolean } = {}): void {
+    for (const link of this.links) {
+      if (link.silenced) continue;
+      link.silenced = true;
+      link.holdsCloses = options.passCloses === false;
+      link.client.pause();
+      link.upstream.pause();
+    }
+  }
+
+  /** Open connections made silent by `blackhole()`, `blackholeOpen()` or a lost answer. */
+  get silencedConnections(): number {
+    let n = 0;
+    for (const link of this.links) if (link.silenced) n++;
+    return n;
   }
 
   /**

@@ -95,4 +95,23 @@ describe('TcpProxy', () => {
     await waitUntil(() => fresh.text() === 'back', { message: 'the echo on a new connection' });
     expect(c.text()).toBe(''); // the blackholed one stays silent
   });
+
+  it('blackholeOpen: the connections open now go silent for good, new ones pass at once', async () => {
+    const c = await client();
+    proxy.blackholeOpen({ passCloses: false });
+    expect(proxy.silencedConnections).toBe(1);
+    c.socket.write('lost');
+
+    const fresh = await client();
+    fresh.socket.write('through');
+    await waitUntil(() => fresh.text() === 'through', { message: 'the echo on a new connection' });
+    expect(proxy.silencedConnections).toBe(1);
+
+    // Even a close does not pass: the proxy keeps the server's side of the silenced one open.
+    c.socket.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(c.text()).toBe('');
+    expect(proxy.connections).toBe(2);
+    expect(proxy.silencedConnections).toBe(1);
+  });
 });

@@ -14,6 +14,8 @@ export interface ScheduledWorkerConfig {
   name: string;
   db: TestDatabase;
   sqliteFile?: string;
+  /** Reach the server through this port (a TcpProxy's) instead of its own. */
+  port?: number;
   prefix: string;
   lockName: string;
   lockAtMostFor: number;
@@ -64,7 +66,11 @@ class WorkerModule {
 }
 
 async function main(): Promise<void> {
-  const dataSource = await createTestDataSource(config.db, { sqliteFile: config.sqliteFile, poolSize: 4 });
+  const dataSource = await createTestDataSource(config.db, {
+    sqliteFile: config.sqliteFile,
+    port: config.port,
+    poolSize: 4,
+  });
   const logger = process.env.HOLDFAST_WORKER_LOG ? (['log', 'warn', 'error'] as const) : (['error'] as const);
   await NestFactory.createApplicationContext(WorkerModule.register(dataSource), { logger: [...logger] });
   send({ type: 'ready', name: config.name });

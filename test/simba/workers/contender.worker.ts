@@ -2,7 +2,9 @@
  * A real process contending for one mutex (used by the soak test and the benchmark).
  * argv: <db> <prefix> <mutex> <logFile|-> <sqliteFile|-> <ttlMs> <transitionMs>
  * IPC out: {type:'ready'}, {type:'acquired', token}, {type:'released'}, {type:'paused'}.
- * IPC in: {type:'stop'} (stop contending, close, exit), {type:'pause'} (stop contending), {type:'resume'}.
+ * IPC in: {type:'stop'} (stop contending, close, exit), {type:'pause'} (stop contending), {type:'resume'},
+ * {type:'health', count} (that many SimbaHealthIndicator checks at once, as readiness probes arriving
+ * together; answered by {type:'health', up} with how many were up).
  * While it believes it owns, it appends "<epoch ms> <fencing token> <pid>" to the log every 20 ms.
  * SIMBA_WORKER_LOG_LEVELS (default 'error'): the Nest log levels it prints, comma-separated.
  */
@@ -11,7 +13,12 @@ import { appendFileSync } from 'node:fs';
 import { Module, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { createTestDataSource, type TestDatabase } from '@holdfast/testing';
-import { MutexContendServiceFactory, SimbaModule, type MutexState } from '@holdfast/simba';
+import {
+  MutexContendServiceFactory,
+  SimbaHealthIndicator,
+  SimbaModule,
+  type MutexState,
+} from '@holdfast/simba';
 
 async function main(): Promise<void> {
   const [db, prefix, mutex, logFile, sqliteFile, ttl, transition] = process.argv.slice(2);
@@ -55,7 +62,16 @@ async function main(): Promise<void> {
     }, 20);
   }
 
-  process.on('message', (message: { type?: string }) => {
+  process.on('message', (message: { type?: string; count?: number }) => {
+    if (message?.type === 'health') {
+      const health = app.get(SimbaHealthIndicator);
+      void Promise.all(
+        Array.from({ length: message.count ?? 1 }, () =>
+          health.isHealthy().then((r) => r.simba.status === 'up'),
+        ),
+      ).then((results) => send({ type: 'health', up: results.filter(Boolean).length }));
+      return;
+    }
     if (message?.type === 'pause') {
       void service.stop().then(() => send({ type: 'paused' }));
       return;

@@ -25,6 +25,8 @@ export class SqlTimeoutError extends HoldfastError {
 
 interface DriverSocket {
   destroy(): void;
+  readonly destroyed?: boolean;
+  once?(event: 'close', listener: () => void): void;
 }
 
 /** What a pooled connection looks like underneath TypeORM, for the two network drivers. */
@@ -55,6 +57,32 @@ export function destroyDriverConnection(connection: DriverConnection | undefined
   } catch {
     // a socket that is gone already
   }
+}
+
+/** The connections a DataSource's pool holds now, checked out or idle (pg-pool, mysql2). */
+export function poolConnections(dataSource: DataSource): DriverConnection[] {
+  const driver = dataSource.driver as unknown as {
+    master?: { _clients?: DriverConnection[] };
+    pool?: { _allConnections?: { toArray?(): DriverConnection[] } };
+  };
+  return [...(driver.master?._clients ?? []), ...(driver.pool?._allConnections?.toArray?.() ?? [])];
+}
+
+/**
+ * Gives the sockets of `connections` up to `ms` to close after a pool's end (each driver says
+ * goodbye and waits for the server to close), then destroys those still open: on a silent path
+ * the server's close never comes, and a socket waiting for it keeps the process alive.
+ */
+export async function closeSockets(connections: readonly DriverConnection[], ms: number): Promise<void> {
+  const open = connections
+    .map((c) => c.connection?.stream ?? c.stream)
+    .filter((socket): socket is DriverSocket => socket !== undefined && socket.destroyed !== true);
+  if (open.length === 0) return;
+  const closed = Promise.all(
+    open.map((socket) => new Promise<void>((resolve) => socket.once?.('close', resolve) ?? resolve())),
+  );
+  await withTimeout(closed, ms, () => undefined);
+  for (const socket of open) if (socket.destroyed !== true) socket.destroy();
 }
 
 /**

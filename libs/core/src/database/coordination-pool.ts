@@ -1,6 +1,7 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { dialectOfDriver, sqlDialect } from '../dialect/dialects';
 import { InvalidOptionsError } from '../errors/holdfast.error';
+import { closeSockets, poolConnections } from './connection-bound';
 
 /**
  * A module's own small pool for its time-critical statements (Simba's ticks and polls, the
@@ -36,6 +37,9 @@ const LEFT_OUT = [
 
 /** How long application shutdown waits for a coordination pool's connections to close. */
 const CLOSE_WAIT_MS = 5_000;
+
+/** How long each connection then has for its goodbye before its socket is destroyed (#43). */
+const GOODBYE_WAIT_MS = 1_000;
 
 const poolsByDataSource = new WeakMap<DataSource, CoordinationPool>();
 
@@ -160,7 +164,9 @@ export class CoordinationPool {
   /**
    * Closes the pool's connections (the module gave back its leases before). pg-pool's end waits
    * for connections still checked out; a lock connection its locker destroys in the same shutdown
-   * phase ends that wait, and past CLOSE_WAIT_MS shutdown goes on without it.
+   * phase ends that wait, and past CLOSE_WAIT_MS shutdown goes on without it. Sockets still open
+   * GOODBYE_WAIT_MS after that (a silent path never answers a goodbye) are destroyed, so none
+   * keeps the process alive.
    */
   async close(): Promise<void> {
     this.closing = true;
@@ -168,6 +174,7 @@ export class CoordinationPool {
     if (!opening) return;
     await opening.catch(() => undefined);
     if (!this.dataSource.isInitialized) return;
+    const connections = poolConnections(this.dataSource);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       this.dataSource.destroy().catch(() => undefined),
@@ -177,6 +184,7 @@ export class CoordinationPool {
       }),
     ]);
     clearTimeout(timer);
+    await closeSockets(connections, GOODBYE_WAIT_MS);
   }
 }
 

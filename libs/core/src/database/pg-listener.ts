@@ -1,5 +1,12 @@
 import type { DataSource } from 'typeorm';
 import { withTimeout } from '../time/with-timeout';
+import { destroyDriverConnection, type DriverConnection } from './connection-bound';
+
+/**
+ * How long `close()` lets the connection say goodbye before its socket is destroyed: a healthy
+ * server answers within a round trip; a silent path (a firewall that lost its state) never does.
+ */
+const CLOSE_WAIT_MS = 1_000;
 
 /** The part of pg's Client a listener uses. */
 interface PgClient {
@@ -63,17 +70,32 @@ export class PgListener {
     });
   }
 
-  /** Ends the connection (errors ignored: it may be gone already); `onDropped` is not called after. */
+  /**
+   * Ends the connection (errors ignored: it may be gone already); `onDropped` is not called after.
+   * Bounded: pg's `end()` waits for the server to close the socket, which a silent path never
+   * does, so after CLOSE_WAIT_MS the socket is destroyed (#43).
+   */
   async close(): Promise<void> {
     this.closed = true;
-    await this.client.end().catch(() => undefined);
+    await withTimeout(
+      this.client.end().catch(() => undefined),
+      CLOSE_WAIT_MS,
+      () => undefined,
+    );
+    this.destroy();
   }
 
   private drop(error?: Error): void {
     if (this.closed) return;
     this.closed = true;
-    void this.client.end().catch(() => undefined);
+    // Failed or closed by the server: nothing to say goodbye to, and a half-closed socket would
+    // keep the process alive until the network gave up on it.
+    this.destroy();
     this.options.onDropped(error);
+  }
+
+  private destroy(): void {
+    destroyDriverConnection(this.client as unknown as DriverConnection);
   }
 }
 

@@ -67,6 +67,23 @@ export class SqlClient {
     this.connections = new BoundedConnections(dataSource, this.statementTimeout);
   }
 
+  /**
+   * This client with each wait bounded by at least `ms` (itself when its bound is that long, or
+   * off, or inside a transaction): for statements that may wait longer than a module's statements
+   * do, such as the schema step's wait for another instance's step at startup.
+   */
+  withStatementTimeoutAtLeast(ms: number): SqlClient {
+    if (this.runner || this.statementTimeout === 0 || this.statementTimeout >= ms) return this;
+    return new SqlClient(
+      this.dataSource,
+      this.dialect,
+      undefined,
+      { ...this.options, statementTimeout: ms },
+      false,
+      this.coordination,
+    );
+  }
+
   /** True on the client a `transaction()` hands to its work. */
   get inTransaction(): boolean {
     return this.insideTransaction;

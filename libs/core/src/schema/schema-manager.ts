@@ -18,6 +18,9 @@ import { TableSpec } from './table-spec';
 export type SchemaMode = 'create' | 'check' | 'none';
 export const SCHEMA_MODES: readonly SchemaMode[] = ['create', 'check', 'none'];
 
+/** What the schema step's client waits beyond the server's own bound on the schema lock. */
+const SCHEMA_WAIT_MARGIN_MS = 5_000;
+
 export interface SchemaManagerOptions {
   /**
    * How long the schema step waits for another instance's schema step, and how long it keeps
@@ -37,12 +40,13 @@ export interface SchemaManagerOptions {
 export class SchemaManager {
   private readonly logger = new Logger(SchemaManager.name);
   private readonly lockTimeoutMs: number;
+  private readonly sql: SqlClient;
 
-  constructor(
-    private readonly sql: SqlClient,
-    options: SchemaManagerOptions = {},
-  ) {
+  constructor(sql: SqlClient, options: SchemaManagerOptions = {}) {
     this.lockTimeoutMs = options.lockTimeoutMs ?? 60_000;
+    // A module's client may bound its waits far below the wait for another instance's schema
+    // step (Simba: a third of its transition): the step's waits get the lock's bound and a margin.
+    this.sql = sql.withStatementTimeoutAtLeast(this.lockTimeoutMs + SCHEMA_WAIT_MARGIN_MS);
   }
 
   /**

@@ -25,7 +25,7 @@ export class FailoverSqlCleanup {
    * transaction), yielding between them, until a statement removes nothing.
    */
   async cleanByExpiry(expiry: Date, options: CleanupBatchOptions = {}): Promise<number> {
-    const { sql, queries, ctx } = this.state;
+    const { maintenanceSql: sql, queries, ctx } = this.state;
     const cutoff = sql.dialect.timestampParam(expiry);
     if (this.state.dialectUnknown) {
       const s = queries.cleanByExpiry(ctx, cutoff);
@@ -53,7 +53,7 @@ export class FailoverSqlCleanup {
    * lease, or by the INSERT of a first one; two instances never both get it.
    */
   async claim(leaseMs: number, owner: string, now: number): Promise<boolean> {
-    const { sql, queries, ctx } = this.state;
+    const { maintenanceSql: sql, queries, ctx } = this.state;
     const d = sql.dialect;
     const asOf = d.timestampParam(new Date(now));
     const expireOn = d.timestampParam(new Date(now + leaseMs));

@@ -145,7 +145,7 @@ export class FailoverSqlReads {
   }
 
   async countLive(name: string, now: Date): Promise<number> {
-    const { sql, queries, ctx } = this.state;
+    const { maintenanceSql: sql, queries, ctx } = this.state;
     const s = queries.countLive(ctx, name, sql.dialect.timestampParam(now));
     const [row] = await sql.query<{ n: unknown }>(s.sql, s.params);
     return toNumber(row.n);

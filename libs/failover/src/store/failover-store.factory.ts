@@ -48,6 +48,7 @@ export async function createFailoverStore(
             `${error.message} Using portable INSERT/UPDATE statements with '?' placeholders.`,
             { unknownDialect: true },
           ),
+        options.storeTimeout,
       );
       // Checked now: a bad key or cipher stops the bootstrap before anything else.
       const cipher = sqlOptions.encryption?.enabled ? resolveCipher(sqlOptions.encryption) : undefined;
@@ -70,6 +71,7 @@ export async function createFailoverStore(
       };
       const sqlStore = new SqlFailoverStore({
         sql: () => database.sql,
+        maintenanceSql: () => database.maintenanceSql,
         tablePrefix: sqlOptions.tablePrefix,
         schema: sqlOptions.schema,
         parts: async () => {

@@ -60,7 +60,7 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind, Synchro
         `Dialect unknown: table ${state.table} was not checked; create it with 'npm run ddl'.`,
       );
     } else {
-      await new SchemaManager(state.sql).apply(
+      await new SchemaManager(state.maintenanceSql).apply(
         FAILOVER_STORE_TABLE,
         this.config.tablePrefix ?? '',
         this.config.schema ?? 'check',
@@ -92,6 +92,7 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind, Synchro
     return new SqlFailoverStore({
       ...this.config,
       sql: () => state.sql,
+      maintenanceSql: () => state.maintenanceSql,
       tablePrefix,
       parts: undefined,
       queries: state.queries,
@@ -112,6 +113,11 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind, Synchro
 
   get sql(): SqlClient {
     return this.state.sql;
+  }
+
+  /** The client of the store's upkeep (see SqlFailoverStoreConfig.maintenanceSql). */
+  get maintenanceSql(): SqlClient {
+    return this.state.maintenanceSql;
   }
 
   storeMany(items: readonly StoreManyItem[]): Promise<void> {
@@ -193,7 +199,7 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind, Synchro
   }
 
   async now(): Promise<Date> {
-    return new Date(await this.state.sql.nowMillis());
+    return new Date(await this.state.maintenanceSql.nowMillis());
   }
 
   /** The database clock, estimated without a round trip (see DatabaseClock). */

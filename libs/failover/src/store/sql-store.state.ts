@@ -16,6 +16,12 @@ import { PayloadColumnResolver } from './payload-column.resolver';
 export interface SqlFailoverStoreConfig {
   /** The SQL client, or a function giving it once the DataSource is up (module wiring). */
   sql: SqlClient | (() => SqlClient);
+  /**
+   * The client for the store's upkeep, whose statements no caller waits for and which may take
+   * longer than a caller's storeTimeout: the table's check at init, the clock readings, the
+   * expiry cleanup, counts. Default `sql`.
+   */
+  maintenanceSql?: SqlClient | (() => SqlClient);
   tablePrefix?: string;
   queries?: FailoverStoreQueryResolver;
   payloadColumn?: PayloadColumnResolver;
@@ -54,6 +60,7 @@ export class SqlStoreState {
   dialectUnknown = false;
   readonly dbClock: DatabaseClock;
   private client?: SqlClient;
+  private maintenanceClient?: SqlClient;
   private context?: FailoverQueryContext;
 
   constructor(private readonly config: SqlFailoverStoreConfig) {
@@ -62,7 +69,7 @@ export class SqlStoreState {
     this.codec = config.codec ?? new PayloadCodec(new FailoverTypeRegistry());
     this.rows = new FailoverRowCodec(config.payloadColumn ?? new PayloadColumnResolver(), this.codec);
     this.native = config.nativeUpsert !== false;
-    this.dbClock = config.clock ?? new DatabaseClock(() => this.sql.nowMillis());
+    this.dbClock = config.clock ?? new DatabaseClock(() => this.maintenanceSql.nowMillis());
   }
 
   get sql(): SqlClient {
@@ -70,6 +77,16 @@ export class SqlStoreState {
       this.client = typeof this.config.sql === 'function' ? this.config.sql() : this.config.sql;
     }
     return this.client;
+  }
+
+  /** The client for the store's upkeep (see SqlFailoverStoreConfig.maintenanceSql). */
+  get maintenanceSql(): SqlClient {
+    if (!this.maintenanceClient) {
+      const option = this.config.maintenanceSql;
+      this.maintenanceClient =
+        option === undefined ? this.sql : typeof option === 'function' ? option() : option;
+    }
+    return this.maintenanceClient;
   }
 
   /** What the statement builders get (fixed once the dialect is known). */

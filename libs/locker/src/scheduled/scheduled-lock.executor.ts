@@ -1,6 +1,12 @@
 import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { DatabaseResolver, HoldfastDatabase, isDuplicateKeyError, type SqlClient } from '@holdfast/core/kit';
+import {
+  DatabaseResolver,
+  HoldfastDatabase,
+  isDuplicateKeyError,
+  type SqlClient,
+  type SqlClientOptions,
+} from '@holdfast/core/kit';
 import { ScheduledLockMetrics } from '../metrics/scheduled-lock.metrics';
 import { defaultInstanceId } from '../options/locker-options.schema';
 import { DEFAULT_LOCK_TABLE_NAMES, HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
@@ -49,6 +55,14 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
     resolver: DatabaseResolver,
   ) {
     super(moduleRef, resolver, 'ScheduledLockModule', options);
+  }
+
+  /**
+   * Every wait of a tick bounded (#43): the module's pool is one connection, and a statement on
+   * a connection gone silent for good kept it checked out, so no tick got one again.
+   */
+  protected override clientOptions(): SqlClientOptions {
+    return { statementTimeout: this.options.statementTimeout };
   }
 
   async onModuleInit(): Promise<void> {

@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { DatabaseResolver, HoldfastDatabase } from '@holdfast/core/kit';
+import { DatabaseResolver, HoldfastDatabase, type SqlClientOptions } from '@holdfast/core/kit';
+import { statementTimeoutFor } from '../lock/lock-timing';
 import { LOCKER_OPTIONS } from '../locker.tokens';
 import type { ResolvedLockerOptions } from '../locker.options';
 
@@ -14,8 +15,22 @@ export class LockerDatabase extends HoldfastDatabase {
   constructor(
     moduleRef: ModuleRef,
     resolver: DatabaseResolver,
-    @Inject(LOCKER_OPTIONS) options: ResolvedLockerOptions,
+    @Inject(LOCKER_OPTIONS) private readonly options: ResolvedLockerOptions,
   ) {
     super(moduleRef, resolver, 'LockerModule', options);
+  }
+
+  /**
+   * The lock's own statements run on its reserved connection, each bounded (LockConnection);
+   * what runs on the module's client (the lock row's preparation, the clock read) gets the same
+   * bound (#43): a connection gone silent for good is destroyed, not waited on for ever.
+   */
+  protected override clientOptions(): SqlClientOptions {
+    return {
+      statementTimeout: statementTimeoutFor(
+        this.options.lockAcquireSleepInterval,
+        this.options.lockKeepAlivePeriod,
+      ),
+    };
   }
 }

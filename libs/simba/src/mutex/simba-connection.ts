@@ -80,9 +80,18 @@ export class SimbaConnection extends HoldfastDatabase implements OnModuleInit, O
    * stopped VM, a dead link) is ended by the server after about one statement timeout, so the
    * mutex changes hands within ttl + transition + that, on MariaDB too (PostgreSQL also gets
    * the statement timeout itself). MariaDB counts whole seconds.
+   *
+   * The client bounds each of its own waits by the same statement timeout (#43): the tick's
+   * bound alone only stops waiting, and a connection that went silent (a firewall that lost its
+   * state) stayed checked out with a statement that never answers. Two of them filled Simba's
+   * pool, and the instance never contended again. Bounded, such a connection is destroyed, and
+   * the pooled ones that have not answered since are not reused.
    */
   protected override clientOptions(): SqlClientOptions {
-    return { idleInTransactionTimeout: Math.max(1_000, this.options.statementTimeout) };
+    return {
+      idleInTransactionTimeout: Math.max(1_000, this.options.statementTimeout),
+      statementTimeout: this.options.statementTimeout,
+    };
   }
 
   get repository(): MutexRepository {
