@@ -50,6 +50,7 @@ export { sqlClientFor } from '../database/sql-client.factory';
 export { sqliteGate } from '../database/sqlite-gate';
 export { PgListener, type PgListenerOptions } from '../database/pg-listener';
 export { StatementBinder, statement, type Statement } from '../database/statement';
+export { StatementTemplate, TemplateBinder, type SlotName } from '../database/statement-template';
 export { resolveDataSource, driverTimezone, type DataSourceOption } from '../database/data-source';
 export { HoldfastDatabase, type HoldfastDatabaseOptions } from '../database/holdfast-database';
 export { declarePoolNeed, type PoolNeed } from '../database/pool-budget';
