@@ -87,7 +87,9 @@ export {
   type SchemaMode,
   type SchemaManagerOptions,
 } from '../schema/schema-manager';
-export type { LiveTable, LiveColumn, LiveColumnKind, SqliteAffinity } from '../schema/live-table';
+export type { LiveTable, LiveColumn, LiveColumnKind } from '../schema/live-table';
+export type { SqliteAffinity } from '../dialect/sqlite-affinity';
+export { Catalog, type CatalogIndex, type CatalogQuery } from '../schema/catalog';
 export {
   validateOptions,
   NestedOptions,
