@@ -75,6 +75,27 @@ describe('StatementTemplate', () => {
     expect(find.sql).toBe('SELECT V FROM T WHERE N = ? AND K = ?');
   });
 
+  it('takes any name for a slot: a name is data, never code', () => {
+    const name = `x"]; throw new Error('no'); //`;
+    const b = new TemplateBinder<Record<string, string>>(sqlDialect('sqlite'));
+    const t = b.template(`SELECT ${b.slot(name)}, ${b.slot('a b')}`);
+    expect(t.params({ [name]: 'one', 'a b': 'two' })).toEqual(['one', 'two']);
+  });
+
+  it('lists the same values where the runtime refuses code from strings', () => {
+    const refuse = jest.spyOn(global, 'Function').mockImplementation(() => {
+      throw new EvalError('Code generation from strings disallowed for this context');
+    });
+    try {
+      const b = new TemplateBinder<Key>(sqlDialect('postgres'));
+      const t = b.template(`SELECT ${b.bind('c')}, ${b.slot('key')}, ${b.slot('name')}, ${b.slot('key')}`);
+      expect(refuse).toHaveBeenCalled();
+      expect(t.params({ name: 'n', key: 'k' })).toEqual(['c', 'k', 'n', 'k']);
+    } finally {
+      refuse.mockRestore();
+    }
+  });
+
   it('hands out a new params array per call (a statement sent may be kept by the driver)', () => {
     const b = new TemplateBinder<Key>(sqlDialect('sqlite'));
     const t = b.template(`SELECT ${b.slot('name')}`);

@@ -21,6 +21,8 @@ export type SlotName<V> = keyof V & string;
  * ```
  */
 export class StatementTemplate<V extends object> {
+  private readonly read: (values: V) => unknown[];
+
   /**
    * @param sql the text, with one placeholder per entry of `slots`, in order
    * @param slots for each placeholder: the name of the call's value it takes, or undefined where
@@ -32,17 +34,13 @@ export class StatementTemplate<V extends object> {
     readonly sql: string,
     private readonly slots: ReadonlyArray<SlotName<V> | undefined>,
     private readonly constants: readonly unknown[],
-  ) {}
+  ) {
+    this.read = paramsReader(slots, constants);
+  }
 
   /** The values of the placeholders for one call, in placeholder order: a new array each call. */
   params(values: V): unknown[] {
-    const slots = this.slots;
-    const params: unknown[] = [];
-    for (let i = 0; i < slots.length; i++) {
-      const slot = slots[i];
-      params.push(slot === undefined ? this.constants[i] : values[slot]);
-    }
-    return params;
+    return this.read(values);
   }
 
   /** The statement for one call: this template's text and `values` in placeholder order. */
@@ -57,6 +55,33 @@ export class StatementTemplate<V extends object> {
    */
   withText(rewrite: (sql: string) => string): StatementTemplate<V> {
     return new StatementTemplate<V>(rewrite(this.sql), this.slots, this.constants);
+  }
+}
+
+/**
+ * The function that lists one call's values in placeholder order. Compiled once per template to
+ * the array literal a hand would write (`(v) => [v["name"], v["key"]]`): a loop over the slot
+ * names does a keyed read per value, which V8 cannot specialize, and costs 2 to 5 times what
+ * writing the array by hand does (`npm run bench -- statement-template`). The names go in as
+ * JSON string literals and the constants by index, so no value of either becomes code. Where the
+ * runtime refuses code from strings (`--disallow-code-generation-from-strings`), the loop.
+ */
+function paramsReader<V extends object>(
+  slots: ReadonlyArray<SlotName<V> | undefined>,
+  constants: readonly unknown[],
+): (values: V) => unknown[] {
+  const items = slots.map((slot, i) => (slot === undefined ? `c[${i}]` : `v[${JSON.stringify(slot)}]`));
+  try {
+    return new Function('c', `return (v) => [${items.join(', ')}];`)(constants) as (values: V) => unknown[];
+  } catch {
+    return (values) => {
+      const params: unknown[] = [];
+      for (let i = 0; i < slots.length; i++) {
+        const slot = slots[i];
+        params.push(slot === undefined ? constants[i] : values[slot]);
+      }
+      return params;
+    };
   }
 }
 
