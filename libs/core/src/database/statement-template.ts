@@ -45,7 +45,7 @@ export class StatementTemplate<V extends object> {
 
   /** The statement for one call: this template's text and `values` in placeholder order. */
   bind(values: V): Statement {
-    return { sql: this.sql, params: this.params(values) };
+    return { sql: this.sql, params: this.read(values) };
   }
 
   /**
