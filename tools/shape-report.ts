@@ -126,7 +126,7 @@ for (const file of files) {
       if (
         method === 'placeholder' &&
         !rel(file).startsWith('libs/core/src/dialect/') &&
-        !/statement\.ts$/.test(file)
+        !/statement(-template)?\.ts$/.test(file)
       )
         odd['placeholder(n) outside a binder'].push(where);
       if (method === 'createQueryBuilder') odd['TypeORM query builder'].push(where);

@@ -1,4 +1,4 @@
-import { DIALECTS, createTableSql, ddlScript, sqlDialect, type TableSpec } from '@holdfast/core/kit';
+import { Catalog, DIALECTS, createTableSql, ddlScript, sqlDialect, type TableSpec } from '@holdfast/core/kit';
 import { countPlaceholders as placeholderCount } from '@holdfast/testing';
 
 const spec = { table: 'P_T', columns: ['A', 'B', 'C', 'D'], keys: ['A', 'B'] };
@@ -233,8 +233,8 @@ describe('dialect SQL', () => {
   it('reads no catalog where Holdfast does not execute SQL (SQL Server, Oracle)', async () => {
     const query = jest.fn(async () => []);
     for (const d of ['mssql', 'oracle'] as const) {
-      expect(await sqlDialect(d).readLiveColumn(query, 'P_T', 'A')).toBeUndefined();
-      expect(await sqlDialect(d).hasIndexNamed(query, 'P_T', 'P_I')).toBe(false);
+      expect(await new Catalog(sqlDialect(d), query).column('P_T', 'A')).toBeUndefined();
+      expect(await new Catalog(sqlDialect(d), query).hasIndexNamed('P_T', 'P_I')).toBe(false);
     }
     expect(query).not.toHaveBeenCalled();
   });

@@ -1,5 +1,5 @@
-import { SchemaManager, SchemaMismatchError, type TableSpec } from '@holdfast/core/kit';
-import { sqliteAffinity } from '../src/schema/live-table';
+import { Catalog, SchemaManager, SchemaMismatchError, type TableSpec } from '@holdfast/core/kit';
+import { sqliteAffinity } from '../src/dialect/sqlite-affinity';
 import { describeEachDatabase, type TestDatabase } from '@holdfast/testing';
 
 /** A table in the shape of the seeds' problems: a CHAR(32) owner, a seed timestamp, an optional extra. */
@@ -177,7 +177,7 @@ describeEachDatabase(
       expect(live.column('extra')).toMatchObject({ kind: 'bigint', nullable: true });
     });
 
-    it('reads one live column and an index by its exact name through a bare query function (SqlDialect)', async () => {
+    it('reads one live column and an index by its exact name through a bare query function (Catalog)', async () => {
       const table = t('CHK_CATALOG');
       const at = { postgres: 'TIMESTAMP WITH TIME ZONE', mariadb: 'TIMESTAMP(3) NULL', sqlite: 'TIMESTAMP' }[
         ctx.db
@@ -185,25 +185,24 @@ describeEachDatabase(
       const extra = ctx.db === 'postgres' ? 'TIMESTAMP WITH TIME ZONE' : 'DATETIME(3)';
       await ctx.sql.execute(ddl(ctx.db, table, { AT: at, EXTRA: extra }));
       await ctx.sql.execute(`CREATE INDEX ${t('IDX_CHK_CATALOG_N')} ON ${table} (N, ID)`);
-      const d = ctx.sql.dialect;
-      const query = (text: string, params?: unknown[]) => ctx.sql.query(text, params);
-      const column = await d.readLiveColumn(query, table, 'at');
+      const d = new Catalog(ctx.sql.dialect, (s) => ctx.sql.query(s));
+      const column = await d.column(table, 'at');
       expect(column!.name.toUpperCase()).toBe('AT');
       expect(column!.kind).toBe('timestamp');
       expect(column!.timestampStorage).toBe(ctx.db === 'mariadb' ? 'timestamp' : undefined);
-      const datetime = await d.readLiveColumn(query, table, 'EXTRA');
+      const datetime = await d.column(table, 'EXTRA');
       expect(datetime!.timestampStorage).toBe(ctx.db === 'mariadb' ? 'datetime' : undefined);
-      expect(await d.readLiveColumn(query, table, 'NOT_THERE')).toBeUndefined();
-      expect(await d.readLiveColumn(query, t('CHK_NOT_THERE'), 'AT')).toBeUndefined();
-      expect(await d.hasIndexNamed(query, table, t('IDX_CHK_CATALOG_N'))).toBe(true);
-      expect(await d.hasIndexNamed(query, table, t('IDX_CHK_CATALOG_N').toLowerCase())).toBe(true);
+      expect(await d.column(table, 'NOT_THERE')).toBeUndefined();
+      expect(await d.column(t('CHK_NOT_THERE'), 'AT')).toBeUndefined();
+      expect(await d.hasIndexNamed(table, t('IDX_CHK_CATALOG_N'))).toBe(true);
+      expect(await d.hasIndexNamed(table, t('IDX_CHK_CATALOG_N').toLowerCase())).toBe(true);
       // Another name on the same leading column does not count (FORCE INDEX names the index).
-      expect(await d.hasIndexNamed(query, table, t('IDX_CHK_CATALOG_OTHER'))).toBe(false);
+      expect(await d.hasIndexNamed(table, t('IDX_CHK_CATALOG_OTHER'))).toBe(false);
       expect(await new SchemaManager(ctx.sql).indexExists(table, t('IDX_CHK_CATALOG_OTHER'), ['N'])).toBe(
         true,
       );
       // Both read the one catalog reader: every index with its leading column.
-      const indexes = await d.readCatalogIndexes(query, table);
+      const indexes = await d.indexes(table);
       expect(indexes!.find((i) => i.name.toLowerCase() === t('IDX_CHK_CATALOG_N').toLowerCase())).toEqual({
         name: expect.any(String),
         leading: 'n',
@@ -211,7 +210,7 @@ describeEachDatabase(
       expect(await new SchemaManager(ctx.sql).indexExists(table, t('IDX_CHK_CATALOG_OTHER'), ['AT'])).toBe(
         false,
       );
-      expect(await d.readCatalogIndexes(query, t('CHK_NOT_THERE'))).toEqual([]);
+      expect(await d.indexes(t('CHK_NOT_THERE'))).toEqual([]);
     });
   },
   { tables: [...TABLES, 'CHK_CATALOG', 'CHK_NOT_THERE'] },

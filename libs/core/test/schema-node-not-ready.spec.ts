@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { SchemaManager, sqlClientFor, type SqlClient, type TableSpec } from '@holdfast/core/kit';
 import { createTestDataSource, uniqueTablePrefix } from '@holdfast/testing';
+import { SchemaLock } from '../src/schema/schema-lock';
 
 const SPEC: TableSpec = {
   name: 'CORE_NOT_READY',
@@ -38,7 +39,7 @@ describe('SchemaManager on a node that is not ready yet', () => {
 
   it('tries the step again while the node answers 1047, then creates the table', async () => {
     const spy = jest
-      .spyOn(sql.dialect, 'withSchemaLock')
+      .spyOn(SchemaLock.prototype, 'run')
       .mockRejectedValueOnce(notReady())
       .mockRejectedValueOnce(notReady());
     const prefix = uniqueTablePrefix('nr');
@@ -49,9 +50,7 @@ describe('SchemaManager on a node that is not ready yet', () => {
   });
 
   it('gives up with the server’s error once lockTimeoutMs has passed', async () => {
-    const spy = jest
-      .spyOn(sql.dialect, 'withSchemaLock')
-      .mockImplementation(() => Promise.reject(notReady()));
+    const spy = jest.spyOn(SchemaLock.prototype, 'run').mockImplementation(() => Promise.reject(notReady()));
     await expect(
       new SchemaManager(sql, { lockTimeoutMs: 400 }).apply(SPEC, uniqueTablePrefix('nr'), 'create'),
     ).rejects.toMatchObject({ errno: 1047 });
@@ -60,7 +59,7 @@ describe('SchemaManager on a node that is not ready yet', () => {
 
   it('throws any other error at once', async () => {
     const syntax = Object.assign(new Error('You have an error in your SQL syntax'), { errno: 1064 });
-    const spy = jest.spyOn(sql.dialect, 'withSchemaLock').mockRejectedValueOnce(syntax);
+    const spy = jest.spyOn(SchemaLock.prototype, 'run').mockRejectedValueOnce(syntax);
     await expect(new SchemaManager(sql).apply(SPEC, uniqueTablePrefix('nr'), 'create')).rejects.toBe(syntax);
     expect(spy).toHaveBeenCalledTimes(1);
   });

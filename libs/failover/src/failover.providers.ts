@@ -3,7 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import { DatabaseResolver } from '@holdfast/core/kit';
 import { FAILOVER_KEY_GENERATOR, FAILOVER_RESOLVED_OPTIONS } from './failover.tokens';
 import { FailoverOverrides } from './explorer/failover-overrides';
-import { moduleKeyGenerator } from './key/key-generator';
+import { moduleKeyGenerator } from './key/module-key-generator';
 import { getFailoverStoreToken } from './failover.tokens';
 import { FAILOVER_MODULE_OPTIONS } from './failover.module-definition';
 import type { FailoverModuleOptions, ResolvedFailoverOptions } from './failover.options';

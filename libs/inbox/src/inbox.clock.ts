@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { INBOX_OPTIONS } from './inbox.tokens';
 import { InboxConnection } from './store/inbox-connection';
-import { ResolvedInboxOptions } from './inbox.options';
+import type { ResolvedInboxOptions } from './options/resolved-inbox-options';
 import type { Now } from './store/cor-message.rows';
 
 /**

@@ -1,6 +1,5 @@
 import type { DataSourceOption, Dialect, Duration, SchemaMode } from '@holdfast/core/kit';
 import type { InboxMessage } from './inbox-message';
-import type { InboxOptionsSchema } from './options/inbox-options.schema';
 
 export type BatchMode = 'fail-first' | 'all';
 export type ClusterMode = 'leader' | 'competing';
@@ -146,6 +145,3 @@ export interface InboxModuleOptions {
    */
   clock?: () => number | Promise<number>;
 }
-
-/** The options with every default applied, validated once at startup (see InboxOptionsSchema). */
-export type ResolvedInboxOptions = InboxOptionsSchema;

@@ -1,11 +1,6 @@
 export { InboxModule } from './inbox.module';
-export type {
-  InboxModuleOptions,
-  InboxRetryOptions,
-  BatchMode,
-  ClusterMode,
-  ResolvedInboxOptions,
-} from './inbox.options';
+export type { InboxModuleOptions, InboxRetryOptions, BatchMode, ClusterMode } from './inbox.options';
+export type { ResolvedInboxOptions } from './options/resolved-inbox-options';
 export {
   InboxHandler,
   InjectInboxOptions,

@@ -24,7 +24,7 @@ export interface SqlClientOptions {
   statementTimeout?: Duration;
 }
 
-/** Options of one statement run by `SqlClient.query` or `execute`. */
+/** Options of one statement run by `SqlClient.query` or `execute` (`query(statement, options)`). */
 export interface StatementOptions {
   /**
    * A hot statement of fixed text, run again and again: PostgreSQL keeps it parsed and planned
@@ -50,8 +50,11 @@ export interface TransactionOptions {
   isolation?: IsolationLevel;
 }
 
-/** See `SqlClient.rowReader`. */
-export interface SqlRowReader extends Omit<SyncRowReader, 'row'> {
+/**
+ * See `SqlClient.rowReader`: `V` is the values of a `StatementTemplate`, by name (the deprecated
+ * form from SQL text takes the placeholders' values in order).
+ */
+export interface SqlRowReader<V = readonly unknown[]> extends Omit<SyncRowReader, 'row'> {
   /** The first row (null: none), or undefined when the statement cannot run synchronously now. */
-  row(params: readonly unknown[]): unknown[] | null | undefined;
+  row(values: V): unknown[] | null | undefined;
 }

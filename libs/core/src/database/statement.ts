@@ -3,15 +3,15 @@ import type { SqlBinder } from '../dialect/timestamp-sql';
 
 /**
  * One SQL statement ready to send: its text and the values of its placeholders, in order. The
- * one shape every Holdfast module builds its SQL in; run it with `SqlClient.query(s.sql, s.params)`
- * or `execute(s.sql, s.params)`.
+ * one shape every Holdfast module builds its SQL in, and what `SqlClient` runs:
+ * `sql.query(s)`, `sql.execute(s)`, `sql.querySync(s)`, `sql.executeSync(s)`.
  */
 export interface Statement {
   readonly sql: string;
   readonly params: readonly unknown[];
 }
 
-/** A statement with no parameters. */
+/** A statement of fixed text: no parameters, or the ones given in placeholder order. */
 export function statement(sql: string, params: readonly unknown[] = []): Statement {
   return { sql, params };
 }

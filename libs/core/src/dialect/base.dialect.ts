@@ -1,8 +1,6 @@
-import type { SqlClient } from '../database/sql-client';
-import type { LiveColumn, SqliteAffinity } from '../schema/live-table';
-import type { CatalogIndex, SchemaLockSpec } from './catalog';
+import type { SqliteAffinity } from './sqlite-affinity';
 import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, SqlDialect, UpsertSpec } from './sql-dialect';
-import type { CatalogQuery, KeyedRows } from './sql-dialect';
+import type { KeyedRows } from './sql-dialect';
 import { Dialect } from './dialect';
 import type { SqlBinder, TimestampSql, TimestampStorage } from './timestamp-sql';
 
@@ -177,37 +175,6 @@ export abstract class BaseDialect implements SqlDialect {
   affectedRows(result: unknown): number {
     const affected = (result as { affected?: number } | undefined)?.affected;
     return typeof affected === 'number' ? affected : 0;
-  }
-
-  async readLiveColumn(query: CatalogQuery, table: string, column: string): Promise<LiveColumn | undefined> {
-    const columns = await this.readCatalogColumns(query, table);
-    return columns?.find((c) => c.name.toLowerCase() === column.toLowerCase());
-  }
-
-  async hasIndexNamed(query: CatalogQuery, table: string, index: string): Promise<boolean> {
-    const wanted = index.toLowerCase();
-    const indexes = await this.readCatalogIndexes(query, table);
-    return indexes?.some((i) => i.name.toLowerCase() === wanted) ?? false;
-  }
-
-  readCatalogColumns(_query: CatalogQuery, _table: string): Promise<LiveColumn[] | undefined> {
-    return Promise.resolve(undefined);
-  }
-
-  readCatalogIndexes(_query: CatalogQuery, _table: string): Promise<CatalogIndex[] | undefined> {
-    return Promise.resolve(undefined);
-  }
-
-  tableExists(_query: CatalogQuery, _table: string): Promise<boolean> {
-    return Promise.resolve(true);
-  }
-
-  withSchemaLock<T>(
-    sql: SqlClient,
-    _lock: SchemaLockSpec,
-    step: (locked: SqlClient) => Promise<T>,
-  ): Promise<T> {
-    return step(sql);
   }
 
   supportsIfNotExists(_object: 'table' | 'index'): boolean {

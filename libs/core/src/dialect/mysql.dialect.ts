@@ -1,15 +1,10 @@
-import type { SqlClient } from '../database/sql-client';
-import type { LiveColumn } from '../schema/live-table';
 import { BaseDialect, utcDateTime } from './base.dialect';
-import type { CatalogIndex, SchemaLockSpec } from './catalog';
 import { MARIADB_TRANSACTIONS } from './mariadb-transactions';
-import { mysqlColumns, mysqlIndexes, mysqlSchemaLock, mysqlTableExists } from './mysql.schema';
 import {
   DeleteLimitedSpec,
   InsertMissingSpec,
   KeyedRows,
   UpsertSpec,
-  type CatalogQuery,
   type CompoundTransactionSql,
 } from './sql-dialect';
 import {
@@ -151,26 +146,6 @@ export class MysqlDialect extends BaseDialect {
     const seconds = (bound / 1000).toFixed(3);
     const lockWait = Math.max(1, Math.floor(bound / 1000));
     return `SET STATEMENT max_statement_time = ${seconds}, innodb_lock_wait_timeout = ${lockWait} FOR ${sql}`;
-  }
-
-  override readCatalogColumns(query: CatalogQuery, table: string): Promise<LiveColumn[]> {
-    return mysqlColumns(query, table);
-  }
-
-  override readCatalogIndexes(query: CatalogQuery, table: string): Promise<CatalogIndex[]> {
-    return mysqlIndexes(query, table);
-  }
-
-  override tableExists(query: CatalogQuery, table: string): Promise<boolean> {
-    return mysqlTableExists(query, table);
-  }
-
-  override withSchemaLock<T>(
-    sql: SqlClient,
-    lock: SchemaLockSpec,
-    step: (locked: SqlClient) => Promise<T>,
-  ): Promise<T> {
-    return mysqlSchemaLock(sql, lock, step);
   }
 
   /** MySQL has no `CREATE INDEX IF NOT EXISTS`; MariaDB has both. */

@@ -1,15 +1,5 @@
-import type { SqlClient } from '../database/sql-client';
-import type { LiveColumn } from '../schema/live-table';
 import { BaseDialect } from './base.dialect';
-import type { CatalogIndex, SchemaLockSpec } from './catalog';
-import { postgresColumns, postgresIndexes, postgresSchemaLock, postgresTableExists } from './postgres.schema';
-import {
-  ColumnType,
-  DeleteLimitedSpec,
-  InsertMissingSpec,
-  UpsertSpec,
-  type CatalogQuery,
-} from './sql-dialect';
+import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, UpsertSpec } from './sql-dialect';
 import { epochMillis, YEAR_9999_END, type SqlBinder, type TimestampSql } from './timestamp-sql';
 
 /**
@@ -112,26 +102,6 @@ export class PostgresDialect extends BaseDialect {
   }
 
   protected override readonly columnTypeNames = { blob: 'BYTEA' };
-
-  override readCatalogColumns(query: CatalogQuery, table: string): Promise<LiveColumn[]> {
-    return postgresColumns(query, table);
-  }
-
-  override readCatalogIndexes(query: CatalogQuery, table: string): Promise<CatalogIndex[]> {
-    return postgresIndexes(query, table);
-  }
-
-  override tableExists(query: CatalogQuery, table: string): Promise<boolean> {
-    return postgresTableExists(query, table);
-  }
-
-  override withSchemaLock<T>(
-    sql: SqlClient,
-    lock: SchemaLockSpec,
-    step: (locked: SqlClient) => Promise<T>,
-  ): Promise<T> {
-    return postgresSchemaLock(sql, lock, step);
-  }
 
   override supportsIfNotExists(): boolean {
     return true;

@@ -1,25 +1,9 @@
-import type { SqlClient } from '../database/sql-client';
-import type { LiveColumn, SqliteAffinity } from '../schema/live-table';
-import type { CatalogIndex, SchemaLockSpec } from './catalog';
+import type { ColumnType } from './column-type';
 import { Dialect } from './dialect';
+import type { SqliteAffinity } from './sqlite-affinity';
 import type { SqlBinder, TimestampSql, TimestampStorage } from './timestamp-sql';
 
-/**
- * Runs one statement and resolves to its rows: `SqlClient.query`, or a TypeORM QueryRunner's
- * `query` where no SqlClient exists (a migration).
- */
-export type CatalogQuery = (sql: string, params?: unknown[]) => Promise<unknown>;
-
-/** Logical column types; each dialect maps them to DDL. */
-export type ColumnType =
-  | { kind: 'varchar'; length: number }
-  /** Fixed width, blank-padded (Simba's `owner_id CHAR(32)`). */
-  | { kind: 'char'; length: number }
-  | { kind: 'text' }
-  | { kind: 'blob' }
-  | { kind: 'bigint' }
-  | { kind: 'int' }
-  | { kind: 'timestamp' };
+export type { ColumnType } from './column-type';
 
 export interface UpsertSpec {
   /** Fully prefixed table name (already validated). */
@@ -70,7 +54,9 @@ export interface KeyedRows {
 
 /**
  * Everything that differs between databases, in one place. Modules build their SQL from these
- * pieces and never branch on the dialect themselves.
+ * pieces and never branch on the dialect themselves. A dialect only writes SQL text: it runs
+ * nothing (the catalog reads and the schema lock that run SQL are `Catalog` and `SchemaLock`, in
+ * `schema/`).
  */
 export interface SqlDialect {
   readonly name: Dialect;
@@ -248,42 +234,6 @@ export interface SqlDialect {
   renameTable(from: string, to: string): string;
   /** Number of rows a write statement changed, from `dataSource.query` / QueryRunner raw results. */
   affectedRows(result: unknown): number;
-  /**
-   * The live column `column` (any case) of `table` (a prefixed name), read from the catalog through
-   * `query`: its type as the database reports it and, on MySQL/MariaDB, its `timestampStorage`.
-   * Undefined when the table or the column is missing, or where Holdfast does not read this
-   * database's catalog (SQL Server, Oracle).
-   */
-  readLiveColumn(query: CatalogQuery, table: string, column: string): Promise<LiveColumn | undefined>;
-  /**
-   * True when `table` (a prefixed name) has an index named exactly `index`, read from the catalog
-   * through `query` (an index of another name on the same columns does not count: `forceIndex`
-   * names it). False where Holdfast does not read this database's catalog (SQL Server, Oracle).
-   */
-  hasIndexNamed(query: CatalogQuery, table: string, index: string): Promise<boolean>;
-  /**
-   * A table's columns (`table` a prefixed name) read from the catalog through `query`: none when
-   * the table does not exist; undefined where Holdfast does not read this database's catalog
-   * (SQL Server, Oracle).
-   */
-  readCatalogColumns(query: CatalogQuery, table: string): Promise<LiveColumn[] | undefined>;
-  /**
-   * A table's indexes read from the catalog through `query`: none when the table does not exist;
-   * undefined where Holdfast does not read this database's catalog (SQL Server, Oracle).
-   */
-  readCatalogIndexes(query: CatalogQuery, table: string): Promise<CatalogIndex[] | undefined>;
-  /** True when the table exists, by the catalog (always true where Holdfast does not read it). */
-  tableExists(query: CatalogQuery, table: string): Promise<boolean>;
-  /**
-   * Runs the schema step (`SchemaManager.apply`) under a database lock, so that replicas booting
-   * at once take turns: PostgreSQL `pg_advisory_xact_lock` in a transaction, MySQL/MariaDB
-   * `GET_LOCK` on one connection, SQLite the write lock (`BEGIN IMMEDIATE`); no lock elsewhere.
-   */
-  withSchemaLock<T>(
-    sql: SqlClient,
-    lock: SchemaLockSpec,
-    step: (locked: SqlClient) => Promise<T>,
-  ): Promise<T>;
   /** True where CREATE TABLE (`'table'`) or CREATE INDEX (`'index'`) takes `IF NOT EXISTS`. */
   supportsIfNotExists(object: 'table' | 'index'): boolean;
   /**

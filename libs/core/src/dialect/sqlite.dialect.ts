@@ -1,15 +1,6 @@
-import type { SqlClient } from '../database/sql-client';
-import { sqliteAffinitiesFor, type LiveColumn, type SqliteAffinity } from '../schema/live-table';
 import { BaseDialect } from './base.dialect';
-import type { CatalogIndex, SchemaLockSpec } from './catalog';
-import { sqliteColumns, sqliteIndexes, sqliteSchemaLock, sqliteTableExists } from './sqlite.schema';
-import {
-  ColumnType,
-  DeleteLimitedSpec,
-  InsertMissingSpec,
-  UpsertSpec,
-  type CatalogQuery,
-} from './sql-dialect';
+import { sqliteAffinitiesFor, type SqliteAffinity } from './sqlite-affinity';
+import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, UpsertSpec } from './sql-dialect';
 import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
 
 /** ISO-8601 UTC text with milliseconds, which sorts and compares correctly as text. */
@@ -83,26 +74,6 @@ export class SqliteDialect extends BaseDialect {
 
   override timestampParam(date: Date): unknown {
     return date.toISOString();
-  }
-
-  override readCatalogColumns(query: CatalogQuery, table: string): Promise<LiveColumn[]> {
-    return sqliteColumns(query, table);
-  }
-
-  override readCatalogIndexes(query: CatalogQuery, table: string): Promise<CatalogIndex[]> {
-    return sqliteIndexes(query, table);
-  }
-
-  override tableExists(query: CatalogQuery, table: string): Promise<boolean> {
-    return sqliteTableExists(query, table);
-  }
-
-  override withSchemaLock<T>(
-    sql: SqlClient,
-    lock: SchemaLockSpec,
-    step: (locked: SqlClient) => Promise<T>,
-  ): Promise<T> {
-    return sqliteSchemaLock(sql, lock, step);
   }
 
   override supportsIfNotExists(): boolean {

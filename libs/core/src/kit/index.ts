@@ -50,6 +50,7 @@ export { sqlClientFor } from '../database/sql-client.factory';
 export { sqliteGate } from '../database/sqlite-gate';
 export { PgListener, type PgListenerOptions } from '../database/pg-listener';
 export { StatementBinder, statement, type Statement } from '../database/statement';
+export { StatementTemplate, TemplateBinder, type SlotName } from '../database/statement-template';
 export { resolveDataSource, driverTimezone, type DataSourceOption } from '../database/data-source';
 export { HoldfastDatabase, type HoldfastDatabaseOptions } from '../database/holdfast-database';
 export { declarePoolNeed, type PoolNeed } from '../database/pool-budget';
@@ -86,7 +87,9 @@ export {
   type SchemaMode,
   type SchemaManagerOptions,
 } from '../schema/schema-manager';
-export type { LiveTable, LiveColumn, LiveColumnKind, SqliteAffinity } from '../schema/live-table';
+export type { LiveTable, LiveColumn, LiveColumnKind } from '../schema/live-table';
+export type { SqliteAffinity } from '../dialect/sqlite-affinity';
+export { Catalog, type CatalogIndex, type CatalogQuery } from '../schema/catalog';
 export {
   validateOptions,
   NestedOptions,

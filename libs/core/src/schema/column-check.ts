@@ -1,6 +1,7 @@
 import type { ColumnType, SqlDialect } from '../dialect/sql-dialect';
 import { SchemaMismatchError } from '../errors/holdfast.error';
-import { sqliteAffinitiesFor, type LiveColumn, type LiveTable } from './live-table';
+import { sqliteAffinitiesFor } from '../dialect/sqlite-affinity';
+import type { LiveColumn, LiveTable } from './live-table';
 import type { ColumnSpec, TableSpec } from './table-spec';
 
 /** Every type a spec column accepts: its own, then its `accept` list. */

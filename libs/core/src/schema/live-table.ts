@@ -1,14 +1,9 @@
-import type { SqlClient } from '../database/sql-client';
-import type { ColumnType } from '../dialect/sql-dialect';
+import type { ColumnType } from '../dialect/column-type';
+import type { SqliteAffinity } from '../dialect/sqlite-affinity';
 import type { TimestampStorage } from '../dialect/timestamp-sql';
-
-export type { CatalogIndex } from '../dialect/catalog';
 
 /** A live column's logical kind; 'other' for anything Holdfast never uses (REAL, ENUM, JSON...). */
 export type LiveColumnKind = ColumnType['kind'] | 'other';
-
-/** SQLite's type affinity, from the declared type by SQLite's own rules (datatype3.html §3.1). */
-export type SqliteAffinity = 'INTEGER' | 'TEXT' | 'BLOB' | 'REAL' | 'NUMERIC';
 
 /** One column of a live table, as the database describes it. */
 export interface LiveColumn {
@@ -36,7 +31,7 @@ export interface LiveColumn {
   readonly hasDefault: boolean;
 }
 
-/** What a module's table looks like in the database, read at startup by `SchemaManager.apply`. */
+/** What a module's table looks like in the database, read at startup by `SchemaManager.apply` (through a `Catalog`). */
 export class LiveTable {
   private readonly byName: ReadonlyMap<string, LiveColumn>;
 
@@ -65,40 +60,4 @@ export class LiveTable {
   has(name: string): boolean {
     return this.byName.has(name.toLowerCase());
   }
-}
-
-/** SQLite's affinity rules, in SQLite's order. */
-export function sqliteAffinity(declared: string): SqliteAffinity {
-  const t = declared.toUpperCase();
-  if (t.includes('INT')) return 'INTEGER';
-  if (t.includes('CHAR') || t.includes('CLOB') || t.includes('TEXT')) return 'TEXT';
-  if (t.includes('BLOB') || t.trim() === '') return 'BLOB';
-  if (t.includes('REAL') || t.includes('FLOA') || t.includes('DOUB')) return 'REAL';
-  return 'NUMERIC';
-}
-
-/** The affinities a SQLite column may have to hold values of a logical type as Holdfast binds them. */
-export function sqliteAffinitiesFor(kind: ColumnType['kind']): readonly SqliteAffinity[] {
-  switch (kind) {
-    case 'int':
-    case 'bigint':
-      return ['INTEGER'];
-    case 'varchar':
-    case 'char':
-    case 'text':
-      return ['TEXT'];
-    case 'blob':
-      return ['BLOB'];
-    case 'timestamp':
-      // ISO-8601 text: TEXT keeps it; NUMERIC (a declared TIMESTAMP/DATETIME) keeps text that is no number.
-      return ['TEXT', 'NUMERIC'];
-  }
-}
-
-/**
- * Reads a table's columns from the catalog (see `SqlDialect.readCatalogColumns`): none when the
- * table does not exist, undefined for dialects Holdfast does not execute.
- */
-export function readLiveColumns(sql: SqlClient, table: string): Promise<LiveColumn[] | undefined> {
-  return sql.dialect.readCatalogColumns((text, params) => sql.query(text, params), table);
 }

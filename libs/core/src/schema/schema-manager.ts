@@ -4,10 +4,12 @@ import { isAlreadyExistsError, isNodeNotReadyError } from '../database/sql-error
 import { SchemaMissingError } from '../errors/holdfast.error';
 import { tableName } from '../naming/table-prefix';
 import { monotonicMillis, sleep } from '../time/monotonic';
-import type { CatalogIndex } from '../dialect/catalog';
+import { statement } from '../database/statement';
+import { Catalog, type CatalogIndex } from './catalog';
 import { createIndexSql, createTableSql, indexName } from './ddl';
 import { checkLiveTable } from './column-check';
-import { LiveTable, readLiveColumns } from './live-table';
+import { LiveTable } from './live-table';
+import { SchemaLock } from './schema-lock';
 import { TableSpec } from './table-spec';
 
 /**
@@ -41,12 +43,14 @@ export class SchemaManager {
   private readonly logger = new Logger(SchemaManager.name);
   private readonly lockTimeoutMs: number;
   private readonly sql: SqlClient;
+  private readonly catalog: Catalog;
 
   constructor(sql: SqlClient, options: SchemaManagerOptions = {}) {
     this.lockTimeoutMs = options.lockTimeoutMs ?? 60_000;
     // A module's client may bound its waits far below the wait for another instance's schema
     // step (Simba: a third of its transition): the step's waits get the lock's bound and a margin.
     this.sql = sql.withStatementTimeoutAtLeast(this.lockTimeoutMs + SCHEMA_WAIT_MARGIN_MS);
+    this.catalog = Catalog.of(this.sql);
   }
 
   /**
@@ -76,7 +80,7 @@ export class SchemaManager {
    */
   private async inPlace(spec: TableSpec, prefix: string): Promise<LiveTable | undefined> {
     const table = tableName(prefix, spec.name);
-    const columns = await readLiveColumns(this.sql, table);
+    const columns = await this.catalog.columns(table);
     if (!columns?.length) return undefined;
     const live = new LiveTable(table, true, columns);
     try {
@@ -139,17 +143,19 @@ export class SchemaManager {
     return live;
   }
 
-  /** `work` under the dialect's schema lock (see `SqlDialect.withSchemaLock`), with a manager on its client. */
+  /** `work` under the table's schema lock (see `SchemaLock`), with a manager on its client. */
   private underSchemaLock<T>(table: string, work: (locked: SchemaManager) => Promise<T>): Promise<T> {
-    const lock = { table, key: `holdfast:schema:${table.toLowerCase()}`, timeoutMs: this.lockTimeoutMs };
-    return this.sql.dialect.withSchemaLock(this.sql, lock, (sql) =>
-      work(new SchemaManager(sql, { lockTimeoutMs: this.lockTimeoutMs })),
-    );
+    const lock = new SchemaLock({
+      table,
+      key: `holdfast:schema:${table.toLowerCase()}`,
+      timeoutMs: this.lockTimeoutMs,
+    });
+    return lock.run(this.sql, (sql) => work(new SchemaManager(sql, { lockTimeoutMs: this.lockTimeoutMs })));
   }
 
   /** The live table's columns (by the spec's own columns where the catalog cannot be read). */
   async describe(spec: TableSpec, table: string): Promise<LiveTable> {
-    const columns = await readLiveColumns(this.sql, table);
+    const columns = await this.catalog.columns(table);
     if (columns === undefined) {
       return new LiveTable(
         table,
@@ -205,18 +211,19 @@ export class SchemaManager {
    */
   private async createIfMissing(ddl: string, exists: () => Promise<boolean>): Promise<void> {
     const savepoint = this.sql.dialect.errorAbortsTransaction && this.sql.inTransaction;
-    if (savepoint) await this.sql.execute('SAVEPOINT holdfast_ddl');
+    if (savepoint) await this.sql.execute(statement('SAVEPOINT holdfast_ddl'));
     try {
-      await this.sql.execute(ddl);
-      if (savepoint) await this.sql.execute('RELEASE SAVEPOINT holdfast_ddl');
+      await this.sql.execute(statement(ddl));
+      if (savepoint) await this.sql.execute(statement('RELEASE SAVEPOINT holdfast_ddl'));
     } catch (error) {
-      if (savepoint) await this.sql.execute('ROLLBACK TO SAVEPOINT holdfast_ddl');
+      if (savepoint) await this.sql.execute(statement('ROLLBACK TO SAVEPOINT holdfast_ddl'));
       if (!isAlreadyExistsError(error) || !(await exists())) throw error;
     }
   }
 
-  async tableExists(table: string): Promise<boolean> {
-    return this.sql.dialect.tableExists((text, params) => this.sql.query(text, params), table);
+  /** True when the table exists (always true where Holdfast does not read the catalog; see `Catalog`). */
+  tableExists(table: string): Promise<boolean> {
+    return this.catalog.tableExists(table);
   }
 
   /**
@@ -228,7 +235,7 @@ export class SchemaManager {
   }
 
   private catalogIndexes(table: string): Promise<CatalogIndex[] | undefined> {
-    return this.sql.dialect.readCatalogIndexes((text, params) => this.sql.query(text, params), table);
+    return this.catalog.indexes(table);
   }
 }
 

@@ -7,7 +7,8 @@ import { FAILOVER_KEY_GENERATOR, FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME 
 import { FailoverOverrides } from '../explorer/failover-overrides';
 import { failoverJobName, getFailoverKeyGeneratorToken } from '../failover.tokens';
 import { FailoverMetrics } from '../metrics/failover.metrics';
-import { moduleKeyGenerator, type KeyGenerator } from '../key/key-generator';
+import type { KeyGenerator } from '../key/key-generator';
+import { moduleKeyGenerator } from '../key/module-key-generator';
 import type { ResolvedFailoverOptions } from '../failover.options';
 import { PayloadCodec } from '../payload/payload-codec';
 import type { FailoverStore } from '../store/failover-store';

@@ -1,6 +1,3 @@
-import { DefaultKeyGenerator } from './default-key.generator';
-import { InjectiveKeyGenerator } from './injective-key.generator';
-
 /** What a key generator knows about the failover it keys: given to every `key()` call. */
 export interface FailoverKeyContext {
   /** The failover's name (`@Failover({ name })`). */
@@ -20,11 +17,3 @@ export interface FailoverKeyContext {
 export interface KeyGenerator {
   key(args: readonly unknown[], context?: FailoverKeyContext): string;
 }
-
-/** The generator a failover without its own `keyGenerator` uses, by the module's `keys` option. */
-export function moduleKeyGenerator(keys: 'java' | 'injective' | undefined): KeyGenerator {
-  return keys === 'injective' ? injectiveKeyGenerator : defaultKeyGenerator;
-}
-
-const defaultKeyGenerator = new DefaultKeyGenerator();
-const injectiveKeyGenerator = new InjectiveKeyGenerator();

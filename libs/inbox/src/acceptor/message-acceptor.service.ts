@@ -7,7 +7,7 @@ import { InboxClock } from '../inbox.clock';
 import { INBOX_OPTIONS } from '../inbox.tokens';
 import type { AcceptMessage, AcceptResult } from '../inbox-message';
 import { InboxMetrics } from '../metrics/inbox.metrics';
-import { ResolvedInboxOptions } from '../inbox.options';
+import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import { InboxConnection } from '../store/inbox-connection';
 import { type NewMessageRow, type Now } from '../store/cor-message.rows';
 

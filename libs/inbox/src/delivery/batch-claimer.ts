@@ -2,7 +2,7 @@ import type { Logger } from '@nestjs/common';
 import { monotonicMillis } from '@holdfast/core/kit';
 import type { InboxClock } from '../inbox.clock';
 import type { InboxMetrics } from '../metrics/inbox.metrics';
-import type { ResolvedInboxOptions } from '../inbox.options';
+import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import type { InboxConnection } from '../store/inbox-connection';
 import type { ClaimLedger } from './claim-ledger';
 import type { DatabaseOutage } from './database-outage';

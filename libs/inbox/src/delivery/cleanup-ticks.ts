@@ -1,7 +1,7 @@
 import { instanceId, isDuplicateKeyError, tableName } from '@holdfast/core/kit';
 import type { InboxClock } from '../inbox.clock';
 import type { InboxMetrics } from '../metrics/inbox.metrics';
-import type { ResolvedInboxOptions } from '../inbox.options';
+import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import type { InboxConnection } from '../store/inbox-connection';
 import { InboxLeaseStatements, type TickClaim } from '../store/inbox-lease.statements';
 import { INBOX_LEASE_TABLE } from '../store/inbox-lease.table';

@@ -3,7 +3,7 @@ import { monotonicMillis, type DeadlineQueue } from '@holdfast/core/kit';
 import { InboxClaimLostError } from '../errors';
 import type { InboxHandlerRegistry, RegisteredHandler } from '../explorer/inbox-handler.registry';
 import type { InboxMetrics } from '../metrics/inbox.metrics';
-import type { ResolvedInboxOptions } from '../inbox.options';
+import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import type { MessageRow } from '../store/cor-message.rows';
 import type { ClaimLedger } from './claim-ledger';
 import type { DatabaseOutage } from './database-outage';

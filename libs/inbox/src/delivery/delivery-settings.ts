@@ -1,5 +1,5 @@
 import { parseDuration, type DeadlineQueue } from '@holdfast/core/kit';
-import type { ResolvedInboxOptions } from '../inbox.options';
+import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import type { BackoffPolicy } from './backoff';
 import { handlerDeadlines, type HandlerRun } from './handler-run';
 

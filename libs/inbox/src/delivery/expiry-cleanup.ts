@@ -3,7 +3,7 @@ import type { HoldfastTimers } from '@holdfast/core/kit';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import type { InboxClock } from '../inbox.clock';
 import type { InboxMetrics } from '../metrics/inbox.metrics';
-import type { ResolvedInboxOptions } from '../inbox.options';
+import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import type { InboxConnection } from '../store/inbox-connection';
 import { CleanupTicks } from './cleanup-ticks';
 import type { DatabaseOutage } from './database-outage';

@@ -11,7 +11,7 @@ import { InboxHandlerRegistry } from '../explorer/inbox-handler.registry';
 import { InboxClock } from '../inbox.clock';
 import { INBOX_OPTIONS } from '../inbox.tokens';
 import { InboxMetrics } from '../metrics/inbox.metrics';
-import { ResolvedInboxOptions } from '../inbox.options';
+import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import { InboxConnection } from '../store/inbox-connection';
 import { BatchClaimer } from './batch-claimer';
 import { BatchDelivery } from './batch-delivery';

@@ -1,6 +1,6 @@
 import type { Logger } from '@nestjs/common';
 import type { HoldfastTimers } from '@holdfast/core/kit';
-import type { ResolvedInboxOptions } from '../inbox.options';
+import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import type { DatabaseOutage } from './database-outage';
 import type { DeliveryReport } from './delivery-run';
 

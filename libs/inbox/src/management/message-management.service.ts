@@ -4,7 +4,7 @@ import { InvalidManagementArgumentError, MessageNotFoundError } from '../errors'
 import { InboxHandlerRegistry } from '../explorer/inbox-handler.registry';
 import { InboxClock } from '../inbox.clock';
 import { INBOX_OPTIONS } from '../inbox.tokens';
-import { ResolvedInboxOptions } from '../inbox.options';
+import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import { MESSAGE_STATUSES, type MessageCounts, type MessageInfo, type MessageStatus } from '../inbox-message';
 import type { MessageRow } from '../store/cor-message.rows';
 import { InboxConnection } from '../store/inbox-connection';

@@ -17,7 +17,7 @@ import {
 } from '@holdfast/core/kit';
 import { InboxDelivery } from '../delivery/inbox-delivery.service';
 import { INBOX_OPTIONS } from '../inbox.tokens';
-import { ResolvedInboxOptions } from '../inbox.options';
+import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import { InboxConnection } from '../store/inbox-connection';
 
 /** How long the startup probe waits for its own notification before calling the listener deaf. */

@@ -26,7 +26,7 @@ import {
 import { defaultTtlToIso } from '../acceptor/ttl';
 import type { InboxMessage } from '../inbox-message';
 
-import type { BatchMode, ClusterMode, InboxModuleOptions, ResolvedInboxOptions } from '../inbox.options';
+import type { BatchMode, ClusterMode, InboxModuleOptions } from '../inbox.options';
 
 const isFunction = (name: string) =>
   ValidateBy({
@@ -116,7 +116,7 @@ export class InboxOptionsSchema {
 }
 
 /** Defaults merged and validated in one place, for forRoot and forRootAsync alike. */
-export function resolveInboxOptions(options: InboxModuleOptions): ResolvedInboxOptions {
+export function resolveInboxOptions(options: InboxModuleOptions): InboxOptionsSchema {
   const plain = Object.fromEntries(Object.entries(options ?? {}).filter(([, v]) => v !== undefined));
   if (plain.retry && typeof plain.retry === 'object') {
     const given = Object.entries(plain.retry).filter(([, v]) => v !== undefined);

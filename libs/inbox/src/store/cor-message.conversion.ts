@@ -1,4 +1,11 @@
-import { createIndexSql, createTableSql, sqlDialect, tableName, type Dialect } from '@holdfast/core/kit';
+import {
+  Catalog,
+  createIndexSql,
+  createTableSql,
+  sqlDialect,
+  tableName,
+  type Dialect,
+} from '@holdfast/core/kit';
 import { COR_MESSAGE_TABLE } from './cor-message.table';
 import { FAR_FUTURE } from './next-retry';
 
@@ -55,6 +62,10 @@ export async function hasEpochMillisLayout(
   prefix = '',
 ): Promise<boolean> {
   const table = tableName(prefix, COR_MESSAGE_TABLE.name);
-  const inserted = await sqlDialect(dialect).readLiveColumn(query, table, 'INSERTED');
+  const catalog = new Catalog(
+    sqlDialect(dialect),
+    async (s) => (await query(s.sql, [...s.params])) as unknown[],
+  );
+  const inserted = await catalog.column(table, 'INSERTED');
   return /int/i.test(inserted?.rawType ?? '');
 }

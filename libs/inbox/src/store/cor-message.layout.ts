@@ -1,3 +1,4 @@
+import { Catalog } from '@holdfast/core/kit';
 import type { CorMessageTable } from './cor-message.base';
 
 /**
@@ -7,9 +8,8 @@ import type { CorMessageTable } from './cor-message.base';
  */
 export async function detectCorMessageLayout(on: CorMessageTable): Promise<void> {
   const { sql, table, orderIndex } = on;
-  const d = sql.dialect;
-  const query = (text: string, params?: unknown[]) => sql.query(text, params);
-  const nextRetry = await d.readLiveColumn(query, table, 'NEXT_RETRY');
-  on.t = d.timestampSql(nextRetry?.timestampStorage);
-  on.hasOrderIndex = await d.hasIndexNamed(query, table, orderIndex);
+  const catalog = Catalog.of(sql);
+  const nextRetry = await catalog.column(table, 'NEXT_RETRY');
+  on.t = sql.dialect.timestampSql(nextRetry?.timestampStorage);
+  on.hasOrderIndex = await catalog.hasIndexNamed(table, orderIndex);
 }

@@ -14,7 +14,7 @@ import { SimbaLeadership } from '../cluster/simba-leadership';
 import { InboxClusterModeError, InboxNotifyUnsupportedError } from '../errors';
 import { inboxNotifyChannel } from '../notify/notify-channel';
 import { INBOX_OPTIONS } from '../inbox.tokens';
-import { ResolvedInboxOptions } from '../inbox.options';
+import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import type { CorMessageAccept } from './cor-message.accept';
 import { CorMessageStore } from './cor-message.store';
 import { COR_MESSAGE_TABLE } from './cor-message.table';
