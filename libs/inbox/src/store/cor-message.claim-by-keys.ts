@@ -102,8 +102,11 @@ export class ClaimByKeys extends ClaimStatements {
         await tx.execute(lease.sql, lease.params, { commit: !hold });
         if (hold) await hold(tx);
         const rows = taken.map((r) => {
+          const row = this.read(r);
+          row.nextRetry = until;
           const group = groups?.get(r.id);
-          return { ...this.read(r), nextRetry: until, ...(group !== undefined ? { group } : {}) };
+          if (group !== undefined) row.group = group;
+          return row;
         });
         return { rows, now: dbNow };
       },
@@ -120,11 +123,12 @@ export class ClaimByKeys extends ClaimStatements {
   /** MySQL/MariaDB: those of `keys` still due, locked (FOR UPDATE), with the database clock. */
   private lockDueStatement(keys: readonly string[], now: Now, leaseOf: ClaimLease): Statement {
     const b = new StatementBinder(this.d);
-    const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
+    const dbNow = `${this.claimClock(b, now)} AS db_now`;
     const target = this.keyed(b, keys);
     const due = this.due(b, now, leaseOf);
+    // NEXT_RETRY is the lease end this claim writes (bound: see claim).
     return b.statement(
-      `SELECT ${dbNow}, ${this.columns(true)} FROM ${target.from} WHERE ${target.where}${due}` +
+      `SELECT ${dbNow}, ${this.columns(true, { leaseKnown: true })} FROM ${target.from} WHERE ${target.where}${due}` +
         this.d.forUpdate(true),
     );
   }
