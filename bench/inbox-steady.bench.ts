@@ -19,12 +19,16 @@
  * gets and passed to an async handler, a delete of each claim's ids with its lease); `graphile`
  * (PostgreSQL only), graphile-worker 0.17 doing the same delivery from its own schema, in the
  * setup every bench gives it (bench/support/graphile.ts); `{}` the inbox's defaults; any other
- * JSON, inbox options. Default `raw|{}`.
+ * JSON, inbox options. Default `raw|{}`. `before:<json>` (with `--before DIR`): the same
+ * options, delivered by the inbox of another checkout of this repository at DIR (its own copy of
+ * this file runs the workers, from its own sources), so that the code before a change and after
+ * it take turns in the same rounds: `--options 'raw|before:{}|{}' --before ../main`.
  * No proxy and no other system: this is where the CPU goes, not the round trips (latency.bench.ts).
  * `--profile DIR`: a CPU profile of each worker (node --cpu-prof).
  */
 import 'reflect-metadata';
 import type { ChildProcess } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { makeWorkerUtils } from 'graphile-worker';
@@ -196,6 +200,7 @@ async function fillGraphile(dataSource: DataSource, messages: number): Promise<v
 
 const NAMES: Record<string, string> = {
   '{}': 'defaults',
+  'before:{}': 'defaults, before (--before)',
   raw: 'raw driver, same job by hand',
   graphile: 'graphile-worker',
 };
@@ -213,13 +218,35 @@ const ANALYZE: Record<TestDatabase, string> = {
   sqlite: 'ANALYZE',
 };
 
+/** Where a worker of option set `set` runs from: this checkout, or `--before`'s for `before:` sets. */
+interface Checkout {
+  script: string;
+  cwd?: string;
+  env: NodeJS.ProcessEnv;
+}
+
+function checkoutOf(set: string, beforeDir: string | undefined): Checkout {
+  if (!set.startsWith('before:')) return { script: __filename, env: {} };
+  if (!beforeDir)
+    throw new Error(`option set '${set}' needs --before DIR (another checkout of this repository)`);
+  const project = join(beforeDir, 'tsconfig.json');
+  return {
+    script: join(beforeDir, 'bench', 'inbox-steady.bench.ts'),
+    cwd: beforeDir,
+    env: { SWC_NODE_PROJECT: project, TS_NODE_PROJECT: project },
+  };
+}
+
 async function runOnce(
   db: TestDatabase,
-  options: string,
+  set: string,
   messages: number,
   workers: number,
-  profile?: string,
+  profile: string | undefined,
+  beforeDir: string | undefined,
 ): Promise<Run> {
+  const checkout = checkoutOf(set, beforeDir);
+  const options = set.startsWith('before:') ? set.slice('before:'.length) : set;
   const sqliteFile = tempSqliteFile('steady');
   const dataSource = await dataSourceFor(db, sqliteFile).initialize();
   const sql = sqlClientFor(dataSource);
@@ -240,10 +267,12 @@ async function runOnce(
     }
     const role = options === 'raw' || options === 'graphile' ? options : 'worker';
     const children: ChildProcess[] = Array.from({ length: db === 'sqlite' ? 1 : workers }, () =>
-      forkTs(__filename, [], {
+      forkTs(checkout.script, [], {
         execArgv: profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [],
+        cwd: checkout.cwd,
         env: {
           ...process.env,
+          ...checkout.env,
           HOLDFAST_STEADY_ROLE: role,
           HOLDFAST_STEADY_OPTIONS: options,
           HOLDFAST_STEADY_DB: db,
@@ -297,7 +326,13 @@ export async function main(args: string[]): Promise<void> {
   const sets = (o >= 0 ? args[o + 1] : DEFAULT_OPTION_SETS).split('|');
   const p = args.indexOf('--profile');
   const profile = p >= 0 ? args[p + 1] : undefined;
-  for (const set of sets) if (set !== 'raw' && set !== 'graphile') JSON.parse(set); // a typo stops the run before any work
+  const b = args.indexOf('--before');
+  const beforeDir = b >= 0 ? resolve(args[b + 1]) : undefined;
+  // A typo stops the run before any work.
+  for (const set of sets) {
+    if (set !== 'raw' && set !== 'graphile') JSON.parse(set.replace(/^before:/, ''));
+    checkoutOf(set, beforeDir);
+  }
   const databases = benchDatabases(args);
   if (sets.includes('graphile') && databases.some((db) => db !== 'postgres'))
     throw new Error("--options 'graphile' runs on PostgreSQL only: add --db postgres");
@@ -309,7 +344,7 @@ export async function main(args: string[]): Promise<void> {
     const runs = new Map<string, Run[]>(sets.map((s) => [s, []]));
     for (let round = 0; round < rounds; round++)
       for (const set of sets) {
-        const run = await runOnce(db, set, messages, workers, profile);
+        const run = await runOnce(db, set, messages, workers, profile, beforeDir);
         runs.get(set)!.push(run);
         process.stderr.write(
           `  ${db} round ${round + 1} ${NAMES[set] ?? set}: ${Math.round(run.rate)} msg/s\n`,

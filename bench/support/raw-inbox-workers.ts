@@ -90,6 +90,7 @@ async function claimLoop<L>(
       }),
     );
     deleting = deleting.then(() => remove(ids, lease));
+    deleting.catch(() => undefined); // one cut short by stop() fails on its closed connection
   }
   await deleting.catch(() => undefined);
 }
