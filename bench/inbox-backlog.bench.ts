@@ -1,6 +1,6 @@
 /**
  * npm run bench -- inbox-backlog [--db sqlite,postgres,mariadb] [--waiting 1000000] [--deliver 50000]
- *                                [--rounds 3] [--loop store 100]
+ *                                [--rounds 3] [--loop store 100] [--no-settle]
  *
  * Delivery of the oldest `--deliver` messages with `--waiting` more behind them ("deep"),
  * against the same delivery from a table holding only those `--deliver` ("alone"), per
@@ -12,6 +12,8 @@
  * inbox's UUIDv7 ids are) and lets them settle as a backlog that has lived a while would have
  * (see settle), then delivers from both in turns (deep first in even rounds, alone first in
  * odd); each round's ratio is taken within the round, and a first round, not reported, warms up.
+ * `--no-settle` leaves the tables as the fill left them (scale-inbox.bench.ts's way): on MariaDB
+ * the deep delivery then also waits for the fill's dirty pages to be written out.
  * A delivery is timed from the first message handled to the `--deliver`th (start-up left out);
  * beside the rate, the node's CPU time per message over the same window. SQLite: each table in
  * a file of its own.
@@ -147,13 +149,13 @@ interface Side {
   prefix: string;
 }
 
-async function filledSide(db: TestDatabase, tag: string, rows: number): Promise<Side> {
+async function filledSide(db: TestDatabase, tag: string, rows: number, settled: boolean): Promise<Side> {
   const dataSource = await createTestDataSource(db, { sqliteFile: tempSqliteFile(`backlog-${tag}`) });
   const sql = sqlClientFor(dataSource);
   const prefix = uniqueTablePrefix(`backlog_${tag}_${db}`);
   await createTables(sql, prefix);
   await fillBacklog(sql, `${prefix}COR_MESSAGE`, rows);
-  await settle(sql, `${prefix}COR_MESSAGE`);
+  if (settled) await settle(sql, `${prefix}COR_MESSAGE`);
   return { dataSource, sql, prefix };
 }
 
@@ -197,14 +199,15 @@ async function runDatabase(
   count: number,
   rounds: number,
   deliver: Deliver,
+  settled: boolean,
 ): Promise<DatabaseRun> {
   const run: DatabaseRun = { db, deep: [], alone: [] };
   for (let round = 0; round <= rounds; round++) {
     let deep: Side | undefined;
     let alone: Side | undefined;
     try {
-      deep = await filledSide(db, 'deep', waiting + count);
-      alone = await filledSide(db, 'alone', count);
+      deep = await filledSide(db, 'deep', waiting + count, settled);
+      alone = await filledSide(db, 'alone', count, settled);
       const results = new Map<Side, Delivery>();
       for (const side of round % 2 ? [alone, deep] : [deep, alone])
         results.set(side, await deliver(side.dataSource, side.prefix, count));
@@ -236,12 +239,14 @@ export async function main(args: string[]): Promise<void> {
       ? (ds, prefix, n) => storeLoop(ds, prefix, n, batch)
       : (ds, prefix, n) => inboxDelivery(ds, prefix, n);
   const runs: DatabaseRun[] = [];
-  for (const db of benchDatabases(args)) runs.push(await runDatabase(db, waiting, count, rounds, how));
+  const settled = !args.includes('--no-settle');
+  for (const db of benchDatabases(args))
+    runs.push(await runDatabase(db, waiting, count, rounds, how, settled));
   const range = (xs: number[]) =>
     `${median(xs).toFixed(2)} (${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)})`;
   printTable(
     `${batch ? `The store's claim (${batch}) → delete loop` : 'Inbox delivery at its defaults'} of ${count.toLocaleString('en-US')} messages with ${waiting.toLocaleString('en-US')} ` +
-      `waiting behind them (deep) and alone, ${rounds} rounds in turns; medians, ratio (min–max) within each round; goal ≥ 0.90`,
+      `waiting behind them (deep) and alone, ${rounds} rounds in turns${settled ? '' : ', tables not settled'}; medians, ratio (min–max) within each round; goal ≥ 0.90`,
     ['database', 'deep msg/s', 'alone msg/s', 'deep ÷ alone', 'CPU µs/msg deep', 'CPU µs/msg alone'],
     runs.map((r) => [
       r.db,
