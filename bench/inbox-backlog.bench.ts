@@ -12,8 +12,8 @@
  * inbox's UUIDv7 ids are) and lets them settle as a backlog that has lived a while would have
  * (see settle), then delivers from both in turns (deep first in even rounds, alone first in
  * odd); each round's ratio is taken within the round, and a first round, not reported, warms up.
- * `--no-settle` leaves the tables as the fill left them (scale-inbox.bench.ts's way): on MariaDB
- * the deep delivery then also waits for the fill's dirty pages to be written out.
+ * `--no-settle` leaves the tables as the fill left them (scale-inbox.bench.ts's way); both
+ * deliveries of a round then share the server's writing out of both fills.
  * A delivery is timed from the first message handled to the `--deliver`th (start-up left out);
  * beside the rate, the node's CPU time per message over the same window. SQLite: each table in
  * a file of its own.
