@@ -74,6 +74,24 @@ describeEachDatabase(
       expect(sent.filter((s) => s.includes(store.tableName))).toHaveLength(keys.length);
     });
 
+    it('lets no read wait behind four reads that never answer (connections gone silent)', async () => {
+      countStatements();
+      const query = ctx.sql.query as jest.Mock;
+      const real = query.getMockImplementation()!;
+      let silent = 4;
+      query.mockImplementation((sql: string, params: unknown[], options: unknown) =>
+        silent-- > 0 ? new Promise(() => undefined) : real(sql, params, options),
+      );
+      const hung = keys.slice(0, 4).map((key) => store.find('batch', key));
+      // Queued behind them while they have just been sent, then read once they are seen stalled.
+      const queued = store.find<{ i: number }>('batch', keys[4]);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const later = store.find<{ i: number }>('batch', keys[6]);
+      expect(await queued).toMatchObject({ payload: { i: 4 } });
+      expect(await later).toMatchObject({ payload: { i: 6 } });
+      void hung;
+    });
+
     it('gives every caller of a read of many keys that fails its error, and reads again afterwards', async () => {
       const sent = countStatements();
       const query = ctx.sql.query as jest.Mock;

@@ -20,6 +20,12 @@ const PREPARED = { prepared: true } as const;
  */
 const READS_IN_FLIGHT = 4;
 const KEYS_PER_READ = 32;
+/**
+ * No read waits behind the reads in flight once none of them has answered for this long (a
+ * connection gone silent holds its read until the driver gives up on it): reads then go at once,
+ * each on a connection of its own, as they would without READS_IN_FLIGHT.
+ */
+const STALLED_MS = 50;
 
 /** A point read waiting for a read of many keys. */
 interface WaitingRead {
@@ -54,6 +60,8 @@ export class FailoverSqlReads {
 
   /** Point reads (of one key or many) waiting for their answer. */
   private inFlight = 0;
+  /** When a read in flight last answered, or the first of them was sent (performance.now()). */
+  private progressAt = 0;
   /** Point reads waiting for one of those to answer, by failover name, in arrival order. */
   private readonly waiting = new Map<string, WaitingRead[]>();
   /** False when the app's query resolver replaces `find` but not `findMany`: reads go one by one. */
@@ -128,14 +136,22 @@ export class FailoverSqlReads {
         return Promise.reject(error);
       }
     }
-    if (this.inFlight >= READS_IN_FLIGHT && this.readsManyKeys())
-      return new Promise<FailoverEntry<T> | undefined>((resolve, reject) => {
-        const read = { key, type, resolve, reject } as WaitingRead;
-        const list = this.waiting.get(name);
-        if (list) list.push(read);
-        else this.waiting.set(name, [read]);
-      });
-    this.inFlight++;
+    if (this.inFlight >= READS_IN_FLIGHT && this.readsManyKeys()) {
+      if (DatabaseClock.monotonic() - this.progressAt <= STALLED_MS)
+        return new Promise<FailoverEntry<T> | undefined>((resolve, reject) => {
+          const read = { key, type, resolve, reject } as WaitingRead;
+          const list = this.waiting.get(name);
+          if (list) list.push(read);
+          else this.waiting.set(name, [read]);
+        });
+      // Stalled: what waits goes now, and this read too.
+      for (const [waitingName, list] of this.waiting) {
+        this.waiting.delete(waitingName);
+        for (let i = 0; i < list.length; i += KEYS_PER_READ)
+          this.readMany(waitingName, list.slice(i, i + KEYS_PER_READ));
+      }
+    }
+    if (this.inFlight++ === 0) this.progressAt = DatabaseClock.monotonic();
     const sample = this.wantsClock();
     const sent = sample ? DatabaseClock.monotonic() : 0;
     const texts = this.texts();
@@ -156,6 +172,7 @@ export class FailoverSqlReads {
   /** A point read answered: the reads waiting go, up to READS_IN_FLIGHT reads of many keys. */
   private answered(): void {
     this.inFlight--;
+    this.progressAt = DatabaseClock.monotonic();
     for (const [name, list] of this.waiting) {
       if (this.inFlight >= READS_IN_FLIGHT) return;
       const reads = list.length > KEYS_PER_READ ? list.splice(0, KEYS_PER_READ) : list;
@@ -166,7 +183,7 @@ export class FailoverSqlReads {
 
   /** One read of the waiting reads' keys of failover `name`; each gets its entry, or the error. */
   private readMany(name: string, reads: readonly WaitingRead[]): void {
-    this.inFlight++;
+    if (this.inFlight++ === 0) this.progressAt = DatabaseClock.monotonic();
     const { sql, queries, ctx } = this.state;
     const sample = this.wantsClock();
     const sent = sample ? DatabaseClock.monotonic() : 0;
