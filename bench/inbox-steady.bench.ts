@@ -1,33 +1,47 @@
 /**
- * npm run bench -- inbox-steady [--messages 60000] [--workers 2] [--rounds 3]
- *                               [--options '<json>|<json>|…'] [--profile DIR]
+ * npm run bench -- inbox-steady [--db sqlite,postgres,mariadb] [--messages 60000] [--workers 2]
+ *                               [--rounds 3] [--options '<set>|<set>|…'] [--profile DIR]
  *
- * Inbox delivery on PostgreSQL in steady state, per option set: `--messages` are accepted first,
- * then `--workers` processes deliver them all (no-op handler). Printed per option set, median over
- * the rounds (the sets take turns in each round):
+ * Inbox delivery in steady state, per database and option set: `--messages` are accepted first,
+ * then `--workers` processes deliver them all (no-op handler; on SQLite one process, its one
+ * writer). Printed per database and option set, median over the rounds (the sets take turns in
+ * each round):
  *  - the rate from the first message handled anywhere to the last;
  *  - the workers' CPU time per message, each worker's from its own first message on
  *    (`process.cpuUsage`: its start-up is left out, unlike inbox.bench.ts's figure);
- *  - PostgreSQL's CPU time per message (every server process, from /proc) over the same window.
- * The first option set is the baseline of the ratios. By default: `raw`, the pg driver doing the
- * same job by hand (Holdfast's claim statement, its largest claim at the default batchSize (1,000)
- * at a time with one claim ahead, the payload
- * decoded, the handler called, a delete of each claim's ids with its lease), then the inbox's
- * defaults before 2026-11-27 (`concurrency` 200, `completionBatchSize` 100), then today's (`{}`).
- * No proxy and no other system: this is where the CPU goes, not the round trips (latency.bench.ts)
- * nor the comparison with graphile-worker (inbox.bench.ts).
- * `graphile`: graphile-worker 0.17 doing the same delivery from its own schema, in the setup every
- * bench gives it (bench/support/graphile.ts), its jobs added the same way before the clock starts.
+ *  - the server's CPU time per message over the same window, for the workers' connections only
+ *    (PostgreSQL's backends; MariaDB's connection threads where performance_schema is on; on
+ *    SQLite the statements' work is in the workers' figure);
+ *  - the rate ÷ the first option set's in the same round: median (min–max).
+ * Option sets: `raw`, the database's driver doing the same job by hand
+ * (bench/support/raw-inbox-workers.ts: the inbox's largest claim at the default batchSize
+ * (1,000) at a time, one claim ahead on the servers, each row made into the message a handler
+ * gets and passed to an async handler, a delete of each claim's ids with its lease); `graphile`
+ * (PostgreSQL only), graphile-worker 0.17 doing the same delivery from its own schema, in the
+ * setup every bench gives it (bench/support/graphile.ts); `{}` the inbox's defaults; any other
+ * JSON, inbox options. Default `raw|{}`. `before:<json>` (with `--before DIR`): the same
+ * options, delivered by the inbox of another checkout of this repository at DIR (its own copy of
+ * this file runs the workers, from its own sources), so that the code before a change and after
+ * it take turns in the same rounds: `--options 'raw|before:{}|{}' --before ../main`.
+ * No proxy and no other system: this is where the CPU goes, not the round trips (latency.bench.ts).
  * `--profile DIR`: a CPU profile of each worker (node --cpu-prof).
  */
 import 'reflect-metadata';
 import type { ChildProcess } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Client } from 'pg';
 import { makeWorkerUtils } from 'graphile-worker';
 import { DataSource } from 'typeorm';
-import { forkTs, waitForExit, waitForMessage } from '@holdfast/testing';
+import { indexName, sqlClientFor } from '@holdfast/core/kit';
+import {
+  forkTs,
+  tempSqliteFile,
+  testDataSourceOptions,
+  waitForExit,
+  waitForMessage,
+  type TestDatabase,
+} from '@holdfast/testing';
 import {
   InboxHandler,
   InboxModule,
@@ -35,22 +49,28 @@ import {
   type InboxMessage,
   type InboxModuleOptions,
 } from '@holdfast/inbox';
+import { COR_MESSAGE_ORDER_INDEX } from '@holdfast/inbox/internal';
+import { SimbaModule } from '@holdfast/simba';
 import { resolveInboxOptions } from '../libs/inbox/src/options/inbox-options.schema';
 import { largestClaim } from '../libs/inbox/src/delivery/delivery-settings';
-import { median, numberArg, postgresCpuMs, printTable } from './support/bench-kit';
+import { benchDatabases, median, numberArg, printTable, serverCpu } from './support/bench-kit';
 import { runGraphile } from './support/graphile';
+import {
+  rawMariadbWorker,
+  rawPostgresWorker,
+  rawSqliteWorker,
+  type RawInboxTarget,
+  type RawInboxWorker,
+} from './support/raw-inbox-workers';
 
-const PG_URL = process.env.HOLDFAST_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const PREFIX = 'hf_steady_';
 const TYPE = { namespace: 'bench', name: 'noop' };
-const DEFAULT_OPTION_SETS = 'raw|{"concurrency":200,"completionBatchSize":100}|{}';
+const DEFAULT_OPTION_SETS = 'raw|{}';
 const TABLE = `${PREFIX}COR_MESSAGE`;
 const GW_SCHEMA = 'graphile_worker_steady';
 const GW_TASK = 'noop';
 
 let handled = 0;
-/** Set on 'stop': the raw worker's claim in flight then fails with its closed connection. */
-let stopped = false;
 let cpuAtFirst: NodeJS.CpuUsage | undefined;
 /** The last message handled (kept, so that no engine can drop the work of making it). */
 export let seen: InboxMessage | undefined;
@@ -67,7 +87,14 @@ class NoopHandler {
   }
 }
 
+/** The database a worker or the bench runs on: the test database, or the round's SQLite file. */
+function dataSourceFor(db: TestDatabase, sqliteFile: string): DataSource {
+  return new DataSource({ ...testDataSourceOptions(db, { sqliteFile }), poolSize: 10 } as never);
+}
+
+/** SQLite delivers as the leader (one writer), with Simba; the servers as competing nodes. */
 async function inboxApp(dataSource: DataSource, deliver: boolean, options: Partial<InboxModuleOptions>) {
+  const leader = dataSource.options.type === 'better-sqlite3';
   @Module({
     imports: [
       InboxModule.forRoot({
@@ -75,19 +102,33 @@ async function inboxApp(dataSource: DataSource, deliver: boolean, options: Parti
         tablePrefix: PREFIX,
         schema: 'create',
         deliver,
-        cluster: 'competing',
+        cluster: leader ? 'leader' : 'competing',
         ...options,
       }),
+      ...(leader ? [SimbaModule.forRoot({ dataSource, tablePrefix: PREFIX, schema: 'create' })] : []),
     ],
     providers: [NoopHandler],
   })
   class SteadyModule {}
-  return NestFactory.createApplicationContext(SteadyModule, { logger: ['error', 'warn'] });
+  return NestFactory.createApplicationContext(SteadyModule, { logger: ['error'] });
+}
+
+interface WorkerEnv {
+  db: TestDatabase;
+  sqliteFile: string;
+}
+
+function workerEnv(): WorkerEnv {
+  return {
+    db: process.env.HOLDFAST_STEADY_DB as TestDatabase,
+    sqliteFile: process.env.HOLDFAST_STEADY_SQLITE!,
+  };
 }
 
 /** A worker: delivers from its start, reports its count every 50 ms, its CPU time on 'stop'. */
 async function worker(): Promise<void> {
-  const dataSource = await new DataSource({ type: 'postgres', url: PG_URL, poolSize: 10 }).initialize();
+  const { db, sqliteFile } = workerEnv();
+  const dataSource = await dataSourceFor(db, sqliteFile).initialize();
   const app = await inboxApp(dataSource, true, JSON.parse(process.env.HOLDFAST_STEADY_OPTIONS ?? '{}'));
   reportUntilStop(() => app.close().then(() => dataSource.destroy()));
 }
@@ -97,7 +138,6 @@ function reportUntilStop(close: () => Promise<unknown>): void {
   const report = setInterval(() => process.send!({ t: 'count', n: handled }), 50);
   process.on('message', (m: { t: string }) => {
     if (m.t !== 'stop') return;
-    stopped = true;
     clearInterval(report);
     const cpu = process.cpuUsage(cpuAtFirst);
     process.send!({ t: 'cpu', ms: (cpu.user + cpu.system) / 1000 });
@@ -105,83 +145,27 @@ function reportUntilStop(close: () => Promise<unknown>): void {
   });
 }
 
-const millis = (t: string) => `CAST(FLOOR(EXTRACT(EPOCH FROM ${t}) * 1000) AS BIGINT)`;
-/** The claim Holdfast sends on PostgreSQL (ungrouped, no unanswered leases), written by hand. */
-const RAW_CLAIM_SIZE = largestClaim(resolveInboxOptions({}).batchSize);
-const RAW_CLAIM =
-  `WITH claimed AS (UPDATE ${TABLE} SET NEXT_RETRY = CAST($1 AS TIMESTAMPTZ) WHERE ctid = ANY(ARRAY(` +
-  `SELECT ctid FROM ${TABLE} WHERE COALESCE((RETRIES < 5 AND (NEXT_RETRY IS NULL OR NEXT_RETRY <= ` +
-  `date_trunc('milliseconds', statement_timestamp())) AND (EXPIRATION IS NULL OR EXPIRATION > ` +
-  `date_trunc('milliseconds', statement_timestamp()))), FALSE) ORDER BY INSERTED, ID LIMIT ${RAW_CLAIM_SIZE} ` +
-  `FOR UPDATE SKIP LOCKED)) RETURNING ${millis("date_trunc('milliseconds', statement_timestamp())")} AS db_now, ` +
-  `ID AS id, PAYLOAD_ENCODING AS payload_encoding, PAYLOAD_TYPE_NAMESPACE AS ns, ` +
-  `PAYLOAD_TYPE_NAME AS name, PAYLOAD_TYPE_REVISION AS revision, PAYLOAD AS payload, ` +
-  `${millis('INSERTED')} AS inserted_ms, TTL_DURATION AS ttl, ${millis('EXPIRATION')} AS expiration_ms, ` +
-  `RETRIES AS retries, ${millis('NEXT_RETRY')} AS next_retry_ms, ERROR AS error, INSERTED AS ord_inserted) ` +
-  `SELECT db_now, id, payload_encoding, ns, name, revision, payload, inserted_ms, ttl, expiration_ms, ` +
-  `retries, next_retry_ms, error FROM claimed ORDER BY ord_inserted, id`;
-const RAW_DELETE = `DELETE FROM ${TABLE} WHERE ID = ANY($1::VARCHAR[]) AND NEXT_RETRY = CAST($2 AS TIMESTAMPTZ)`;
-
-interface RawRow {
-  id: string;
-  ns: string;
-  name: string;
-  revision: string | null;
-  payload: Buffer;
-  inserted_ms: string;
-  retries: number;
-}
-
-/** The baseline worker: the pg driver by hand, one connection claiming, one deleting. */
+/** The baseline worker: the database's driver doing the same job by hand. */
 async function rawWorker(): Promise<void> {
-  const claims = new Client({ connectionString: PG_URL });
-  const deletes = new Client({ connectionString: PG_URL });
-  await Promise.all([claims.connect(), deletes.connect()]);
-  const handler = new NoopHandler();
-  reportUntilStop(() => Promise.all([claims.end(), deletes.end()]));
-  const claim = () => {
-    const lease = new Date(Date.now() + 300_000).toISOString();
-    return claims
-      .query({ name: 'claim', text: RAW_CLAIM, values: [lease] })
-      .then((r) => ({ lease, rows: r.rows }));
+  const { db, sqliteFile } = workerEnv();
+  const target: RawInboxTarget = {
+    table: TABLE,
+    orderIndex: indexName(PREFIX, COR_MESSAGE_ORDER_INDEX),
+    claimSize: largestClaim(resolveInboxOptions({}).batchSize),
+    location: db === 'sqlite' ? sqliteFile : (testDataSourceOptions(db) as { url: string }).url,
   };
-  let deleting: Promise<unknown> = Promise.resolve();
-  let next = claim();
-  while (!stopped) {
-    const { lease, rows } = await next;
-    if (!rows.length) {
-      await new Promise((r) => setTimeout(r, 50));
-      next = claim();
-      continue;
-    }
-    next = claim(); // one claim ahead, as the inbox's prefetch
-    const ids: string[] = [];
-    // What a handler gets: the message, its payload decoded.
-    await Promise.all(
-      rows.map(async (row: RawRow) => {
-        const message: InboxMessage = {
-          id: row.id,
-          type:
-            row.revision === null
-              ? { namespace: row.ns, name: row.name }
-              : { namespace: row.ns, name: row.name, revision: row.revision },
-          encoding: 'json',
-          payload: JSON.parse(row.payload.toString('utf8')),
-          inserted: new Date(Number(row.inserted_ms)),
-          retries: row.retries,
-        };
-        await handler.handle(message);
-        ids.push(row.id);
-      }),
-    );
-    deleting = deleting.then(() => deletes.query({ name: 'delete', text: RAW_DELETE, values: [ids, lease] }));
-  }
+  const handler = new NoopHandler();
+  const handle = (message: InboxMessage) => handler.handle(message);
+  const start = { postgres: rawPostgresWorker, mariadb: rawMariadbWorker, sqlite: rawSqliteWorker }[db];
+  const running: RawInboxWorker = await start(target, handle);
+  reportUntilStop(() => running.stop());
 }
 
 /** graphile-worker's runner (bench/support/graphile.ts), its task the same no-op handler. */
 async function graphileWorker(): Promise<void> {
   const handler = new NoopHandler();
-  const runner = await runGraphile(PG_URL, GW_SCHEMA, GW_TASK, async (payload, helpers) =>
+  const url = (testDataSourceOptions('postgres') as { url: string }).url;
+  const runner = await runGraphile(url, GW_SCHEMA, GW_TASK, async (payload, helpers) =>
     handler.handle({
       id: helpers.job.id,
       type: TYPE,
@@ -197,7 +181,8 @@ async function graphileWorker(): Promise<void> {
 /** Fills graphile-worker's own schema with `messages` jobs (5,000 per call, as the inbox's accepts). */
 async function fillGraphile(dataSource: DataSource, messages: number): Promise<void> {
   await dataSource.query(`DROP SCHEMA IF EXISTS ${GW_SCHEMA} CASCADE`);
-  const utils = await makeWorkerUtils({ connectionString: PG_URL, schema: GW_SCHEMA });
+  const url = (testDataSourceOptions('postgres') as { url: string }).url;
+  const utils = await makeWorkerUtils({ connectionString: url, schema: GW_SCHEMA });
   try {
     await utils.migrate();
     for (let i = 0; i < messages; i += 5_000)
@@ -215,6 +200,7 @@ async function fillGraphile(dataSource: DataSource, messages: number): Promise<v
 
 const NAMES: Record<string, string> = {
   '{}': 'defaults',
+  'before:{}': 'defaults, before (--before)',
   raw: 'raw driver, same job by hand',
   graphile: 'graphile-worker',
 };
@@ -222,12 +208,49 @@ const NAMES: Record<string, string> = {
 interface Run {
   rate: number;
   workerCpu: number;
-  databaseCpu: number;
+  /** µs per message, undefined where the server's share cannot be read. */
+  databaseCpu?: number;
 }
 
-async function runOnce(options: string, messages: number, workers: number, profile?: string): Promise<Run> {
-  const dataSource = await new DataSource({ type: 'postgres', url: PG_URL, poolSize: 10 }).initialize();
-  await dataSource.query(`DROP TABLE IF EXISTS ${PREFIX}COR_MESSAGE`);
+const ANALYZE: Record<TestDatabase, string> = {
+  postgres: `ANALYZE ${TABLE}`,
+  mariadb: `ANALYZE TABLE ${TABLE}`,
+  sqlite: 'ANALYZE',
+};
+
+/** Where a worker of option set `set` runs from: this checkout, or `--before`'s for `before:` sets. */
+interface Checkout {
+  script: string;
+  cwd?: string;
+  env: NodeJS.ProcessEnv;
+}
+
+function checkoutOf(set: string, beforeDir: string | undefined): Checkout {
+  if (!set.startsWith('before:')) return { script: __filename, env: {} };
+  if (!beforeDir)
+    throw new Error(`option set '${set}' needs --before DIR (another checkout of this repository)`);
+  const project = join(beforeDir, 'tsconfig.json');
+  return {
+    script: join(beforeDir, 'bench', 'inbox-steady.bench.ts'),
+    cwd: beforeDir,
+    env: { SWC_NODE_PROJECT: project, TS_NODE_PROJECT: project },
+  };
+}
+
+async function runOnce(
+  db: TestDatabase,
+  set: string,
+  messages: number,
+  workers: number,
+  profile: string | undefined,
+  beforeDir: string | undefined,
+): Promise<Run> {
+  const checkout = checkoutOf(set, beforeDir);
+  const options = set.startsWith('before:') ? set.slice('before:'.length) : set;
+  const sqliteFile = tempSqliteFile('steady');
+  const dataSource = await dataSourceFor(db, sqliteFile).initialize();
+  const sql = sqlClientFor(dataSource);
+  await dataSource.query(`DROP TABLE IF EXISTS ${TABLE}`);
   const app = await inboxApp(dataSource, false, {});
   try {
     const acceptor = app.get(MessageAcceptor);
@@ -240,31 +263,38 @@ async function runOnce(options: string, messages: number, workers: number, profi
             payload: { i: i + j },
           })),
         );
-      await dataSource.query(`ANALYZE ${PREFIX}COR_MESSAGE`);
+      await dataSource.query(ANALYZE[db]);
     }
-    const children: ChildProcess[] = Array.from({ length: workers }, () =>
-      forkTs(__filename, [], {
+    const role = options === 'raw' || options === 'graphile' ? options : 'worker';
+    const children: ChildProcess[] = Array.from({ length: db === 'sqlite' ? 1 : workers }, () =>
+      forkTs(checkout.script, [], {
         execArgv: profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [],
+        cwd: checkout.cwd,
         env: {
           ...process.env,
-          HOLDFAST_STEADY_ROLE: options === 'raw' || options === 'graphile' ? options : 'worker',
+          ...checkout.env,
+          HOLDFAST_STEADY_ROLE: role,
           HOLDFAST_STEADY_OPTIONS: options,
+          HOLDFAST_STEADY_DB: db,
+          HOLDFAST_STEADY_SQLITE: sqliteFile,
         },
       }),
     );
     const counts = new Map<ChildProcess, number>();
-    let window: { cpu: number; at: number } | undefined;
+    const server = serverCpu(sql);
+    let window: { started: Promise<void>; at: number } | undefined;
     await new Promise<void>((done) => {
       for (const child of children)
         child.on('message', (m: { t: string; n: number }) => {
-          if (m.t === 'first') window ??= { cpu: postgresCpuMs(), at: performance.now() };
+          if (m.t === 'first') window ??= { started: server.start(), at: performance.now() };
           if (m.t !== 'count') return;
           counts.set(child, m.n);
           if ([...counts.values()].reduce((a, b) => a + b, 0) >= messages) done();
         });
     });
     const elapsed = performance.now() - window!.at;
-    const databaseCpuMs = postgresCpuMs() - window!.cpu;
+    await window!.started;
+    const databaseCpuMs = server.stop();
     const cpus = await Promise.all(
       children.map(async (child) => {
         const cpu = waitForMessage<{ t: string; ms: number }>(child, (m) => m.t === 'cpu', 15_000);
@@ -276,12 +306,14 @@ async function runOnce(options: string, messages: number, workers: number, profi
     return {
       rate: (messages / elapsed) * 1000,
       workerCpu: (cpus.reduce((a, b) => a + b, 0) * 1000) / messages,
-      databaseCpu: (databaseCpuMs * 1000) / messages,
+      databaseCpu: databaseCpuMs === undefined ? undefined : (databaseCpuMs * 1000) / messages,
     };
   } finally {
     await app.close();
-    await dataSource.query(`DROP TABLE IF EXISTS ${PREFIX}COR_MESSAGE`);
-    await dataSource.query(`DROP SCHEMA IF EXISTS ${GW_SCHEMA} CASCADE`);
+    await dataSource.query(`DROP TABLE IF EXISTS ${TABLE}`);
+    await dataSource.query(`DROP TABLE IF EXISTS ${PREFIX}HOLDFAST_INBOX_LEASE`);
+    await dataSource.query(`DROP TABLE IF EXISTS ${PREFIX}simba_mutex`);
+    if (options === 'graphile') await dataSource.query(`DROP SCHEMA IF EXISTS ${GW_SCHEMA} CASCADE`);
     await dataSource.destroy();
   }
 }
@@ -294,34 +326,55 @@ export async function main(args: string[]): Promise<void> {
   const sets = (o >= 0 ? args[o + 1] : DEFAULT_OPTION_SETS).split('|');
   const p = args.indexOf('--profile');
   const profile = p >= 0 ? args[p + 1] : undefined;
-  for (const set of sets) if (set !== 'raw' && set !== 'graphile') JSON.parse(set); // a typo stops the run before any work
-  console.log(`${messages} messages delivered by ${workers} processes, ${rounds} rounds, PostgreSQL`);
-  const runs = new Map<string, Run[]>(sets.map((s) => [s, []]));
-  for (let round = 0; round < rounds; round++)
-    for (const set of sets) runs.get(set)!.push(await runOnce(set, messages, workers, profile));
-  const base = runs.get(sets[0])!;
-  const rows = sets.map((set) => {
-    const r = runs.get(set)!;
-    const rate = median(r.map((x) => x.rate));
-    const ratios = r.map((x, i) => x.rate / base[i].rate);
-    return [
-      NAMES[set] ?? set,
-      rate.toFixed(0),
-      median(r.map((x) => x.workerCpu)).toFixed(1),
-      median(r.map((x) => x.databaseCpu)).toFixed(1),
-      `${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
-    ];
-  });
+  const b = args.indexOf('--before');
+  const beforeDir = b >= 0 ? resolve(args[b + 1]) : undefined;
+  // A typo stops the run before any work.
+  for (const set of sets) {
+    if (set !== 'raw' && set !== 'graphile') JSON.parse(set.replace(/^before:/, ''));
+    checkoutOf(set, beforeDir);
+  }
+  // graphile-worker runs on PostgreSQL only: with it, PostgreSQL alone unless --db says otherwise
+  // (the commands recorded in docs/benchmarks.md before other databases were measured).
+  const graphile = sets.includes('graphile');
+  const databases = graphile && !args.includes('--db') ? ['postgres' as const] : benchDatabases(args);
+  if (graphile && databases.some((db) => db !== 'postgres'))
+    throw new Error("--options 'graphile' runs on PostgreSQL only: --db postgres");
+  console.log(
+    `${messages} messages delivered by ${workers} processes (SQLite: 1), ${rounds} rounds, on ${databases.join(', ')}`,
+  );
+  const rows: string[][] = [];
+  for (const db of databases) {
+    const runs = new Map<string, Run[]>(sets.map((s) => [s, []]));
+    for (let round = 0; round < rounds; round++)
+      for (const set of sets) {
+        const run = await runOnce(db, set, messages, workers, profile, beforeDir);
+        runs.get(set)!.push(run);
+        process.stderr.write(
+          `  ${db} round ${round + 1} ${NAMES[set] ?? set}: ${Math.round(run.rate)} msg/s\n`,
+        );
+      }
+    const base = runs.get(sets[0])!;
+    for (const set of sets) {
+      const r = runs.get(set)!;
+      const ratios = r.map((x, i) => x.rate / base[i].rate);
+      const server = r.map((x) => x.databaseCpu).filter((x): x is number => x !== undefined);
+      rows.push([
+        db,
+        NAMES[set] ?? set,
+        median(r.map((x) => x.rate)).toFixed(0),
+        median(r.map((x) => x.workerCpu)).toFixed(1),
+        server.length ? median(server).toFixed(1) : '—',
+        `${median(ratios).toFixed(2)} (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)})`,
+      ]);
+    }
+  }
   printTable(
     'Steady-state delivery (medians over the rounds; ratio ÷ the first option set in the same round)',
-    ['options', 'msg/s', 'CPU per message, workers (µs)', 'CPU per message, PostgreSQL (µs)', 'rate ratio'],
+    ['database', 'options', 'msg/s', 'CPU µs/msg, workers', 'CPU µs/msg, server', 'rate ratio'],
     rows,
   );
 }
 
 if (process.env.HOLDFAST_STEADY_ROLE === 'worker') void worker();
-if (process.env.HOLDFAST_STEADY_ROLE === 'raw')
-  void rawWorker().catch((error) => {
-    if (!stopped) throw error;
-  });
+if (process.env.HOLDFAST_STEADY_ROLE === 'raw') void rawWorker();
 if (process.env.HOLDFAST_STEADY_ROLE === 'graphile') void graphileWorker();

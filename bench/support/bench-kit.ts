@@ -150,3 +150,72 @@ export function postgresCpuMs(): number {
   }
   return total;
 }
+
+/** CPU time (user + system, ms) of one process, or of one thread (`pid/task/tid`), from /proc. */
+function procCpuMs(path: string): number {
+  const stat = readFileSync(`/proc/${path}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * (1000 / 100); // utime, stime in USER_HZ
+}
+
+/** The server's CPU time serving some connections, read at two moments. */
+export interface ServerCpu {
+  /** Takes the first reading: the connections to count must be open by then. */
+  start(): Promise<void>;
+  /** CPU ms since `start`, or undefined where it cannot be read. */
+  stop(): number | undefined;
+}
+
+/**
+ * The CPU time a database server on this machine spends for the connections to the client's
+ * database (the bench's own: others' work on a shared server is left out), the client's own
+ * connection excepted: PostgreSQL's backends; MariaDB's connection threads where
+ * performance_schema is on (else undefined); nothing for SQLite, whose work is the client's.
+ */
+export function serverCpu(sql: { dialect: { name: string }; query<T>(s: string): Promise<T[]> }): ServerCpu {
+  let paths: string[] | undefined;
+  let first = new Map<string, number>();
+  const read = (list: string[]) => {
+    const out = new Map<string, number>();
+    for (const p of list) {
+      try {
+        out.set(p, procCpuMs(p));
+      } catch {
+        // gone meanwhile: its time is lost with it
+      }
+    }
+    return out;
+  };
+  return {
+    async start() {
+      try {
+        if (sql.dialect.name === 'postgres') {
+          const rows = await sql.query<{ pid: number }>(
+            'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+          );
+          paths = rows.map((r) => String(r.pid));
+        } else if (sql.dialect.name === 'mariadb' || sql.dialect.name === 'mysql') {
+          const [on] = await sql.query<{ on: number }>('SELECT @@performance_schema AS `on`');
+          if (Number(on.on) !== 1) return;
+          const [pidFile] = await sql.query<{ f: string }>('SELECT @@pid_file AS f');
+          const pid = readFileSync(pidFile.f, 'utf8').trim();
+          const rows = await sql.query<{ tid: number }>(
+            'SELECT THREAD_OS_ID AS tid FROM performance_schema.threads WHERE PROCESSLIST_DB = DATABASE() ' +
+              'AND PROCESSLIST_ID <> CONNECTION_ID() AND THREAD_OS_ID IS NOT NULL',
+          );
+          paths = rows.map((r) => `${pid}/task/${r.tid}`);
+        }
+      } catch {
+        paths = undefined;
+      }
+      if (paths) first = read(paths);
+    },
+    stop() {
+      if (!paths) return undefined;
+      const last = read(paths);
+      let total = 0;
+      for (const [p, ms] of last) total += ms - (first.get(p) ?? ms);
+      return total;
+    },
+  };
+}

@@ -67,7 +67,9 @@ export interface InboxModuleOptions {
    * Delivered messages are deleted in batches: when this many have finished (default: the
    * half the largest claim, 5 × `batchSize` (500); at most half of `concurrency`), or `completionFlushInterval` after the first of them, whichever
    * comes first — not at the end of the claimed batch. Deletes go out side by side. After a
-   * crash only these and the running ones are delivered again.
+   * crash only these and the running ones are delivered again. On SQLite (one writer, a
+   * statement at a time) the default is the whole largest claim, at most `concurrency`: one
+   * delete per claim.
    */
   completionBatchSize?: number;
   /** The longest a delivered message waits for its delete (default '10ms'); see completionBatchSize. */

@@ -71,9 +71,11 @@ describe('LeaseGate: completion deletes side by side, a heartbeat alone', () => 
 describeEachDatabase(
   'InboxModule completion deletes',
   (ctx) => {
-    it('deletes delivered messages with a second delete while the first waits for its answer', async () => {
+    it('deletes delivered messages with a second delete while the first waits for its answer (servers), in one delete per claim (SQLite)', async () => {
       // Four slots: a delete starts once two delivered messages wait (half the slots), so the other
-      // two run meanwhile and make the next delete, which goes out beside the first.
+      // two run meanwhile and make the next delete, which goes out beside the first. SQLite runs a
+      // statement at a time and commits each: one delete of the whole claim.
+      const oneWriter = ctx.db === 'sqlite';
       const node = await createInboxApp(ctx, {
         batchSize: 4,
         concurrency: 4,
@@ -84,13 +86,15 @@ describeEachDatabase(
         const deleteOwned = completion.deleteOwned.bind(completion);
         let inFlight = 0;
         let most = 0;
+        const sizes: number[] = [];
         const second = latch();
         jest.spyOn(completion, 'deleteOwned').mockImplementation(async (leases: readonly Lease[]) => {
           inFlight++;
           most = Math.max(most, inFlight);
+          sizes.push(leases.length);
           try {
             // The first delete's answer is late: it waits for a second delete (at most 5 s).
-            if (most < 2) {
+            if (most < 2 && !oneWriter) {
               let timer: NodeJS.Timeout | undefined;
               await Promise.race([
                 second.done,
@@ -111,7 +115,8 @@ describeEachDatabase(
         );
         const report = await node.delivery.deliverDue();
         expect(report.delivered).toBe(4);
-        expect(most).toBe(2);
+        expect(most).toBe(oneWriter ? 1 : 2);
+        expect(sizes).toEqual(oneWriter ? [4] : [2, 2]);
         expect(await node.management.count('due')).toBe(0);
         expect(await node.management.count('retrying')).toBe(0);
       } finally {
@@ -137,5 +142,14 @@ describe('delivery defaults', () => {
     const settings = deliverySettings(resolveInboxOptions(options));
     expect(settings.concurrency).toBe(concurrency);
     expect(settings.flushAt).toBe(flushAt);
+  });
+
+  // SQLite: a whole claim per delete unless completionBatchSize says less (never above concurrency).
+  it.each([
+    ['the defaults', {}, 1000],
+    ['completionBatchSize set', { completionBatchSize: 100 }, 100],
+    ['concurrency below the claim', { concurrency: 300 }, 300],
+  ] as const)('one writer: %s', (_name, options, flushAt) => {
+    expect(deliverySettings(resolveInboxOptions(options)).flushAtOneWriter).toBe(flushAt);
   });
 });

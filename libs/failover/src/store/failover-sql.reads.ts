@@ -3,10 +3,37 @@ import type { PayloadType } from '../payload/payload-type';
 import { DatabaseClock } from './database-clock';
 import type { FailoverRow } from './failover-row.codec';
 import { NOT_NOW, type FailoverEntry } from './failover-store';
+import { FailoverStoreQueryResolver } from './failover-store-query.resolver';
 import type { SqlStoreState } from './sql-store.state';
 
 /** The point read: a fixed text, kept planned per connection on PostgreSQL. */
 const PREPARED = { prepared: true } as const;
+
+/**
+ * Point reads of a store in flight at once; a read that comes while this many are waiting for
+ * their answer waits too, and goes with the others waiting by then in one read of many keys
+ * (at most KEYS_PER_READ, of one failover). A recovery under load (an upstream down, its callers
+ * all recovering) then costs the database one statement per several callers instead of one per
+ * caller, and never takes more than this many of the application's connections; a read alone
+ * goes at once, as before. Measured with `npm run bench -- failover-store` at 10 concurrent
+ * callers: see docs/benchmarks.md.
+ */
+const READS_IN_FLIGHT = 4;
+const KEYS_PER_READ = 32;
+/**
+ * No read waits behind the reads in flight once none of them has answered for this long (a
+ * connection gone silent holds its read until the driver gives up on it): reads then go at once,
+ * each on a connection of its own, as they would without READS_IN_FLIGHT.
+ */
+const STALLED_MS = 50;
+
+/** A point read waiting for a read of many keys. */
+interface WaitingRead {
+  key: string;
+  type?: PayloadType;
+  resolve(entry: FailoverEntry<unknown> | undefined): void;
+  reject(error: unknown): void;
+}
 
 interface FindReader {
   reader: SqlRowReader;
@@ -31,12 +58,32 @@ export class FailoverSqlReads {
    */
   private findReader?: FindReader | null;
 
+  /** Point reads (of one key or many) waiting for their answer. */
+  private inFlight = 0;
+  /** When a read in flight last answered, or the first of them was sent (performance.now()). */
+  private progressAt = 0;
+  /** Point reads waiting for one of those to answer, by failover name, in arrival order. */
+  private readonly waiting = new Map<string, WaitingRead[]>();
+  /** False when the app's query resolver replaces `find` but not `findMany`: reads go one by one. */
+  private manyKeys?: boolean;
+
   constructor(private readonly state: SqlStoreState) {}
 
   /** Forgets the statements built so far (the resolvers changed). */
   reset(): void {
     this.findText = undefined;
     this.findReader = undefined;
+    this.manyKeys = undefined;
+  }
+
+  /** Whether reads may wait for a read of many keys (see READS_IN_FLIGHT). */
+  private readsManyKeys(): boolean {
+    if (this.manyKeys === undefined) {
+      const queries = this.state.queries;
+      const base = FailoverStoreQueryResolver.prototype;
+      this.manyKeys = queries.find === base.find || queries.findMany !== base.findMany;
+    }
+    return this.manyKeys;
   }
 
   private texts(): { plain: string; withClock: string } {
@@ -89,16 +136,90 @@ export class FailoverSqlReads {
         return Promise.reject(error);
       }
     }
+    if (this.inFlight >= READS_IN_FLIGHT && this.readsManyKeys()) {
+      if (DatabaseClock.monotonic() - this.progressAt <= STALLED_MS)
+        return new Promise<FailoverEntry<T> | undefined>((resolve, reject) => {
+          const read = { key, type, resolve, reject } as WaitingRead;
+          const list = this.waiting.get(name);
+          if (list) list.push(read);
+          else this.waiting.set(name, [read]);
+        });
+      // Stalled: what waits goes now, and this read too.
+      for (const [waitingName, list] of this.waiting) {
+        this.waiting.delete(waitingName);
+        for (let i = 0; i < list.length; i += KEYS_PER_READ)
+          this.readMany(waitingName, list.slice(i, i + KEYS_PER_READ));
+      }
+    }
+    if (this.inFlight++ === 0) this.progressAt = DatabaseClock.monotonic();
     const sample = this.wantsClock();
     const sent = sample ? DatabaseClock.monotonic() : 0;
     const texts = this.texts();
-    return sql
-      .query<FailoverRow>(sample ? texts.withClock : texts.plain, [name, key], PREPARED)
-      .then((rows) => {
+    return sql.query<FailoverRow>(sample ? texts.withClock : texts.plain, [name, key], PREPARED).then(
+      (rows) => {
+        this.answered();
         const row = rows[0];
         if (row && sample) this.observeClock(row, sent);
         return row && this.state.rows.entry<T>(row, { name, key, type }, sql.dialect);
-      });
+      },
+      (error: unknown) => {
+        this.answered();
+        throw error;
+      },
+    );
+  }
+
+  /** A point read answered: the reads waiting go, up to READS_IN_FLIGHT reads of many keys. */
+  private answered(): void {
+    this.inFlight--;
+    this.progressAt = DatabaseClock.monotonic();
+    for (const [name, list] of this.waiting) {
+      if (this.inFlight >= READS_IN_FLIGHT) return;
+      const reads = list.length > KEYS_PER_READ ? list.splice(0, KEYS_PER_READ) : list;
+      if (reads === list) this.waiting.delete(name);
+      this.readMany(name, reads);
+    }
+  }
+
+  /** One read of the waiting reads' keys of failover `name`; each gets its entry, or the error. */
+  private readMany(name: string, reads: readonly WaitingRead[]): void {
+    if (this.inFlight++ === 0) this.progressAt = DatabaseClock.monotonic();
+    const { sql, queries, ctx } = this.state;
+    const sample = this.wantsClock();
+    const sent = sample ? DatabaseClock.monotonic() : 0;
+    let s;
+    try {
+      s = queries.findMany(
+        sample ? ctx : { ...ctx, clock: false },
+        name,
+        reads.map((r) => r.key),
+      );
+    } catch (error) {
+      this.answered();
+      for (const read of reads) read.reject(error);
+      return;
+    }
+    sql.query<FailoverRow & { failover_key: string }>(s.sql, s.params, PREPARED).then(
+      (rows) => {
+        this.answered();
+        const byKey = new Map(rows.map((row) => [row.failover_key, row]));
+        if (sample && rows.length) this.observeClock(rows[0], sent);
+        for (const read of reads) {
+          const row = byKey.get(read.key);
+          try {
+            read.resolve(
+              row && this.state.rows.entry(row, { name, key: read.key, type: read.type }, sql.dialect),
+            );
+          } catch (error) {
+            read.reject(error);
+          }
+        }
+      },
+      (error: unknown) => {
+        this.answered();
+        for (const read of reads) read.reject(error);
+      },
+    );
   }
 
   /**

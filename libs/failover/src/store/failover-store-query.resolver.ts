@@ -83,6 +83,20 @@ export class FailoverStoreQueryResolver {
     );
   }
 
+  /**
+   * The point read of several keys of one failover at once: `find`'s columns and FAILOVER_KEY
+   * (failover_key), bound as (name, ...keys). The store sends it for reads that wait while others
+   * are in flight (see FailoverSqlReads); a replacement of `find` alone turns that off.
+   */
+  findMany(ctx: FailoverQueryContext, name: string, keys: readonly string[]): Statement {
+    const b = new StatementBinder(ctx.dialect);
+    return b.statement(
+      `SELECT FAILOVER_KEY AS failover_key, AS_OF AS as_of, EXPIRE_ON AS expire_on, PAYLOAD AS payload, ` +
+        `PAYLOAD_CLASS AS payload_class${ctx.clock === false ? '' : `, ${ctx.dialect.nowMillis} AS db_now`} ` +
+        `FROM ${ctx.table} WHERE FAILOVER_NAME = ${b.bind(name)} AND FAILOVER_KEY IN (${b.list(keys)})`,
+    );
+  }
+
   findAll(ctx: FailoverQueryContext, name: string): Statement {
     const b = new StatementBinder(ctx.dialect);
     return b.statement(

@@ -19,6 +19,8 @@ export function storedEncoding(encoding: PayloadEncoding): string {
  * the seed's fixture, and Holdfast's earlier 'json' are JSON); undefined when unknown.
  */
 export function apiEncoding(stored: string): PayloadEncoding | undefined {
+  // What Holdfast writes, without lowering the case of every delivered message's encoding.
+  if (stored === JACKSON_ENCODING) return 'json';
   const lower = String(stored).toLowerCase();
   if (lower === JACKSON_ENCODING || lower === 'json') return 'json';
   if (lower === 'binary') return 'binary';

@@ -33,8 +33,11 @@ export interface ClaimLedgerContext {
   /** `holdfast:inbox:<what>:<table>`. */
   timerName: (what: 'heartbeat' | 'flush') => string;
   leaseMs: number;
-  /** A flush starts as soon as this many delivered messages wait for their delete. */
-  flushAt: number;
+  /**
+   * A flush starts as soon as this many delivered messages wait for their delete (read at the
+   * first delivery, once the database, and so the default, is known).
+   */
+  flushAt: () => number;
   flushMs: number;
 }
 
@@ -79,6 +82,7 @@ export class ClaimLedger {
   /** What to call once the next delete is done (see complete). */
   private afterFlush: (() => void)[] = [];
   private flushTimerName?: string;
+  private flushAtCount?: number;
 
   constructor(private readonly ctx: ClaimLedgerContext) {
     this.beatMs = Math.max(1, Math.floor(ctx.leaseMs / 3));
@@ -304,7 +308,7 @@ export class ClaimLedger {
   complete(id: string, deleted: () => void): void {
     this.completions.push(id);
     this.afterFlush.push(deleted);
-    if (this.completions.length >= this.ctx.flushAt) {
+    if (this.completions.length >= (this.flushAtCount ??= this.ctx.flushAt())) {
       void this.flush();
     } else if (this.completions.length === 1) {
       // The first since the last flush (which cleared the timer): the flush is due in flushMs.

@@ -38,6 +38,14 @@ export interface DeliverySettings {
    * slot one round trip per message rather than the whole node waiting on each delete.
    */
   flushAt: number;
+  /**
+   * `flushAt` on a database with one writer and no round trips (SQLite): by default a whole
+   * largest claim, so one delete follows each claim, as the driver used by hand does. There a
+   * delete runs synchronously and holds the one connection, so nothing runs beside it, and
+   * every statement commits on its own (with better-sqlite3's default `synchronous = FULL`, a
+   * flush of the WAL to disk): half-claim deletes only added a commit per claim.
+   */
+  flushAtOneWriter: number;
   flushMs: number;
   /** The handler calls' time limit, on one timer (none without a limit). */
   deadlines: DeadlineQueue<HandlerRun> | undefined;
@@ -80,6 +88,7 @@ export function deliverySettings(options: ResolvedInboxOptions): DeliverySetting
     concurrency,
     backoff,
     flushAt: Math.min(completionBatchSize, Math.ceil(concurrency / 2)),
+    flushAtOneWriter: Math.min(options.completionBatchSize ?? largest, concurrency),
     flushMs: parseDuration(options.completionFlushInterval, 'completionFlushInterval'),
     deadlines,
   };

@@ -76,7 +76,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       timers,
       timerName: (what) => this.timerName(what),
       leaseMs: settings.leaseMs,
-      flushAt: settings.flushAt,
+      flushAt: () => (connection.sql.dialect.singleConnection ? settings.flushAtOneWriter : settings.flushAt),
       flushMs: settings.flushMs,
     }));
     this.expiry = new ExpiryCleanup({

@@ -57,6 +57,20 @@ export class CorMessageTable {
 }
 
 /**
+ * What a claim reads of its rows: no ERROR (a delivery never shows it, and a message retried
+ * after a failure would bring its stack trace back with every claim), and no NEXT_RETRY when the
+ * claim wrote a lease end it chose itself (`leaseKnown`: the row's is that one). Times as the
+ * database computes epoch ms where that is cheaper than parsing them here (SQLite: its ISO text,
+ * otherwise read by a regular expression and Date.parse for every row and column), and the
+ * database clock computed once per claim there. Measured on SQLite, the claim statement alone
+ * (200,000 rows claimed 1,000 at a time and deleted, better-sqlite3): 5.3–5.6 µs per row before,
+ * 4.7–4.9 µs after; the driver by hand, returning only what a handler gets, 3.8 µs.
+ */
+export interface ClaimColumns {
+  leaseKnown: boolean;
+}
+
+/**
  * The pieces every group of statements builds from. Times are the seed's timestamp columns,
  * compared with the database clock inside each statement unless a test clock supplies `now`
  * (epoch ms, bound). Rows come back with times in epoch ms.
@@ -99,41 +113,57 @@ export abstract class CorMessageStatements {
     return this.t.literal(FAR_FUTURE);
   }
 
-  protected columns(withPayload: boolean): string {
-    return this.selected(withPayload)
+  /** `claim`: the columns a claim reads (see ClaimColumns); else every column, for lists. */
+  protected columns(withPayload: boolean, claim?: ClaimColumns): string {
+    return this.selected(withPayload, claim)
       .map(([expression, alias]) => `${expression} AS ${alias}`)
       .join(', ');
   }
 
-  /** The names `columns(withPayload)` gives its columns, to select them again from a CTE. */
-  protected columnAliases(withPayload: boolean): string {
-    return this.selected(withPayload)
+  /** The names `columns(withPayload, claim)` gives its columns, to select them again from a CTE. */
+  protected columnAliases(withPayload: boolean, claim?: ClaimColumns): string {
+    return this.selected(withPayload, claim)
       .map(([, alias]) => alias)
       .join(', ');
   }
 
-  private selected(withPayload: boolean): [expression: string, alias: string][] {
+  private selected(withPayload: boolean, claim?: ClaimColumns): [expression: string, alias: string][] {
     const t = this.t;
-    return [
+    const time = (column: string) => (claim && t.millis ? t.millis(column) : t.read(column));
+    const columns: [string, string][] = [
       ['ID', 'id'],
       ['PAYLOAD_ENCODING', 'payload_encoding'],
       ['PAYLOAD_TYPE_NAMESPACE', 'ns'],
       ['PAYLOAD_TYPE_NAME', 'name'],
       ['PAYLOAD_TYPE_REVISION', 'revision'],
-      ...(withPayload ? [['PAYLOAD', 'payload'] as [string, string]] : []),
-      // Aliases unlike the column names: ORDER BY INSERTED must mean the column (and its index).
-      [t.read('INSERTED'), 'inserted_ms'],
-      ['TTL_DURATION', 'ttl'],
-      [t.read('EXPIRATION'), 'expiration_ms'],
-      ['RETRIES', 'retries'],
-      [t.read('NEXT_RETRY'), 'next_retry_ms'],
-      ['ERROR', 'error'],
     ];
+    if (withPayload) columns.push(['PAYLOAD', 'payload']);
+    // Aliases unlike the column names: ORDER BY INSERTED must mean the column (and its index).
+    columns.push(
+      [time('INSERTED'), 'inserted_ms'],
+      ['TTL_DURATION', 'ttl'],
+      [time('EXPIRATION'), 'expiration_ms'],
+    );
+    columns.push(['RETRIES', 'retries']);
+    if (!claim?.leaseKnown) columns.push([t.read('NEXT_RETRY'), 'next_retry_ms']);
+    if (!claim) columns.push(['ERROR', 'error']);
+    return columns;
+  }
+
+  /**
+   * The database clock as a claim returns it with every row: where the database computes epoch
+   * ms more cheaply than the client parses its time (SQLite), once per statement (a scalar
+   * subquery without a reference to the row is evaluated once), as a number. A test clock is
+   * bound once and read as it is.
+   */
+  protected claimClock(b: StatementBinder, now: Now): string {
+    if (now !== undefined || !this.t.millis) return this.t.read(this.now(b, now));
+    return `(SELECT ${this.t.millis(this.t.now)})`;
   }
 
   protected read(raw: RawRow): MessageRow {
-    const time = (v: unknown) => (v === null || v === undefined ? null : this.t.toMillis(v));
-    return {
+    const t = this.t;
+    const row: MessageRow = {
       id: raw.id,
       encoding: raw.payload_encoding,
       // The seed's PAYLOAD_TYPE_NAMESPACE is NOT NULL: a type without one is stored as ''.
@@ -141,14 +171,17 @@ export abstract class CorMessageStatements {
       name: raw.name,
       revision: raw.revision ?? null,
       payload: raw.payload,
-      inserted: this.t.toMillis(raw.inserted_ms),
+      inserted: t.toMillis(raw.inserted_ms),
       ttl: raw.ttl ?? null,
-      expiration: time(raw.expiration_ms),
+      expiration:
+        raw.expiration_ms === null || raw.expiration_ms === undefined ? null : t.toMillis(raw.expiration_ms),
       retries: toNumber(raw.retries),
-      nextRetry: time(raw.next_retry_ms),
+      nextRetry:
+        raw.next_retry_ms === null || raw.next_retry_ms === undefined ? null : t.toMillis(raw.next_retry_ms),
       error: raw.error ?? null,
-      ...(raw.group_key !== null && raw.group_key !== undefined ? { group: raw.group_key } : {}),
     };
+    if (raw.group_key !== null && raw.group_key !== undefined) row.group = raw.group_key;
+    return row;
   }
 
   /** SQL conditions per status; `n()` binds now once more (MySQL and SQLite number '?' by position). */

@@ -39,20 +39,39 @@ export class ClaimByKeys extends ClaimStatements {
         const taken: (RawRow & { db_now: unknown })[] = [];
         let after: Candidate | undefined;
         const order: string[] = [];
-        // A few rounds of candidates: enough to fill a batch past rows other nodes hold.
+        // A few rounds of candidates: enough to fill a batch past rows other nodes hold. Each
+        // round locks all its candidates in one read and keeps the first it got, in delivery
+        // order, up to the claim's size; after the first round it reads twice as many candidates
+        // as are still missing (at least 64). Asking the locking read only for as many as were
+        // missing made a node beside another one (whose claim held some of the same candidates)
+        // lock the rest of a round a few keys at a time, down to one key a round trip: 1,613
+        // locking reads for 60,000 messages delivered by two nodes (MariaDB's
+        // performance_schema), where a round now costs two statements. Rows locked beyond the
+        // claim's size are left unleased and free again at COMMIT, moments later; another node's
+        // SKIP LOCKED passes them meanwhile.
         for (let round = 0; round < 4 && taken.length < limit; round++) {
+          const ask = round === 0 ? limit : Math.min(limit, Math.max(2 * (limit - taken.length), 64));
           const candidates =
-            round === 0 ? first : await this.candidates(tx, { limit, now, lease: leaseOf, after });
+            round === 0 ? first : await this.candidates(tx, { limit: ask, now, lease: leaseOf, after });
           if (!candidates.length) break;
           after = candidates[candidates.length - 1];
           order.push(...candidates.map((c) => c.id));
-          for (let i = 0; i < candidates.length && taken.length < limit;) {
-            const keys = candidates.slice(i, i + (limit - taken.length)).map((c) => c.id);
-            i += keys.length;
-            const lock = this.lockDueStatement(keys, now, leaseOf);
-            taken.push(...(await tx.query<RawRow & { db_now: unknown }>(lock.sql, lock.params)));
+          const lock = this.lockDueStatement(
+            candidates.map((c) => c.id),
+            now,
+            leaseOf,
+          );
+          const locked = await tx.query<RawRow & { db_now: unknown }>(lock.sql, lock.params);
+          if (locked.length <= limit - taken.length) taken.push(...locked);
+          else {
+            const got = new Map(locked.map((r) => [r.id, r]));
+            for (const c of candidates) {
+              const row = got.get(c.id);
+              if (row) taken.push(row);
+              if (taken.length === limit) break;
+            }
           }
-          if (candidates.length < limit) break;
+          if (candidates.length < ask) break;
         }
         let groups: Map<string, string> | undefined;
         if (this.groupTable !== undefined && taken.length) {
@@ -83,8 +102,11 @@ export class ClaimByKeys extends ClaimStatements {
         await tx.execute(lease.sql, lease.params, { commit: !hold });
         if (hold) await hold(tx);
         const rows = taken.map((r) => {
+          const row = this.read(r);
+          row.nextRetry = until;
           const group = groups?.get(r.id);
-          return { ...this.read(r), nextRetry: until, ...(group !== undefined ? { group } : {}) };
+          if (group !== undefined) row.group = group;
+          return row;
         });
         return { rows, now: dbNow };
       },
@@ -101,11 +123,12 @@ export class ClaimByKeys extends ClaimStatements {
   /** MySQL/MariaDB: those of `keys` still due, locked (FOR UPDATE), with the database clock. */
   private lockDueStatement(keys: readonly string[], now: Now, leaseOf: ClaimLease): Statement {
     const b = new StatementBinder(this.d);
-    const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
+    const dbNow = `${this.claimClock(b, now)} AS db_now`;
     const target = this.keyed(b, keys);
     const due = this.due(b, now, leaseOf);
+    // NEXT_RETRY is the lease end this claim writes (bound: see claim).
     return b.statement(
-      `SELECT ${dbNow}, ${this.columns(true)} FROM ${target.from} WHERE ${target.where}${due}` +
+      `SELECT ${dbNow}, ${this.columns(true, { leaseKnown: true })} FROM ${target.from} WHERE ${target.where}${due}` +
         this.d.forUpdate(true),
     );
   }

@@ -22,18 +22,19 @@ export class ClaimInOneStatement extends ClaimStatements {
       `SELECT ${key} FROM ${this.table} WHERE ${this.d.indexWalkFilter(this.due(b, now, leaseOf))} ORDER BY INSERTED, ID`,
       limit,
     );
-    const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
+    const dbNow = `${this.claimClock(b, now)} AS db_now`;
+    const read = { leaseKnown: typeof leaseOf !== 'number' };
     const update =
       `UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ${this.d.keyIn(key, pick + this.d.forUpdate(this.d.supportsSkipLocked))} ` +
-      `RETURNING ${dbNow}, ${this.columns(true)}`;
+      `RETURNING ${dbNow}, ${this.columns(true, read)}`;
     // With a writable CTE (PostgreSQL) the database hands the rows back in delivery order as it
     // sorts them (collation included), without the sort key itself (a timestamp the driver would
     // parse for every row); SQLite cannot wrap an UPDATE in a CTE (see runClaim).
     const text = this.d.writableCte
       ? `WITH claimed AS (${update}, INSERTED AS ord_inserted) ` +
-        `SELECT db_now, ${this.columnAliases(true)} FROM claimed ORDER BY ord_inserted, id`
+        `SELECT db_now, ${this.columnAliases(true, read)} FROM claimed ORDER BY ord_inserted, id`
       : update;
-    return this.runClaim(b.statement(text), now, hold);
+    return this.runClaim(b.statement(text), now, leaseOf, hold);
   }
 
   /**
@@ -50,6 +51,7 @@ export class ClaimInOneStatement extends ClaimStatements {
     hold?: Hold,
   ): Promise<Claimed> {
     const b = new StatementBinder(this.d);
+    const read = { leaseKnown: typeof leaseOf !== 'number' };
     // SQLite's RETURNING sees the table by its name only (not an alias).
     const groupKey = (row: string) =>
       `(SELECT hf_k.GROUP_KEY FROM ${this.groupTable} hf_k WHERE hf_k.ID = ${row}.ID) AS group_key`;
@@ -68,12 +70,12 @@ export class ClaimInOneStatement extends ClaimStatements {
         `JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID WHERE hf_g.ID = p.ID AND ${this.groups.holdsGroup(b, now)} ` +
         `AND hf_e.ID NOT IN (SELECT ID FROM hf_picked)${this.d.subqueryFence})`;
       const lease = this.leaseEnd(b, now, leaseOf);
-      const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
+      const dbNow = `${this.claimClock(b, now)} AS db_now`;
       text =
         `WITH hf_picked AS (${picked}${this.d.forUpdate(true)}), hf_kept AS (${kept}), ` +
         `claimed AS (UPDATE ${this.table} AS hf_u SET NEXT_RETRY = ${lease} WHERE ${this.d.keyIn('ID', 'SELECT ID FROM hf_kept')} ` +
-        `RETURNING ${dbNow}, ${this.columns(true)}, ${groupKey('hf_u')}, INSERTED AS ord_inserted) ` +
-        `SELECT db_now, ${this.columnAliases(true)}, group_key FROM claimed ORDER BY ord_inserted, id`;
+        `RETURNING ${dbNow}, ${this.columns(true, read)}, ${groupKey('hf_u')}, INSERTED AS ord_inserted) ` +
+        `SELECT db_now, ${this.columnAliases(true, read)}, group_key FROM claimed ORDER BY ord_inserted, id`;
     } else {
       // SQLite: one writer (leader mode), and the statement holds the write lock: nothing can
       // take a predecessor between the pick and the update.
@@ -84,19 +86,19 @@ export class ClaimInOneStatement extends ClaimStatements {
         `SELECT hf_m.ID FROM ${this.table} hf_m WHERE ${due}${ready} ORDER BY INSERTED, ID`,
         limit,
       );
-      const dbNow = `${this.t.read(this.now(b, now))} AS db_now`;
+      const dbNow = `${this.claimClock(b, now)} AS db_now`;
       text =
         `UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ID IN (${pick}) ` +
-        `RETURNING ${dbNow}, ${this.columns(true)}, ${groupKey(this.table)}`;
+        `RETURNING ${dbNow}, ${this.columns(true, read)}, ${groupKey(this.table)}`;
     }
-    return this.runClaim(b.statement(text), now, hold);
+    return this.runClaim(b.statement(text), now, leaseOf, hold);
   }
 
   /**
    * Runs a one-statement claim (in a transaction of its own when `hold` is given) and reads its
    * rows in delivery order.
    */
-  private async runClaim(s: Statement, now: Now, hold?: Hold): Promise<Claimed> {
+  private async runClaim(s: Statement, now: Now, leaseOf: ClaimLease, hold?: Hold): Promise<Claimed> {
     const run = async (sql: SqlClient) => {
       // Kept planned per connection on PostgreSQL: the claim's text is the same at every call but
       // those that also take back an unanswered claim's rows (a few texts more, capped per pool).
@@ -106,6 +108,8 @@ export class ClaimInOneStatement extends ClaimStatements {
     };
     const raw = hold ? await this.sql.transaction(run) : await run(this.sql);
     const rows = raw.map((r) => this.read(r));
+    // The claim's own lease end, not read back (see ClaimColumns).
+    if (typeof leaseOf !== 'number') for (const row of rows) row.nextRetry = leaseOf.until;
     // Not sorted by a writable CTE: SQLite's RETURNING follows no order; JavaScript sorts by code
     // point, as SQLite does.
     if (!this.d.writableCte) rows.sort(byDeliveryOrder);
