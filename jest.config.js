@@ -42,6 +42,7 @@ const serverOnly = serversSelected
       '/test/partition/locker-partition.spec.ts',
       '/test/interop/failover-java-reader.spec.ts',
       '/test/partition/silent-connections.spec.ts',
+      '/test/fleet/',
     ];
 
 // The soaks and the long multi-process tests run under `npm run test:soak` (HOLDFAST_TEST_SOAK=1),
@@ -62,6 +63,7 @@ const soakSuites = [
   // PostgreSQL and MariaDB, and the skewed broker clock (the file pairing stays in the default run).
   '/test/activemq/database-pairings.spec.ts',
   '/test/activemq/clock-skew.spec.ts',
+  '/test/fleet/',
 ];
 const soak = process.env.HOLDFAST_TEST_SOAK === '1';
 // More path fragments to leave out, comma-separated (the PgBouncer step uses it).

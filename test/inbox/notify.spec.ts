@@ -14,7 +14,7 @@ import {
   waitUntil,
 } from '@holdfast/testing';
 import { MessageAcceptor, type InboxModuleOptions } from '@holdfast/inbox';
-import { InboxNotifyListener } from '@holdfast/inbox/internal';
+import { InboxConnection, InboxNotifyListener } from '@holdfast/inbox/internal';
 import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, inboxNotifyChannel } from '@holdfast/inbox/internal';
 import { inboxNode } from './support/inbox-node';
 
@@ -165,6 +165,33 @@ describe('inbox wake-up by PostgreSQL LISTEN/NOTIFY', () => {
     } finally {
       await listener.end();
     }
+  });
+
+  it("a node's LISTEN health probe wakes nobody: every node hears it on the shared channel (#43)", async () => {
+    await acceptOnly();
+    // Neither polls within the test; B checks its listener every 200 ms, A every hour.
+    const a = await startNode(dataSource, prefix, { pollInterval: '1h', notifyCheckInterval: '1h' });
+    apps.push(a.app);
+    const b = await startNode(dataSource, prefix, { pollInterval: '1h', notifyCheckInterval: '200ms' });
+    apps.push(b.app);
+    await waitUntil(() => a.listener.listening && b.listener.listening, {
+      timeout: 20_000,
+      message: 'both listeners',
+    });
+    const claims = (node: Node) => jest.spyOn(node.app.get(InboxConnection).store.claims, 'claim');
+    const [aClaims, bClaims] = [claims(a), claims(b)];
+    const probes = jest.spyOn(b.app.get(InboxConnection).sql, 'query');
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    const probed = probes.mock.calls.filter((c) => String(c[0]).includes('pg_notify')).length;
+    expect(probed).toBeGreaterThanOrEqual(5);
+    // Before, each probe made every node claim: A and B each claimed once per probe of B's.
+    expect([aClaims.mock.calls.length, bClaims.mock.calls.length]).toEqual([0, 0]);
+    // An accept still wakes both.
+    await (await acceptOnly()).accept({ type, payload: { n: 1 } });
+    await waitUntil(() => aClaims.mock.calls.length > 0 && bClaims.mock.calls.length > 0, {
+      timeout: 10_000,
+      message: 'the accept waking both nodes',
+    });
   });
 
   it('falls back to polling while the LISTEN connection is cut', async () => {

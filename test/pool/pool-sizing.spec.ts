@@ -3,15 +3,16 @@
  * told at startup (once, or twice when a module declared later raises the size), when the pool cannot hold what the modules may take at once plus one
  * connection for its own work (README: Pool sizing); a pool that is large enough, and SQLite's
  * single connection, give no such warning. Since #31 Simba, the inbox's deliveries and the
- * lockers run on small pools of their own (coordination pools, each sized by the module's needs
- * plus one): of the application's pool only the failover store takes a share.
+ * lockers run on connections of Holdfast's own (#43: one lane for every lease statement, one per
+ * delivering inbox, opened together within the process's connection budget): of the application's
+ * pool only the failover store takes a share.
  */
 import { Injectable, Logger, type INestApplicationContext } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import type { DataSource, DataSourceOptions } from 'typeorm';
-import { tableName } from '@holdfast/core/kit';
+import { ConnectionBudget, tableName } from '@holdfast/core/kit';
 import { configuredPoolSize } from '../../libs/core/src/database/pool-budget';
 import {
   createTestDataSource,
@@ -25,9 +26,11 @@ import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
 import { InboxHandler, InboxModule } from '@holdfast/inbox';
 import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, InboxConnection } from '@holdfast/inbox/internal';
 import { LockerModule } from '@holdfast/locker';
+import { LockerDatabase } from '../../libs/locker/src/service/locker-database';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
 import { SimbaModule } from '@holdfast/simba';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { SimbaConnection } from '../../libs/simba/src/mutex/simba-connection';
 
 @Injectable()
 class Handler {
@@ -109,14 +112,22 @@ describe.each(testDatabases())('pool sizing across the modules [%s]', (db) => {
     }
   });
 
-  it('a pool of 2 leaves the application one: no warning; the inbox keeps a pool of 3 of its own', async () => {
+  it("a pool of 2 leaves the application one: no warning; Holdfast's own connections are one per lane, the lease lane shared", async () => {
     const app = await boot(db, prefix, 2);
     try {
       expect(poolWarnings(warn)).toEqual([]);
+      const application = app.get<DataSource>(getDataSourceToken() as never, { strict: false });
       const inbox = app.get(InboxConnection, { strict: false }).sql.dataSource;
-      expect(inbox).not.toBe(app.get<DataSource>(getDataSourceToken() as never, { strict: false }));
-      // A claim and a heartbeat or delete beside it, plus one for its occasional statements.
-      expect(configuredPoolSize(inbox)).toBe(3);
+      const simba = app.get(SimbaConnection, { strict: false }).sql.dataSource;
+      const locker = app.get(LockerDatabase, { strict: false }).sql.dataSource;
+      expect(inbox).not.toBe(application);
+      // The claims and completions on the inbox's lane; Simba's rounds, the lease lock and the
+      // inbox's heartbeats share the lease lane.
+      expect(simba).toBe(locker);
+      expect(inbox).not.toBe(simba);
+      expect([configuredPoolSize(inbox), configuredPoolSize(simba)]).toEqual([1, 1]);
+      // And on PostgreSQL the inbox's LISTEN: 3 connections of Holdfast's own in all (2 on MariaDB).
+      expect(ConnectionBudget.existing(application)!.total).toBe(db === 'postgres' ? 3 : 2);
     } finally {
       await app.close();
     }

@@ -6,6 +6,7 @@
  */
 import type { Socket } from 'node:net';
 import type { ModuleRef } from '@nestjs/core';
+import { configureCoordinationPool } from '@holdfast/core';
 import {
   DatabaseResolver,
   HoldfastDatabase,
@@ -54,10 +55,8 @@ describe.each(testServerDatabases())('a coordination pool gone silent [%s]', (db
       // Only the module's own pool goes through the proxy.
       const url = testServerUrl(db);
       url.port = String(proxy.port);
-      const module = new ModuleDatabase({
-        dataSource: application,
-        coordinationPool: { size: 2, connection: { url: url.toString() } },
-      });
+      configureCoordinationPool(application, { size: 2, connection: { url: url.toString() } });
+      const module = new ModuleDatabase({ dataSource: application });
       const sleep = db === 'postgres' ? 'SELECT pg_sleep(0.2)' : 'SELECT SLEEP(0.2)';
       await Promise.all([module.sql.query(sleep), module.sql.query(sleep)]);
       const sockets = poolSockets(module.sql.dataSource);

@@ -1,24 +1,32 @@
 /**
- * #31: a module's statements run on a small pool of its own (HoldfastDatabase's coordination
- * pool), opened from the application's DataSource options: they go through while every
- * connection of the application's pool is busy, the pool is sized by what the module declares,
- * `coordinationPool: false` keeps the module on the application's pool, and the pool closes at
- * application shutdown. SQLite has one connection and no pool: the module uses it.
+ * #31, #43: a module's statements run on connections of Holdfast's own (HoldfastDatabase's
+ * coordination lanes), opened from the application's DataSource options: they go through while
+ * every connection of the application's pool is busy; the modules of a process share one budget
+ * per DataSource (one connection per lane, the lease lane shared by every module whose statements
+ * are leases); its connections are opened all at once and kept; `coordinationPool: false` keeps
+ * a module on the application's pool; a lane closes when its last module shuts down. SQLite has
+ * one connection and no pool: the module uses it.
  */
 import type { ModuleRef } from '@nestjs/core';
 import {
+  ConnectionBudget,
   configureCoordinationPool,
+  CoordinationPool,
   DatabaseResolver,
   declarePoolNeed,
   HoldfastDatabase,
   InvalidOptionsError,
+  type CoordinationLane,
   type HoldfastDatabaseOptions,
 } from '@holdfast/core/kit';
 import { createTestDataSource, describeEachDatabase } from '@holdfast/testing';
 import { configuredPoolSize } from '../src/database/pool-budget';
 
 class ModuleDatabase extends HoldfastDatabase {
-  constructor(options: Partial<HoldfastDatabaseOptions>) {
+  constructor(
+    options: Partial<HoldfastDatabaseOptions>,
+    private readonly lane?: CoordinationLane,
+  ) {
     super({} as ModuleRef, new DatabaseResolver(), 'TestModule', {
       tablePrefix: '',
       schema: 'check',
@@ -26,25 +34,40 @@ class ModuleDatabase extends HoldfastDatabase {
     });
   }
 
-  /** The application-pool client (for the inbox's accepts). */
+  /** The application-pool client (for the inbox's accepts and the startup statements). */
   get application() {
     return this.applicationSql;
   }
+
+  protected override coordinationLane(): CoordinationLane {
+    return this.lane ?? super.coordinationLane();
+  }
+}
+
+/** Connections the lane's driver pool has open now (idle or checked out). */
+function openConnections(dataSource: { driver: unknown }): number {
+  const driver = dataSource.driver as {
+    master?: { totalCount?: number };
+    pool?: { _allConnections?: { length?: number; toArray?: () => unknown[] } };
+  };
+  if (driver.master) return driver.master.totalCount ?? 0;
+  const all = driver.pool?._allConnections;
+  return all?.toArray ? all.toArray().length : (all?.length ?? 0);
 }
 
 describeEachDatabase(
-  'coordination pool',
+  'coordination lanes',
   (ctx) => {
     const server = () => ctx.db !== 'sqlite';
     const sleepSql = () => (ctx.db === 'postgres' ? 'SELECT pg_sleep(1.5)' : 'SELECT SLEEP(1.5)');
     const databases: ModuleDatabase[] = [];
-    const database = (options: Partial<HoldfastDatabaseOptions> = {}) => {
-      const made = new ModuleDatabase({ dataSource: ctx.dataSource, ...options });
+    const database = (options: Partial<HoldfastDatabaseOptions> = {}, lane?: CoordinationLane) => {
+      const made = new ModuleDatabase({ dataSource: ctx.dataSource, ...options }, lane);
       databases.push(made);
       return made;
     };
-    afterAll(async () => {
-      for (const made of databases) await made.onApplicationShutdown();
+    afterEach(async () => {
+      for (const made of databases.splice(0)) await made.onApplicationShutdown();
     });
 
     it("runs the module's statements while the application's pool is all busy", async () => {
@@ -67,43 +90,91 @@ describeEachDatabase(
       expect(module.application.dataSource).toBe(ctx.dataSource);
     });
 
-    it('is sized by the needs the module declares, plus one', async () => {
-      const module = database();
-      if (!server()) return;
-      expect(configuredPoolSize(module.sql.dataSource)).toBe(1);
-      declarePoolNeed(module.sql, { component: 'one', connections: 1 });
-      declarePoolNeed(module.sql, { component: 'two', connections: 2, reserved: true });
-      expect(configuredPoolSize(module.sql.dataSource)).toBe(4);
-      // Three sessions held at once on the module's pool, none of them waiting for another.
-      let inside = 0;
-      let most = 0;
-      await Promise.all(
-        [0, 1, 2].map(() =>
-          module.sql.session(async (s) => {
-            most = Math.max(most, ++inside);
-            await s.query(ctx.db === 'postgres' ? 'SELECT pg_sleep(0.3)' : 'SELECT SLEEP(0.3)');
-            inside--;
-          }),
-        ),
-      );
-      expect(most).toBe(3);
-      expect(configuredPoolSize(ctx.dataSource)).toBe(2);
+    it('shares one lease lane between modules, gives another lane its own connection, and opens them all at once', async () => {
+      const dataSource = await createTestDataSource(ctx.db, { poolSize: 2 });
+      try {
+        const simba = database({ dataSource });
+        const locker = database({ dataSource });
+        const inbox = database({ dataSource }, { key: 'inbox:T', what: 'inbox T' });
+        const [a, b, c] = [simba.sql, locker.sql, inbox.sql];
+        if (!server()) {
+          expect([a, b, c].every((s) => s.dataSource === dataSource)).toBe(true);
+          return;
+        }
+        expect(a.dataSource).toBe(b.dataSource);
+        expect(c.dataSource).not.toBe(a.dataSource);
+        // Nothing is open before the first statement (or the bootstrap's admission) ...
+        expect(a.dataSource.isInitialized || c.dataSource.isInitialized).toBe(false);
+        await simba.sql.nowMillis();
+        // ... and then every lane is, with its one connection, kept.
+        expect(c.dataSource.isInitialized).toBe(true);
+        expect([openConnections(a.dataSource), openConnections(c.dataSource)]).toEqual([1, 1]);
+        expect(configuredPoolSize(a.dataSource)).toBe(1);
+        const budget = ConnectionBudget.existing(dataSource)!;
+        expect(budget.total).toBe(2);
+        expect(budget.shares.map((s) => s.what)).toEqual([
+          expect.stringMatching(/^lease statements/),
+          'inbox T',
+        ]);
+        // Declared needs no longer size a lane (they size the application's pool where modules share it).
+        declarePoolNeed(a, { component: 'many', connections: 3 });
+        expect(configuredPoolSize(a.dataSource)).toBe(1);
+        // The lease lane closes when its last module gives it back.
+        await simba.onApplicationShutdown();
+        expect(a.dataSource.isInitialized).toBe(true);
+        await locker.onApplicationShutdown();
+        expect(a.dataSource.isInitialized).toBe(false);
+        expect(c.dataSource.isInitialized).toBe(true);
+      } finally {
+        await dataSource.destroy();
+      }
     });
 
-    it('takes a configured size, and coordinationPool: false keeps the module on the application pool', async () => {
-      const fixed = database({ coordinationPool: { size: 3 } });
-      const off = database({ coordinationPool: false });
-      await off.sql.nowMillis();
-      expect(off.sql.dataSource).toBe(ctx.dataSource);
+    it('keeps its connections open while idle (an instance that booted never needs one a newcomer could take)', async () => {
       if (!server()) return;
-      declarePoolNeed(fixed.sql, { component: 'big', connections: 5 });
-      expect(configuredPoolSize(fixed.sql.dataSource)).toBe(3);
+      // The application's pool closes idle connections after 300 ms; a lane does not.
+      const dataSource = await createTestDataSource(ctx.db, {
+        poolSize: 2,
+        extra: ctx.db === 'postgres' ? { idleTimeoutMillis: 300 } : { idleTimeout: 300, maxIdle: 0 },
+      });
+      try {
+        const module = database({ dataSource });
+        await module.sql.nowMillis();
+        const lane = module.sql.dataSource;
+        await new Promise((resolve) => setTimeout(resolve, 1_500));
+        expect(openConnections(lane)).toBe(1);
+      } finally {
+        await dataSource.destroy();
+      }
     });
 
-    it('refuses a size that is not a positive integer, naming the option', () => {
+    it('takes a configured size for each lane, and coordinationPool: false keeps the module on the application pool', async () => {
+      const dataSource = await createTestDataSource(ctx.db, { poolSize: 2 });
+      try {
+        configureCoordinationPool(dataSource, { size: 2 });
+        const sized = database({ dataSource });
+        const off = database({ coordinationPool: false });
+        await off.sql.nowMillis();
+        expect(off.sql.dataSource).toBe(ctx.dataSource);
+        if (!server()) return;
+        await sized.sql.nowMillis();
+        expect(configuredPoolSize(sized.sql.dataSource)).toBe(2);
+        expect(openConnections(sized.sql.dataSource)).toBe(2);
+      } finally {
+        await dataSource.destroy();
+      }
+    });
+
+    it('refuses bad options, naming the option and the value', () => {
       expect(() => database({ coordinationPool: { size: 0 } }).sql).toThrow(InvalidOptionsError);
       expect(() => database({ coordinationPool: { size: 1.5 } }).sql).toThrow(/coordinationPool.size/);
       expect(() => configureCoordinationPool(ctx.dataSource, { size: -1 })).toThrow(InvalidOptionsError);
+      expect(() => configureCoordinationPool(ctx.dataSource, { whenServerFull: 'queue' as 'wait' })).toThrow(
+        /whenServerFull must be 'fail' or 'wait', got "queue"/,
+      );
+      expect(() => configureCoordinationPool(ctx.dataSource, { serverFullWait: 'soon' })).toThrow(
+        /serverFullWait.*"soon"/,
+      );
     });
 
     it('configureCoordinationPool sets it for every module on a DataSource; a module option wins', async () => {
@@ -116,7 +187,7 @@ describeEachDatabase(
         const own = database({ dataSource, coordinationPool: {} });
         await own.sql.nowMillis();
         expect(own.sql.dataSource === dataSource).toBe(!server());
-        await own.onApplicationShutdown();
+        expect(CoordinationPool.of(own.sql.dataSource) !== undefined).toBe(server());
       } finally {
         await dataSource.destroy();
       }
@@ -126,15 +197,17 @@ describeEachDatabase(
       const dataSource = await createTestDataSource(ctx.db);
       const module = database({ dataSource });
       await module.sql.nowMillis();
+      const lane = module.sql.dataSource;
       await dataSource.destroy();
-      expect(module.sql.dataSource.isInitialized).toBe(false);
+      expect(lane.isInitialized).toBe(false);
     });
 
     it('closes at application shutdown', async () => {
       const module = database();
       await module.sql.nowMillis();
+      const lane = module.sql.dataSource;
       await module.onApplicationShutdown();
-      expect(module.sql.dataSource.isInitialized).toBe(server() ? false : true);
+      expect(lane.isInitialized).toBe(!server());
     });
   },
   { overrides: { poolSize: 2 } },

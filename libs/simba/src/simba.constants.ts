@@ -15,4 +15,5 @@ export const SIMBA_DEFAULTS = {
   schema: 'check' as SchemaMode,
   autoStart: true,
   enabled: true,
+  spread: [] as string[],
 };

@@ -35,6 +35,13 @@ export interface SimbaModuleOptions {
    * provider still injects; calls that need the database throw SimbaDisabledError. Default true.
    */
   enabled?: boolean;
+  /**
+   * Mutex-name prefixes, each a group of mutexes to spread over the instances that contend for
+   * them (`['shard-']`: `shard-0` … `shard-19` go to different instances, each about its share),
+   * instead of leaving them all to whichever instance tries first. Never two owners; mutexes move
+   * only when an instance joins or leaves. Not for `SimbaLocker`'s blocking acquires. Default none.
+   */
+  spread?: string[];
 }
 
 /** Options after defaults, validation and parsing: every duration in milliseconds. */
@@ -46,4 +53,5 @@ export interface ResolvedSimbaOptions extends HoldfastDatabaseOptions {
   statementTimeout: number;
   autoStart: boolean;
   enabled: boolean;
+  spread: string[];
 }

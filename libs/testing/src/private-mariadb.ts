@@ -101,7 +101,11 @@ export class PrivateMariadb extends MariadbServer {
     const dir = this.dir ?? (await this.installDb('mariadb'));
     await this.spawnServer(
       'mariadbd',
-      [...mariadbServerArgs(dir, this.port, this.owner), '--skip-log-bin'],
+      [
+        ...mariadbServerArgs(dir, this.port, this.owner),
+        '--skip-log-bin',
+        ...Object.entries(this.settings).map(([name, value]) => `--${name}=${value}`),
+      ],
       {},
       join(dir, 'stdout.log'),
       async () => {

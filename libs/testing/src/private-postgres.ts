@@ -76,6 +76,7 @@ export class PrivatePostgres extends PrivateServer {
       shared_buffers: '16MB',
       max_connections: '60',
       timezone: 'UTC',
+      ...this.settings,
     };
     await this.spawnServer(
       join(this.bin, 'postgres'),

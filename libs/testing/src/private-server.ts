@@ -25,6 +25,11 @@ export interface PrivateServerOptions {
   database?: string;
   /** How long start and stop may take (default 60 s). */
   timeoutMs?: number;
+  /**
+   * Server settings on its command line, over the kit's own (`max_connections: 30`): PostgreSQL
+   * `-c name=value`, MariaDB `--name=value`.
+   */
+  settings?: Record<string, string | number>;
 }
 
 /**
@@ -36,6 +41,7 @@ export abstract class PrivateServer {
   readonly port: number;
   readonly database: string;
   protected readonly timeoutMs: number;
+  protected readonly settings: Record<string, string | number>;
   protected dir?: string;
   private child?: ChildProcess;
 
@@ -43,6 +49,7 @@ export abstract class PrivateServer {
     this.port = options.port;
     this.database = options.database ?? 'test';
     this.timeoutMs = options.timeoutMs ?? 60_000;
+    this.settings = options.settings ?? {};
   }
 
   /** A connection URL (TypeORM `url`). */

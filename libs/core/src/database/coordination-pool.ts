@@ -1,27 +1,36 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { dialectOfDriver, sqlDialect } from '../dialect/dialects';
 import { InvalidOptionsError } from '../errors/holdfast.error';
+import { parseDuration, type Duration } from '../time/duration';
 import { closeSockets, poolConnections } from './connection-bound';
 
 /**
- * A module's own small pool for its time-critical statements (Simba's ticks and polls, the
- * lockers' leases and keep-alives, the inbox's claims, heartbeats and completions), so that they
- * never wait in the pool's queue behind the application's queries (#31). `false` turns it off:
- * the module then shares the application's pool, as before.
+ * Holdfast's own connections on a DataSource (#31, #43): its time-critical statements never wait
+ * in the pool's queue behind the application's queries, and an instance opens them all at
+ * startup, within what the server allows, or is refused (ConnectionBudget). `false` turns them
+ * off: the modules then share the application's pool, as before #31.
  */
 export interface CoordinationPoolOptions {
   /**
-   * Connections of the module's own pool. Default: what the module declares it holds at once
-   * (its pool need, see declarePoolNeed) plus one for its occasional statements (schema checks,
-   * clock reads, management reads), which grows as the module declares more (a locker per lock).
+   * Connections of each coordination lane (default 1; see ConnectionBudget for the lanes: the lease
+   * statements, each delivering inbox's claims and completions, each `database` lock).
    */
   size?: number;
   /**
-   * Connection options that replace the DataSource's for this pool only: another host, port,
-   * user or database name, e.g. a PgBouncer database entry with a pool of its own so that the
+   * Connection options that replace the DataSource's for Holdfast's connections only: another host,
+   * port, user or database name, e.g. a PgBouncer database entry with a pool of its own so that the
    * application's load on PgBouncer's server connections cannot delay Holdfast either.
    */
   connection?: Partial<Record<string, unknown>>;
+  /**
+   * What an instance does when the server has no room for Holdfast's connections at startup:
+   * `'fail'` (default) stops the startup at once with ConnectionBudgetError; `'wait'` looks again
+   * every few seconds, up to `serverFullWait`, then fails the same way (a rolling deploy whose old
+   * instances are still leaving).
+   */
+  whenServerFull?: 'fail' | 'wait';
+  /** With `whenServerFull: 'wait'`, how long to wait for room (default '60s'). */
+  serverFullWait?: Duration;
 }
 
 /** The DataSource option keys a coordination pool never takes from the application's. */
@@ -46,10 +55,11 @@ const poolsByDataSource = new WeakMap<DataSource, CoordinationPool>();
 const configured = new WeakMap<DataSource, CoordinationPoolOptions | false>();
 
 /**
- * Sets the coordination pools of every Holdfast module on `dataSource` (a module's own
- * `coordinationPool` option, where it has one, wins): `{ size, connection }` or `false` (the
- * modules share the DataSource's pool, as before #31). Call it before the application starts,
- * e.g. in a @nestjs/typeorm `dataSourceFactory`. Throws InvalidOptionsError for a bad option.
+ * Sets Holdfast's own connections on `dataSource` for every module on it (a module's own
+ * `coordinationPool` option, where it has one, wins): `{ size, connection, whenServerFull,
+ * serverFullWait }` or `false` (the modules share the DataSource's pool, as before #31). Call it
+ * before the application starts, e.g. in a @nestjs/typeorm `dataSourceFactory`. Throws
+ * InvalidOptionsError for a bad option.
  */
 export function configureCoordinationPool(
   dataSource: DataSource,
@@ -74,7 +84,9 @@ export function validateCoordinationPool(
   if (option === undefined || option === false) return;
   const problems: string[] = [];
   if (typeof option !== 'object' || option === null) {
-    problems.push(`coordinationPool must be false or { size?, connection? }, got ${JSON.stringify(option)}`);
+    problems.push(
+      `coordinationPool must be false or { size?, connection?, whenServerFull?, serverFullWait? }, got ${JSON.stringify(option)}`,
+    );
   } else {
     if (option.size !== undefined && !(Number.isInteger(option.size) && option.size >= 1)) {
       problems.push(
@@ -89,32 +101,50 @@ export function validateCoordinationPool(
     ) {
       problems.push('coordinationPool.connection must be an object of DataSource connection options');
     }
+    if (option.whenServerFull !== undefined && !['fail', 'wait'].includes(option.whenServerFull)) {
+      problems.push(
+        `coordinationPool.whenServerFull must be 'fail' or 'wait', got ${JSON.stringify(option.whenServerFull)}`,
+      );
+    }
+    if (option.serverFullWait !== undefined) {
+      try {
+        parseDuration(option.serverFullWait, 'coordinationPool.serverFullWait');
+      } catch (error) {
+        problems.push((error as Error).message);
+      }
+    }
   }
   if (problems.length) throw new InvalidOptionsError(module, problems);
 }
 
 /**
- * A second TypeORM DataSource opened from the application's options (same driver, server,
- * credentials, TLS, time zone) with a pool of a few connections, no entities and no
- * synchronization. Created at once (so a SqlClient can be built synchronously), connected on
- * first use ({@link open}), closed by its module at application shutdown ({@link close}).
+ * One coordination lane: a second TypeORM DataSource opened from the application's options (same
+ * driver, server, credentials, TLS, time zone) with a pool of `size` connections, no entities and
+ * no synchronization, shared by the modules whose statements go to that lane. Created at once (so
+ * a SqlClient can be built synchronously); its connections are opened all at once by the
+ * process's ConnectionBudget ({@link open}) and then kept open (a connection a bound destroyed is
+ * replaced on the next checkout); closed when its last module shuts down or the application's
+ * DataSource is destroyed.
  */
 export class CoordinationPool {
   readonly dataSource: DataSource;
-  private opening?: Promise<void>;
+  private connecting?: Promise<void>;
   private closing = false;
-  private size: number;
+  private users = 0;
 
   constructor(
     readonly application: DataSource,
-    private readonly options: CoordinationPoolOptions = {},
-    /** Connections before any need is declared: the module's startup statements run one at a time. */
-    initialSize = 1,
+    /** The lane's key (`lease`, `inbox:<table>`, `held:<lock>`). */
+    readonly lane: string,
+    /** What the lane is for, as errors and the README name it. */
+    readonly what: string,
+    readonly size: number,
+    /** Opens the lane within the process's budget (ConnectionBudget.admit). */
+    private readonly admit: () => Promise<void>,
+    connection?: Partial<Record<string, unknown>>,
   ) {
-    this.size = options.size ?? initialSize;
-    this.dataSource = new DataSource(coordinationOptions(application.options, this.size, options.connection));
+    this.dataSource = new DataSource(coordinationOptions(application.options, size, connection));
     poolsByDataSource.set(this.dataSource, this);
-    closeWithApplication(application, this);
   }
 
   /** The pool behind a coordination client's DataSource, if it is one. */
@@ -122,12 +152,7 @@ export class CoordinationPool {
     return poolsByDataSource.get(dataSource);
   }
 
-  /** True when the size follows the module's declared needs (no `size` configured). */
-  get automatic(): boolean {
-    return this.options.size === undefined;
-  }
-
-  /** Connections the pool opens at most. */
+  /** Connections the pool opens at most (all of them, at startup). */
   get maxConnections(): number {
     return this.size;
   }
@@ -136,43 +161,68 @@ export class CoordinationPool {
     return this.dataSource.isInitialized;
   }
 
-  /** Connects the pool once; a failed attempt (database down at startup) is tried again next time. */
+  get isClosed(): boolean {
+    return this.closing;
+  }
+
+  /** A module uses the lane until it calls {@link release}. */
+  use(): void {
+    this.users++;
+  }
+
+  /** A module is done with the lane; the last one closes it. */
+  async release(): Promise<void> {
+    this.users = Math.max(0, this.users - 1);
+    if (this.users === 0) await this.close();
+  }
+
+  /** Opens the lane (and every other lane of the process not open yet), within the budget. */
   open(): Promise<void> {
-    if (this.closing) return Promise.reject(new Error('Holdfast coordination pool closed'));
-    if (!this.opening) {
-      this.opening = this.dataSource.initialize().then(
-        () => setDriverPoolSize(this.dataSource, this.size),
-        (error: unknown) => {
-          this.opening = undefined;
-          throw error;
-        },
-      );
-    }
-    return this.opening;
+    if (this.closing) return Promise.reject(new Error(`Holdfast coordination lane '${this.lane}' closed`));
+    if (this.isOpen) return Promise.resolve();
+    return this.admit();
   }
 
   /**
-   * Sets the pool's size to `connections` (an automatic pool only): the declared needs of the
-   * module plus one. Growing takes effect for the next checkout; nothing is closed by shrinking.
+   * (ConnectionBudget) Connects the DataSource and opens each of its `size` connections, which
+   * then stay open. A failure (the server full) leaves nothing open: see {@link disconnect}.
    */
-  fitTo(connections: number): void {
-    if (!this.automatic || connections <= this.size) return;
-    this.size = connections;
-    setDriverPoolSize(this.dataSource, connections);
+  connect(): Promise<void> {
+    if (this.closing) return Promise.reject(new Error(`Holdfast coordination lane '${this.lane}' closed`));
+    if (!this.connecting) {
+      this.connecting = (async () => {
+        if (!this.dataSource.isInitialized) await this.dataSource.initialize();
+        const runners = Array.from({ length: this.size }, () => this.dataSource.createQueryRunner());
+        const connected = await Promise.allSettled(runners.map((r) => r.connect()));
+        await Promise.all(runners.map((r) => r.release().catch(() => undefined)));
+        const failed = connected.find((c): c is PromiseRejectedResult => c.status === 'rejected');
+        if (failed) throw failed.reason;
+      })().catch(async (error: unknown) => {
+        this.connecting = undefined;
+        await this.disconnect();
+        throw error;
+      });
+    }
+    return this.connecting;
+  }
+
+  /** (ConnectionBudget) Closes what {@link connect} opened, so that a refused instance keeps nothing. */
+  async disconnect(): Promise<void> {
+    this.connecting = undefined;
+    if (this.dataSource.isInitialized) await this.dataSource.destroy().catch(() => undefined);
   }
 
   /**
-   * Closes the pool's connections (the module gave back its leases before). pg-pool's end waits
+   * Closes the lane's connections (its modules gave back its leases before). pg-pool's end waits
    * for connections still checked out; a lock connection its locker destroys in the same shutdown
    * phase ends that wait, and past CLOSE_WAIT_MS shutdown goes on without it. Sockets still open
    * GOODBYE_WAIT_MS after that (a silent path never answers a goodbye) are destroyed, so none
    * keeps the process alive.
    */
   async close(): Promise<void> {
+    if (this.closing) return;
     this.closing = true;
-    const opening = this.opening;
-    if (!opening) return;
-    await opening.catch(() => undefined);
+    await this.connecting?.catch(() => undefined);
     if (!this.dataSource.isInitialized) return;
     const connections = poolConnections(this.dataSource);
     let timer: NodeJS.Timeout | undefined;
@@ -188,29 +238,7 @@ export class CoordinationPool {
   }
 }
 
-const poolsOfApplication = new WeakMap<DataSource, Set<CoordinationPool>>();
-
-/**
- * The coordination pools close with the application's DataSource at the latest: an application
- * whose startup failed never runs the modules' shutdown hooks, but it does destroy its DataSource
- * (TypeOrmModule at shutdown, or the application itself), and a pool left open would keep the
- * process alive and hold connections on the server.
- */
-function closeWithApplication(application: DataSource, pool: CoordinationPool): void {
-  let pools = poolsOfApplication.get(application);
-  if (!pools) {
-    poolsOfApplication.set(application, (pools = new Set()));
-    const all = pools;
-    const destroy = application.destroy.bind(application);
-    application.destroy = async () => {
-      await Promise.all([...all].map((p) => p.close()));
-      return destroy();
-    };
-  }
-  pools.add(pool);
-}
-
-/** The application's DataSource options for a pool of `size` connections of Holdfast's own. */
+/** The application's DataSource options for a lane of `size` connections of Holdfast's own. */
 function coordinationOptions(
   application: DataSourceOptions,
   size: number,
@@ -219,7 +247,7 @@ function coordinationOptions(
   const options: Record<string, unknown> = { ...application, ...connection };
   for (const key of LEFT_OUT) delete options[key];
   const extra = { ...((application as { extra?: Record<string, unknown> }).extra ?? {}) };
-  // pg reads `max`, mysql2 `connectionLimit` and `maxIdle`; TypeORM lets `extra` win over poolSize.
+  // pg reads `max` and `min`, mysql2 `connectionLimit` and `maxIdle`; TypeORM lets `extra` win over poolSize.
   const dialect = dialectOfDriver(String(application.type));
   Object.assign(
     extra,
@@ -236,21 +264,4 @@ function coordinationOptions(
     migrationsRun: false,
     dropSchema: false,
   } as unknown as DataSourceOptions;
-}
-
-/**
- * Both drivers read their pool's limit at every checkout (pg-pool `options.max`, mysql2
- * `config.connectionLimit`), so a pool that a module's later declarations enlarge needs no reopening.
- */
-function setDriverPoolSize(dataSource: DataSource, size: number): void {
-  if (!dataSource.isInitialized) return;
-  const driver = dataSource.driver as unknown as {
-    master?: { options?: { max?: number } };
-    pool?: { config?: { connectionLimit?: number; maxIdle?: number } };
-  };
-  if (driver.master?.options) driver.master.options.max = size;
-  if (driver.pool?.config) {
-    driver.pool.config.connectionLimit = size;
-    driver.pool.config.maxIdle = size;
-  }
 }

@@ -41,22 +41,17 @@ const budgets = new WeakMap<DataSource, Budget>();
  * (modules start one after another, with database work in between).
  * A waiting statement fails after its own bound rather than blocking forever, but leases and
  * keep-alives that wait for a connection can miss their deadlines. Not for single-connection
- * dialects (SQLite): there every statement takes its turn on the one connection.
- * On a module's coordination pool (the default, #31) the needs size that pool instead: its
- * connections are the needs plus one for the module's occasional statements, unless a `size` was
- * configured, which the same warning then checks.
+ * dialects (SQLite): there every statement takes its turn on the one connection, nor for a
+ * coordination lane (the default, #31 and #43): a lane is sized by what its statements are, not
+ * by these declarations (ConnectionBudget).
  */
 export function declarePoolNeed(sql: SqlClient, need: PoolNeed, logger?: Logger): void {
   if (sql.dialect.singleConnection) return;
   const dataSource = sql.dataSource;
+  if (CoordinationPool.of(dataSource)) return;
   let budget = budgets.get(dataSource);
   if (!budget) budgets.set(dataSource, (budget = { needs: new Map(), warnedFor: 0 }));
   budget.needs.set(need.component, need);
-  const coordination = CoordinationPool.of(dataSource);
-  if (coordination?.automatic) {
-    coordination.fitTo([...budget.needs.values()].reduce((sum, n) => sum + n.connections, 0) + 1);
-    return;
-  }
   if (budget.check) clearImmediate(budget.check);
   const current = budget;
   current.check = setImmediate(() => {

@@ -51,6 +51,24 @@ export function isAlreadyExistsError(error: unknown): boolean {
   );
 }
 
+/**
+ * The server (or the account's limit) has no room for another connection: pg 53300 ("sorry, too
+ * many clients already", "too many connections for role"), MySQL/MariaDB 1040
+ * (ER_CON_COUNT_ERROR), 1203 (ER_TOO_MANY_USER_CONNECTIONS), 1226 (ER_USER_LIMIT_REACHED).
+ */
+export function isTooManyConnectionsError(error: unknown): boolean {
+  const e = driverError(error);
+  return (
+    e.code === '53300' ||
+    e.errno === 1040 ||
+    e.errno === 1203 ||
+    e.errno === 1226 ||
+    e.code === 'ER_CON_COUNT_ERROR' ||
+    e.code === 'ER_TOO_MANY_USER_CONNECTIONS' ||
+    e.code === 'ER_USER_LIMIT_REACHED'
+  );
+}
+
 /** A statement the server could not parse: pg 42601, MySQL/MariaDB 1064, SQLite "syntax error". */
 export function isSyntaxError(error: unknown): boolean {
   const e = driverError(error);

@@ -132,6 +132,6 @@ export class PostgresDialect extends BaseDialect {
   }
 
   override poolSizeOptions(size: number): Record<string, number> {
-    return { max: size };
+    return { max: size, min: size };
   }
 }

@@ -276,8 +276,10 @@ export interface SqlDialect {
    */
   readonly compoundTransactions?: CompoundTransactionSql;
   /**
-   * The driver options (TypeORM `extra`) that size a pool of `size` connections: pg `max`,
-   * mysql2 `connectionLimit` and `maxIdle`.
+   * The driver options (TypeORM `extra`) of a pool of `size` connections that it keeps open once
+   * opened (a coordination lane, see ConnectionBudget): pg `max` and `min` (pg-pool closes no idle
+   * connection below `min`), mysql2 `connectionLimit` and `maxIdle` (it closes idle connections
+   * only beyond `maxIdle`).
    */
   poolSizeOptions(size: number): Record<string, number>;
 }

@@ -137,3 +137,50 @@ export class SchemaLockTimeoutError extends HoldfastError {
     );
   }
 }
+
+/** One share of Holdfast's connections on a DataSource, as ConnectionBudgetError lists it. */
+export interface ConnectionShare {
+  /** What it is for: `lease statements (Simba, locker 'orders')`, `LISTEN for COR_MESSAGE`. */
+  readonly what: string;
+  readonly connections: number;
+}
+
+/**
+ * An instance could not open the connections Holdfast needs of its own because the server has no
+ * room for them: it stops its startup (nothing of Holdfast's has started), so that the instances
+ * already running keep every connection they hold. Names what Holdfast needs, what the server
+ * allows and how many are in use.
+ */
+export class ConnectionBudgetError extends HoldfastError {
+  constructor(
+    /** Holdfast's connections on this DataSource, share by share. */
+    readonly shares: readonly ConnectionShare[],
+    /** Connections still to open (the shares not open yet). */
+    readonly needed: number,
+    /** The server's limits and use, as read (in words), or why they could not be read. */
+    readonly server: string,
+    /** Connections the server had room for (undefined when it could not be read). */
+    readonly free: number | undefined,
+    /** How long the instance waited for room (`whenServerFull: 'wait'`), in ms; 0 when it did not. */
+    readonly waitedMs: number,
+    cause?: unknown,
+  ) {
+    const list = shares.map((s) => `${s.what}: ${s.connections}`).join('; ');
+    const total = shares.reduce((sum, s) => sum + s.connections, 0);
+    const opening = needed === total ? '' : ` (${needed} of them not open yet)`;
+    super(
+      `Holdfast needs ${total} connection(s) of its own on this DataSource${opening}, beside the application's pool: ${list}. ` +
+        `The server has no room for them: ${server}` +
+        (free === undefined
+          ? ''
+          : `, so room for ${free}, and Holdfast leaves one of those for the next client to connect`) +
+        (cause ? `; it refused a connection: ${String((cause as Error).message ?? cause)}` : '') +
+        (waitedMs > 0 ? `; waited ${Math.round(waitedMs / 1000)} s for room (whenServerFull: 'wait')` : '') +
+        `. Nothing of Holdfast's started on this instance, and the instances already running keep what they hold. ` +
+        `Raise max_connections, run fewer instances, or give Holdfast a pooler of its own ` +
+        `(configureCoordinationPool(dataSource, { connection }); README: Pool sizing).`,
+      'HOLDFAST_CORE_CONNECTION_BUDGET',
+      { cause },
+    );
+  }
+}

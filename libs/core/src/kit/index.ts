@@ -36,6 +36,7 @@ export {
   isConnectionError,
   isNodeNotReadyError,
   isTransientConflictError,
+  isTooManyConnectionsError,
 } from '../database/sql-errors';
 export { SqlTimeoutError, destroyRunnerConnection } from '../database/connection-bound';
 export { watchRunnerSocket, type SocketWatch } from '../database/driver-socket';
@@ -54,7 +55,22 @@ export { StatementTemplate, TemplateBinder, type SlotName } from '../database/st
 export { resolveDataSource, driverTimezone, type DataSourceOption } from '../database/data-source';
 export { HoldfastDatabase, type HoldfastDatabaseOptions } from '../database/holdfast-database';
 export { declarePoolNeed, type PoolNeed } from '../database/pool-budget';
-export { configureCoordinationPool, type CoordinationPoolOptions } from '../database/coordination-pool';
+export {
+  configureCoordinationPool,
+  CoordinationPool,
+  type CoordinationPoolOptions,
+} from '../database/coordination-pool';
+export {
+  ConnectionBudget,
+  LEASE_LANE,
+  type CoordinationLane,
+  type DedicatedConnection,
+} from '../database/connection-budget';
+export {
+  freeConnections,
+  describeConnectionLimits,
+  type ServerConnectionLimits,
+} from '../database/connection-limits';
 export { isValidTablePrefix, validateTablePrefix, tableName } from '../naming/table-prefix';
 export { instanceId, ownerInstanceId, isThisInstance, INSTANCE_ID_MAX_LENGTH } from '../naming/instance-id';
 export { TIMELINE_MARKER } from '../naming/timeline-marker';

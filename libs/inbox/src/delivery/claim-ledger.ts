@@ -255,7 +255,7 @@ export class ClaimLedger {
         if (!leases.length) return;
         const until = (await this.leaseNow()) + this.ctx.leaseMs;
         const owned = await withTimeout(
-          this.ctx.connection.store.completion.extendLeases(leases, until),
+          this.ctx.connection.heartbeats.extendLeases(leases, until),
           this.beatMs,
           () => {
             throw new NoAnswerError(this.beatMs);

@@ -136,6 +136,9 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
 
   async onApplicationBootstrap(): Promise<void> {
     if (!this.options.deliver) return;
+    // Holdfast's connections first (ConnectionBudget): nothing is claimed before they are open,
+    // and an instance the server has no room for claims nothing.
+    await this.connection.admitted();
     await this.connection.leadership.start();
     this.timers = new HoldfastTimers(findSchedulerRegistry(this.moduleRef));
     this.running = true;

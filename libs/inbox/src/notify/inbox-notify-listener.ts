@@ -5,11 +5,13 @@ import {
   Injectable,
   Logger,
   OnApplicationBootstrap,
+  OnModuleInit,
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import {
   findSchedulerRegistry,
   HoldfastTimers,
+  isTooManyConnectionsError,
   OutageLog,
   parseDuration,
   PgListener,
@@ -22,6 +24,8 @@ import { InboxConnection } from '../store/inbox-connection';
 
 /** How long the startup probe waits for its own notification before calling the listener deaf. */
 const PROBE_TIMEOUT_MS = 3_000;
+/** What a probe's payload starts with: an accept's notification is empty. */
+const PROBE_PREFIX = 'probe:';
 /** Bound on connecting and on the LISTEN statement. */
 const CONNECT_TIMEOUT_MS = 5_000;
 /** Reconnect backoff: doubles from the first to the last, with up to 20% taken off at random. */
@@ -38,14 +42,23 @@ const RECONNECT_MAX_MS = 10_000;
  * mode, or a `notifyListenUrl` that reaches another database) is closed with one warning, and the
  * node delivers by polling. The same probe runs every `notifyCheckInterval` while it listens: a
  * connection that has gone silent without closing (packets dropped on the way) is replaced. A
+ * probe wakes nobody: every node of the fleet hears every node's probe on the shared channel, and
+ * a probe that woke their deliveries would make each of N nodes claim N times per interval. A
  * dropped connection is reopened with backoff; the outage logs one warning when it starts and one
  * when it ends.
+ *
+ * The LISTEN connection is one of Holdfast's own on the server (ConnectionBudget): it is opened
+ * in the admission with the coordination lanes (unless `notifyListenUrl` leads elsewhere), so
+ * that an instance the server has no room for is refused, and a newcomer cannot take its place
+ * between the admission and the start.
  */
 @Injectable()
-export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class InboxNotifyListener implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(InboxNotifyListener.name);
   private timers = new HoldfastTimers();
   private client?: PgListener;
+  /** The LISTEN connection the admission opened, until the listener starts with it. */
+  private opened?: PgListener;
   private channel?: string;
   private stopped = true;
   private attempts = 0;
@@ -73,14 +86,50 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
     return this._listening;
   }
 
-  onApplicationBootstrap(): void {
+  onModuleInit(): void {
     if (!this.options.deliver) return;
     this.channel = this.connection.notifyChannel;
-    if (!this.channel) return;
+    if (!this.channel || this.options.notifyListenUrl) return;
+    this.connection.dedicateConnection(
+      `listen:${this.channel}`,
+      `LISTEN for ${this.connection.store.table}`,
+      {
+        open: () => this.openInAdmission(),
+        close: async () => {
+          const opened = this.opened;
+          this.opened = undefined;
+          await opened?.close();
+        },
+      },
+    );
+  }
+
+  /**
+   * The admission's part: connects and LISTENs. The server's refusal refuses the instance; any
+   * other failure is reported by `connect` at the start, which tries again.
+   */
+  private async openInAdmission(): Promise<void> {
+    const client = this.newClient();
+    try {
+      await client.listen();
+      this.opened = client;
+    } catch (error) {
+      void client.close();
+      if (isTooManyConnectionsError(error)) throw error;
+    }
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.options.deliver || !this.channel) return;
     this.timers = new HoldfastTimers(findSchedulerRegistry(this.moduleRef));
     this.stopped = false;
     // In the background: startup does not wait for the listener (polling covers the meantime).
-    void this.connect();
+    // Once Holdfast's connections are admitted: the LISTEN connection is counted in the budget,
+    // and an instance refused at startup must not open it.
+    void this.connection.admitted().then(
+      () => this.connect(),
+      () => undefined,
+    );
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -88,8 +137,10 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
     this.timers.clearAll();
     this._listening = false;
     const client = this.client;
+    const opened = this.opened;
     this.client = undefined;
-    await client?.close();
+    this.opened = undefined;
+    await Promise.all([client?.close(), opened?.close()]);
   }
 
   private get timerName(): string {
@@ -101,10 +152,13 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
     this.attempts++;
     let client: PgListener | undefined;
     try {
-      client = this.newClient();
+      // The connection the admission opened, if it is still there; a new one otherwise.
+      const opened = this.opened;
+      this.opened = undefined;
+      client = opened ?? this.newClient();
       this.client = client;
       const own = client;
-      await own.listen();
+      if (!opened) await own.listen();
       if (this.client !== own || this.stopped) return;
       const hears = await this.probeHears();
       if (this.client !== own || this.stopped) return; // closed meanwhile (shutdown, a drop)
@@ -154,7 +208,7 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
 
   /** Sends a notification through the DataSource and waits for this listener to hear it. */
   private async probeHears(): Promise<boolean> {
-    const nonce = `probe:${randomUUID()}`;
+    const nonce = `${PROBE_PREFIX}${randomUUID()}`;
     let heard!: () => void;
     const arrived = new Promise<true>((resolve) => (heard = () => resolve(true)));
     this.probe = { nonce, heard };
@@ -192,10 +246,20 @@ export class InboxNotifyListener implements OnApplicationBootstrap, BeforeApplic
       applicationName: 'holdfast-inbox-listen',
       connectTimeoutMs: CONNECT_TIMEOUT_MS,
       onNotification: (payload) => {
-        if (this.probe && payload === this.probe.nonce) this.probe.heard();
+        if (payload?.startsWith(PROBE_PREFIX)) {
+          if (this.probe && payload === this.probe.nonce) this.probe.heard();
+          return;
+        }
         this.delivery.wake();
       },
-      onDropped: (error) => this.dropped(listener, error),
+      onDropped: (error) => {
+        // Dropped between the admission and the start: the start opens a new one.
+        if (this.opened === listener) {
+          this.opened = undefined;
+          return;
+        }
+        this.dropped(listener, error);
+      },
     });
     return listener;
   }

@@ -4,7 +4,9 @@ import {
   DatabaseResolver,
   declarePoolNeed,
   HoldfastDatabase,
+  LEASE_LANE,
   parseDuration,
+  type CoordinationLane,
   type SqlClient,
   type SqlClientOptions,
   tableName,
@@ -16,6 +18,7 @@ import { inboxNotifyChannel } from '../notify/notify-channel';
 import { INBOX_OPTIONS } from '../inbox.tokens';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import type { CorMessageAccept } from './cor-message.accept';
+import type { CorMessageCompletion } from './cor-message.completion';
 import { CorMessageStore } from './cor-message.store';
 import { COR_MESSAGE_TABLE } from './cor-message.table';
 import { INBOX_GROUP_TABLE } from './inbox-group.table';
@@ -25,13 +28,21 @@ const tableNameOf = (prefix: string) => tableName(prefix, COR_MESSAGE_TABLE.name
 
 /**
  * The inbox's way to its database (core's HoldfastDatabase: the DataSource is looked up on first
- * use, at the latest in onModuleInit, where the tables are also created or checked).
+ * use, at the latest in onModuleInit, where the tables are also created or checked). A delivering
+ * node's statements go to connections of Holdfast's own (ConnectionBudget): its claims,
+ * completions, cleanups and the admin's on its own lane, its heartbeats on the lease lane (a
+ * heartbeat never waits behind a claim), its accepts on the application's pool. An accept-only
+ * node opens nothing of its own.
  */
 @Injectable()
 export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
   private readonly logger = new Logger(InboxConnection.name);
-  /** The statements on the coordination pool, and on the application's (see `accept`). */
-  private stores?: { coordination: CorMessageStore; application: CorMessageStore };
+  /** The statements on the inbox's lane, the heartbeats on the lease lane, the accepts on the application's pool. */
+  private stores?: {
+    coordination: CorMessageStore;
+    heartbeats: CorMessageStore;
+    application: CorMessageStore;
+  };
   private _leadership?: InboxLeadership;
 
   constructor(
@@ -44,13 +55,16 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await this.applySchema(COR_MESSAGE_TABLE);
-    const { coordination, application } = this.storesOnce();
-    for (const on of new Set([coordination, application])) {
-      await on
-        .detectLayout()
-        .catch((error: Error) =>
-          this.logger.warn(`Could not read the layout of ${on.table}: ${error.message}`),
-        );
+    const { coordination, heartbeats, application } = this.storesOnce();
+    // A startup read, on the application's pool: the other stores learn the same layout.
+    await application
+      .detectLayout()
+      .catch((error: Error) =>
+        this.logger.warn(`Could not read the layout of ${application.table}: ${error.message}`),
+      );
+    for (const store of [coordination, heartbeats]) {
+      store.on.t = application.on.t;
+      store.on.hasOrderIndex = application.on.hasOrderIndex;
     }
     const leadership = this.leadership;
     // Competing nodes take turns at the expiry cleanup through a row of their own table.
@@ -61,7 +75,8 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     if (this.options.groupBy) {
       await this.applySchema(INBOX_GROUP_TABLE);
     }
-    // A delivering node: a claim, and a heartbeat or a completion delete beside it.
+    // A delivering node on the application's pool (coordinationPool false): a claim, and a
+    // heartbeat or a completion delete beside it.
     if (this.options.deliver)
       declarePoolNeed(this.sql, { component: `inbox (${this.store.table})`, connections: 2 });
     void this.notifyChannel; // notify: true on a database without LISTEN/NOTIFY stops startup here
@@ -69,6 +84,17 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
       `Inbox on ${this.sql.dialect.name} (${this.store.table}), cluster mode '${leadership.mode}'` +
         (this.options.deliver ? '' : ', accept only'),
     );
+  }
+
+  /** The inbox's own lane: its claims and completions wait only for each other. */
+  protected override coordinationLane(): CoordinationLane {
+    const table = tableNameOf(this.options.tablePrefix);
+    return { key: `inbox:${table}`, what: `inbox ${table} (claims, completions)` };
+  }
+
+  /** An accept-only node's statements are its callers' own work: they stay on the application's pool. */
+  protected override usesCoordinationPool(): boolean {
+    return this.options.deliver;
   }
 
   /**
@@ -90,11 +116,19 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
   }
 
   /**
-   * The inbox's statements on its coordination pool: claims, heartbeats, completions, hand-backs,
-   * cleanups and the admin's, where the application's load cannot delay them past the lease (#31).
+   * The inbox's statements on its coordination lane: claims, completions, hand-backs, cleanups and
+   * the admin's, where the application's load cannot delay them past the lease (#31).
    */
   get store(): CorMessageStore {
     return this.storesOnce().coordination;
+  }
+
+  /**
+   * The heartbeats' statements, on the lease lane: a heartbeat is one short UPDATE that keeps the
+   * claims, so it never waits behind a claim or a delete on the inbox's own lane.
+   */
+  get heartbeats(): CorMessageCompletion {
+    return this.storesOnce().heartbeats.completion;
   }
 
   /**
@@ -105,7 +139,11 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     return this.storesOnce().application.accept;
   }
 
-  private storesOnce(): { coordination: CorMessageStore; application: CorMessageStore } {
+  private storesOnce(): {
+    coordination: CorMessageStore;
+    heartbeats: CorMessageStore;
+    application: CorMessageStore;
+  } {
     if (!this.stores) {
       const build = (sql: SqlClient) => {
         const store = new CorMessageStore(sql, this.options.tablePrefix, this.options.retry.maxRetries);
@@ -115,9 +153,11 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
         return store;
       };
       const coordination = build(this.sql);
+      const leaseSql = this.laneSql(LEASE_LANE);
+      const heartbeats = leaseSql === this.sql ? coordination : build(leaseSql);
       const applicationSql = this.applicationSql;
       const application = applicationSql === this.sql ? coordination : build(applicationSql);
-      this.stores = { coordination, application };
+      this.stores = { coordination, heartbeats, application };
     }
     return this.stores;
   }

@@ -18,7 +18,8 @@ import { SqliteWriteLock } from './sqlite-write-lock';
  * LockQueryResolver.holdTimeouts), a little above the keep-alive period. Standbys poll with
  * SKIP LOCKED instead of parking a blocked connection, so shutdown never waits on a lock wait.
  *
- * The connection is reserved from the DataSource's pool (LockConnection): keep-alives never
+ * The connection is reserved from a coordination lane of the lock's own (ConnectionBudget; of the
+ * DataSource's pool with `coordinationPool: false`) by LockConnection: keep-alives never
  * queue behind the application's work, every wait is bounded, and a connection that held the
  * lock is destroyed on release or demotion rather than handed back to the pool.
  *
@@ -33,7 +34,10 @@ export class DatabaseLocker extends AbstractLocker {
 
   override async configure(context: LockerContext): Promise<void> {
     super.configure(context);
-    const { sql } = context.database();
+    const database = context.database();
+    // Startup statements (and SQLite's file lock) on the application's pool: this locker's own
+    // connection is `heldSql`, and it uses no lease lane.
+    const sql = database.setupSql ?? database.sql;
     const { tablePrefix, lockTable } = context.options;
     // The one place the database locker differs by database: SQLite locks files, not rows.
     if (sql.dialect.singleConnection) {
@@ -57,9 +61,11 @@ export class DatabaseLocker extends AbstractLocker {
           `server notices the dead connection (TCP keepalive, possibly hours). Set lockKeepAlivePeriod to bound it.`,
       );
     }
-    declareLockConnection(sql, context.lockName);
+    // The lock's own connection: a coordination lane of its own, or one reserved of the application's pool.
+    const held = database.heldSql?.() ?? database.sql;
+    declareLockConnection(held, context.lockName);
     const connection = new LockConnection(
-      sql,
+      held,
       statementTimeoutFor(context.lockAcquireSleepInterval, keepAlive),
     );
     this.hold = new RowLockTransaction({

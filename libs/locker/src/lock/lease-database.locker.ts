@@ -1,4 +1,5 @@
 import {
+  CoordinationPool,
   monotonicMillis,
   sqlRetryCounter,
   toNumber,
@@ -21,9 +22,11 @@ const countRetry = sqlRetryCounter('locker');
  * ActiveMQ's LeaseDatabaseLocker: no long transaction. The lease is an expiry time in the lock
  * row, set by the database clock; a standby takes it only once it has expired, the master
  * extends it only while the row still names it. The lease lasts one lockAcquireSleepInterval.
- * On PostgreSQL and MySQL/MariaDB every statement runs on a connection reserved from the pool
- * (LockConnection), so renewals never wait behind the application's work, each wait is bounded,
- * and a connection that failed or hung is destroyed instead of reused.
+ * On PostgreSQL and MySQL/MariaDB every statement runs on Holdfast's lease lane (a connection of
+ * its own that Simba and the other lease statements share, ConnectionBudget), so renewals never
+ * wait behind the application's work; each wait is bounded by the lane's client, and a connection
+ * that hung is destroyed instead of reused. Without coordination lanes (`coordinationPool: false`)
+ * it reserves a connection of the application's pool (LockConnection), as before.
  *
  * On PostgreSQL, after a promotion that may have lost commits (an asynchronous standby), no
  * instance takes the lease before the one the old primary may have granted has ended: see
@@ -51,9 +54,11 @@ export class LeaseDatabaseLocker extends AbstractLocker {
 
   override async configure(context: LockerContext): Promise<void> {
     super.configure(context);
-    const { sql } = context.database();
+    const database = context.database();
+    const sql = database.sql;
+    const setup = database.setupSql ?? sql;
     this.sql = sql;
-    if (!sql.dialect.singleConnection) {
+    if (!sql.dialect.singleConnection && !CoordinationPool.of(sql.dataSource)) {
       declareLockConnection(sql, context.lockName);
       this.connection = new LockConnection(
         sql,
@@ -66,11 +71,11 @@ export class LeaseDatabaseLocker extends AbstractLocker {
           `lock row in its grace after a PostgreSQL failover.`,
       );
     }
-    this.queries = await prepareLockRow(sql, context.options, context.lockName, { failoverGrace: true });
+    this.queries = await prepareLockRow(setup, context.options, context.lockName, { failoverGrace: true });
     const maxDiff = context.options.maxAllowableDiffFromDBTime;
     if (maxDiff > 0) {
       const before = Date.now();
-      const dbNow = await sql.nowMillis();
+      const dbNow = await setup.nowMillis();
       this.clockDiffMillis = dbNow - Math.round((before + Date.now()) / 2);
       if (Math.abs(this.clockDiffMillis) > maxDiff) {
         this.logger.warn(
@@ -139,7 +144,7 @@ export class LeaseDatabaseLocker extends AbstractLocker {
   }
 
   /**
-   * On the reserved lock connection (bounded), or SQLite's one connection. Each statement is one
+   * On the lease lane, the reserved lock connection, or SQLite's one connection. Each statement is one
    * conditional autocommit UPDATE or read, so a deadlock victim is simply sent again (within the bound).
    */
   private run<T>(what: string, work: (sql: SqlClient) => Promise<T>): Promise<T> {

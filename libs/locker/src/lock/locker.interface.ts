@@ -22,6 +22,29 @@ export interface LockerContextOptions {
   };
 }
 
+/**
+ * A locker's way to its module's database. Each client is created when first read: a locker
+ * reads only what it uses, and Holdfast counts only those connections (ConnectionBudget).
+ */
+export interface LockerDatabaseAccess {
+  /** The application's DataSource. */
+  readonly dataSource: DataSource;
+  /**
+   * The lock's statements while the application runs: on Holdfast's lease lane (one connection
+   * that Simba's rounds and the other lease statements share, never the application's pool),
+   * each bounded by the lock's statement timeout.
+   */
+  readonly sql: SqlClient;
+  /** Statements run once at startup (the lock row, server checks): on the application's pool (default `sql`). */
+  readonly setupSql?: SqlClient;
+  /**
+   * A client on a coordination lane of the lock's own, for a lock held in an open transaction
+   * (the `database` locker): that connection is the lock's alone for as long as the application
+   * runs (default `sql`).
+   */
+  heldSql?(): SqlClient;
+}
+
 /** What a locker learns about its module before first use. */
 export interface LockerContext {
   readonly options: LockerContextOptions;
@@ -33,8 +56,8 @@ export interface LockerContext {
   readonly lockAcquireSleepInterval: number;
   readonly lockKeepAlivePeriod: number;
   readonly failIfLocked: boolean;
-  /** The module's DataSource and a SqlClient on it, resolved on first call. */
-  database(): { dataSource: DataSource; sql: SqlClient };
+  /** The module's database, resolved on first call (see LockerDatabaseAccess). */
+  database(): LockerDatabaseAccess;
   readonly logger: Logger;
   /**
    * The service's timers, in the app's SchedulerRegistry: name yours

@@ -58,8 +58,9 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
   }
 
   /**
-   * Every wait of a tick bounded (#43): the module's pool is one connection, and a statement on
-   * a connection gone silent for good kept it checked out, so no tick got one again.
+   * Every wait of a tick bounded (#43): its statements run on the lease lane, one connection that Simba
+   * and the lockers share, so one gone silent for good is destroyed, not waited on (the option
+   * `statementTimeout`, 5 s by default).
    */
   protected override clientOptions(): SqlClientOptions {
     return { statementTimeout: this.options.statementTimeout };
@@ -75,7 +76,8 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
     if (failoverGraceApplies(this.sql.dialect, names, live.column(names.id)?.kind)) {
       queries.failoverGrace = true;
       const marker = queries.ensureTimelineMarker();
-      if (marker) await this.sql.execute(marker.sql, marker.params);
+      // A startup statement: on the application's pool (the lease lane opens with the others at bootstrap).
+      if (marker) await this.applicationSql.execute(marker.sql, marker.params);
     }
     this.queries = queries;
   }

@@ -37,7 +37,11 @@ export async function createLocker(options: ResolvedLockerOptions, moduleRef: Mo
 export interface LockerContextSource {
   readonly options: ResolvedLockerOptions;
   /** The module's database (a LockerDatabase), resolved on first use. */
-  readonly database: { readonly sql: SqlClient };
+  readonly database: {
+    readonly sql: SqlClient;
+    readonly setupSql: SqlClient;
+    heldSql(lockName: string): SqlClient;
+  };
   readonly timers: HoldfastTimers;
   /** Whether the service has not finished its first start yet. */
   readonly firstStart: () => boolean;
@@ -63,11 +67,19 @@ export function lockerContext(source: LockerContextSource): LockerContext {
       return source.firstStart() && options.failIfLocked;
     },
     database: () => {
-      if (!database) {
-        const sql = source.database.sql;
-        database = { dataSource: sql.dataSource, sql };
-      }
-      return database;
+      const db = source.database;
+      return (database ??= {
+        get dataSource() {
+          return db.setupSql.dataSource;
+        },
+        get sql() {
+          return db.sql;
+        },
+        get setupSql() {
+          return db.setupSql;
+        },
+        heldSql: () => db.heldSql(options.lockName),
+      });
     },
     logger: new Logger(source.loggerName),
     timers: source.timers,

@@ -107,6 +107,11 @@ export class LockerService
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    // Holdfast's connections first (ConnectionBudget): an instance the server has no room for
+    // never contends for the lock.
+    const type = this.options.locker.type;
+    if (this.options.useLock && (type === 'lease-database' || type === 'database'))
+      await this.database.admitted();
     await this.start();
   }
 

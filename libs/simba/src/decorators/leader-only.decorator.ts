@@ -1,7 +1,7 @@
 import { Inject } from '@nestjs/common';
 import { wrapMethod } from '@holdfast/core/kit';
 import { LeaderOnlyNotWiredError } from '../errors';
-import { assertMutexName } from '../mutex/mutex-contender';
+import { assertUserMutexName } from '../mutex/mutex-contender';
 import { MutexContendRegistry } from '../mutex/mutex-contend.registry';
 import { LEADER_ONLY } from '../simba.constants';
 
@@ -15,7 +15,7 @@ const REGISTRY = Symbol('holdfast:simba:registry');
  * provider-to-provider and self calls too. SimbaModule contends for `mutex` from bootstrap on.
  */
 export function LeaderOnly(mutex: string): MethodDecorator {
-  assertMutexName(mutex);
+  assertUserMutexName(mutex);
   return (target, propertyKey, descriptor) => {
     Inject(MutexContendRegistry)(target, REGISTRY);
     const method = `${target.constructor.name}.${String(propertyKey)}`;

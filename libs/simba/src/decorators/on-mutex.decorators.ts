@@ -1,8 +1,8 @@
-import { assertMutexName } from '../mutex/mutex-contender';
+import { assertUserMutexName } from '../mutex/mutex-contender';
 import { ON_MUTEX_ACQUIRED, ON_MUTEX_RELEASED } from '../simba.constants';
 
 function appendMutex(key: string, mutex: string): MethodDecorator {
-  assertMutexName(mutex);
+  assertUserMutexName(mutex);
   return (_target, _key, descriptor) => {
     const fn = descriptor.value as object;
     const list: string[] = Reflect.getMetadata(key, fn) ?? [];

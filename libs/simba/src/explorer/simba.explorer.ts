@@ -11,11 +11,12 @@ import { discoverHandlers, discoverInstances, discoverMethods } from '@holdfast/
 import { InvalidMutexContenderError } from '../errors';
 import {
   assertContenderId,
-  assertMutexName,
+  assertUserMutexName,
   defaultContenderId,
   type MutexContender,
 } from '../mutex/mutex-contender';
 import { MutexContendRegistry } from '../mutex/mutex-contend.registry';
+import { SimbaConnection } from '../mutex/simba-connection';
 import { MutexContendServiceFactory } from '../mutex/mutex-contend-service.factory';
 import type { MutexState } from '../mutex/mutex-state';
 import { ContendServiceStatus, type MutexContendService } from '../mutex/mutex-contend.service';
@@ -71,7 +72,7 @@ function assertContender(instance: Record<string, unknown>, declaredOn: string):
     }
   }
   try {
-    assertMutexName(instance.mutex);
+    assertUserMutexName(instance.mutex);
     assertContenderId(instance.contenderId);
   } catch (error) {
     throw new InvalidMutexContenderError(declaredOn, (error as Error).message);
@@ -97,6 +98,7 @@ export class SimbaExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
     private readonly factory: MutexContendServiceFactory,
     private readonly registry: MutexContendRegistry,
     @Inject(SIMBA_OPTIONS) private readonly options: ResolvedSimbaOptions,
+    private readonly connection: SimbaConnection,
   ) {}
 
   onModuleInit(): void {
@@ -148,8 +150,11 @@ export class SimbaExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
     }
   }
 
-  onApplicationBootstrap(): void {
-    if (!this.options.autoStart) return;
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.options.autoStart || !this.options.enabled || !this.services.length) return;
+    // Holdfast's connections first (ConnectionBudget): no round before they are open, and an
+    // instance the server has no room for starts nothing.
+    await this.connection.admitted();
     for (const service of this.services) {
       service.start();
       this.logger.log(`Contending for mutex '${service.mutex}' as ${service.contenderId}`);

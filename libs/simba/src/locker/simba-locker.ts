@@ -1,7 +1,7 @@
 import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { parseDuration, withTimeout, type Duration } from '@holdfast/core/kit';
 import { MutexAcquireTimeoutError, MutexLockerStateError, MutexLostError } from '../errors';
-import { AbstractMutexContender, assertMutexName } from '../mutex/mutex-contender';
+import { AbstractMutexContender, assertUserMutexName } from '../mutex/mutex-contender';
 import { ContendServiceStatus, type MutexContendService } from '../mutex/mutex-contend.service';
 import { MutexContendServiceFactory } from '../mutex/mutex-contend-service.factory';
 import type { MutexState } from '../mutex/mutex-state';
@@ -34,7 +34,7 @@ export class MutexLocker {
     private readonly active?: Set<MutexLocker>,
   ) {
     this.contender = new LockerContender(mutex);
-    this.service = factory.createMutexContendService(this.contender, { initialDelay: 0 });
+    this.service = factory.createMutexContendService(this.contender, { initialDelay: 0 }, { spread: false });
   }
 
   get isOwner(): boolean {
@@ -117,7 +117,7 @@ export class SimbaLocker implements BeforeApplicationShutdown {
 
   /** A new locker (its own contender id) for `mutex`. */
   locker(mutex: string): MutexLocker {
-    assertMutexName(mutex);
+    assertUserMutexName(mutex);
     return new MutexLocker(mutex, this.factory, this.active);
   }
 

@@ -5,6 +5,17 @@ const MUTEX = 'holdfast.mutex.name';
 const REASON = 'holdfast.reason';
 const OPERATION = 'holdfast.operation';
 
+/** What a contend service records: SimbaMetrics, or nothing (a spread group's member rows). */
+export type MutexMetrics = Pick<SimbaMetrics, 'acquired' | 'released' | 'failed' | 'track'>;
+
+/** Records nothing: the member rows of a spread group are not mutexes of the application's. */
+export const UNCOUNTED_METRICS: MutexMetrics = {
+  acquired: () => undefined,
+  released: () => undefined,
+  failed: () => undefined,
+  track: () => () => undefined,
+};
+
 /** SimbaModule's OpenTelemetry instruments (no-ops unless the application registers an SDK). */
 export class SimbaMetrics {
   private readonly instruments = declareMetrics('simba', {

@@ -6,6 +6,8 @@ import type { AcquireResult, BatchRequest, BatchSource } from './mutex-batch';
 
 export type Attempt = 'acquire' | 'peek';
 
+const renewal = (r: LoopRequest) => r.attempt === 'acquire' && r.renew;
+
 /** Why an instance may not keep its leases; each cause is its own episode of warnings. */
 type RiskCause = 'event-loop' | 'pool' | 'database';
 
@@ -114,6 +116,18 @@ export class MutexContendLoop {
     // nothing and keeps the services of this instance in step.
     const due = [...this.pending.keys()].filter((r) => r.dueAt <= now + this.window(r));
     if (due.length === 0) return this.arm();
+    // A tick that renews takes the renewals due within a quarter ttl with it: the owned rows of an
+    // instance, each acquired at its own time, come to renew in one round instead of one round
+    // each (a spread group's mutexes, #43). Renewing early only moves the lease on from now.
+    // Likewise a standby's look at its row, up to one standbyPoll early: the looks of contenders
+    // that got out of step (a spread group's, after a give-up or a lost race) fall in step again,
+    // one round per poll instead of one per phase.
+    const renews = due.some(renewal);
+    for (const r of this.pending.keys()) {
+      if (due.includes(r)) continue;
+      const early = renewal(r) ? (renews ? r.ttl / 4 : -1) : r.attempt === 'peek' ? r.standbyPoll : -1;
+      if (r.dueAt <= now + early) due.push(r);
+    }
     for (const r of due) {
       this.pending.delete(r);
       r.picked = true;

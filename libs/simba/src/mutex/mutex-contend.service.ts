@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { InvalidOptionsError, keepProcessAlive, monotonicMillis } from '@holdfast/core/kit';
 import { MutexServiceStatusError } from '../errors';
-import { SimbaMetrics } from '../metrics/simba.metrics';
+import { SimbaMetrics, type MutexMetrics } from '../metrics/simba.metrics';
 import { assertContenderId, assertMutexName, type MutexContender } from './mutex-contender';
 import { MutexOwner } from './mutex-owner';
 import { MutexState } from './mutex-state';
@@ -14,6 +14,19 @@ export enum ContendServiceStatus {
   STARTING = 'STARTING',
   RUNNING = 'RUNNING',
   STOPPING = 'STOPPING',
+}
+
+/**
+ * What decides whether a standby takes a free row now (MutexSpread, for the mutexes of a spread
+ * group): an instance at its share of the group leaves free rows to instances below theirs.
+ */
+export interface ContendGate {
+  /** True when `service` may try to take its free row (`owner` as just read) now. */
+  mayTake(service: MutexContendService, owner: MutexOwner): boolean;
+  /** The attempt that `mayTake` allowed has its answer (or failed, or the service stopped). */
+  settled(service: MutexContendService): void;
+  started(service: MutexContendService): void;
+  stopped(service: MutexContendService): void;
 }
 
 /** Timing of one contend service, in milliseconds. */
@@ -58,13 +71,15 @@ export class MutexContendService {
   private readonly guard: number;
   /** Monotonic time of the end of the initial delay: no attempt before it, not even on a peer's release. */
   private notBefore = 0;
+  /** Set by MutexSpread for a mutex of a spread group. */
+  gate?: ContendGate;
 
   constructor(
     readonly contender: MutexContender,
     private readonly repository: MutexRepository,
     private readonly timing: ContendTiming,
     private readonly wakeup: MutexWakeup,
-    private readonly metrics: SimbaMetrics = new SimbaMetrics(),
+    private readonly metrics: MutexMetrics = new SimbaMetrics(),
     /** The process holds of the factory's started services, which it lets go at app.close(). */
     private readonly holds?: Set<() => void>,
   ) {
@@ -127,8 +142,10 @@ export class MutexContendService {
     this.unsubscribe = this.wakeup.subscribe(this.mutex, () => this.onPeerReleased(epoch));
     this.untrack = this.metrics.track(this.mutex, this.contenderId, () => this.isOwner);
     this.notBefore = monotonicMillis() + this.timing.initialDelay;
-    this.schedule(epoch, this.timing.initialDelay, 'acquire');
+    // A spread mutex looks first: whether to take a free row is its group's decision.
+    this.schedule(epoch, this.timing.initialDelay, this.gate ? 'peek' : 'acquire');
     this._status = ContendServiceStatus.RUNNING;
+    this.gate?.started(this);
     const release = keepProcessAlive(`simba contender (${this.mutex})`);
     this.releaseProcess = release;
     this.holds?.add(release);
@@ -147,6 +164,7 @@ export class MutexContendService {
     if (this.request) this.loop.cancel(this.request);
     this.request = undefined;
     this.unsubscribe?.();
+    this.gate?.stopped(this);
     try {
       // An attempt in flight may still commit an acquisition: let it finish (bounded by the
       // statement timeout) so the release below covers it.
@@ -175,6 +193,33 @@ export class MutexContendService {
   }
 
   /**
+   * Gives the mutex up and stays a standby (MutexSpread: this instance holds more than its share
+   * of the group): as `stop()` does, `onReleased` runs before the row is released, so nobody else
+   * can acquire while this contender still believes it owns. False when it did not own.
+   */
+  async yieldOwnership(): Promise<boolean> {
+    if (this._status !== ContendServiceStatus.RUNNING || this.ownedUntil === 0) return false;
+    const epoch = ++this.epoch;
+    if (this.request) this.loop.cancel(this.request);
+    this.request = undefined;
+    await this.inflight?.catch(() => undefined);
+    if (epoch !== this.epoch || this.ownedUntil === 0) return false;
+    this.stepDown(MutexOwner.NONE, 'spread');
+    await this.callbacks;
+    try {
+      if (await this.repository.release(this.mutex, this.contenderId)) this.wakeup.notifyReleased(this.mutex);
+    } catch (error) {
+      this.metrics.failed(this.mutex, 'release');
+      this.logger.warn(
+        `Could not release mutex '${this.mutex}' for another instance (${(error as Error).message}); it is free after its transition.`,
+      );
+    }
+    if (epoch === this.epoch && this._status === ContendServiceStatus.RUNNING)
+      this.schedule(epoch, this.timing.standbyPoll + this.jitter(), 'peek');
+    return true;
+  }
+
+  /**
    * Asks the instance's loop for the next attempt in `delay` ms. The loop runs the attempts of
    * every contend service of this module instance together (one transaction per tick).
    */
@@ -199,6 +244,7 @@ export class MutexContendService {
       picked: false,
       onAcquire: (result, sentAt) => {
         settle();
+        this.gate?.settled(this);
         if (live()) this.applyAcquire(epoch, result, sentAt);
       },
       onPeek: (owner) => {
@@ -207,6 +253,7 @@ export class MutexContendService {
       },
       onFailure: (error, kind) => {
         settle();
+        this.gate?.settled(this);
         if (live()) this.applyFailure(epoch, error, kind);
       },
     };
@@ -224,7 +271,7 @@ export class MutexContendService {
     if (attempt === 'peek') return this.schedule(epoch, this.timing.standbyPoll, 'peek');
     // An owner keeps retrying until its local deadline (the deadline timer steps it down).
     const retry = this.ownedUntil > 0 ? Math.min(250, this.timing.transition / 6) : this.timing.standbyPoll;
-    this.schedule(epoch, retry, 'acquire');
+    this.schedule(epoch, retry, this.gate && this.ownedUntil === 0 ? 'peek' : 'acquire');
   }
 
   private applyAcquire(epoch: number, { acquired, owner }: AcquireResult, sentAt: number): void {
@@ -261,8 +308,16 @@ export class MutexContendService {
 
   private applyPeek(epoch: number, owner: MutexOwner): void {
     this.lastOwner = owner;
-    if (this.isFree(owner) || owner.ownerId === this.contenderId) return this.schedule(epoch, 0, 'acquire');
+    if (owner.ownerId === this.contenderId && !this.isFree(owner)) return this.schedule(epoch, 0, 'acquire');
+    if (this.isFree(owner)) return this.takeFree(epoch, owner, 0);
     this.scheduleStandby(epoch, owner);
+  }
+
+  /** A free row: tried after `delay`, unless its spread group leaves it to another instance for now. */
+  private takeFree(epoch: number, owner: MutexOwner, delay: number): void {
+    if (this.gate && !this.gate.mayTake(this, owner))
+      return this.schedule(epoch, this.timing.standbyPoll + this.jitter(), 'peek');
+    this.schedule(epoch, delay, 'acquire');
   }
 
   private isFree(owner: MutexOwner): boolean {
@@ -271,9 +326,11 @@ export class MutexContendService {
 
   /** A standby tries at transition_at + jitter, and peeks every standbyPoll for an early release. */
   private scheduleStandby(epoch: number, owner: MutexOwner): void {
-    if (this.isFree(owner)) return this.schedule(epoch, this.jitter(), 'acquire');
+    if (this.isFree(owner)) return this.takeFree(epoch, owner, this.jitter());
     const untilFree = owner.transitionAt - owner.databaseNow + 1;
-    if (untilFree <= this.timing.standbyPoll) this.schedule(epoch, untilFree + this.jitter(), 'acquire');
+    // At transition_at a spread mutex looks rather than takes: its group decides who takes it.
+    if (untilFree <= this.timing.standbyPoll)
+      this.schedule(epoch, untilFree + this.jitter(), this.gate ? 'peek' : 'acquire');
     else this.schedule(epoch, this.timing.standbyPoll + this.jitter(), 'peek');
   }
 
@@ -281,7 +338,8 @@ export class MutexContendService {
     if (epoch !== this.epoch || this.ownedUntil > 0 || this.request?.picked) return;
     // The initial delay holds for a release by a contender of this process too (Simba's initialDelay).
     if (monotonicMillis() < this.notBefore) return;
-    this.schedule(epoch, Math.random() * 10, 'acquire');
+    // A spread mutex looks first (the group decides who takes a free row).
+    this.schedule(epoch, Math.random() * 10, this.gate ? 'peek' : 'acquire');
   }
 
   private armDeadline(epoch: number): void {
@@ -297,7 +355,10 @@ export class MutexContendService {
     return `holdfast:simba:deadline:${this.contender.mutex}:${this.contender.contenderId}`;
   }
 
-  private stepDown(after: MutexOwner, reason: 'stopped' | 'deadline' | 'taken' | 'late renewal'): void {
+  private stepDown(
+    after: MutexOwner,
+    reason: 'stopped' | 'deadline' | 'taken' | 'late renewal' | 'spread',
+  ): void {
     const before = this.ownedRow;
     this.ownedUntil = 0;
     this.loop.timers.clear(this.deadlineName);

@@ -1,6 +1,11 @@
 import { ownerInstanceId } from '@holdfast/core/kit';
 import { InvalidContenderIdError, InvalidMutexNameError } from '../errors';
-import { MUTEX_NAME_MAX_LENGTH, OWNER_ID_MAX_LENGTH, SEED_OWNER_ID_LENGTH } from '../store/simba-mutex.table';
+import {
+  MEMBER_ROW_PREFIX,
+  MUTEX_NAME_MAX_LENGTH,
+  OWNER_ID_MAX_LENGTH,
+  SEED_OWNER_ID_LENGTH,
+} from '../store/simba-mutex.table';
 import type { MutexState } from './mutex-state';
 import { TIMELINE_MARKER } from '../store/failover-grace';
 
@@ -38,6 +43,17 @@ export function assertMutexName(mutex: unknown): asserts mutex is string {
   }
 }
 
+/** As assertMutexName, and not a spread group's member row (`holdfast:member:…`): a user's mutex. */
+export function assertUserMutexName(mutex: unknown): asserts mutex is string {
+  assertMutexName(mutex);
+  if (mutex.startsWith(MEMBER_ROW_PREFIX)) {
+    throw new InvalidMutexNameError(
+      mutex,
+      `names starting with '${MEMBER_ROW_PREFIX}' are reserved for the rows of spread groups (SimbaModule 'spread').`,
+    );
+  }
+}
+
 export function assertContenderId(id: unknown): asserts id is string {
   // A trailing space cannot be told apart from CHAR padding.
   if (typeof id !== 'string' || id.length === 0 || id.length > OWNER_ID_MAX_LENGTH || id.endsWith(' ')) {
@@ -51,7 +67,7 @@ export abstract class AbstractMutexContender implements MutexContender {
     readonly mutex: string,
     readonly contenderId: string = defaultContenderId(mutex),
   ) {
-    assertMutexName(mutex);
+    assertUserMutexName(mutex);
     assertContenderId(contenderId);
   }
 

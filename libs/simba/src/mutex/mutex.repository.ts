@@ -125,8 +125,9 @@ export class MutexRepository implements BatchSource {
               ? run(this.sql)
               : this.sql.session(run);
         const rows = await withTransientRetry(onConnection, { operation: 'tick', onRetry: countRetry });
-        // A row someone deleted is created again at the next attempt.
+        // A row someone deleted is created again at the next attempt; a row read exists.
         for (const r of acquires) if (!rows.has(r.mutex)) this.ensured.delete(r.mutex);
+        for (const mutex of rows.keys()) this.ensured.add(mutex);
         return { rows, timing: { connectMs, totalMs: monotonicMillis() - answerStarted } };
       },
       timeoutMs,
@@ -192,6 +193,15 @@ export class MutexRepository implements BatchSource {
     if (this.ownerIdColumnLength !== undefined && contenderId.length > this.ownerIdColumnLength) {
       throw new ContenderIdTooLongError(contenderId, mutex, this.queries.table, this.ownerIdColumnLength);
     }
+  }
+
+  /** The owners of a spread group's live member rows (see MutexSpread), read with the database clock. */
+  members(group: string): Promise<string[]> {
+    return this.bounded('-', 'member read', async () => {
+      const s = this.queries.timed(this.queries.selectMembers(group), this.statementTimeoutMs);
+      const rows = await this.sql.query<{ owner_id: unknown }>(s.sql, s.params);
+      return rows.map((r) => String(r.owner_id).trimEnd());
+    });
   }
 
   /** The database clock (health check). */

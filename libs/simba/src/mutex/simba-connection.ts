@@ -90,6 +90,9 @@ export class SimbaConnection extends HoldfastDatabase implements OnModuleInit, O
   protected override clientOptions(): SqlClientOptions {
     return {
       idleInTransactionTimeout: Math.max(1_000, this.options.statementTimeout),
+      // Each wait bounded on this side too: the lease lane is one connection that the lockers and
+      // the inbox's heartbeats share, so a connection that stops answering is destroyed (and the
+      // lane opens another) instead of holding every lease statement of the process.
       statementTimeout: this.options.statementTimeout,
     };
   }

@@ -7,7 +7,16 @@ import {
   type Duration,
   type SchemaMode,
 } from '@holdfast/core/kit';
-import { IsBoolean, IsOptional, ValidateBy, type ValidationOptions } from 'class-validator';
+import {
+  ArrayUnique,
+  IsArray,
+  IsBoolean,
+  IsNotEmpty,
+  IsOptional,
+  IsString,
+  ValidateBy,
+  type ValidationOptions,
+} from 'class-validator';
 import { SIMBA_DEFAULTS } from '../simba.constants';
 import type { ResolvedSimbaOptions, SimbaModuleOptions } from '../simba.options';
 
@@ -40,6 +49,7 @@ export class SimbaOptionsSchema extends DatabaseOptionsDto implements SimbaModul
   declare schema: SchemaMode;
   @IsBoolean() autoStart!: boolean;
   @IsBoolean() enabled!: boolean;
+  @IsArray() @ArrayUnique() @IsString({ each: true }) @IsNotEmpty({ each: true }) spread!: string[];
 }
 
 /** Merges defaults, validates (InvalidOptionsError naming option and value) and parses durations. */
@@ -69,6 +79,7 @@ export function resolveSimbaOptions(options: SimbaModuleOptions = {}): ResolvedS
     dialect: valid.dialect,
     autoStart: valid.autoStart,
     enabled: valid.enabled,
+    spread: [...valid.spread],
   };
 }
 

@@ -1,6 +1,11 @@
 import { statement, StatementBinder, tableName, type SqlDialect, type Statement } from '@holdfast/core/kit';
 import type { BatchRequest } from '../mutex/mutex-batch';
-import { MUTEX_NAME_MAX_LENGTH, OWNER_ID_MAX_LENGTH, SIMBA_MUTEX_TABLE } from './simba-mutex.table';
+import {
+  MEMBER_ROW_PREFIX,
+  MUTEX_NAME_MAX_LENGTH,
+  OWNER_ID_MAX_LENGTH,
+  SIMBA_MUTEX_TABLE,
+} from './simba-mutex.table';
 import { FailoverGrace, TIMELINE_MARKER } from './failover-grace';
 
 /** The columns of a row as the repositories read them (`now_ms` aside). */
@@ -310,11 +315,27 @@ export class MutexQueryResolver {
 
   /**
    * Every mutex of the table, by name, with the database clock read in the same statement (the
-   * timeline marker of the failover grace is a row, not a mutex: left out).
+   * timeline marker of the failover grace and the spread groups' member rows are rows, not
+   * mutexes: left out).
    */
   selectAll(): Statement {
     const b = this.binder();
-    return b.statement(`${this.selectRows()} WHERE mutex <> ${b.bind(TIMELINE_MARKER)} ORDER BY mutex`);
+    return b.statement(
+      `${this.selectRows()} WHERE mutex <> ${b.bind(TIMELINE_MARKER)} AND mutex NOT LIKE ${b.bind(`${MEMBER_ROW_PREFIX}%`)} ORDER BY mutex`,
+    );
+  }
+
+  /**
+   * The member rows of a spread group (`<MEMBER_ROW_PREFIX><group>:…`, see MutexSpread) still in
+   * their lease, with the database clock. The name has no LIKE wildcard in it (hex digits and ':').
+   */
+  selectMembers(group: string): Statement {
+    const b = this.binder();
+    const now = this.dialect.nowMillis;
+    return b.statement(
+      `SELECT owner_id AS owner_id FROM ${this.table} WHERE mutex LIKE ${b.bind(`${MEMBER_ROW_PREFIX}${group}:%`)} ` +
+        `AND owner_id <> '' AND transition_at > ${now}`,
+    );
   }
 
   /** The database clock alone (health check). */

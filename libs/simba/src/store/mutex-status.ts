@@ -1,6 +1,6 @@
 import { SchemaManager, tableName, toNumber, type SqlClient } from '@holdfast/core/kit';
 import { TIMELINE_MARKER } from './failover-grace';
-import { SIMBA_MUTEX_TABLE } from './simba-mutex.table';
+import { MEMBER_ROW_PREFIX, SIMBA_MUTEX_TABLE } from './simba-mutex.table';
 
 /** A simba mutex as its row says right now: who owns it and until when (database clock). */
 export interface MutexStatus {
@@ -30,8 +30,11 @@ export async function readMutexStatus(
 
 /** The rows `toMutexStatus` reads, from the simba mutex table `table` (prefix included). */
 export function selectMutexStatus(table: string): string {
-  // The failover grace's timeline marker is a row of the table, not a mutex.
-  return `SELECT mutex, owner_id, acquired_at, ttl_at, transition_at FROM ${table} WHERE mutex <> '${TIMELINE_MARKER}' ORDER BY mutex`;
+  // The failover grace's timeline marker and the spread groups' member rows are rows of the table, not mutexes.
+  return (
+    `SELECT mutex, owner_id, acquired_at, ttl_at, transition_at FROM ${table} ` +
+    `WHERE mutex <> '${TIMELINE_MARKER}' AND mutex NOT LIKE '${MEMBER_ROW_PREFIX}%' ORDER BY mutex`
+  );
 }
 
 /** One row of `selectMutexStatus` as its status at `now` (database clock, epoch ms). */

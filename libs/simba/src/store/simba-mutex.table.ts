@@ -1,6 +1,11 @@
 import type { TableSpec } from '@holdfast/core/kit';
 
 export const MUTEX_NAME_MAX_LENGTH = 66;
+/**
+ * Rows named so are a spread group's members (MutexSpread), not mutexes: `holdfast:member:<group
+ * hash>:<contender hash>`, each owned by the instance it stands for. No mutex may be named so.
+ */
+export const MEMBER_ROW_PREFIX = 'holdfast:member:';
 export const OWNER_ID_MAX_LENGTH = 128;
 /** `owner_id` in Simba's own DDL is `CHAR(32)`: generated contender ids fit it. */
 export const SEED_OWNER_ID_LENGTH = 32;
