@@ -41,6 +41,21 @@ export interface TestDataSourceOverrides {
   extra?: Record<string, unknown>;
 }
 
+/**
+ * One database for a soak whose property does not depend on the database (a process's timing, a
+ * cron's ticks, a pool under load): the first of `preferred` that HOLDFAST_TEST_DATABASES selects,
+ * or none. With HOLDFAST_TEST_SOAK_ALL=1, every one of `preferred` that is selected. The
+ * statements behind it run on every database in the default suites.
+ */
+export function soakDatabase<T extends TestDatabase>(
+  preferred: readonly T[],
+  env: NodeJS.ProcessEnv = process.env,
+): T[] {
+  const selected = testDatabases(env);
+  const chosen = preferred.filter((db) => selected.includes(db));
+  return env.HOLDFAST_TEST_SOAK_ALL === '1' ? chosen : chosen.slice(0, 1);
+}
+
 /** The test servers' URLs when HOLDFAST_TEST_PG_URL / HOLDFAST_TEST_MARIADB_URL are not set. */
 const SERVER_URLS = {
   postgres: { env: 'HOLDFAST_TEST_PG_URL', fallback: 'postgres://postgres@127.0.0.1:5432/test' },

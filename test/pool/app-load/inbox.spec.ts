@@ -7,10 +7,11 @@
  * Server databases only (SQLite has one connection and no pool to share): jest.config.js leaves
  * this suite out of a SQLite-only run. A soak suite (about 45 s per database).
  */
-import { createTestDataSource, testDatabases } from '@holdfast/testing';
+import { createTestDataSource, soakDatabase } from '@holdfast/testing';
 import { runAppLoad } from '../support/app-load-run';
 
-const databases = testDatabases().filter((db): db is 'postgres' | 'mariadb' => db !== 'sqlite');
+// One server (PostgreSQL, else MariaDB): the property is the pool's, the statements run on both elsewhere.
+const databases = soakDatabase(['postgres', 'mariadb'] as const);
 const BATCH = 10;
 
 describe('inbox node under the application load (pool of 5, 30 loops of 200 ms)', () => {

@@ -6,10 +6,11 @@
  * Server databases only (SQLite has one connection and no pool to share): jest.config.js leaves
  * this suite out of a SQLite-only run. A soak suite (about 30 s per locker and database).
  */
-import { testDatabases } from '@holdfast/testing';
+import { soakDatabase } from '@holdfast/testing';
 import { runAppLoad } from '../support/app-load-run';
 
-const databases = testDatabases().filter((db): db is 'postgres' | 'mariadb' => db !== 'sqlite');
+// One server (MariaDB, else PostgreSQL): the property is the pool's, the statements run on both elsewhere.
+const databases = soakDatabase(['mariadb', 'postgres'] as const);
 const cases = databases.flatMap((db) =>
   (['lease-database', 'database'] as const).map((kind) => [db, kind] as const),
 );
