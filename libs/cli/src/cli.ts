@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ddlCommand } from './commands/ddl.command';
+import { doctorCommand, doctorExitCode, formatDoctor, DOCTOR_LOCKERS } from './commands/doctor.command';
 import {
   listMessagesCommand,
   MESSAGE_ACTIONS,
@@ -50,6 +51,13 @@ export const COMMAND_USAGE = {
   release: `  release <mutex|lock> <name> --owner ID [--dry-run] [--prefix P]
       free a simba mutex or a locker lock (HOLDFAST_LOCK row) whose owner you know is dead, if ID
       still holds it, so another instance takes it at once
+`,
+  doctor: `  doctor [--prefix P] [--locker ${DOCTOR_LOCKERS.join('|')}] [--instances N] [--pool-size N]
+         [--listen-url URL]
+      check what breaks Holdfast in production and say how to fix it: the clocks, a read-only
+      primary, PgBouncer in transaction mode and the LISTEN path (through URL: the inbox's
+      notifyListenUrl), schema drift, the connection budget (N instances with pools of N), Galera
+      with the 'database' locker. Read-only. Exit code 0 all ok, 1 warnings, 2 a failure
 `,
 } as const;
 type Command = keyof typeof COMMAND_USAGE;
@@ -111,6 +119,14 @@ const COMMANDS = {
     'dry-run': dryRun,
   },
   release: { prefix, json, owner: { type: 'string' }, 'dry-run': dryRun },
+  doctor: {
+    prefix,
+    json,
+    locker: { type: 'string' },
+    instances: { type: 'string' },
+    'pool-size': { type: 'string' },
+    'listen-url': { type: 'string' },
+  },
 } satisfies Record<string, Spec>;
 
 function parse<S extends Spec>(args: string[], options: S, positionals = false) {
@@ -249,6 +265,18 @@ export async function runCli(argv: string[], io: CliIo = processIo): Promise<num
         if (report.result !== 'would') io.stderr(auditRelease(io.env, report, where));
         out(values.json, report, () => formatRelease(report));
         return report.result === 'released' || report.result === 'would' ? 0 : 1;
+      }
+      case 'doctor': {
+        const { values } = parse(args, COMMANDS.doctor);
+        const report = await doctorCommand({
+          ...database(io, values),
+          locker: values.locker,
+          instances: count('--instances', values.instances),
+          poolSize: count('--pool-size', values['pool-size']),
+          listenUrl: values['listen-url'],
+        });
+        out(values.json, report, () => formatDoctor(report));
+        return doctorExitCode(report);
       }
       case '--version':
       case '-v':
