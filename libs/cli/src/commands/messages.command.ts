@@ -40,6 +40,8 @@ const OPTIONS = {
   limit: { type: 'string' },
   offset: { type: 'string' },
   'dry-run': dryRunOption,
+  'all-matching': { type: 'boolean' },
+  yes: { type: 'boolean' },
 } as const;
 
 export const messages: CliCommand = {
@@ -48,6 +50,9 @@ export const messages: CliCommand = {
       the inbox's messages in delivery order (read-only); --offset skips that many (the next page)
   messages <retry|pause|resume|delete> (<id>... | --type T [--status S])
            [--dry-run] [--max-retries N] [--prefix P]
+  messages <retry|pause|resume|delete> --all-matching [--type T] [--status S] [--yes]
+      every message the filter matches, of any type unless --type: without --yes it only counts
+      them and changes nothing (exit 0); with --yes it acts on all of them
       retry now (an exhausted message gets one more attempt), pause, resume or delete the messages
       named, or every message of a type (by default: retry and delete the parked ones, resume the
       paused ones, pause the due and retrying ones). --dry-run: change nothing, list what would change
@@ -88,12 +93,34 @@ export const messages: CliCommand = {
     } else {
       if (values.limit !== undefined) throw new CliUsageError('--limit goes with messages list');
       if (values.offset !== undefined) throw new CliUsageError('--offset goes with messages list');
+      const allMatching = values['all-matching'] ?? false;
+      if (values.yes && !allMatching) throw new CliUsageError('--yes goes with --all-matching');
+      if (allMatching && values['dry-run'])
+        throw new CliUsageError('--all-matching without --yes changes nothing already: leave out --dry-run');
+      // --all-matching without --yes: count what the filter matches, change nothing.
+      const countOnly = allMatching && !values.yes;
       report = await messagesCommand(
         action as MessageAction,
-        { ids: positionals, type, status: values.status },
-        { ...where, maxRetries: max, dryRun: values['dry-run'] ?? false },
+        { ids: positionals, type, status: values.status, allMatching },
+        { ...where, maxRetries: max, dryRun: countOnly || (values['dry-run'] ?? false) },
       );
       if (!report.dryRun) io.stderr(auditMessages(io.env, report, where));
+      if (countOnly) {
+        const matching = report.messages.filter((m) => m.result === 'would').length;
+        const filter = [
+          type ? `type ${type.label}` : 'any type',
+          values.status ? `status ${values.status}` : `the statuses ${action} is for`,
+        ].join(', ');
+        output(
+          io,
+          values.json,
+          { ...report, matching },
+          () =>
+            `holdfast messages ${action} --all-matching: ${matching} message(s) match (${filter}); nothing changed. ` +
+            `Run again with --yes to ${action} ${matching === 1 ? 'it' : 'them'}.\n`,
+        );
+        return 0;
+      }
     }
     output(io, values.json, report, () =>
       formatMessages(report, { type: type?.label, status: values.status }),

@@ -36,10 +36,15 @@ export interface TypeSelection {
   label: string;
 }
 
-/** Which messages: ids, or every message of a type (in the given statuses, else the action's). */
+/**
+ * Which messages: ids, or every message of a type (in the given statuses, else the action's), or
+ * with `allMatching` every message the filter matches (a type or any, a status or the action's).
+ */
 export interface MessageSelection {
   ids?: readonly string[];
   type?: TypeSelection;
+  /** Every message of the filter, of any type unless `type` names one (`--all-matching`). */
+  allMatching?: boolean;
   /** Checked: one of the inbox's statuses. */
   status?: string;
 }
@@ -192,9 +197,11 @@ export async function messagesCommand(
   const status = assertStatus(selection.status);
   const ids = selection.ids ?? [];
   if (ids.length && selection.type) throw new CliUsageError('give message ids or --type, not both');
-  if (!ids.length && !selection.type)
-    throw new CliUsageError(`messages ${action} needs message ids or --type`);
-  if (ids.length && status) throw new CliUsageError('--status selects with --type only');
+  if (ids.length && selection.allMatching)
+    throw new CliUsageError('give message ids or --all-matching, not both');
+  if (!ids.length && !selection.type && !selection.allMatching)
+    throw new CliUsageError(`messages ${action} needs message ids, --type or --all-matching`);
+  if (ids.length && status) throw new CliUsageError('--status selects with --type or --all-matching only');
   return withDatabase(options.url, options.dryRun, async (sql) => {
     const queries = await openInbox(sql, prefix, options.maxRetries);
     const now = await sql.nowMillis();
