@@ -114,12 +114,14 @@ describe('Holdfast metrics through the OpenTelemetry SDK (the demo app on SQLite
     }
     expect(found.get('holdfast.failover.calls')!.outcomes).toEqual(new Set(['success', 'recovered']));
     // The lag gauges, in seconds (not ms: the demo renews every 5 s and keeps alive every 1.5 s,
-    // so a value in ms would be in the thousands), sampled on this owner and master.
+    // so a value in ms would be in the thousands), one per mutex owned and lock mastered here.
     for (const name of ['holdfast.simba.renewal.age', 'holdfast.locker.keep_alive.age']) {
       const values = found.get(name)!.values as number[];
-      expect({ name, values }).toEqual({ name, values: [expect.any(Number)] });
-      expect(values[0]).toBeGreaterThanOrEqual(0);
-      expect(values[0]).toBeLessThan(60);
+      expect(values.length).toBeGreaterThan(0);
+      for (const value of values) {
+        expect(value).toBeGreaterThanOrEqual(0);
+        expect(value).toBeLessThan(60);
+      }
     }
 
     const declared = new Map(declaredMetrics().map((m) => [m.fullName, m]));
