@@ -48,7 +48,10 @@ describe('Holdfast metrics through the OpenTelemetry SDK (the demo app on SQLite
 
   const exported = async () => {
     await reader.forceFlush();
-    const found = new Map<string, { unit: string; points: number; outcomes: Set<unknown> }>();
+    const found = new Map<
+      string,
+      { unit: string; points: number; outcomes: Set<unknown>; values: unknown[] }
+    >();
     for (const resource of exporter.getMetrics())
       for (const scope of resource.scopeMetrics)
         for (const metric of scope.metrics)
@@ -56,6 +59,7 @@ describe('Holdfast metrics through the OpenTelemetry SDK (the demo app on SQLite
             unit: metric.descriptor.unit,
             points: metric.dataPoints.length,
             outcomes: new Set(metric.dataPoints.map((p) => p.attributes['holdfast.outcome'])),
+            values: metric.dataPoints.map((p) => p.value),
           });
     return found;
   };
@@ -93,9 +97,11 @@ describe('Holdfast metrics through the OpenTelemetry SDK (the demo app on SQLite
       'holdfast.failover.calls',
       'holdfast.simba.acquired',
       'holdfast.simba.owner',
+      'holdfast.simba.renewal.age',
       'holdfast.locker.acquired',
       'holdfast.locker.acquire.wait',
       'holdfast.locker.master',
+      'holdfast.locker.keep_alive.age',
       'holdfast.inbox.accepted',
       'holdfast.inbox.delivered',
       'holdfast.inbox.batch.duration',
@@ -107,6 +113,16 @@ describe('Holdfast metrics through the OpenTelemetry SDK (the demo app on SQLite
       expect({ name, points: (found.get(name)?.points ?? 0) > 0 }).toEqual({ name, points: true });
     }
     expect(found.get('holdfast.failover.calls')!.outcomes).toEqual(new Set(['success', 'recovered']));
+    // The lag gauges, in seconds (not ms: the demo renews every 5 s and keeps alive every 1.5 s,
+    // so a value in ms would be in the thousands), one per mutex owned and lock mastered here.
+    for (const name of ['holdfast.simba.renewal.age', 'holdfast.locker.keep_alive.age']) {
+      const values = found.get(name)!.values as number[];
+      expect(values.length).toBeGreaterThan(0);
+      for (const value of values) {
+        expect(value).toBeGreaterThanOrEqual(0);
+        expect(value).toBeLessThan(60);
+      }
+    }
 
     const declared = new Map(declaredMetrics().map((m) => [m.fullName, m]));
     for (const [name, { unit }] of found) {

@@ -6,6 +6,7 @@ import { metrics } from '@opentelemetry/api';
 import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { parser } from '@prometheus-io/lezer-promql';
+import { load } from 'js-yaml';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { ScheduledLock } from '@holdfast/locker';
@@ -76,6 +77,26 @@ function documentedAlerts(): { file: string; expression: string }[] {
   );
 }
 
+/** The example rules file a user loads into Prometheus as it is. */
+const RULES_FILE = 'docs/alerts/holdfast.rules.yml';
+
+interface RulesFile {
+  groups: { name: string; rules: { alert?: string; record?: string; expr: string }[] }[];
+}
+
+/** The alerting rules of RULES_FILE: name and expression. */
+function ruleFileAlerts(): { file: string; alert: string; expression: string }[] {
+  const rules = load(readFileSync(join(ROOT, RULES_FILE), 'utf8')) as RulesFile;
+  return rules.groups.flatMap((group) =>
+    group.rules.map((rule) => ({ file: RULES_FILE, alert: rule.alert ?? '', expression: rule.expr })),
+  );
+}
+
+/** Every alert expression a user copies: the documentation's tables and the rules file. */
+function allAlerts(): { file: string; expression: string }[] {
+  return [...documentedAlerts(), ...ruleFileAlerts()];
+}
+
 /** The samples of a Prometheus text exposition: metric name → the label sets of its samples. */
 function samples(exposition: string): Map<string, Record<string, string>[]> {
   const found = new Map<string, Record<string, string>[]>();
@@ -143,6 +164,25 @@ describe('the documented Prometheus alerts against @opentelemetry/exporter-prome
     }
   });
 
+  it('has a rules file with an alert for each failure an on-call engineer is paged for', () => {
+    const alerts = ruleFileAlerts();
+    expect(alerts.map((a) => a.alert).sort()).toEqual(
+      [
+        'HoldfastNoLeader',
+        'HoldfastMasterLost',
+        'HoldfastMasterDemoted',
+        'HoldfastMutexRenewalLag',
+        'HoldfastLockKeepAliveLag',
+        'HoldfastInboxBacklog',
+        'HoldfastInboxStuck',
+        'HoldfastInboxParkedGrowing',
+      ].sort(),
+    );
+    for (const { alert, expression } of alerts) {
+      expect({ alert, errors: parseQuery(expression).errors }).toEqual({ alert, errors: [] });
+    }
+  });
+
   it('queries only metrics, labels and label values the exporter serves', async () => {
     const http = () => request(app.getHttpServer());
     // The inbox: one message accepted and delivered; its gauges are read at every scrape.
@@ -162,13 +202,28 @@ describe('the documented Prometheus alerts against @opentelemetry/exporter-prome
           `BEGIN SELECT RAISE(ABORT, 'lock table unreachable'); END`,
       );
     await jobs.unreachable();
+    // Simba and the locker: this instance leads, and its master role is taken from it once (the
+    // lease row handed to another holder: its next keep-alive is refused) and won back.
+    await waitUntil(async () => (await http().get('/simba')).body.isOwner === true, { timeout: 30_000 });
+    await waitUntil(async () => (await http().get('/locker')).body.role === 'master', { timeout: 30_000 });
+    await app
+      .get(DataSource)
+      .query(`UPDATE HOLDFAST_LOCK SET BROKER_NAME = 'another-instance' WHERE ID = 'demo-master'`);
+    await waitUntil(async () => (await http().get('/locker')).body.role === 'standby', {
+      timeout: 30_000,
+      message: 'the master demoted',
+    });
+    await waitUntil(async () => (await http().get('/locker')).body.role === 'master', {
+      timeout: 60_000,
+      message: 'the master role won back',
+    });
 
     const response = await fetch(`http://127.0.0.1:${PORT}/metrics`);
     expect(response.status).toBe(200);
     const served = samples(await response.text());
 
     const problems: string[] = [];
-    for (const { file, expression } of documentedAlerts()) {
+    for (const { file, expression } of allAlerts()) {
       const query = parseQuery(expression);
       for (const metric of query.metrics) {
         const series = served.get(metric);

@@ -1,5 +1,5 @@
-import type { MessagesReport } from './commands/messages.command';
-import type { ReleaseReport } from './commands/release.command';
+import type { MessagesReport } from './messages/inbox-messages';
+import type { ReleaseReport } from './release/release';
 
 function table(headers: string[], rows: string[][]): string[] {
   if (!rows.length) return ['  (none)'];

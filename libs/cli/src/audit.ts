@@ -3,8 +3,8 @@ import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { hostname, userInfo } from 'node:os';
-import type { MessagesReport } from './commands/messages.command';
-import type { ReleaseReport } from './commands/release.command';
+import type { MessagesReport } from './messages/inbox-messages';
+import type { ReleaseReport } from './release/release';
 import { redact } from './database-url';
 
 /** The most ids an audit line names (the count is always whole). */

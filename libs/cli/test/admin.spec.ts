@@ -194,7 +194,7 @@ describeEachDatabase(
       const { HOLDFAST_INBOX_MAX_RETRIES: _, ...withoutMax } = env;
       const cases: [string[], NodeJS.ProcessEnv, string][] = [
         [['messages', 'list'], withoutMax, "messages needs the inbox's maxRetries"],
-        [['messages', 'retry'], env, 'messages retry needs message ids or --type'],
+        [['messages', 'retry'], env, 'messages retry needs message ids, --type or --all-matching'],
         [['messages', 'retry', 'a', '--type', 'order'], env, 'give message ids or --type, not both'],
         [
           ['messages', 'list', '--status', 'lost'],

@@ -1,3 +1,4 @@
+import { matchingIds, type DashboardMatching } from './dashboard-matching';
 import {
   BadRequestException,
   Body,
@@ -147,8 +148,10 @@ export function createDashboardController(path: string): Type<unknown> {
 
     /**
      * One action on many messages: `{ "action": "retry", "ids": ["..."], "inbox"?: "name" }`, as
-     * the single actions are guarded. Each id is acted on alone; the answer lists those done and
-     * those skipped (not found, or for resume not paused).
+     * the single actions are guarded, or on every message a filter matches now, however many:
+     * `{ "action": "retry", "matching": { "status": "parked", "type"?: "demo:note" } }` (the page
+     * shows their count before the operator confirms). Each id is acted on alone; the answer
+     * lists those done and those skipped (not found, or for resume not paused).
      */
     @Post('api/inbox/bulk')
     @HttpCode(200)
@@ -157,11 +160,24 @@ export function createDashboardController(path: string): Type<unknown> {
       @Body() body: unknown,
       @Req() request: { user?: unknown; ip?: string },
     ): Promise<{ action: string; done: string[]; skipped: string[] }> {
-      const { action, ids, inbox } = (body ?? {}) as { action?: unknown; ids?: unknown; inbox?: unknown };
+      const { action, inbox, matching } = (body ?? {}) as {
+        action?: unknown;
+        inbox?: unknown;
+        matching?: unknown;
+      };
+      let { ids } = (body ?? {}) as { ids?: unknown };
       if (!DASHBOARD_ACTIONS.includes(action as DashboardAction)) {
         throw badRequest('action', action ?? null, `is not one of ${DASHBOARD_ACTIONS.join(', ')}`);
       }
-      if (
+      let what: string | undefined;
+      if (matching !== undefined) {
+        // Everything a filter matches (the page shows the count before the operator confirms).
+        if (ids !== undefined) throw badRequest('ids', '(given)', 'go without matching');
+        const filter = this.matching(matching);
+        this.management(inbox);
+        ids = (await matchingIds(this.state, inbox as string | undefined, filter)) ?? [];
+        what = `matching status ${filter.status}, ${filter.type ? `type ${filter.type}` : 'any type'}`;
+      } else if (
         !Array.isArray(ids) ||
         ids.length === 0 ||
         ids.length > BULK_LIMIT ||
@@ -169,6 +185,7 @@ export function createDashboardController(path: string): Type<unknown> {
       ) {
         throw badRequest('ids', ids ?? null, `must be a list of 1 to ${BULK_LIMIT} message ids`);
       }
+      const audited = what ? `${action as string} (${what})` : (action as string);
       const management = this.management(inbox);
       const done: string[] = [];
       const skipped: string[] = [];
@@ -179,11 +196,26 @@ export function createDashboardController(path: string): Type<unknown> {
           (acted ? done : skipped).push(id);
         }
       } catch (error) {
-        this.audit.acted(request, action as string, inbox as string | undefined, unique.size, done, error);
+        this.audit.acted(request, audited, inbox as string | undefined, unique.size, done, error);
         throw error;
       }
-      this.audit.acted(request, action as string, inbox as string | undefined, unique.size, done);
+      this.audit.acted(request, audited, inbox as string | undefined, unique.size, done);
       return { action: action as string, done, skipped };
+    }
+
+    /** A bulk body's `matching`: `{ status, type? }`, the status one the page lists. */
+    private matching(matching: unknown): DashboardMatching {
+      const { status, type } = (matching ?? {}) as { status?: unknown; type?: unknown };
+      if (typeof matching !== 'object' || matching === null || Array.isArray(matching)) {
+        throw badRequest('matching', matching, 'must be { "status": ..., "type"?: ... }');
+      }
+      if (!LISTED_STATUSES.includes(status as (typeof LISTED_STATUSES)[number])) {
+        throw badRequest('matching.status', status ?? null, `is not one of ${LISTED_STATUSES.join(', ')}`);
+      }
+      if (type !== undefined && (typeof type !== 'string' || type === '')) {
+        throw badRequest('matching.type', type, 'must be a message type (namespace:name or name) when given');
+      }
+      return { status: status as string, type: type as string | undefined };
     }
 
     /** The inbox named in a request body (the default one without a name), or a 400/404. */

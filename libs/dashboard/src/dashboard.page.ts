@@ -259,6 +259,17 @@ const PAGE = `<!doctype html>
       if (!slot.hasChildNodes()) buildPanel(slot, slot.getAttribute('data-inbox-name') || undefined);
     });
   }
+  // A link an operator can paste: the inbox, its listing (type, status, offset) and the message
+  // found, in the page's query string (?inbox=&type=&status=&offset=&id=), kept as they change.
+  var linked = new URLSearchParams(location.search);
+  function remember(name, panel) {
+    var q = new URLSearchParams();
+    if (name) q.set('inbox', name);
+    if (panel.listing) { q.set('type', panel.listing.type); q.set('status', panel.listing.status); if (panel.listing.offset) q.set('offset', String(panel.listing.offset)); }
+    if (panel.foundId) q.set('id', panel.foundId);
+    var text = q.toString();
+    history.replaceState(null, '', location.pathname + (text ? '?' + text : ''));
+  }
   function buildPanel(slot, name) {
     var panel = { listing: null, foundId: null };
     panels[inboxId(name)] = panel;
@@ -267,15 +278,28 @@ const PAGE = `<!doctype html>
     var typeInput = h('input', { type: 'search', placeholder: 'type: namespace:name, or a name', 'data-testid': 'find-type' });
     var status = h('select', { 'data-testid': 'find-type-status' }, Object.keys(TYPE_ACTIONS).map(function (st) { return h('option', { value: st, text: st }); }));
     var listed = h('div', { 'data-testid': 'by-type' });
-    var list = function (offset) { panel.listing.offset = offset; panel.relist(); };
+    var list = function (offset) { panel.listing.offset = offset; remember(name, panel); panel.relist(); };
     panel.relist = function () { var l = panel.listing; if (l) listType(name, l.type, l.status, l.offset, listed, list); };
     panel.refind = function () { if (panel.foundId) find(name, panel.foundId, found); };
-    slot.appendChild(h('p', null, idInput, ' ', h('button', { type: 'button', text: 'find', onclick: function () { panel.foundId = idInput.value.trim(); panel.refind(); } }), found));
+    slot.appendChild(h('p', null, idInput, ' ', h('button', { type: 'button', 'data-testid': 'find-button', text: 'find', onclick: function () { panel.foundId = idInput.value.trim() || null; remember(name, panel); panel.refind(); } }), found));
     slot.appendChild(h('p', null, typeInput, ' ', status, ' ', h('button', { type: 'button', 'data-testid': 'list-type', text: 'list by type', onclick: function () {
       panel.listing = typeInput.value.trim() ? { type: typeInput.value.trim(), status: status.value, offset: 0 } : null;
+      remember(name, panel);
       if (panel.listing) panel.relist(); else morphChildren(listed, []);
     } })));
     slot.appendChild(listed);
+    // Opened from a pasted link: this inbox's view as it was.
+    if ((linked.get('inbox') || '') === (name || '')) {
+      var offset = Number(linked.get('offset'));
+      if (linked.get('type') && TYPE_ACTIONS[linked.get('status') || 'parked']) {
+        panel.listing = { type: linked.get('type'), status: linked.get('status') || 'parked', offset: offset > 0 && offset % 1 === 0 ? offset : 0 };
+        typeInput.value = panel.listing.type;
+        status.value = panel.listing.status;
+        panel.relist();
+      }
+      if (linked.get('id')) { panel.foundId = idInput.value = linked.get('id'); panel.refind(); }
+      if (panel.listing || panel.foundId) slot.scrollIntoView();
+    }
   }
   // One page of the messages of a type in a status, with the actions of that status and a pager.
   function listType(name, type, status, offset, out, again) {
@@ -296,7 +320,12 @@ const PAGE = `<!doctype html>
         morphChildren(out, [
           h('p', { 'class': 'muted', 'data-testid': 'by-type-summary', text: summary },
             offset > 0 ? h('span', null, ' ', h('button', { type: 'button', 'data-page': 'previous', text: 'previous', onclick: function () { again(Math.max(0, offset - size)); } })) : null,
-            offset + shown < page.total ? h('span', null, ' ', h('button', { type: 'button', 'data-page': 'next', text: 'next', onclick: function () { again(offset + size); } })) : null),
+            offset + shown < page.total ? h('span', null, ' ', h('button', { type: 'button', 'data-page': 'next', text: 'next', onclick: function () { again(offset + size); } }),
+              ' ', h('button', { type: 'button', 'data-page': 'last', text: 'last', onclick: function () { again(Math.floor((page.total - 1) / size) * size); } })) : null),
+          shown && (lastState || {}).actions ? h('p', { 'data-testid': 'by-type-all' }, TYPE_ACTIONS[status].map(function (a) {
+            return h('span', null, h('button', { type: 'button', 'data-bulk-matching': a, 'class': a === 'delete' ? 'danger' : null, text: a + ' all ' + page.total + ' matching',
+              onclick: function () { bulkMatching(a, status, type, page.total, name); } }), ' ');
+          })) : null,
           shown ? messages(lastState || {}, page.messages, 'by-type-list', TYPE_ACTIONS[status], '', name) : null]);
       })
       .catch(function (e) { if (asked === out.asked) morphChildren(out, ['listing failed: ' + e.message]); });
@@ -357,6 +386,14 @@ const PAGE = `<!doctype html>
           : h('span', { 'class': 'muted', text: 'No message ' + id + '.' })]);
       })
       .catch(function (e) { if (asked === out.asked) morphChildren(out, ['search failed: ' + e.message]); });
+  }
+
+  // Everything the listing's filter matches, not only the page shown: the count is confirmed first.
+  function bulkMatching(action, status, type, total, name) {
+    if (!confirm(action + ' all ' + total + ' ' + status + ' message(s) of type ' + type + '?')) return;
+    var body = { action: action, matching: { status: status, type: type } };
+    if (name) body.inbox = name;
+    post('/api/inbox/bulk', body, action + ' all ' + status + ' of type ' + type);
   }
 
   function bulk(action, list, name) {

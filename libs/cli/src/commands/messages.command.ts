@@ -1,248 +1,154 @@
-import { SchemaManager, tableName, validateTablePrefix, type SqlClient } from '@holdfast/core/kit';
-import { messageTypeLabel, type MessageStatus, type MessageTypeFilter } from '@holdfast/inbox';
+import { parseMessageTypeLabel } from '@holdfast/inbox';
+import { formatMessages } from '../admin-table';
+import { auditMessages } from '../audit';
 import {
-  COR_MESSAGE_TABLE,
-  CorMessageStore,
-  FAR_FUTURE,
-  INBOX_GROUP_TABLE,
-  MESSAGE_STATUSES,
-  statusOf,
-  type MessageRow,
-} from '@holdfast/inbox/internal';
-import { withDatabase } from '../database';
-import { CliUsageError, InboxTableMissingError, UnknownMessageTypeError } from '../errors';
+  count,
+  databaseOf,
+  dryRunOption,
+  inboxMaxRetries,
+  jsonOption,
+  maxRetriesOption,
+  output,
+  parseOptions,
+  prefixOption,
+  type CliCommand,
+} from '../cli-command';
+import { CliUsageError } from '../errors';
+import {
+  listMessagesCommand,
+  MESSAGE_ACTIONS,
+  messagesCommand,
+  type MessageAction,
+  type MessagesReport,
+  type TypeSelection,
+} from '../messages/inbox-messages';
 
-/** What `holdfast messages <action>` does to each selected message. */
-export const MESSAGE_ACTIONS = ['retry', 'pause', 'resume', 'delete'] as const;
-export type MessageAction = (typeof MESSAGE_ACTIONS)[number];
+export type {
+  MessageAction,
+  MessageOutcome,
+  MessagesReport,
+  TypeSelection,
+} from '../messages/inbox-messages';
 
-/**
- * The statuses `--type` selects by default: the messages each action is for (retry and delete:
- * parked; resume: paused; pause: those still to be delivered).
- */
-const DEFAULT_STATUSES: Record<MessageAction, readonly MessageStatus[]> = {
-  retry: ['parked'],
-  delete: ['parked'],
-  resume: ['paused'],
-  pause: ['due', 'retrying'],
+const OPTIONS = {
+  prefix: prefixOption,
+  json: jsonOption,
+  'max-retries': maxRetriesOption,
+  status: { type: 'string' },
+  type: { type: 'string' },
+  namespace: { type: 'string' },
+  limit: { type: 'string' },
+  offset: { type: 'string' },
+  'dry-run': dryRunOption,
+  'all-matching': { type: 'boolean' },
+  yes: { type: 'boolean' },
+} as const;
+
+export const messages: CliCommand = {
+  name: 'messages',
+  usage: `  messages list [--status S] [--type T] [--limit N] [--offset N] [--max-retries N] [--prefix P]
+      the inbox's messages in delivery order (read-only); --offset skips that many (the next page)
+  messages <retry|pause|resume|delete> (<id>... | --type T [--status S])
+           [--dry-run] [--max-retries N] [--prefix P]
+  messages <retry|pause|resume|delete> --all-matching [--type T] [--status S] [--yes]
+      every message the filter matches, of any type unless --type: without --yes it only counts
+      them and changes nothing (exit 0); with --yes it acts on all of them
+      retry now (an exhausted message gets one more attempt), pause, resume or delete the messages
+      named, or every message of a type (by default: retry and delete the parked ones, resume the
+      paused ones, pause the due and retrying ones). --dry-run: change nothing, list what would change
+      A type T is written as listed, namespace:name[@revision] (demo:note); a name alone matches
+      it in any namespace (--type NAME --namespace NS is the same as --type NS:NAME). A type the
+      inbox holds no message of is an error (exit 1) that names the types it holds
+`,
+  async run(args, io) {
+    const [action, ...rest] = args;
+    const { values, positionals } = parseOptions(rest, OPTIONS, true);
+    if (action !== 'list' && !MESSAGE_ACTIONS.includes(action as MessageAction)) {
+      throw new CliUsageError(
+        action === undefined || action.startsWith('-')
+          ? `messages needs an action: list, ${MESSAGE_ACTIONS.join(', ')}`
+          : `unknown messages action '${action}' (list, ${MESSAGE_ACTIONS.join(', ')})`,
+      );
+    }
+    const max = inboxMaxRetries(io, values);
+    if (max === undefined) {
+      throw new CliUsageError(
+        "messages needs the inbox's maxRetries (statuses depend on it): --max-retries N or HOLDFAST_INBOX_MAX_RETRIES",
+      );
+    }
+    const type = typeSelection(values.type, values.namespace);
+    const where = databaseOf(io, values);
+    let report: MessagesReport;
+    if (action === 'list') {
+      if (positionals.length) throw new CliUsageError(`messages list takes no ids (got '${positionals[0]}')`);
+      if (values['dry-run']) throw new CliUsageError('messages list changes nothing: no --dry-run');
+      report = await listMessagesCommand({
+        ...where,
+        maxRetries: max,
+        status: values.status,
+        type,
+        limit: count('--limit', values.limit) ?? 100,
+        offset: count('--offset', values.offset) ?? 0,
+      });
+    } else {
+      if (values.limit !== undefined) throw new CliUsageError('--limit goes with messages list');
+      if (values.offset !== undefined) throw new CliUsageError('--offset goes with messages list');
+      const allMatching = values['all-matching'] ?? false;
+      if (values.yes && !allMatching) throw new CliUsageError('--yes goes with --all-matching');
+      if (allMatching && values['dry-run'])
+        throw new CliUsageError('--all-matching without --yes changes nothing already: leave out --dry-run');
+      // --all-matching without --yes: count what the filter matches, change nothing.
+      const countOnly = allMatching && !values.yes;
+      report = await messagesCommand(
+        action as MessageAction,
+        { ids: positionals, type, status: values.status, allMatching },
+        { ...where, maxRetries: max, dryRun: countOnly || (values['dry-run'] ?? false) },
+      );
+      if (!report.dryRun) io.stderr(auditMessages(io.env, report, where));
+      if (countOnly) {
+        const matching = report.messages.filter((m) => m.result === 'would').length;
+        const filter = [
+          type ? `type ${type.label}` : 'any type',
+          values.status ? `status ${values.status}` : `the statuses ${action} is for`,
+        ].join(', ');
+        output(
+          io,
+          values.json,
+          { ...report, matching },
+          () =>
+            `holdfast messages ${action} --all-matching: ${matching} message(s) match (${filter}); nothing changed. ` +
+            `Run again with --yes to ${action} ${matching === 1 ? 'it' : 'them'}.\n`,
+        );
+        return 0;
+      }
+    }
+    output(io, values.json, report, () =>
+      formatMessages(report, { type: type?.label, status: values.status }),
+    );
+    return report.messages.some((m) => m.result === 'not found') ? 1 : 0;
+  },
 };
 
 /**
- * A `--type`: the filter its label reads as (parseMessageTypeLabel), and the label as given, for
- * messages.
+ * `--type` (and the older `--namespace` beside a bare name) as a type selection: a label as the
+ * CLI and the dashboard print it, `namespace:name[@revision]` (parseMessageTypeLabel).
  */
-export interface TypeSelection {
-  filter: MessageTypeFilter;
-  label: string;
-}
-
-/** Which messages: ids, or every message of a type (in the given statuses, else the action's). */
-export interface MessageSelection {
-  ids?: readonly string[];
-  type?: TypeSelection;
-  /** Checked: one of the inbox's statuses. */
-  status?: string;
-}
-
-export interface MessagesOptions {
-  url: string | undefined;
-  prefix?: string;
-  /** The inbox's maxRetries: statuses, and how far `retry` lowers an exhausted RETRIES. */
-  maxRetries: number;
-}
-
-/** One selected message, as it was, and what happened to it. */
-export interface MessageOutcome {
-  id: string;
-  type: string | null;
-  /** null: no such message. */
-  status: MessageStatus | null;
-  retries: number | null;
-  /**
-   * done: changed; would: --dry-run, it would be changed; unchanged: resume of a message that
-   * is not paused; not found: no message with this id.
-   */
-  result: 'done' | 'would' | 'unchanged' | 'not found';
-}
-
-export interface MessagesReport {
-  action: MessageAction | 'list';
-  dryRun: boolean;
-  maxRetries: number;
-  messages: MessageOutcome[];
-}
-
-type Queries = CorMessageStore['management'];
-
-/** Rows read per page when a whole type is selected. */
-const PAGE = 1000;
-
-/** The most types an unknown-type error lists (the most numerous first). */
-const TYPES_LISTED = 20;
-
-function assertStatus(status: string | undefined): MessageStatus | undefined {
-  if (status === undefined) return undefined;
-  if (!MESSAGE_STATUSES.includes(status as MessageStatus)) {
-    throw new CliUsageError(`--status must be one of ${MESSAGE_STATUSES.join(', ')}, got '${status}'`);
+function typeSelection(label: string | undefined, namespace: string | undefined): TypeSelection | undefined {
+  if (label === undefined) {
+    if (namespace !== undefined) throw new CliUsageError('--namespace goes with --type');
+    return undefined;
   }
-  return status as MessageStatus;
-}
-
-/** The inbox's admin statements (MessageManagement's own) on the table under `prefix`. */
-async function openInbox(sql: SqlClient, prefix: string, maxRetries: number): Promise<Queries> {
-  const schema = new SchemaManager(sql);
-  const table = tableName(prefix, COR_MESSAGE_TABLE.name);
-  if (!(await schema.tableExists(table))) throw new InboxTableMissingError(table);
-  const store = new CorMessageStore(sql, prefix, maxRetries);
-  await store.detectLayout();
-  // Deletes also remove the messages' group rows when the inbox keeps groups.
-  const groups = tableName(prefix, INBOX_GROUP_TABLE.name);
-  if (await schema.tableExists(groups)) store.on.groupTable = groups;
-  return store.management;
-}
-
-/**
- * A type of which the inbox holds no message at all is a mistake (a typo, another spelling), not
- * an empty selection: UnknownMessageTypeError, naming the types it holds.
- */
-async function assertTypeHeld(queries: Queries, type: TypeSelection | undefined, now: number): Promise<void> {
-  if (!type || (await queries.countMatching(undefined, type.filter, now)) > 0) return;
-  const held = (await queries.countByType())
-    .map((t) => ({ type: messageTypeLabel(t), count: t.count }))
-    .sort((a, b) => b.count - a.count || a.type.localeCompare(b.type));
-  const listed = held.slice(0, TYPES_LISTED);
-  if (held.length > listed.length) {
-    listed.push({
-      type: `${held.length - listed.length} more types`,
-      count: held.slice(TYPES_LISTED).reduce((n, t) => n + t.count, 0),
-    });
+  const filter = parseMessageTypeLabel(label);
+  if (!filter.name) {
+    throw new CliUsageError(
+      `--type '${label}' names no type: write namespace:name, with @revision when it has one (e.g. demo:note)`,
+    );
   }
-  throw new UnknownMessageTypeError(type.label, listed);
-}
-
-/**
- * Every row of `type` in `statuses`, in delivery order: the database filters by status and type
- * (a namespace of '' selects the messages without one), PAGE rows per statement.
- */
-async function rowsOfType(
-  queries: Queries,
-  statuses: readonly MessageStatus[],
-  type: MessageTypeFilter | undefined,
-  now: number,
-): Promise<MessageRow[]> {
-  const found: MessageRow[] = [];
-  for (const status of statuses) {
-    for (let offset = 0; ; offset += PAGE) {
-      const page = await queries.list(status, PAGE, offset, now, type);
-      found.push(...page);
-      if (page.length < PAGE) break;
-    }
+  if (namespace === undefined) return { filter, label };
+  if (filter.namespace !== undefined) {
+    throw new CliUsageError(
+      `--type '${label}' has a namespace already: leave out --namespace '${namespace}'`,
+    );
   }
-  return found.sort((a, b) => a.inserted - b.inserted || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-}
-
-/** `holdfast messages list`: read-only; `offset` skips that many of the selected messages (paging). */
-export async function listMessagesCommand(
-  options: MessagesOptions & {
-    status?: string;
-    type?: TypeSelection;
-    limit: number;
-    offset?: number;
-  },
-): Promise<MessagesReport> {
-  const prefix = options.prefix ?? '';
-  validateTablePrefix(prefix);
-  const status = assertStatus(options.status);
-  return withDatabase(options.url, true, async (sql) => {
-    const queries = await openInbox(sql, prefix, options.maxRetries);
-    const now = await sql.nowMillis();
-    await assertTypeHeld(queries, options.type, now);
-    // One statement: the database pages the messages of the status and type.
-    const rows =
-      options.limit > 0
-        ? await queries.list(status, options.limit, options.offset ?? 0, now, options.type?.filter)
-        : [];
-    return {
-      action: 'list',
-      dryRun: false,
-      maxRetries: options.maxRetries,
-      messages: rows.map((r) => ({
-        id: r.id,
-        type: messageTypeLabel(r),
-        status: statusOf(r, now, options.maxRetries),
-        retries: r.retries,
-        result: 'unchanged',
-      })),
-    };
-  });
-}
-
-/**
- * `holdfast messages <retry|pause|resume|delete>`: the management operations of the inbox
- * (MessageManagement's own statements) on the ids given, or on every message of a type in the
- * action's statuses. `dryRun`: reads only, and says what would change.
- */
-export async function messagesCommand(
-  action: MessageAction,
-  selection: MessageSelection,
-  options: MessagesOptions & { dryRun: boolean },
-): Promise<MessagesReport> {
-  const prefix = options.prefix ?? '';
-  validateTablePrefix(prefix);
-  const status = assertStatus(selection.status);
-  const ids = selection.ids ?? [];
-  if (ids.length && selection.type) throw new CliUsageError('give message ids or --type, not both');
-  if (!ids.length && !selection.type)
-    throw new CliUsageError(`messages ${action} needs message ids or --type`);
-  if (ids.length && status) throw new CliUsageError('--status selects with --type only');
-  return withDatabase(options.url, options.dryRun, async (sql) => {
-    const queries = await openInbox(sql, prefix, options.maxRetries);
-    const now = await sql.nowMillis();
-    await assertTypeHeld(queries, selection.type, now);
-    const targets: (MessageRow | string)[] = ids.length
-      ? await Promise.all(ids.map(async (id) => (await queries.find(id)) ?? id))
-      : await rowsOfType(queries, status ? [status] : DEFAULT_STATUSES[action], selection.type?.filter, now);
-    const messages: MessageOutcome[] = [];
-    for (const target of targets) {
-      if (typeof target === 'string') {
-        messages.push({ id: target, type: null, status: null, retries: null, result: 'not found' });
-        continue;
-      }
-      const before = statusOf(target, now, options.maxRetries);
-      const outcome = {
-        id: target.id,
-        type: messageTypeLabel(target),
-        status: before,
-        retries: target.retries,
-      };
-      // Resume changes only a message with the pause marker (a parked one too: it stays parked).
-      if (action === 'resume' && !(target.nextRetry !== null && target.nextRetry >= FAR_FUTURE)) {
-        messages.push({ ...outcome, result: 'unchanged' });
-        continue;
-      }
-      if (options.dryRun) {
-        messages.push({ ...outcome, result: 'would' });
-        continue;
-      }
-      const changed = await apply(queries, action, target.id);
-      messages.push({
-        ...outcome,
-        result: changed ? 'done' : action === 'resume' ? 'unchanged' : 'not found',
-      });
-    }
-    return { action, dryRun: options.dryRun, maxRetries: options.maxRetries, messages };
-  });
-}
-
-async function apply(queries: Queries, action: MessageAction, id: string): Promise<boolean> {
-  switch (action) {
-    case 'retry':
-      return (await queries.retryNow(id, undefined)) > 0;
-    case 'pause':
-      return (await queries.pause(id)) > 0;
-    case 'resume':
-      return (await queries.resume(id, undefined)) > 0;
-    case 'delete':
-      return (await queries.delete(id)) > 0;
-  }
+  return { filter: { ...filter, namespace }, label: `${namespace}:${label}` };
 }

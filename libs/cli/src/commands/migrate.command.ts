@@ -1,4 +1,5 @@
 import { validateTablePrefix } from '@holdfast/core/kit';
+import { databaseOf, jsonOption, output, parseOptions, prefixOption, type CliCommand } from '../cli-command';
 import { DataSource } from 'typeorm';
 import { dataSourceOptionsFromUrl } from '../database-url';
 import { HOLDFAST_MIGRATIONS } from '@holdfast/cli/migrations';
@@ -49,3 +50,27 @@ export async function migrateCommand(options: MigrateOptions): Promise<string[]>
     await dataSource.destroy();
   }
 }
+
+export const migrate: CliCommand = {
+  name: 'migrate',
+  usage: `  migrate [--prefix P] [--migrations-table NAME]
+      create the Holdfast tables on DATABASE_URL (TypeORM migrations; the ones already run are
+      skipped). What ran is recorded in NAME, default <prefix>migrations ("migrations" without a prefix)
+`,
+  async run(args, io) {
+    const { values } = parseOptions(args, {
+      prefix: prefixOption,
+      'migrations-table': { type: 'string' },
+      json: jsonOption,
+    });
+    const where = databaseOf(io, values);
+    const migrationsTable = values['migrations-table'] ?? defaultMigrationsTable(where.prefix ?? '');
+    const ran = await migrateCommand({ ...where, migrationsTable });
+    output(io, values.json, { migrationsTable, ran }, () =>
+      ran.length
+        ? ran.map((name) => `holdfast migrate: ran ${name}\n`).join('')
+        : `holdfast migrate: nothing to run, every Holdfast migration has run (recorded in ${migrationsTable})\n`,
+    );
+    return 0;
+  },
+};

@@ -1,4 +1,15 @@
 import { validateTablePrefix } from '@holdfast/core/kit';
+import {
+  databaseOf,
+  inboxMaxRetries,
+  jsonOption,
+  maxRetriesOption,
+  output,
+  parseOptions,
+  prefixOption,
+  type CliCommand,
+} from '../cli-command';
+import { formatStatus } from '../status/status-table';
 import { withDatabase } from '../database';
 import { NoHoldfastTablesError } from '../errors';
 import { holdfastPrefixes } from '../holdfast-prefixes';
@@ -25,3 +36,28 @@ export async function statusCommand(options: {
     return status;
   });
 }
+
+export const status: CliCommand = {
+  name: 'status',
+  usage: `  status [--prefix P] [--max-retries N]
+      what the tables on DATABASE_URL say now: mutex owners, masters, inbox counts, live failover
+      entries. Read-only. Parked is RETRIES >= your InboxModule's retry.maxRetries: without
+      --max-retries (or HOLDFAST_INBOX_MAX_RETRIES) the counts that depend on it show as "?".
+      No Holdfast table under the prefix is an error (exit 1) that names the prefixes found
+`,
+  async run(args, io) {
+    const { values } = parseOptions(args, {
+      prefix: prefixOption,
+      json: jsonOption,
+      'max-retries': maxRetriesOption,
+      // The option's earlier name, still accepted.
+      'inbox-max-retries': maxRetriesOption,
+    });
+    const report = await statusCommand({
+      ...databaseOf(io, values),
+      inboxMaxRetries: inboxMaxRetries(io, values),
+    });
+    output(io, values.json, report, () => formatStatus(report));
+    return 0;
+  },
+};

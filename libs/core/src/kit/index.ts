@@ -69,6 +69,7 @@ export {
 export {
   freeConnections,
   describeConnectionLimits,
+  readConnectionLimits,
   type ServerConnectionLimits,
 } from '../database/connection-limits';
 export { isValidTablePrefix, validateTablePrefix, tableName } from '../naming/table-prefix';
@@ -103,7 +104,8 @@ export {
   type SchemaMode,
   type SchemaManagerOptions,
 } from '../schema/schema-manager';
-export type { LiveTable, LiveColumn, LiveColumnKind } from '../schema/live-table';
+export { LiveTable, type LiveColumn, type LiveColumnKind } from '../schema/live-table';
+export { checkLiveTable } from '../schema/column-check';
 export type { SqliteAffinity } from '../dialect/sqlite-affinity';
 export { Catalog, type CatalogIndex, type CatalogQuery } from '../schema/catalog';
 export {

@@ -37,6 +37,14 @@ export class LockerMetrics {
       // A standby may wait for hours: buckets up to one.
       buckets: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600],
     },
+    keepAliveAge: {
+      kind: 'gauge',
+      name: 'keep_alive.age',
+      unit: 's',
+      description:
+        'Time since this master last acquired the lock or kept it alive (no sample when not master, or when the lock takes no keep-alives)',
+      attributes: [LOCK],
+    },
   });
   private readonly master = heldGauge('locker', {
     name: 'master',
@@ -47,6 +55,17 @@ export class LockerMetrics {
   /** Reports 1 while master, 0 otherwise. */
   observeRole(lockName: string, isMaster: () => boolean): void {
     this.master({ [LOCK]: lockName }, isMaster);
+  }
+
+  /**
+   * Reports `holdfast.locker.keep_alive.age` of `lockName` while `keptAliveAt()` gives the epoch ms
+   * of the last acquisition or successful keep-alive (undefined when not master or not kept alive).
+   */
+  observeKeepAlive(lockName: string, keptAliveAt: () => number | undefined): void {
+    this.instruments.keepAliveAge.addCallback((result) => {
+      const at = keptAliveAt();
+      if (at !== undefined) result.observe(Math.max(0, Date.now() - at) / 1000, { [LOCK]: lockName });
+    });
   }
 
   /** Waited `ms` milliseconds for `lock` before becoming master (recorded in seconds). */

@@ -47,6 +47,12 @@ export class LockerService
     this.timers = new LockerTimers(options.lockName, registry);
     this.machine = new LockerStateMachine(options, handlers, this.metrics, this.timers, this.logger);
     this.metrics.observeRole(options.lockName, () => this.isMaster);
+    // Only a lock that takes keep-alives (lockKeepAlivePeriod > 0) has an age worth alerting on.
+    this.metrics.observeKeepAlive(options.lockName, () =>
+      this.isMaster && options.useLock && options.lockKeepAlivePeriod > 0
+        ? this.machine.lastKeepAlive?.getTime()
+        : undefined,
+    );
   }
 
   /** True while this instance holds the lock and may do master work. */

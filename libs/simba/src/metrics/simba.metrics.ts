@@ -1,4 +1,4 @@
-import { declareMetrics, heldGauge } from '@holdfast/core/kit';
+import { declareMetrics, heldGauge, monotonicMillis } from '@holdfast/core/kit';
 
 /** The attributes of simba's instruments (namespaced, as OpenTelemetry's conventions ask). */
 const MUTEX = 'holdfast.mutex.name';
@@ -40,12 +40,32 @@ export class SimbaMetrics {
       description: 'Acquire/renew/release calls that failed or timed out',
       attributes: [MUTEX, OPERATION],
     },
+    renewalAge: {
+      kind: 'gauge',
+      name: 'renewal.age',
+      unit: 's',
+      description:
+        'Time since the last confirmed acquisition or renewal of a mutex this instance owns (no sample when not owner)',
+      attributes: [MUTEX],
+    },
   });
+  /** The owners' monotonic time of their last confirmed acquisition/renewal, per tracked contender. */
+  private readonly renewals = new Map<string, () => number | undefined>();
   private readonly owner = heldGauge('simba', {
     name: 'owner',
     description: '1 while this instance owns the mutex, else 0',
     attributes: [MUTEX],
   });
+
+  constructor() {
+    this.instruments.renewalAge.addCallback((result) => {
+      const now = monotonicMillis();
+      for (const [key, renewedAt] of this.renewals) {
+        const at = renewedAt();
+        if (at !== undefined) result.observe((now - at) / 1000, { [MUTEX]: key.split('\u0000')[0] });
+      }
+    });
+  }
 
   acquired(mutex: string): void {
     this.instruments.acquired.add(1, { [MUTEX]: mutex });
@@ -60,7 +80,23 @@ export class SimbaMetrics {
     this.instruments.failures.add(1, { [MUTEX]: mutex, [OPERATION]: operation });
   }
 
-  track(mutex: string, contenderId: string, isOwner: () => boolean): () => void {
-    return this.owner({ [MUTEX]: mutex }, isOwner, `${mutex}\u0000${contenderId}`);
+  /**
+   * Reports a contender: `holdfast.simba.owner` (1 while `isOwner()`), and, while `renewedAt()`
+   * gives the monotonic time of its last confirmed acquisition or renewal (undefined when not
+   * owner), `holdfast.simba.renewal.age`. The function it returns stops both.
+   */
+  track(
+    mutex: string,
+    contenderId: string,
+    isOwner: () => boolean,
+    renewedAt: () => number | undefined = () => undefined,
+  ): () => void {
+    const key = `${mutex}\u0000${contenderId}`;
+    const untrack = this.owner({ [MUTEX]: mutex }, isOwner, key);
+    this.renewals.set(key, renewedAt);
+    return () => {
+      untrack();
+      this.renewals.delete(key);
+    };
   }
 }

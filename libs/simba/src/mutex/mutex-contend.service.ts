@@ -62,6 +62,8 @@ export class MutexContendService {
   private _mutexState: MutexState = MutexState.NONE;
   /** Monotonic deadline of the current ownership; 0 when this contender does not believe it owns. */
   private ownedUntil = 0;
+  /** Monotonic time the current ownership was last confirmed (acquired or renewed), for the renewal-age gauge. */
+  private confirmedAt = 0;
   private callbacks: Promise<void> = Promise.resolve();
   private unsubscribe?: () => void;
   private untrack?: () => void;
@@ -140,7 +142,12 @@ export class MutexContendService {
     this._status = ContendServiceStatus.STARTING;
     const epoch = ++this.epoch;
     this.unsubscribe = this.wakeup.subscribe(this.mutex, () => this.onPeerReleased(epoch));
-    this.untrack = this.metrics.track(this.mutex, this.contenderId, () => this.isOwner);
+    this.untrack = this.metrics.track(
+      this.mutex,
+      this.contenderId,
+      () => this.isOwner,
+      () => (this.isOwner ? this.confirmedAt : undefined),
+    );
     this.notBefore = monotonicMillis() + this.timing.initialDelay;
     // A spread mutex looks first: whether to take a free row is its group's decision.
     this.schedule(epoch, this.timing.initialDelay, this.gate ? 'peek' : 'acquire');
@@ -287,6 +294,7 @@ export class MutexContendService {
       if (until > monotonicMillis()) {
         this.ownedRow = owner;
         this.ownedUntil = until;
+        this.confirmedAt = sentAt;
         this.armDeadline(epoch);
         if (!renewal) {
           const before = previous.ownerId === this.contenderId ? MutexOwner.NONE : previous;
