@@ -1,0 +1,6 @@
+export {
+  readFailoverStatus,
+  type FailoverStatus,
+  type FailoverStoreStatus,
+  type FailoverTableOptions,
+} from './failover-status';
