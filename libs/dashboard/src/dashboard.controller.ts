@@ -1,5 +1,4 @@
 import {
-  BadRequestException,
   Body,
   Controller,
   Get,
@@ -14,50 +13,25 @@ import {
   UseGuards,
   type Type,
 } from '@nestjs/common';
-import { DashboardAudit } from './dashboard-audit';
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
 import type { ResolvedDashboardOptions } from './dashboard.options';
 import { renderDashboardPage } from './dashboard.page';
 import { DashboardActionsGuard } from './dashboard-actions.guard';
+import { DashboardInboxActions } from './dashboard-inbox-actions.service';
+import { actRequest, bulkBody, messagesQuery, noInbox } from './dashboard-inbox.requests';
 import { DashboardReadsGuard, DashboardRequestGuard } from './dashboard-request.guard';
 import type { DashboardState } from './dashboard-state';
-import { DashboardStateService, type DashboardMessageAdmin } from './dashboard-state.service';
-import { InvalidDashboardActionError } from './errors';
+import { DashboardStateService } from './dashboard-state.service';
 
-/** MessageManagement's MessageNotFoundError code. */
-const INBOX_NOT_FOUND = 'HOLDFAST_INBOX_NOT_FOUND';
-
-export const DASHBOARD_ACTIONS = ['retry', 'pause', 'resume', 'delete'] as const;
-const LISTED_STATUSES = ['parked', 'paused', 'due', 'retrying'] as const;
-/** The most ids one bulk action takes (each is its own statement). */
-const BULK_LIMIT = 1000;
-
-function noInbox(inbox: unknown): string {
-  return inbox === undefined
-    ? 'This application has no InboxModule'
-    : `This application has no inbox named '${String(inbox)}'`;
-}
-
-function badRequest(what: string, value: unknown, expected: string): BadRequestException {
-  return new BadRequestException(new InvalidDashboardActionError(what, value, expected).message);
-}
-
-/** A non-negative integer query parameter, or `fallback` when absent. */
-function intParam(name: string, raw: unknown, fallback: number, min: number, max: number): number {
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw badRequest(name, raw, `must be an integer from ${min} to ${max}`);
-  }
-  return value;
-}
-export type DashboardAction = (typeof DASHBOARD_ACTIONS)[number];
+export { DASHBOARD_ACTIONS, type DashboardAction } from './dashboard-inbox.requests';
 
 /**
  * The dashboard's routes under `path`, decided at forRoot time: Nest reads a controller's path
  * from its class metadata, so each forRoot gets its own class with `@Controller(path)`. (A
  * RouterModule entry would do it too, but it would add a prefix the application's own
  * RouterModule tree could nest or clash with; a class of our own keeps the path in one place.)
+ * Each route checks its request (dashboard-inbox.requests.ts) and hands it on: reads to
+ * DashboardStateService, actions to DashboardInboxActions.
  */
 export function createDashboardController(path: string): Type<unknown> {
   @Controller(path)
@@ -67,7 +41,7 @@ export function createDashboardController(path: string): Type<unknown> {
 
     constructor(
       private readonly state: DashboardStateService,
-      private readonly audit: DashboardAudit,
+      private readonly actions: DashboardInboxActions,
       @Inject(DASHBOARD_OPTIONS) options: ResolvedDashboardOptions,
     ) {
       this.html = renderDashboardPage(options.title);
@@ -99,32 +73,9 @@ export function createDashboardController(path: string): Type<unknown> {
     @UseGuards(DashboardReadsGuard)
     @Header('Cache-Control', 'no-store')
     async messages(@Query() query: Record<string, unknown>): Promise<unknown> {
-      const status = query.status ?? 'parked';
-      if (!LISTED_STATUSES.includes(status as (typeof LISTED_STATUSES)[number])) {
-        throw badRequest('status', status, `is not one of ${LISTED_STATUSES.join(', ')}`);
-      }
-      const inbox = query.inbox;
-      if (inbox !== undefined && (typeof inbox !== 'string' || inbox === '')) {
-        throw badRequest('inbox', inbox, 'must be the name of an inbox when given');
-      }
-      const id = query.id;
-      if (id !== undefined && (typeof id !== 'string' || id === '')) {
-        throw badRequest('id', id, 'must be a non-empty message id when given');
-      }
-      const type = query.type;
-      if (type !== undefined && (typeof type !== 'string' || type === '')) {
-        throw badRequest('type', type, 'must be a message type (namespace/name or name) when given');
-      }
-      if (type !== undefined && id !== undefined) throw badRequest('type', type, 'goes without id');
-      const page = await this.state.messages({
-        inbox,
-        status: status as string,
-        id,
-        type,
-        offset: intParam('offset', query.offset, 0, 0, Number.MAX_SAFE_INTEGER),
-        limit: intParam('limit', query.limit, this.limit, 1, 1000),
-      });
-      if (!page) throw new NotFoundException(noInbox(inbox));
+      const checked = messagesQuery(query, this.limit);
+      const page = await this.state.messages(checked);
+      if (!page) throw new NotFoundException(noInbox(checked.inbox));
       return page;
     }
 
@@ -135,14 +86,11 @@ export function createDashboardController(path: string): Type<unknown> {
     @Get('api/inbox/payload/:id')
     @UseGuards(DashboardActionsGuard)
     @Header('Cache-Control', 'no-store')
-    async payload(
+    payload(
       @Param('id') id: string,
       @Query('inbox') inbox?: string,
     ): Promise<{ id: string; encoding: string; payload: unknown }> {
-      const found = await this.management(inbox).payload(id);
-      if (!found) throw new NotFoundException(`Inbox message '${id}' does not exist`);
-      const payload = Buffer.isBuffer(found.payload) ? found.payload.toString('base64') : found.payload;
-      return { id, encoding: Buffer.isBuffer(found.payload) ? 'base64' : found.encoding, payload };
+      return this.actions.payload(id, inbox);
     }
 
     /**
@@ -153,66 +101,11 @@ export function createDashboardController(path: string): Type<unknown> {
     @Post('api/inbox/bulk')
     @HttpCode(200)
     @UseGuards(DashboardRequestGuard, DashboardActionsGuard)
-    async bulk(
+    bulk(
       @Body() body: unknown,
       @Req() request: { user?: unknown; ip?: string },
     ): Promise<{ action: string; done: string[]; skipped: string[] }> {
-      const { action, ids, inbox } = (body ?? {}) as { action?: unknown; ids?: unknown; inbox?: unknown };
-      if (!DASHBOARD_ACTIONS.includes(action as DashboardAction)) {
-        throw badRequest('action', action ?? null, `is not one of ${DASHBOARD_ACTIONS.join(', ')}`);
-      }
-      if (
-        !Array.isArray(ids) ||
-        ids.length === 0 ||
-        ids.length > BULK_LIMIT ||
-        !ids.every((id) => typeof id === 'string' && id !== '')
-      ) {
-        throw badRequest('ids', ids ?? null, `must be a list of 1 to ${BULK_LIMIT} message ids`);
-      }
-      const management = this.management(inbox);
-      const done: string[] = [];
-      const skipped: string[] = [];
-      const unique = new Set(ids as string[]);
-      try {
-        for (const id of unique) {
-          const acted = await this.apply(management, action as DashboardAction, id);
-          (acted ? done : skipped).push(id);
-        }
-      } catch (error) {
-        this.audit.acted(request, action as string, inbox as string | undefined, unique.size, done, error);
-        throw error;
-      }
-      this.audit.acted(request, action as string, inbox as string | undefined, unique.size, done);
-      return { action: action as string, done, skipped };
-    }
-
-    /** The inbox named in a request body (the default one without a name), or a 400/404. */
-    private management(inbox: unknown): DashboardMessageAdmin {
-      if (inbox !== undefined && (typeof inbox !== 'string' || inbox === '')) {
-        throw badRequest('inbox', inbox, 'must be the name of an inbox when given');
-      }
-      const management = this.state.management(inbox);
-      if (!management) throw new NotFoundException(noInbox(inbox));
-      return management;
-    }
-
-    /** One action on one message: false when the message does not exist (or resume found it not paused). */
-    private async apply(
-      management: DashboardMessageAdmin,
-      action: DashboardAction,
-      id: string,
-    ): Promise<boolean> {
-      try {
-        if (action === 'retry') await management.retryNow(id);
-        else if (action === 'pause') await management.pause(id);
-        else if (action === 'resume') return await management.resume(id);
-        else return await management.delete(id);
-        return true;
-      } catch (error) {
-        // MessageNotFoundError, known by its code: @holdfast/inbox is an optional peer, never imported.
-        if ((error as { code?: unknown }).code === INBOX_NOT_FOUND) return false;
-        throw error;
-      }
+      return this.actions.bulk(request, bulkBody(body));
     }
 
     /**
@@ -223,57 +116,12 @@ export function createDashboardController(path: string): Type<unknown> {
     @Post('api/inbox/:action')
     @HttpCode(200)
     @UseGuards(DashboardRequestGuard, DashboardActionsGuard)
-    async act(
+    act(
       @Param('action') action: string,
       @Body() body: unknown,
       @Req() request: { user?: unknown; ip?: string },
     ): Promise<{ id: string; action: string; done: boolean }> {
-      if (!DASHBOARD_ACTIONS.includes(action as DashboardAction)) {
-        throw new BadRequestException(
-          new InvalidDashboardActionError('action', action, `is not one of ${DASHBOARD_ACTIONS.join(', ')}`)
-            .message,
-        );
-      }
-      const { id, inbox } = (body ?? {}) as { id?: unknown; inbox?: unknown };
-      if (typeof id !== 'string' || id === '') {
-        throw new BadRequestException(
-          new InvalidDashboardActionError('id', id ?? null, 'must be a non-empty string in the JSON body')
-            .message,
-        );
-      }
-      if (inbox !== undefined && (typeof inbox !== 'string' || inbox === '')) {
-        throw new BadRequestException(
-          new InvalidDashboardActionError('inbox', inbox, 'must be the name of an inbox when given').message,
-        );
-      }
-      const management = this.state.management(inbox);
-      if (!management) {
-        throw new NotFoundException(
-          inbox === undefined
-            ? 'This application has no InboxModule'
-            : `This application has no inbox named '${inbox}'`,
-        );
-      }
-      try {
-        let done = true;
-        if (action === 'retry') await management.retryNow(id);
-        else if (action === 'pause') await management.pause(id);
-        else if (action === 'resume') done = await management.resume(id);
-        else done = await management.delete(id);
-        this.audit.acted(request, action, inbox as string | undefined, 1, done ? [id] : []);
-        if (action === 'delete' && !done) throw new NotFoundException(`Inbox message '${id}' does not exist`);
-        return { id, action, done };
-      } catch (error) {
-        // MessageNotFoundError, known by its code: @holdfast/inbox is an optional peer, never imported.
-        if ((error as { code?: unknown }).code === INBOX_NOT_FOUND) {
-          this.audit.acted(request, action, inbox as string | undefined, 1, []);
-          throw new NotFoundException((error as Error).message);
-        }
-        if (!(error instanceof NotFoundException)) {
-          this.audit.acted(request, action, inbox as string | undefined, 1, [], error);
-        }
-        throw error;
-      }
+      return this.actions.act(request, actRequest(action, body));
     }
   }
   return HoldfastDashboardController;
