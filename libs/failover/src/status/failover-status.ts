@@ -29,9 +29,14 @@ export async function readFailoverStatus(
   /** The database clock (epoch ms) to read against: one clock for several read-models. Default: read now. */
   at?: { databaseNow: number },
 ): Promise<FailoverStoreStatus> {
-  const table = tableName(options.tablePrefix ?? '', FAILOVER_STORE_TABLE.name);
+  const table = failoverTable(options);
   const databaseNow = at?.databaseNow ?? (await sql.nowMillis());
   if (!(await new SchemaManager(sql).tableExists(table))) return { databaseNow, table, entries: null };
   const rows = await sql.query(selectFailoverStatus(sql.dialect, table, databaseNow));
   return { databaseNow, table, entries: rows.map((row) => toFailoverStatus(row, sql.dialect)) };
+}
+
+/** The SQL store's table under `tablePrefix` (for messages that name it). */
+export function failoverTable(options: FailoverTableOptions = {}): string {
+  return tableName(options.tablePrefix ?? '', FAILOVER_STORE_TABLE.name);
 }

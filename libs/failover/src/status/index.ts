@@ -1,4 +1,5 @@
 export {
+  failoverTable,
   readFailoverStatus,
   type FailoverStatus,
   type FailoverStoreStatus,
