@@ -5,6 +5,7 @@ import {
   Header,
   HttpCode,
   Inject,
+  Injectable,
   NotFoundException,
   Param,
   Post,
@@ -26,103 +27,109 @@ import { DashboardStateService } from './dashboard-state.service';
 export { DASHBOARD_ACTIONS, type DashboardAction } from './dashboard-inbox.requests';
 
 /**
+ * The dashboard's routes. Each route checks its request (dashboard-inbox.requests.ts) and hands it
+ * on: reads to DashboardStateService, actions to DashboardInboxActions. Mounted under its path by
+ * createDashboardController (Nest finds the routes, guards and constructor of a base class).
+ */
+@Injectable()
+class DashboardRoutes {
+  private readonly html: string;
+  private readonly limit: number;
+
+  constructor(
+    private readonly state: DashboardStateService,
+    private readonly actions: DashboardInboxActions,
+    @Inject(DASHBOARD_OPTIONS) options: ResolvedDashboardOptions,
+  ) {
+    this.html = renderDashboardPage(options.title);
+    this.limit = options.messageLimit;
+  }
+
+  /** The page: HTML with its CSS and script inline; it polls `api/state` next to it. */
+  @Get()
+  @UseGuards(DashboardReadsGuard)
+  @Header('Content-Type', 'text/html; charset=utf-8')
+  @Header('Cache-Control', 'no-store')
+  page(): string {
+    return this.html;
+  }
+
+  @Get('api/state')
+  @UseGuards(DashboardReadsGuard)
+  @Header('Cache-Control', 'no-store')
+  read(): Promise<DashboardState> {
+    return this.state.read();
+  }
+
+  /**
+   * A page of an inbox's messages: `?status=parked|paused|due|retrying&offset=&limit=&inbox=`,
+   * with `&type=` those of one type only (`namespace/name[@revision]` as listed, or a name), or
+   * `?id=` for one message whatever its status. Guarded as the state is.
+   */
+  @Get('api/inbox/messages')
+  @UseGuards(DashboardReadsGuard)
+  @Header('Cache-Control', 'no-store')
+  async messages(@Query() query: Record<string, unknown>): Promise<unknown> {
+    const checked = messagesQuery(query, this.limit);
+    const page = await this.state.messages(checked);
+    if (!page) throw new NotFoundException(noInbox(checked.inbox));
+    return page;
+  }
+
+  /**
+   * One message's payload, `?inbox=<name>` for a named inbox: JSON as stored, binary as base64.
+   * Payloads are application data: only whom the guard lets through sees them (403 without one).
+   */
+  @Get('api/inbox/payload/:id')
+  @UseGuards(DashboardActionsGuard)
+  @Header('Cache-Control', 'no-store')
+  payload(
+    @Param('id') id: string,
+    @Query('inbox') inbox?: string,
+  ): Promise<{ id: string; encoding: string; payload: unknown }> {
+    return this.actions.payload(id, inbox);
+  }
+
+  /**
+   * One action on many messages: `{ "action": "retry", "ids": ["..."], "inbox"?: "name" }`, as
+   * the single actions are guarded. Each id is acted on alone; the answer lists those done and
+   * those skipped (not found, or for resume not paused).
+   */
+  @Post('api/inbox/bulk')
+  @HttpCode(200)
+  @UseGuards(DashboardRequestGuard, DashboardActionsGuard)
+  bulk(
+    @Body() body: unknown,
+    @Req() request: { user?: unknown; ip?: string },
+  ): Promise<{ action: string; done: string[]; skipped: string[] }> {
+    return this.actions.bulk(request, bulkBody(body));
+  }
+
+  /**
+   * retry | pause | resume | delete on one inbox message, `{ "id": "...", "inbox"?: "name" }`
+   * (the default inbox without `inbox`): 403 without a guard. Only as JSON with the
+   * X-Holdfast-Request header (DashboardRequestGuard, before the user's guard).
+   */
+  @Post('api/inbox/:action')
+  @HttpCode(200)
+  @UseGuards(DashboardRequestGuard, DashboardActionsGuard)
+  act(
+    @Param('action') action: string,
+    @Body() body: unknown,
+    @Req() request: { user?: unknown; ip?: string },
+  ): Promise<{ id: string; action: string; done: boolean }> {
+    return this.actions.act(request, actRequest(action, body));
+  }
+}
+
+/**
  * The dashboard's routes under `path`, decided at forRoot time: Nest reads a controller's path
  * from its class metadata, so each forRoot gets its own class with `@Controller(path)`. (A
  * RouterModule entry would do it too, but it would add a prefix the application's own
  * RouterModule tree could nest or clash with; a class of our own keeps the path in one place.)
- * Each route checks its request (dashboard-inbox.requests.ts) and hands it on: reads to
- * DashboardStateService, actions to DashboardInboxActions.
  */
 export function createDashboardController(path: string): Type<unknown> {
   @Controller(path)
-  class HoldfastDashboardController {
-    private readonly html: string;
-    private readonly limit: number;
-
-    constructor(
-      private readonly state: DashboardStateService,
-      private readonly actions: DashboardInboxActions,
-      @Inject(DASHBOARD_OPTIONS) options: ResolvedDashboardOptions,
-    ) {
-      this.html = renderDashboardPage(options.title);
-      this.limit = options.messageLimit;
-    }
-
-    /** The page: HTML with its CSS and script inline; it polls `api/state` next to it. */
-    @Get()
-    @UseGuards(DashboardReadsGuard)
-    @Header('Content-Type', 'text/html; charset=utf-8')
-    @Header('Cache-Control', 'no-store')
-    page(): string {
-      return this.html;
-    }
-
-    @Get('api/state')
-    @UseGuards(DashboardReadsGuard)
-    @Header('Cache-Control', 'no-store')
-    read(): Promise<DashboardState> {
-      return this.state.read();
-    }
-
-    /**
-     * A page of an inbox's messages: `?status=parked|paused|due|retrying&offset=&limit=&inbox=`,
-     * with `&type=` those of one type only (`namespace/name[@revision]` as listed, or a name), or
-     * `?id=` for one message whatever its status. Guarded as the state is.
-     */
-    @Get('api/inbox/messages')
-    @UseGuards(DashboardReadsGuard)
-    @Header('Cache-Control', 'no-store')
-    async messages(@Query() query: Record<string, unknown>): Promise<unknown> {
-      const checked = messagesQuery(query, this.limit);
-      const page = await this.state.messages(checked);
-      if (!page) throw new NotFoundException(noInbox(checked.inbox));
-      return page;
-    }
-
-    /**
-     * One message's payload, `?inbox=<name>` for a named inbox: JSON as stored, binary as base64.
-     * Payloads are application data: only whom the guard lets through sees them (403 without one).
-     */
-    @Get('api/inbox/payload/:id')
-    @UseGuards(DashboardActionsGuard)
-    @Header('Cache-Control', 'no-store')
-    payload(
-      @Param('id') id: string,
-      @Query('inbox') inbox?: string,
-    ): Promise<{ id: string; encoding: string; payload: unknown }> {
-      return this.actions.payload(id, inbox);
-    }
-
-    /**
-     * One action on many messages: `{ "action": "retry", "ids": ["..."], "inbox"?: "name" }`, as
-     * the single actions are guarded. Each id is acted on alone; the answer lists those done and
-     * those skipped (not found, or for resume not paused).
-     */
-    @Post('api/inbox/bulk')
-    @HttpCode(200)
-    @UseGuards(DashboardRequestGuard, DashboardActionsGuard)
-    bulk(
-      @Body() body: unknown,
-      @Req() request: { user?: unknown; ip?: string },
-    ): Promise<{ action: string; done: string[]; skipped: string[] }> {
-      return this.actions.bulk(request, bulkBody(body));
-    }
-
-    /**
-     * retry | pause | resume | delete on one inbox message, `{ "id": "...", "inbox"?: "name" }`
-     * (the default inbox without `inbox`): 403 without a guard. Only as JSON with the
-     * X-Holdfast-Request header (DashboardRequestGuard, before the user's guard).
-     */
-    @Post('api/inbox/:action')
-    @HttpCode(200)
-    @UseGuards(DashboardRequestGuard, DashboardActionsGuard)
-    act(
-      @Param('action') action: string,
-      @Body() body: unknown,
-      @Req() request: { user?: unknown; ip?: string },
-    ): Promise<{ id: string; action: string; done: boolean }> {
-      return this.actions.act(request, actRequest(action, body));
-    }
-  }
+  class HoldfastDashboardController extends DashboardRoutes {}
   return HoldfastDashboardController;
 }
