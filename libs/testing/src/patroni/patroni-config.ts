@@ -57,25 +57,30 @@ export function patroniConfig(node: PatroniNode, etcdPort: number, options: Patr
       },
       initdb: [{ encoding: 'UTF8' }, { auth: 'trust' }],
     },
-    postgresql: {
-      listen: `127.0.0.1:${node.port}`,
-      connect_address: `127.0.0.1:${node.port}`,
-      data_dir: node.dataDir,
-      bin_dir: postgresBinDir(),
-      pgpass: join(node.dir, 'pgpass'),
-      authentication: {
-        superuser: { username: 'postgres', password: 'postgres' },
-        replication: { username: 'replicator', password: 'replicator' },
-        rewind: { username: 'postgres', password: 'postgres' },
-      },
-      // fsync off as in PrivatePostgres: a killed server keeps what it wrote to the OS.
-      parameters: {
-        unix_socket_directories: node.dir,
-        fsync: 'off',
-        full_page_writes: 'on',
-        shared_buffers: '16MB',
-      },
-      pg_hba: hba,
+    postgresql: postgresqlSection(node, hba),
+  };
+}
+
+/** The `postgresql` section of a node's config: its ports, data directory, users, settings and pg_hba. */
+function postgresqlSection(node: PatroniNode, hba: string[]) {
+  return {
+    listen: `127.0.0.1:${node.port}`,
+    connect_address: `127.0.0.1:${node.port}`,
+    data_dir: node.dataDir,
+    bin_dir: postgresBinDir(),
+    pgpass: join(node.dir, 'pgpass'),
+    authentication: {
+      superuser: { username: 'postgres', password: 'postgres' },
+      replication: { username: 'replicator', password: 'replicator' },
+      rewind: { username: 'postgres', password: 'postgres' },
     },
+    // fsync off as in PrivatePostgres: a killed server keeps what it wrote to the OS.
+    parameters: {
+      unix_socket_directories: node.dir,
+      fsync: 'off',
+      full_page_writes: 'on',
+      shared_buffers: '16MB',
+    },
+    pg_hba: hba,
   };
 }
