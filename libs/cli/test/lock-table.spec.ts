@@ -105,8 +105,15 @@ describeEachDatabase(
       const status = await cli(['status', '--json'], env);
       expect(status.code).toBe(1);
       expect(status.stdout).toContain('HOLDFAST_CLI_NO_TABLES');
+      // The release reads HOLDFAST_LOCK, which is not there: the database's own error.
       const released = await cli(['release', 'lock', 'broker', '--owner', 'node-dead', '--json'], env);
-      expect((JSON.parse(released.stdout) as ReleaseReport).result).toBe('not found');
+      expect(released.code).toBe(1);
+      expect((JSON.parse(released.stdout) as { error: { message: string } }).error.message).toMatch(
+        /holdfast_lock/i,
+      );
+      expect((await ctx.sql.query(`SELECT OWNER AS owner FROM ${table()}`)).map((r) => r.owner)).toEqual([
+        'node-dead',
+      ]);
     });
 
     if (ctx.db === 'postgres') {

@@ -116,7 +116,6 @@ export async function releaseLock(
   const names = lockTableNames(options);
   const queries = new LockQueryResolver(sql.dialect, options.tablePrefix ?? '', names);
   const table = queries.table;
-  if (!(await new SchemaManager(sql).tableExists(table))) return { table, heldBy: null, result: 'not found' };
   const [row] = await sql.query<{ broker_name: unknown }>(queries.readRow(options.lock));
   if (!row) return { table, heldBy: null, result: 'not found' };
   const heldBy =
