@@ -233,7 +233,7 @@ export async function main(args: string[]): Promise<void> {
     proxies.set(db, proxy);
   }
   // Read after the URLs above are set: its PG_URL and MARIADB_URL are taken at load.
-  const inboxBench = await import('./inbox.bench');
+  const inboxBench = await import('./support/inbox-bench-runs');
 
   try {
     // 1 and 2: each operation alone.
@@ -272,7 +272,7 @@ export async function main(args: string[]): Promise<void> {
 
     if (numberArg(args, '--delivery', 1) === 0) return;
     // 3: delivery.
-    const sizes: import('./inbox.bench').Sizes = {
+    const sizes: import('./support/inbox-bench-runs').Sizes = {
       single: numberArg(args, '--single', 1_000),
       bulk: numberArg(args, '--bulk', 100_000),
       workers: 2,

@@ -12,6 +12,7 @@
  *   pooled connection checked out for good, and A never ran the job again.
  * PostgreSQL and MariaDB (left out of a SQLite-only run by jest.config.js).
  */
+import { lockTable } from '@holdfast/locker';
 import { monotonicMillis, sqlClientFor, tableName } from '@holdfast/core/kit';
 import {
   createTestDataSource,
@@ -21,7 +22,6 @@ import {
   uniqueTablePrefix,
   waitUntil,
 } from '@holdfast/testing';
-import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
 import { join } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { forkTs, waitForExit } from '@holdfast/testing';
@@ -96,7 +96,7 @@ describe('a locker master whose open connections go silent for good', () => {
         for (const proxy of proxies.values()) await proxy.stop();
         const dataSource = await createTestDataSource(db);
         await sqlClientFor(dataSource)
-          .execute(`DROP TABLE IF EXISTS ${tableName(prefix, HOLDFAST_LOCK_TABLE.name)}`)
+          .execute(`DROP TABLE IF EXISTS ${tableName(prefix, lockTable())}`)
           .catch(() => undefined);
         await dataSource.destroy();
       }
@@ -174,7 +174,7 @@ describe('a @ScheduledLock instance whose open connections go silent for good', 
         for (const proxy of proxies) await proxy.stop();
         const dataSource = await createTestDataSource(db);
         await sqlClientFor(dataSource)
-          .execute(`DROP TABLE IF EXISTS ${tableName(prefix, HOLDFAST_LOCK_TABLE.name)}`)
+          .execute(`DROP TABLE IF EXISTS ${tableName(prefix, lockTable())}`)
           .catch(() => undefined);
         await dataSource.destroy();
       }

@@ -9,6 +9,7 @@
  * while the old master is still cut off, and one healthy master after the last heal.
  * Needs PostgreSQL or MariaDB (left out of a SQLite-only run by jest.config.js); soak.
  */
+import { lockTable } from '@holdfast/locker';
 import { monotonicMillis, sqlClientFor, tableName } from '@holdfast/core/kit';
 import {
   createTestDataSource,
@@ -17,7 +18,6 @@ import {
   tsRegisterPath,
   uniqueTablePrefix,
 } from '@holdfast/testing';
-import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
 import { LockerCluster, overlaps } from '../locker/cluster';
 import { NetworkNamespace } from './support/network-namespace';
 import { serverPort, serverUrlThrough } from './support/server-url';
@@ -136,7 +136,7 @@ describe('network partitions between locker instances and the database', () => {
         for (const ns of namespaces.values()) ns.destroy();
         const dataSource = await createTestDataSource(db);
         await sqlClientFor(dataSource)
-          .execute(`DROP TABLE IF EXISTS ${tableName(prefix, HOLDFAST_LOCK_TABLE.name)}`)
+          .execute(`DROP TABLE IF EXISTS ${tableName(prefix, lockTable())}`)
           .catch(() => undefined);
         await dataSource.destroy();
       }

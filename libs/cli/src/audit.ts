@@ -1,7 +1,6 @@
-import { tableName } from '@holdfast/core/kit';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
-import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { inboxTable } from '@holdfast/inbox';
+import { lockTable, type LockTableOptions } from '@holdfast/locker';
+import { simbaTable } from '@holdfast/simba';
 import { hostname, userInfo } from 'node:os';
 import type { MessagesReport } from './messages/inbox-messages';
 import type { ReleaseReport } from './release/release';
@@ -25,8 +24,8 @@ export function cliActor(env: NodeJS.ProcessEnv): string {
   return `${user || env.USER || env.LOGNAME || 'unknown'}@${hostname()}`;
 }
 
-function where(options: { url: string | undefined; prefix?: string }, table: string): string {
-  return `${tableName(options.prefix ?? '', table)} on ${options.url ? redact(options.url) : 'no database'}`;
+function where(options: { url: string | undefined }, table: string): string {
+  return `${table} on ${options.url ? redact(options.url) : 'no database'}`;
 }
 
 function ids(list: readonly string[]): string {
@@ -46,7 +45,7 @@ export function auditMessages(
   const changed = report.messages.filter((m) => m.result === 'done').map((m) => m.id);
   return (
     `holdfast audit: ${cliActor(env)} ${report.action} ${changed.length} of ${report.messages.length} ` +
-    `message(s) in ${where(options, COR_MESSAGE_TABLE.name)}${changed.length ? `: ${ids(changed)}` : ''}\n`
+    `message(s) in ${where(options, inboxTable({ tablePrefix: options.prefix }))}${changed.length ? `: ${ids(changed)}` : ''}\n`
   );
 }
 
@@ -54,9 +53,11 @@ export function auditMessages(
 export function auditRelease(
   env: NodeJS.ProcessEnv,
   report: ReleaseReport,
-  options: { url: string | undefined; prefix?: string },
+  options: { url: string | undefined; prefix?: string } & Omit<LockTableOptions, 'tablePrefix'>,
 ): string {
-  const table = report.kind === 'mutex' ? SIMBA_MUTEX_TABLE.name : HOLDFAST_LOCK_TABLE.name;
+  const tablePrefix = options.prefix ?? '';
+  const table =
+    report.kind === 'mutex' ? simbaTable({ tablePrefix }) : lockTable({ ...options, tablePrefix });
   const what = `${report.kind} '${report.name}' of owner '${report.owner}'`;
   return `holdfast audit: ${cliActor(env)} release ${what} in ${where(options, table)}: ${report.result}\n`;
 }

@@ -80,3 +80,28 @@ export function databaseOf(
 export function output(io: CliIo, json: boolean | undefined, value: unknown, text: () => string): void {
   io.stdout(json ? `${JSON.stringify(value, null, 2)}\n` : text());
 }
+
+export const lockTableOptions = {
+  'lock-table': { type: 'string' },
+  'lock-columns': { type: 'string' },
+} as const;
+
+/**
+ * The lock table when it is not Holdfast's own: --lock-table NAME (LockerModule's `lockTableName`,
+ * without the prefix) and --lock-columns ID,TIME,BROKER_NAME (its `lockColumns`, in that order).
+ */
+export function lockTableOf(values: { 'lock-table'?: string; 'lock-columns'?: string }): {
+  lockTableName?: string;
+  lockColumns?: { id: string; time: string; brokerName: string };
+} {
+  const columns = values['lock-columns']?.split(',').map((c) => c.trim());
+  if (columns && (columns.length !== 3 || columns.some((c) => !c))) {
+    throw new CliUsageError(
+      `--lock-columns takes the id, time and holder columns, comma-separated (e.g. ID,TIME,BROKER_NAME), got '${values['lock-columns']}'`,
+    );
+  }
+  return {
+    ...(values['lock-table'] !== undefined ? { lockTableName: values['lock-table'] } : {}),
+    ...(columns ? { lockColumns: { id: columns[0], time: columns[1], brokerName: columns[2] } } : {}),
+  };
+}

@@ -3,8 +3,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
-import { InboxModule, MessageAcceptor, MessageManagement } from '@holdfast/inbox';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
+import { InboxModule, MessageAcceptor, MessageManagement, inboxTable } from '@holdfast/inbox';
 import { HoldfastDashboardModule, type HoldfastDashboardExtras } from '../src';
 
 const MAX_RETRIES = 1;
@@ -200,5 +199,5 @@ describeEachDatabase(
       }
     });
   },
-  { tables: [COR_MESSAGE_TABLE.name] },
+  { tables: [inboxTable()] },
 );

@@ -12,12 +12,10 @@ import {
   MessageAcceptor,
   MessageManagement,
   type InboxModuleOptions,
+  inboxTable,
 } from '@holdfast/inbox';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
-import { LockerModule, ScheduledLock, ScheduledLockModule } from '@holdfast/locker';
-import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
-import { SimbaModule } from '@holdfast/simba';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { LockerModule, ScheduledLock, ScheduledLockModule, lockTable } from '@holdfast/locker';
+import { SimbaModule, simbaTable } from '@holdfast/simba';
 import { HoldfastDashboardModule, type HoldfastDashboardExtras, type HoldfastDashboardOptions } from '../src';
 
 /** Lets a request through when it carries `x-admin: yes`; counts what it was asked. */
@@ -127,10 +125,10 @@ async function inboxApp(
 async function storeError(ctx: TestDatabaseContext, id: string, text: string): Promise<void> {
   const sql = sqlClientFor(ctx.dataSource);
   const p = (i: number) => sql.dialect.placeholder(i);
-  await sql.query(
-    `UPDATE ${tableName(ctx.prefix, COR_MESSAGE_TABLE.name)} SET ERROR = ${p(1)} WHERE ID = ${p(2)}`,
-    [text, id],
-  );
+  await sql.query(`UPDATE ${tableName(ctx.prefix, inboxTable())} SET ERROR = ${p(1)} WHERE ID = ${p(2)}`, [
+    text,
+    id,
+  ]);
 }
 
 /** A stored message that exhausted its retries: parked, with an error. */
@@ -570,12 +568,7 @@ describeEachDatabase(
     });
   },
   {
-    tables: [
-      COR_MESSAGE_TABLE.name,
-      AUDIT + COR_MESSAGE_TABLE.name,
-      SIMBA_MUTEX_TABLE.name,
-      HOLDFAST_LOCK_TABLE.name,
-    ],
+    tables: [inboxTable(), AUDIT + inboxTable(), simbaTable(), lockTable()],
   },
 );
 

@@ -2,8 +2,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { describeEachDatabase } from '@holdfast/testing';
-import { InboxModule, MessageAcceptor, MessageManagement } from '@holdfast/inbox';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
+import { InboxModule, MessageAcceptor, MessageManagement, inboxTable } from '@holdfast/inbox';
 import { HoldfastDashboardModule } from '../src';
 
 const MAX_RETRIES = 1;
@@ -78,5 +77,5 @@ describeEachDatabase(
       expect(await app.get(MessageManagement).get('fy-b1')).toBeUndefined();
     });
   },
-  { tables: [COR_MESSAGE_TABLE.name] },
+  { tables: [inboxTable()] },
 );

@@ -54,3 +54,5 @@ export {
 } from './store/failover-store-query.resolver';
 export { PayloadColumnResolver } from './store/payload-column.resolver';
 export * from './errors';
+// The status read-model (and the operator's commands) on this lib's tables: for the CLI, the dashboard, tools.
+export * from './status';

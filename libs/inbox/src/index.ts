@@ -33,3 +33,5 @@ export type { InboxHandlerContext } from './explorer/inbox-handler.registry';
 export { InboxHealthIndicator } from './health/inbox.health';
 export { InboxMetrics } from './metrics/inbox.metrics';
 export * from './errors';
+// The status read-model (and the operator's commands) on this lib's tables: for the CLI, the dashboard, tools.
+export * from './status';

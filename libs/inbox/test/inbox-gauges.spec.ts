@@ -15,8 +15,8 @@ import {
   MessageAcceptor,
   MessageManagement,
   type InboxModuleOptions,
+  inboxTable,
 } from '../src';
-import { COR_MESSAGE_TABLE } from '../src/internal';
 
 const MAX_RETRIES = 2;
 
@@ -121,5 +121,5 @@ describeEachDatabase(
       }
     });
   },
-  { tables: [COR_MESSAGE_TABLE.name, 'audit_' + COR_MESSAGE_TABLE.name] },
+  { tables: [inboxTable(), 'audit_' + inboxTable()] },
 );

@@ -37,3 +37,5 @@ export { ScheduledLockModule } from './scheduled/scheduled-lock.module';
 export type { ScheduledLockOptions } from './scheduled/scheduled-lock.options';
 export type { ScheduledLockModuleOptions } from './locker.options';
 export { ScheduledLockConfigurationError } from './errors';
+// The status read-model (and the operator's commands) on this lib's tables: for the CLI, the dashboard, tools.
+export * from './status';

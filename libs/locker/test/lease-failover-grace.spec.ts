@@ -6,8 +6,8 @@
  */
 import { toNumber } from '@holdfast/core/kit';
 import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
-import { LockerConfigurationError, type LockerModuleOptions } from '@holdfast/locker';
-import { readLockStatus, toLockStatus } from '@holdfast/locker/internal';
+import { LockerConfigurationError, readLockerStatus, type LockerModuleOptions } from '@holdfast/locker';
+import { toLockStatus } from '@holdfast/locker/internal';
 import { lockerInstance, waitUntil, type TestInstance } from './locker-test-kit';
 
 jest.setTimeout(60_000);
@@ -76,7 +76,9 @@ describeEachDatabase(
       expect(a.locker.isMaster).toBe(true);
       // The marker keeps the server's timeline; the listings leave it out.
       expect((await rows(prefix)).map((r) => r.id)).toEqual(['default', MARKER]);
-      expect((await readLockStatus(ctx.sql, prefix))!.map((s) => s.lock)).toEqual(['default']);
+      expect((await readLockerStatus(ctx.sql, { tablePrefix: prefix })).locks!.map((s) => s.lock)).toEqual([
+        'default',
+      ]);
 
       await promote(prefix);
       const grace = await graced(prefix);

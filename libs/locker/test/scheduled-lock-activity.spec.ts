@@ -8,8 +8,8 @@ import {
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import { describeEachDatabase } from '@holdfast/testing';
-import { ScheduledLock, ScheduledLockModule } from '../src';
-import { HOLDFAST_LOCK_TABLE, ScheduledLockExecutor } from '../src/internal';
+import { ScheduledLock, ScheduledLockModule, lockTable } from '../src';
+import { ScheduledLockExecutor } from '../src/internal';
 
 /** A job whose lock outlives its run (lockAtLeastFor), so a second tick right after is skipped. */
 @Injectable()
@@ -88,5 +88,5 @@ describeEachDatabase(
       }
     });
   },
-  { tables: [HOLDFAST_LOCK_TABLE.name] },
+  { tables: [lockTable()] },
 );

@@ -10,8 +10,7 @@ import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { toNumber } from '@holdfast/core/kit';
 import { describeEachDatabase, waitUntil } from '@holdfast/testing';
-import { ScheduledLock, ScheduledLockConfigurationError, ScheduledLockModule } from '../src';
-import { HOLDFAST_LOCK_TABLE } from '../src/internal';
+import { ScheduledLock, ScheduledLockConfigurationError, ScheduledLockModule, lockTable } from '../src';
 
 const AT_MOST = 3_000;
 const MARKER = 'holdfast:timeline';
@@ -111,5 +110,5 @@ describeEachDatabase(
       expect(ranAt).toBeGreaterThanOrEqual(graced!.time! + AT_MOST);
     });
   },
-  { tables: [HOLDFAST_LOCK_TABLE.name] },
+  { tables: [lockTable()] },
 );

@@ -3,8 +3,13 @@ import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { InvalidOptionsError, sqlClientFor } from '@holdfast/core/kit';
 import { createTestDataSource, describeEachDatabase, uniqueTablePrefix } from '@holdfast/testing';
-import { ScheduledLock, ScheduledLockModule, type ScheduledLockModuleOptions } from '@holdfast/locker';
-import { readLockStatus, ScheduledLockExecutor, SCHEDULED_LOCK_OPTIONS } from '@holdfast/locker/internal';
+import {
+  readLockerStatus,
+  ScheduledLock,
+  ScheduledLockModule,
+  type ScheduledLockModuleOptions,
+} from '@holdfast/locker';
+import { ScheduledLockExecutor, SCHEDULED_LOCK_OPTIONS } from '@holdfast/locker/internal';
 import type { DataSource } from 'typeorm';
 
 /** An application's own configuration, injected into forRootAsync's factory. */
@@ -111,7 +116,7 @@ describe('ScheduledLockModule', () => {
         const jobs = moduleRef.get(Jobs);
         await jobs.nightly();
         expect(jobs.runs).toBe(1);
-        const rows = await readLockStatus(sqlClientFor(dataSource), tablePrefix);
+        const rows = (await readLockerStatus(sqlClientFor(dataSource), { tablePrefix })).locks;
         expect(rows?.map((r) => r.lock)).toEqual(['nightly']);
       } finally {
         await moduleRef.close();

@@ -15,3 +15,5 @@ export { SimbaLocker, MutexLocker } from './locker/simba-locker';
 export { SimbaHealthIndicator } from './health/simba.health';
 export * from './errors';
 export * from './fencing';
+// The status read-model (and the operator's commands) on this lib's tables: for the CLI, the dashboard, tools.
+export * from './status';

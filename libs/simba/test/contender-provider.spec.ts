@@ -14,8 +14,8 @@ import {
   SimbaModule,
   type MutexState,
   type SimbaModuleOptions,
+  simbaTable,
 } from '../src';
-import { SIMBA_MUTEX_TABLE } from '../src/internal';
 import { freshMutex, waitUntil } from './simba-test.support';
 
 jest.setTimeout(60_000);
@@ -126,5 +126,5 @@ describeEachDatabase(
       expect((error as Error).message).toContain('@MutexContenderProvider()');
     });
   },
-  { tables: [SIMBA_MUTEX_TABLE.name] },
+  { tables: [simbaTable()] },
 );

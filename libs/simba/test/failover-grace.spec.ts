@@ -10,8 +10,9 @@ import {
   MutexContendServiceFactory,
   MutexOwnerRepository,
   OnMutexAcquired,
+  readSimbaStatus,
 } from '../src';
-import { readMutexStatus, TIMELINE_MARKER } from '../src/internal';
+import { TIMELINE_MARKER } from '@holdfast/core/kit';
 import {
   createSimbaApp,
   describeEachSimbaTable,
@@ -51,8 +52,8 @@ describeEachSimbaTable('Simba after a promotion', (ctx) => {
       await waitUntil(() => service.isOwner, 20_000, 'a first grant');
       const owners = await app.get(MutexOwnerRepository).getOwners();
       expect(owners.map((o) => o.mutex)).not.toContain(TIMELINE_MARKER);
-      // Neither the dashboard's and the CLI's reading of the table.
-      const status = await readMutexStatus(ctx.sql, ctx.prefix);
+      // Neither Simba's status read-model (the dashboard's and the CLI's reading of the table).
+      const status = await readSimbaStatus(ctx.sql, { tablePrefix: ctx.prefix });
       expect(status.mutexes?.map((m) => m.mutex)).not.toContain(TIMELINE_MARKER);
       if (ctx.db !== 'postgres') {
         expect(await marker()).toBeUndefined();

@@ -5,8 +5,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { monotonicMillis } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
-import { MutexContendServiceFactory } from '../src';
-import { SIMBA_MUTEX_TABLE } from '../src/internal';
+import { MutexContendServiceFactory, simbaTable } from '../src';
 import { createSimbaApp, freshMutex, RecordingContender, sleepMs, waitUntil } from './simba-test.support';
 
 jest.setTimeout(60_000);
@@ -71,5 +70,5 @@ describeEachDatabase(
       }
     });
   },
-  { tables: [SIMBA_MUTEX_TABLE.name] },
+  { tables: [simbaTable()] },
 );

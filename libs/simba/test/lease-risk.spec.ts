@@ -6,8 +6,7 @@ import {
   testDatabases,
   uniqueTablePrefix,
 } from '@holdfast/testing';
-import { MutexContendServiceFactory, type MutexContendService } from '../src';
-import { SIMBA_MUTEX_TABLE } from '../src/internal';
+import { MutexContendServiceFactory, type MutexContendService, simbaTable } from '../src';
 import { createSimbaApp, freshMutex, RecordingContender, sleepMs, waitUntil } from './simba-test.support';
 
 const OPTIONS = { ttl: '1s', transition: '1s', standbyPoll: '100ms' };
@@ -69,7 +68,7 @@ describeEachDatabase(
       );
     });
   },
-  { tables: [SIMBA_MUTEX_TABLE.name] },
+  { tables: [simbaTable()] },
 );
 
 const servers = testDatabases().filter((db) => db !== 'sqlite');

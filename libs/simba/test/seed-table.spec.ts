@@ -10,8 +10,8 @@ import {
   InvalidContenderIdError,
   MutexContendServiceFactory,
   SimbaLocker,
+  simbaTable,
 } from '../src';
-import { SIMBA_MUTEX_TABLE } from '../src/internal';
 import {
   createSeedTable,
   seedSimbaDdl,
@@ -148,5 +148,5 @@ describeEachDatabase(
       });
     }
   },
-  { tables: [SIMBA_MUTEX_TABLE.name], tag: 'seedddl' },
+  { tables: [simbaTable()], tag: 'seedddl' },
 );

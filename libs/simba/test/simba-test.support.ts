@@ -3,8 +3,13 @@ import { Test } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
 import { monotonicMillis } from '@holdfast/core/kit';
 import { describeEachDatabase, type TestDatabase, type TestDatabaseContext } from '@holdfast/testing';
-import { defaultContenderId, SimbaModule, type MutexState, type SimbaModuleOptions } from '../src';
-import { SIMBA_MUTEX_TABLE } from '../src/internal';
+import {
+  defaultContenderId,
+  SimbaModule,
+  type MutexState,
+  type SimbaModuleOptions,
+  simbaTable,
+} from '../src';
 
 /** A Nest application context with SimbaModule on the test database (table created). */
 export async function createSimbaApp(
@@ -110,7 +115,7 @@ export function describeEachSimbaTable(
         if (layout === 'seed') beforeAll(() => createSeedTable(ctx.db, ctx.dataSource, ctx.prefix));
         body(ctx, layout);
       },
-      { tables: [SIMBA_MUTEX_TABLE.name], tag: layout },
+      { tables: [simbaTable()], tag: layout },
     );
   }
 }

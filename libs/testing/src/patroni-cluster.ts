@@ -1,23 +1,20 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import {
-  chownSync,
-  closeSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { execFile, type ChildProcess } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { HoldfastError } from '@holdfast/core/kit';
+import { startEtcd } from './patroni/etcd';
+import { nodesMarkedDown, startHaproxy } from './patroni/haproxy';
+import { patroniConfig } from './patroni/patroni-config';
+import { PatroniNode } from './patroni/patroni-node';
+import { safeRead, spawnLogged } from './patroni/spawn-logged';
 import { postgresBinDir } from './private-postgres';
-import { account, alive, childrenOf, signal, type Account } from './processes';
+import { account, childrenOf, signal, type Account } from './processes';
 import { TcpProxy } from './tcp-proxy';
 import { waitUntil } from './wait-until';
+
+export { PatroniNode } from './patroni/patroni-node';
 
 const run = promisify(execFile);
 
@@ -62,135 +59,6 @@ interface Member {
 /** Every process this module started, killed if the test process exits without stopping them. */
 const running = new Set<PatroniCluster>();
 let exitHook = false;
-
-function spawnLogged(
-  command: string,
-  args: string[],
-  owner: Account,
-  logFile: string,
-  cwd: string,
-): ChildProcess {
-  const log = openSync(logFile, 'a');
-  try {
-    return spawn(command, args, {
-      ...owner,
-      cwd,
-      stdio: ['ignore', log, log],
-      env: { ...process.env, LC_ALL: 'C.UTF-8' },
-    });
-  } finally {
-    closeSync(log);
-  }
-}
-
-/** One Patroni-managed PostgreSQL node: the `patroni` process and the PostgreSQL it runs. */
-export class PatroniNode {
-  child?: ChildProcess;
-  /** With `isolatable`: the paths to etcd and from HAProxy (PostgreSQL, REST API) of this node. */
-  proxies?: { etcd: TcpProxy; postgres: TcpProxy; rest: TcpProxy };
-
-  constructor(
-    readonly name: string,
-    readonly port: number,
-    readonly restPort: number,
-    readonly dir: string,
-  ) {}
-
-  /** A connection URL straight to this node (not through the endpoint). */
-  get url(): string {
-    return `postgres://postgres@127.0.0.1:${this.port}/postgres`;
-  }
-
-  get dataDir(): string {
-    return join(this.dir, 'data');
-  }
-
-  /** The postmaster's pid while PostgreSQL runs. */
-  postmasterPid(): number | undefined {
-    try {
-      const pid = Number(readFileSync(join(this.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-      return pid > 0 && alive(pid) ? pid : undefined;
-    } catch {
-      return undefined;
-    }
-  }
-
-  /** SIGKILL of PostgreSQL only (postmaster and its children); Patroni keeps running. */
-  async killPostgres(): Promise<void> {
-    const pid = this.postmasterPid();
-    if (pid === undefined) return;
-    const pids = [pid, ...childrenOf(pid)];
-    for (const p of pids) signal(p, 'SIGKILL');
-    await waitUntil(() => pids.every((p) => !alive(p)), {
-      timeout: 10_000,
-      message: `${this.name}'s PostgreSQL to die`,
-    });
-  }
-
-  /** SIGKILL of Patroni and of its PostgreSQL: the node dies as a machine would. */
-  async kill(): Promise<void> {
-    const patroni = this.child;
-    // A child killed by a signal has exitCode null and signalCode set: it has exited all the same.
-    const patroniRunning = patroni && patroni.exitCode === null && patroni.signalCode === null;
-    const exited = patroniRunning ? new Promise((r) => patroni.once('exit', r)) : undefined;
-    if (patroniRunning) signal(patroni.pid, 'SIGKILL');
-    await exited;
-    await this.killPostgres();
-  }
-
-  /**
-   * Cuts the node off, silently (needs `isolatable`): its Patroni hears nothing from etcd, and
-   * HAProxy nothing from its PostgreSQL or its REST API; open connections stay open and silent,
-   * new ones are accepted and never answered, as on a path that drops every packet. The node
-   * itself runs on: as a leader, Patroni demotes it once etcd stays unreachable, and the leader
-   * key expires after `ttl`. The replicas' own streaming connections to it are not cut.
-   */
-  isolate(): void {
-    if (!this.proxies) throw new Error(`${this.name}: isolate() needs a cluster started with isolatable`);
-    for (const proxy of Object.values(this.proxies)) proxy.blackhole({ passCloses: false, dropNew: true });
-  }
-
-  /** Ends `isolate()`: new connections pass again (the silenced ones stay silent). */
-  reconnect(): void {
-    for (const proxy of Object.values(this.proxies ?? {})) proxy.restore();
-  }
-
-  /**
-   * Patroni's REST API: `GET path` as JSON (undefined when it does not answer within
-   * `timeoutMs`). Patroni is a Python process that answers in milliseconds on an idle machine
-   * and in seconds on a loaded one (the CI machine runs the suites beside other work): 10 s.
-   */
-  async rest<T>(
-    path: string,
-    init?: RequestInit,
-    timeoutMs = 10_000,
-  ): Promise<{ status: number; body: T } | undefined> {
-    try {
-      const response = await fetch(`http://127.0.0.1:${this.restPort}${path}`, {
-        ...init,
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      const text = await response.text();
-      let body: unknown = text;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        // plain text answer
-      }
-      return { status: response.status, body: body as T };
-    } catch {
-      return undefined;
-    }
-  }
-
-  log(): string {
-    try {
-      return readFileSync(join(this.dir, 'patroni.log'), 'utf8');
-    } catch {
-      return '';
-    }
-  }
-}
 
 /**
  * PostgreSQL under Patroni for tests, from Debian's packages (patroni, python3-etcd, etcd-server,
@@ -268,7 +136,7 @@ export class PatroniCluster {
         for (const c of running) c.killNow();
       });
     }
-    await this.startEtcd();
+    this.etcd = await startEtcd(this.dir, this.etcdPort, this.options.timeoutMs);
     if (this.options.isolatable) {
       for (const node of this.nodes) {
         const proxies = {
@@ -282,7 +150,7 @@ export class PatroniCluster {
     }
     for (const node of this.nodes) this.startNode(node);
     await this.waitForMembers(this.nodes.length);
-    await this.startHaproxy();
+    this.haproxy = startHaproxy(this.dir, this.nodes, this.endpointPort);
     // HAProxy takes every server for up until its first checks say otherwise: only once the
     // replicas are marked down (2 checks 500 ms apart) does the endpoint lead to the leader alone.
     await waitUntil(() => this.haproxyReady(), {
@@ -293,43 +161,7 @@ export class PatroniCluster {
   }
 
   private async haproxyReady(): Promise<boolean> {
-    const log = safeRead(join(this.dir, 'haproxy.log'));
-    const down = this.nodes.filter((n) => log.includes(`Server primary/${n.name} is DOWN`)).length;
-    return down >= this.nodes.length - 1 && (await this.writable());
-  }
-
-  private async startEtcd(): Promise<void> {
-    const data = join(this.dir, 'etcd');
-    const peer = `http://127.0.0.1:${this.etcdPort + 1}`;
-    this.etcd = spawnLogged(
-      '/usr/bin/etcd',
-      [
-        '--name=holdfast',
-        `--data-dir=${data}`,
-        `--listen-client-urls=http://127.0.0.1:${this.etcdPort}`,
-        `--advertise-client-urls=http://127.0.0.1:${this.etcdPort}`,
-        `--listen-peer-urls=${peer}`,
-        `--initial-advertise-peer-urls=${peer}`,
-        `--initial-cluster=holdfast=${peer}`,
-        '--enable-v2=true',
-        '--unsafe-no-fsync',
-      ],
-      {},
-      join(this.dir, 'etcd.log'),
-      this.dir,
-    );
-    await waitUntil(
-      async () => {
-        try {
-          return (
-            await fetch(`http://127.0.0.1:${this.etcdPort}/health`, { signal: AbortSignal.timeout(1_000) })
-          ).ok;
-        } catch {
-          return false;
-        }
-      },
-      { timeout: this.options.timeoutMs, interval: 100, message: 'etcd to answer' },
-    );
+    return nodesMarkedDown(this.dir, this.nodes) >= this.nodes.length - 1 && (await this.writable());
   }
 
   /** Starts (or starts again) the Patroni process of `node`. */
@@ -338,112 +170,12 @@ export class PatroniCluster {
       mkdirSync(node.dir, { mode: 0o700 });
       if (this.owner.uid !== undefined) chownSync(node.dir, this.owner.uid, this.owner.gid!);
     }
-    const { ttl, loopWait, retryTimeout, synchronous, primaryStartTimeout } = this.options;
-    const hba = [
-      'local all all trust',
-      'host all all 127.0.0.1/32 trust',
-      'host replication all 127.0.0.1/32 trust',
-    ];
-    const config = {
-      scope: `holdfast-${this.etcdPort}`,
-      name: node.name,
-      log: { level: 'INFO' },
-      restapi: { listen: `127.0.0.1:${node.restPort}`, connect_address: `127.0.0.1:${node.restPort}` },
-      // Through the node's proxy, if any: `use_proxies` keeps Patroni from discovering etcd's own
-      // address (and going around the proxy).
-      etcd: node.proxies
-        ? { host: `127.0.0.1:${node.proxies.etcd.port}`, use_proxies: true }
-        : { host: `127.0.0.1:${this.etcdPort}` },
-      bootstrap: {
-        dcs: {
-          ttl,
-          loop_wait: loopWait,
-          retry_timeout: retryTimeout,
-          maximum_lag_on_failover: 1_048_576,
-          synchronous_mode: synchronous,
-          ...(primaryStartTimeout !== undefined ? { primary_start_timeout: primaryStartTimeout } : {}),
-          postgresql: {
-            use_pg_rewind: true,
-            use_slots: true,
-            parameters: {
-              wal_level: 'replica',
-              hot_standby: 'on',
-              wal_log_hints: 'on',
-              max_wal_senders: 10,
-              max_replication_slots: 10,
-              wal_keep_size: '64MB',
-              max_connections: 100,
-            },
-          },
-        },
-        initdb: [{ encoding: 'UTF8' }, { auth: 'trust' }],
-      },
-      postgresql: {
-        listen: `127.0.0.1:${node.port}`,
-        connect_address: `127.0.0.1:${node.port}`,
-        data_dir: node.dataDir,
-        bin_dir: postgresBinDir(),
-        pgpass: join(node.dir, 'pgpass'),
-        authentication: {
-          superuser: { username: 'postgres', password: 'postgres' },
-          replication: { username: 'replicator', password: 'replicator' },
-          rewind: { username: 'postgres', password: 'postgres' },
-        },
-        // fsync off as in PrivatePostgres: a killed server keeps what it wrote to the OS.
-        parameters: {
-          unix_socket_directories: node.dir,
-          fsync: 'off',
-          full_page_writes: 'on',
-          shared_buffers: '16MB',
-        },
-        pg_hba: hba,
-      },
-    };
+    const config = patroniConfig(node, this.etcdPort, this.options);
     // YAML is a superset of JSON.
     const file = join(node.dir, 'patroni.yml');
     writeFileSync(file, JSON.stringify(config, null, 2));
     if (this.owner.uid !== undefined) chownSync(file, this.owner.uid, this.owner.gid!);
     node.child = spawnLogged('/usr/bin/patroni', [file], this.owner, join(node.dir, 'patroni.log'), node.dir);
-  }
-
-  private async startHaproxy(): Promise<void> {
-    const servers = this.nodes
-      .map(
-        (n) =>
-          `  server ${n.name} 127.0.0.1:${n.proxies?.postgres.port ?? n.port} check port ${n.proxies?.rest.port ?? n.restPort}`,
-      )
-      .join('\n');
-    const config = [
-      'global',
-      '  maxconn 300',
-      'defaults',
-      '  mode tcp',
-      '  timeout connect 2s',
-      '  timeout client 30m',
-      '  timeout server 30m',
-      // A check that takes long is not a down node: Patroni's /primary answers a demoted or
-      // stopped leader at once (503, refused); on a loaded machine a healthy one may take over a
-      // second, and a check timing out then would mark the primary down and cut its sessions.
-      '  timeout check 5s',
-      'listen primary',
-      `  bind 127.0.0.1:${this.endpointPort}`,
-      '  option httpchk GET /primary',
-      '  http-check expect status 200',
-      // Checked every 500 ms, down after 2 failures, up after 1; a node marked down has its
-      // connections closed, so clients reconnect to the new primary instead of hanging.
-      '  default-server inter 500ms fall 2 rise 1 on-marked-down shutdown-sessions',
-      servers,
-      '',
-    ].join('\n');
-    const file = join(this.dir, 'haproxy.cfg');
-    writeFileSync(file, config);
-    this.haproxy = spawnLogged(
-      '/usr/sbin/haproxy',
-      ['-f', file, '-db'],
-      {},
-      join(this.dir, 'haproxy.log'),
-      this.dir,
-    );
   }
 
   /** The members as Patroni's REST API lists them (asked of any node that answers). */
@@ -609,13 +341,5 @@ export class PatroniCluster {
       `--- haproxy\n${safeRead(join(this.dir, 'haproxy.log')).slice(-2_000)}`,
       `--- etcd\n${safeRead(join(this.dir, 'etcd.log')).slice(-2_000)}`,
     ].join('\n');
-  }
-}
-
-function safeRead(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
   }
 }

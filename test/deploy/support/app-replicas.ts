@@ -1,9 +1,9 @@
+import { inboxTable } from '@holdfast/inbox';
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tableName, type SqlClient } from '@holdfast/core/kit';
 import { forkTs, waitForMessage, waitUntil, type TestDatabase } from '@holdfast/testing';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
 import type { simbaTerms } from '../../../tools/history/check';
 import { readHistory, type SimbaGrant, type SimbaRelease } from '../../../tools/history/history';
 
@@ -204,7 +204,7 @@ export class AppReplicas {
       timeout: 60_000,
       message: 'every call to be answered',
     });
-    const table = tableName(prefix, COR_MESSAGE_TABLE.name);
+    const table = tableName(prefix, inboxTable());
     const left = async () =>
       Number((await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`))[0].c);
     await waitUntil(async () => (await left()) === 0, {

@@ -4,6 +4,8 @@ import {
   databaseOf,
   dryRunOption,
   jsonOption,
+  lockTableOf,
+  lockTableOptions,
   output,
   parseOptions,
   prefixOption,
@@ -17,13 +19,21 @@ export type { ReleaseKind, ReleaseReport } from '../release/release';
 export const release: CliCommand = {
   name: 'release',
   usage: `  release <mutex|lock> <name> --owner ID [--dry-run] [--prefix P]
+           [--lock-table NAME [--lock-columns ID,TIME,HOLDER]]
       free a simba mutex or a locker lock (HOLDFAST_LOCK row) whose owner you know is dead, if ID
-      still holds it, so another instance takes it at once
+      still holds it, so another instance takes it at once. --lock-table, --lock-columns: your
+      LockerModule's lockTableName and lockColumns, if set
 `,
   async run(args, io) {
     const { values, positionals } = parseOptions(
       args,
-      { prefix: prefixOption, json: jsonOption, owner: { type: 'string' }, 'dry-run': dryRunOption },
+      {
+        prefix: prefixOption,
+        json: jsonOption,
+        owner: { type: 'string' },
+        'dry-run': dryRunOption,
+        ...lockTableOptions,
+      },
       true,
     );
     if (positionals.length > 2)
@@ -35,8 +45,10 @@ export const release: CliCommand = {
       name: positionals[1],
       owner: values.owner,
       dryRun: values['dry-run'] ?? false,
+      lockTable: lockTableOf(values),
     });
-    if (report.result !== 'would') io.stderr(auditRelease(io.env, report, where));
+    if (report.result !== 'would')
+      io.stderr(auditRelease(io.env, report, { ...where, ...lockTableOf(values) }));
     output(io, values.json, report, () => formatRelease(report));
     return report.result === 'released' || report.result === 'would' ? 0 : 1;
   },

@@ -1,8 +1,11 @@
 import { validateTablePrefix } from '@holdfast/core/kit';
+import type { LockTableOptions } from '@holdfast/locker';
 import {
   databaseOf,
   inboxMaxRetries,
   jsonOption,
+  lockTableOf,
+  lockTableOptions,
   maxRetriesOption,
   output,
   parseOptions,
@@ -25,13 +28,18 @@ export async function statusCommand(options: {
   url: string | undefined;
   prefix?: string;
   inboxMaxRetries?: number;
+  /** The lock table's name and columns when not Holdfast's own (LockerModule's `lockTableName`, `lockColumns`). */
+  lockTable?: Omit<LockTableOptions, 'tablePrefix'>;
 }): Promise<HoldfastStatus> {
   const prefix = options.prefix ?? '';
   validateTablePrefix(prefix);
   return withDatabase(options.url, true, async (sql, dataSource) => {
-    const status = await new StatusQueries(sql, prefix, options.inboxMaxRetries).read();
+    const status = await new StatusQueries(sql, prefix, options.inboxMaxRetries, options.lockTable).read();
     if (!status.owners && !status.masters && !status.inbox && !status.failover) {
-      throw new NoHoldfastTablesError(prefix, await holdfastPrefixes(dataSource));
+      throw new NoHoldfastTablesError(
+        prefix,
+        await holdfastPrefixes(dataSource, options.lockTable?.lockTableName),
+      );
     }
     return status;
   });
@@ -39,10 +47,11 @@ export async function statusCommand(options: {
 
 export const status: CliCommand = {
   name: 'status',
-  usage: `  status [--prefix P] [--max-retries N]
+  usage: `  status [--prefix P] [--max-retries N] [--lock-table NAME [--lock-columns ID,TIME,HOLDER]]
       what the tables on DATABASE_URL say now: mutex owners, masters, inbox counts, live failover
       entries. Read-only. Parked is RETRIES >= your InboxModule's retry.maxRetries: without
       --max-retries (or HOLDFAST_INBOX_MAX_RETRIES) the counts that depend on it show as "?".
+      --lock-table, --lock-columns: your LockerModule's lockTableName and lockColumns, if set
       No Holdfast table under the prefix is an error (exit 1) that names the prefixes found
 `,
   async run(args, io) {
@@ -52,10 +61,12 @@ export const status: CliCommand = {
       'max-retries': maxRetriesOption,
       // The option's earlier name, still accepted.
       'inbox-max-retries': maxRetriesOption,
+      ...lockTableOptions,
     });
     const report = await statusCommand({
       ...databaseOf(io, values),
       inboxMaxRetries: inboxMaxRetries(io, values),
+      lockTable: lockTableOf(values),
     });
     output(io, values.json, report, () => formatStatus(report));
     return 0;

@@ -1,14 +1,13 @@
-import { SchemaManager, tableName, validateTablePrefix, type SqlClient } from '@holdfast/core/kit';
-import { messageTypeLabel, type MessageStatus, type MessageTypeFilter } from '@holdfast/inbox';
+import { validateTablePrefix, type SqlClient } from '@holdfast/core/kit';
 import {
-  COR_MESSAGE_TABLE,
-  CorMessageStore,
-  FAR_FUTURE,
-  INBOX_GROUP_TABLE,
+  InboxTable,
+  inboxTable,
   MESSAGE_STATUSES,
-  statusOf,
-  type MessageRow,
-} from '@holdfast/inbox/internal';
+  messageTypeLabel,
+  type InboxRow,
+  type MessageStatus,
+  type MessageTypeFilter,
+} from '@holdfast/inbox';
 import { withDatabase } from '../database';
 import { CliUsageError, InboxTableMissingError, UnknownMessageTypeError } from '../errors';
 
@@ -77,7 +76,7 @@ export interface MessagesReport {
   messages: MessageOutcome[];
 }
 
-type Queries = CorMessageStore['management'];
+type Queries = InboxTable;
 
 /** Rows read per page when a whole type is selected. */
 const PAGE = 1000;
@@ -93,17 +92,11 @@ function assertStatus(status: string | undefined): MessageStatus | undefined {
   return status as MessageStatus;
 }
 
-/** The inbox's admin statements (MessageManagement's own) on the table under `prefix`. */
+/** The inbox's table under `prefix`, read and changed with the inbox's own statements (InboxTable). */
 async function openInbox(sql: SqlClient, prefix: string, maxRetries: number): Promise<Queries> {
-  const schema = new SchemaManager(sql);
-  const table = tableName(prefix, COR_MESSAGE_TABLE.name);
-  if (!(await schema.tableExists(table))) throw new InboxTableMissingError(table);
-  const store = new CorMessageStore(sql, prefix, maxRetries);
-  await store.detectLayout();
-  // Deletes also remove the messages' group rows when the inbox keeps groups.
-  const groups = tableName(prefix, INBOX_GROUP_TABLE.name);
-  if (await schema.tableExists(groups)) store.on.groupTable = groups;
-  return store.management;
+  const inbox = await InboxTable.open(sql, { tablePrefix: prefix, maxRetries });
+  if (!inbox) throw new InboxTableMissingError(inboxTable({ tablePrefix: prefix }));
+  return inbox;
 }
 
 /**
@@ -134,8 +127,8 @@ async function rowsOfType(
   statuses: readonly MessageStatus[],
   type: MessageTypeFilter | undefined,
   now: number,
-): Promise<MessageRow[]> {
-  const found: MessageRow[] = [];
+): Promise<InboxRow[]> {
+  const found: InboxRow[] = [];
   for (const status of statuses) {
     for (let offset = 0; ; offset += PAGE) {
       const page = await queries.list(status, PAGE, offset, now, type);
@@ -160,7 +153,7 @@ export async function listMessagesCommand(
   const status = assertStatus(options.status);
   return withDatabase(options.url, true, async (sql) => {
     const queries = await openInbox(sql, prefix, options.maxRetries);
-    const now = await sql.nowMillis();
+    const now = await queries.now();
     await assertTypeHeld(queries, options.type, now);
     // One statement: the database pages the messages of the status and type.
     const rows =
@@ -174,7 +167,7 @@ export async function listMessagesCommand(
       messages: rows.map((r) => ({
         id: r.id,
         type: messageTypeLabel(r),
-        status: statusOf(r, now, options.maxRetries),
+        status: queries.statusOf(r, now),
         retries: r.retries,
         result: 'unchanged',
       })),
@@ -204,9 +197,9 @@ export async function messagesCommand(
   if (ids.length && status) throw new CliUsageError('--status selects with --type or --all-matching only');
   return withDatabase(options.url, options.dryRun, async (sql) => {
     const queries = await openInbox(sql, prefix, options.maxRetries);
-    const now = await sql.nowMillis();
+    const now = await queries.now();
     await assertTypeHeld(queries, selection.type, now);
-    const targets: (MessageRow | string)[] = ids.length
+    const targets: (InboxRow | string)[] = ids.length
       ? await Promise.all(ids.map(async (id) => (await queries.find(id)) ?? id))
       : await rowsOfType(queries, status ? [status] : DEFAULT_STATUSES[action], selection.type?.filter, now);
     const messages: MessageOutcome[] = [];
@@ -215,7 +208,7 @@ export async function messagesCommand(
         messages.push({ id: target, type: null, status: null, retries: null, result: 'not found' });
         continue;
       }
-      const before = statusOf(target, now, options.maxRetries);
+      const before = queries.statusOf(target, now);
       const outcome = {
         id: target.id,
         type: messageTypeLabel(target),
@@ -223,7 +216,7 @@ export async function messagesCommand(
         retries: target.retries,
       };
       // Resume changes only a message with the pause marker (a parked one too: it stays parked).
-      if (action === 'resume' && !(target.nextRetry !== null && target.nextRetry >= FAR_FUTURE)) {
+      if (action === 'resume' && !queries.isPaused(target)) {
         messages.push({ ...outcome, result: 'unchanged' });
         continue;
       }
@@ -244,12 +237,12 @@ export async function messagesCommand(
 async function apply(queries: Queries, action: MessageAction, id: string): Promise<boolean> {
   switch (action) {
     case 'retry':
-      return (await queries.retryNow(id, undefined)) > 0;
+      return queries.retryNow(id);
     case 'pause':
-      return (await queries.pause(id)) > 0;
+      return queries.pause(id);
     case 'resume':
-      return (await queries.resume(id, undefined)) > 0;
+      return queries.resume(id);
     case 'delete':
-      return (await queries.delete(id)) > 0;
+      return queries.delete(id);
   }
 }

@@ -1,6 +1,6 @@
-import { tableName, validateTablePrefix, type SqlClient } from '@holdfast/core/kit';
-import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { validateTablePrefix } from '@holdfast/core/kit';
+import { releaseLock, type LockTableOptions } from '@holdfast/locker';
+import { releaseMutex } from '@holdfast/simba';
 import { withDatabase } from '../database';
 import { CliUsageError } from '../errors';
 
@@ -26,7 +26,9 @@ export interface ReleaseReport {
  * `holdfast release <mutex|lock> <name> --owner <id>`: frees a mutex or master lock whose owner
  * the operator knows is dead, so another instance takes it at once instead of after the lease.
  * Only while `owner` still holds it (the same statement checks it): an instance that took over
- * meanwhile keeps it. A live owner that is released loses the lock at its next renewal.
+ * meanwhile keeps it. A live owner that is released loses the lock at its next renewal. The
+ * statements are Simba's (releaseMutex) and the locker's (releaseLock, with its failover grace
+ * guard), on the lock table `lockTable` names when it is not Holdfast's own.
  */
 export async function releaseCommand(options: {
   url: string | undefined;
@@ -35,6 +37,7 @@ export async function releaseCommand(options: {
   name: string | undefined;
   owner: string | undefined;
   dryRun: boolean;
+  lockTable?: Omit<LockTableOptions, 'tablePrefix'>;
 }): Promise<ReleaseReport> {
   const prefix = options.prefix ?? '';
   validateTablePrefix(prefix);
@@ -42,45 +45,18 @@ export async function releaseCommand(options: {
   if (!RELEASE_KINDS.includes(kind)) {
     throw new CliUsageError(`release needs what to release: ${RELEASE_KINDS.join(' or ')}`);
   }
-  const { name, owner } = options;
+  const { name, owner, dryRun } = options;
   if (!name) throw new CliUsageError(`release ${kind} needs the ${kind}'s name`);
   if (!owner)
     throw new CliUsageError('--owner is required: the owner you know is dead (see holdfast status)');
-  return withDatabase(options.url, options.dryRun, async (sql) => {
-    const target = kind === 'mutex' ? mutexStatements(sql, prefix) : lockStatements(sql, prefix);
-    const [row] = await sql.query<{ holder: unknown }>(target.read, [name]);
-    if (!row) return { kind, name, owner, heldBy: null, result: 'not found' };
-    // CHAR(32) owner ids (Simba's DDL) come back padded on PostgreSQL.
-    const heldBy =
-      row.holder === null || row.holder === undefined ? null : String(row.holder).trimEnd() || null;
-    if (heldBy !== owner) return { kind, name, owner, heldBy, result: 'not held' };
-    if (options.dryRun) return { kind, name, owner, heldBy, result: 'would' };
-    const changed = await sql.execute(target.release, [name, owner]);
-    return { kind, name, owner, heldBy, result: changed > 0 ? 'released' : 'not held' };
+  if (kind === 'mutex' && (options.lockTable?.lockTableName || options.lockTable?.lockColumns)) {
+    throw new CliUsageError('--lock-table and --lock-columns go with release lock');
+  }
+  return withDatabase(options.url, dryRun, async (sql) => {
+    const outcome =
+      kind === 'mutex'
+        ? await releaseMutex(sql, { tablePrefix: prefix, mutex: name, owner, dryRun })
+        : await releaseLock(sql, { ...options.lockTable, tablePrefix: prefix, lock: name, owner, dryRun });
+    return { kind, name, owner, heldBy: outcome.heldBy, result: outcome.result };
   });
-}
-
-function mutexStatements(sql: SqlClient, prefix: string) {
-  const d = sql.dialect;
-  const table = tableName(prefix, SIMBA_MUTEX_TABLE.name);
-  const now = d.nowMillis;
-  return {
-    read: `SELECT owner_id AS holder FROM ${table} WHERE mutex = ${d.placeholder(1)}`,
-    // As simba releases: no owner, acquirable at once; acquired_at (the fencing token base) kept.
-    release:
-      `UPDATE ${table} SET owner_id = '', ttl_at = ${now} - 1, transition_at = ${now} - 1, version = version + 1 ` +
-      `WHERE mutex = ${d.placeholder(1)} AND owner_id = ${d.placeholder(2)}`,
-  };
-}
-
-function lockStatements(sql: SqlClient, prefix: string) {
-  const d = sql.dialect;
-  const table = tableName(prefix, HOLDFAST_LOCK_TABLE.name);
-  return {
-    read: `SELECT BROKER_NAME AS holder FROM ${table} WHERE ID = ${d.placeholder(1)}`,
-    // As the locker gives a lease up: no holder, no time, so a standby takes it at its next try.
-    release:
-      `UPDATE ${table} SET TIME = NULL, BROKER_NAME = NULL ` +
-      `WHERE ID = ${d.placeholder(1)} AND BROKER_NAME = ${d.placeholder(2)}`,
-  };
 }

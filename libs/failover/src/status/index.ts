@@ -1,0 +1,7 @@
+export {
+  failoverTable,
+  readFailoverStatus,
+  type FailoverStatus,
+  type FailoverStoreStatus,
+  type FailoverTableOptions,
+} from './failover-status';

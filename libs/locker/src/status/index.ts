@@ -1,0 +1,9 @@
+export {
+  lockTable,
+  readLockerStatus,
+  releaseLock,
+  type LockerStatus,
+  type LockReleaseOutcome,
+  type LockStatus,
+  type LockTableOptions,
+} from './locker-status';

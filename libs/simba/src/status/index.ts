@@ -1,0 +1,9 @@
+export {
+  readSimbaStatus,
+  releaseMutex,
+  simbaTable,
+  type MutexReleaseOutcome,
+  type MutexStatus,
+  type SimbaStatus,
+  type SimbaTableOptions,
+} from './simba-status';
