@@ -1,3 +1,4 @@
+import type { Type } from '@nestjs/common';
 import type {
   DataSourceOption,
   Dialect,
@@ -54,7 +55,7 @@ export interface SharedFileLockerOptions {
 export interface CustomLockerOptions {
   type: 'custom';
   /** Instantiated through the module's injector, so it may inject providers. */
-  useClass: new (...args: any[]) => Locker;
+  useClass: Type<Locker>;
 }
 
 export type LockerKindOptions =

@@ -1,6 +1,6 @@
 import type { DataSource } from 'typeorm';
 import { destroyDriverConnection, type DriverConnection } from './connection-bound';
-import { PgStatementNames } from './pg-statement-names';
+import { PgStatementNames, type PgResult } from './pg-statement-names';
 
 /** What a statement returned: rows for reads, the changed-row count for writes. */
 export interface StatementResult {
@@ -45,6 +45,40 @@ export interface SyncRowReader {
   row(params: readonly unknown[]): unknown[] | null;
 }
 
+/** A pg client checked out of its pool: a DriverConnection that runs statements and goes back. */
+interface PgClient extends DriverConnection {
+  query(config: { text: string; values: unknown[]; name?: string }): Promise<PgResult>;
+  on(event: 'error', listener: () => void): void;
+  removeListener(event: 'error', listener: () => void): void;
+  release(error?: Error): void;
+}
+
+/** mysql2's callback query, on its pool or on a connection of it. */
+interface MysqlQueryable {
+  query(sql: string, params: unknown[], callback: (error: unknown, result: unknown) => void): void;
+}
+
+/** A connection of mysql2's pool. */
+interface MysqlConnection extends MysqlQueryable, DriverConnection {
+  on(event: 'error', listener: () => void): void;
+  removeListener(event: 'error', listener: () => void): void;
+  release(): void;
+}
+
+/**
+ * What the channels read of TypeORM's drivers (their pools are untyped internals): pg's pool
+ * (`master`, `slaves`), mysql2's (`pool`, `poolCluster`), better-sqlite3's connection.
+ */
+interface DriverInternals {
+  master?: Parameters<PgStatementNames['run']>[0] & { connect(): Promise<PgClient> };
+  slaves?: unknown[];
+  pool?: MysqlQueryable & {
+    getConnection(callback: (error: unknown, connection: MysqlConnection) => void): void;
+  };
+  poolCluster?: unknown;
+  databaseConnection?: { prepare(sql: string): SqliteStatement };
+}
+
 interface SqliteStatement {
   reader: boolean;
   all(...params: unknown[]): unknown[];
@@ -63,14 +97,14 @@ interface SqliteStatement {
  */
 export function directChannel(dataSource: DataSource): DriverChannel | undefined {
   if (process.env.HOLDFAST_SQL_VIA_QUERY_RUNNER === 'true') return undefined;
-  const driver = dataSource.driver as unknown as Record<string, any>;
+  const driver = dataSource.driver as unknown as DriverInternals;
   return CHANNELS.get(String(dataSource.options.type))?.(driver);
 }
 
 /** pg's pool (`driver.master`), without replication (reads on replicas go through TypeORM). */
-function pgChannel(driver: Record<string, any>): DriverChannel | undefined {
-  if (typeof driver.master?.query !== 'function' || driver.slaves?.length) return undefined;
+function pgChannel(driver: DriverInternals): DriverChannel | undefined {
   const pool = driver.master;
+  if (!pool || typeof pool.query !== 'function' || driver.slaves?.length) return undefined;
   const pgResult = (result: { rows: unknown[]; rowCount: number | null }): StatementResult => ({
     records: result.rows,
     affected: result.rowCount ?? 0,
@@ -85,14 +119,14 @@ function pgChannel(driver: Record<string, any>): DriverChannel | undefined {
       const dropped = () => undefined;
       client.on('error', dropped);
       return {
-        connection: client as DriverConnection,
+        connection: client,
         run: (sql, params, prepared) => names.run(client, sql, params, prepared).then(pgResult),
         release: () => {
           client.removeListener('error', dropped);
           client.release();
         },
         destroy: () => {
-          destroyDriverConnection(client as DriverConnection);
+          destroyDriverConnection(client);
           // pg-pool drops a client released with an error instead of reusing it.
           client.release(new Error('connection destroyed'));
         },
@@ -102,14 +136,14 @@ function pgChannel(driver: Record<string, any>): DriverChannel | undefined {
 }
 
 /** mysql2's pool (`driver.pool`), without a pool cluster (replication). */
-function mysqlChannel(driver: Record<string, any>): DriverChannel | undefined {
-  if (typeof driver.pool?.query !== 'function' || driver.poolCluster) return undefined;
+function mysqlChannel(driver: DriverInternals): DriverChannel | undefined {
   const pool = driver.pool;
+  if (!pool || typeof pool.query !== 'function' || driver.poolCluster) return undefined;
   const runOn =
-    (target: { query: (...args: unknown[]) => unknown }) =>
+    (target: MysqlQueryable) =>
     (sql: string, params: readonly unknown[]): Promise<StatementResult> =>
       new Promise((resolve, reject) =>
-        target.query(sql, params, (error: unknown, result: unknown) => {
+        target.query(sql, [...params], (error, result) => {
           if (error) return reject(error);
           if (Array.isArray(result)) return resolve({ records: result });
           resolve({ affected: (result as { affectedRows?: number })?.affectedRows ?? 0 });
@@ -119,20 +153,20 @@ function mysqlChannel(driver: Record<string, any>): DriverChannel | undefined {
     run: runOn(pool),
     checkout: () =>
       new Promise((resolve, reject) =>
-        pool.getConnection((error: unknown, connection: any) => {
+        pool.getConnection((error, connection) => {
           if (error) return reject(error);
           // A connection that drops while checked out must not throw (see pg above).
           const dropped = () => undefined;
           connection.on('error', dropped);
           resolve({
-            connection: connection as DriverConnection,
+            connection,
             run: runOn(connection),
             release: () => {
               connection.removeListener('error', dropped);
               connection.release();
             },
             // A destroyed PoolConnection leaves the pool; its release() is then a no-op.
-            destroy: () => destroyDriverConnection(connection as DriverConnection),
+            destroy: () => destroyDriverConnection(connection),
           });
         }),
       ),
@@ -140,14 +174,14 @@ function mysqlChannel(driver: Record<string, any>): DriverChannel | undefined {
 }
 
 /** better-sqlite3's one connection: statements compiled once and run synchronously. */
-function sqliteChannel(driver: Record<string, any>): DriverChannel | undefined {
-  if (typeof driver.databaseConnection?.prepare !== 'function') return undefined;
+function sqliteChannel(driver: DriverInternals): DriverChannel | undefined {
   const connection = driver.databaseConnection;
+  if (typeof connection?.prepare !== 'function') return undefined;
   const statements = new Map<string, SqliteStatement>();
   const runSync = (sql: string, params: readonly unknown[]): StatementResult => {
     let statement = statements.get(sql);
     if (!statement) {
-      statement = connection.prepare(sql) as SqliteStatement;
+      statement = connection.prepare(sql);
       if (statements.size > 500) statements.clear();
       statements.set(sql, statement);
     }
@@ -156,7 +190,7 @@ function sqliteChannel(driver: Record<string, any>): DriverChannel | undefined {
   };
   const rowReader = (sql: string): SyncRowReader => {
     // Its own statement, in raw mode (arrays, no object per row), read with get(): one step.
-    const statement = (connection.prepare(sql) as SqliteStatement).raw(true);
+    const statement = connection.prepare(sql).raw(true);
     if (!statement.reader) throw new TypeError('rowReader needs a statement that returns rows');
     return {
       columns: statement.columns().map((c) => c.name),
@@ -167,7 +201,7 @@ function sqliteChannel(driver: Record<string, any>): DriverChannel | undefined {
 }
 
 /** The direct channel of each TypeORM driver type it knows, by `DataSourceOptions.type`. */
-const CHANNELS = new Map<string, (driver: Record<string, any>) => DriverChannel | undefined>([
+const CHANNELS = new Map<string, (driver: DriverInternals) => DriverChannel | undefined>([
   ['postgres', pgChannel],
   ['mysql', mysqlChannel],
   ['mariadb', mysqlChannel],

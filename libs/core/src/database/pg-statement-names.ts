@@ -3,7 +3,13 @@ import { Logger } from '@nestjs/common';
 
 /** What PgStatementNames needs of a pg Pool or Client. */
 interface PgQueryable {
-  query(config: { text: string; values: unknown[]; name?: string }): Promise<unknown>;
+  query(config: { text: string; values: unknown[]; name?: string }): Promise<PgResult>;
+}
+
+/** What pg answers a query with (the parts Holdfast reads). */
+export interface PgResult {
+  rows: unknown[];
+  rowCount: number | null;
 }
 
 /**
@@ -40,7 +46,7 @@ export class PgStatementNames {
   private readonly names = new Map<string, string>();
   private enabled = process.env.HOLDFAST_PG_PREPARED !== 'false';
 
-  run(target: PgQueryable, text: string, params: readonly unknown[], prepared?: boolean): Promise<any> {
+  run(target: PgQueryable, text: string, params: readonly unknown[], prepared?: boolean): Promise<PgResult> {
     const values = params as unknown[];
     const name = prepared && this.enabled ? this.nameOf(text) : undefined;
     if (!name) return target.query({ text, values });
