@@ -24,14 +24,14 @@ export interface CallerTransaction {
 }
 
 /**
- * The caller's open transaction from `options` (or, without options, from `@nestjs-cls/transactional`
+ * The QueryRunner of the caller's open transaction from `options` (or, without options, from `@nestjs-cls/transactional`
  * when a transaction is active there); undefined when there is none (the accept then runs on its own
  * connection, as before). Throws InboxTransactionError for a transaction the inbox cannot write into.
  */
-export async function callerTransaction(
+export function callerRunner(
   options: AcceptOptions | undefined,
   inbox: { dataSource: DataSource; dialect: SqlDialect },
-): Promise<CallerTransaction | undefined> {
+): QueryRunner | undefined {
   if (options !== undefined && (options === null || typeof options !== 'object'))
     throw new InboxTransactionError('options', 'must be an object { manager } or { queryRunner }');
   const given = options?.manager !== undefined || options?.queryRunner !== undefined;
@@ -70,7 +70,17 @@ export async function callerTransaction(
     return undefined; // no transaction open: the accept commits on its own
   }
   if (runner.isReleased) throw new InboxTransactionError(option, 'its QueryRunner is released');
-  const open = runner;
+  return runner;
+}
+
+/**
+ * The caller's open transaction on `open` (from callerRunner), as the accept writes into it.
+ * Synchronous checks first (callerRunner) keep an accept without a transaction on its old path.
+ */
+export async function joinTransaction(
+  open: QueryRunner,
+  inbox: { dataSource: DataSource; dialect: SqlDialect },
+): Promise<CallerTransaction> {
   hookDataSource(inbox.dataSource);
   // SQLite: TypeORM shares its one connection between all runners, so a statement of this
   // process's delivery would run inside the caller's transaction and see the message early. The

@@ -7,33 +7,45 @@ interface TransactionHostLike {
 }
 
 interface TransactionalPackage {
-  TransactionHost: { getInstance(connectionName?: string): TransactionHostLike };
+  TransactionHost: {
+    getInstance(connectionName?: string): TransactionHostLike;
+    /** Its registered hosts (a private static of the package): empty until its plugin is registered. */
+    _instanceMap?: unknown;
+  };
 }
 
-/** The package once looked up: null when the application does not have it. */
-let transactional: TransactionalPackage | null | undefined;
+/** Where the package would load from: null when the application does not have it installed. */
+let packagePath: string | null | undefined;
 
-function loadTransactional(): TransactionalPackage | null {
-  if (transactional === undefined) {
+/**
+ * The package when the application has loaded it (by registering its plugin), else null. It is
+ * never loaded from here: loading it creates nestjs-cls's AsyncLocalStorage, which costs every
+ * promise of a process that does not use it.
+ */
+function loadedTransactional(): TransactionalPackage | null {
+  if (packagePath === undefined) {
     try {
-      // An optional peer: only applications that use it have it installed.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      transactional = require('@nestjs-cls/transactional') as TransactionalPackage;
+      packagePath = require.resolve('@nestjs-cls/transactional');
     } catch {
-      transactional = null;
+      packagePath = null; // an optional peer: only applications that use it have it installed
     }
   }
-  return transactional;
+  if (packagePath === null) return null;
+  return (require.cache[packagePath]?.exports as TransactionalPackage | undefined) ?? null;
 }
 
 /**
  * The EntityManager of the transaction `@nestjs-cls/transactional` (with its TypeORM adapter, the
- * default connection) has open in the current context, or undefined: the package is not installed,
- * its plugin is not registered, no transaction is active, or its transaction is not a TypeORM one.
+ * default connection) has open in the current context, or undefined: the package is not installed
+ * or not loaded, its plugin is not registered, no transaction is active, or its transaction is not a TypeORM one.
  */
 export function activeClsManager(): EntityManager | undefined {
-  const pkg = loadTransactional();
+  const pkg = loadedTransactional();
   if (!pkg) return undefined;
+  // Without the plugin getInstance throws: a cheap look first, so that accepts in an application
+  // that installed the package but does not register its plugin build no Error each.
+  const registered = pkg.TransactionHost._instanceMap;
+  if (registered instanceof Map && registered.size === 0) return undefined;
   let host: TransactionHostLike;
   try {
     host = pkg.TransactionHost.getInstance();

@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { isDuplicateKeyError, parseDuration, statement, type Duration } from '@holdfast/core/kit';
 import {
-  callerTransaction,
+  callerRunner,
+  joinTransaction,
   type AcceptOptions,
   type CallerTransaction,
 } from '../accept-tx/caller-transaction';
@@ -67,8 +68,9 @@ export class MessageAcceptor {
    */
   async accept<T>(message: AcceptMessage<T>, options?: AcceptOptions): Promise<AcceptResult> {
     const row = this.toRow(message);
-    const tx = await this.transactionOf(options);
-    if (tx) {
+    const joining = this.transactionOf(options);
+    if (joining) {
+      const tx = await joining;
       const inserted = await this.insertInTransaction(tx, [row], await this.clock.bindable());
       this.countIn(tx, inserted.length, 1 - inserted.length);
       return { id: row.id, accepted: inserted.length === 1 };
@@ -95,8 +97,9 @@ export class MessageAcceptor {
       accepted.set(row.id, false);
       fresh.push(row);
     }
-    const tx = await this.transactionOf(options);
-    if (tx) {
+    const joining = this.transactionOf(options);
+    if (joining) {
+      const tx = await joining;
       // One connection, the caller's: the chunks one after the other, INSERTED read once.
       const now =
         fresh.length > this.options.acceptChunkSize
@@ -147,19 +150,24 @@ export class MessageAcceptor {
     return results;
   }
 
-  /** The caller's open transaction (see callerTransaction), or undefined. */
-  private transactionOf(options: AcceptOptions | undefined): Promise<CallerTransaction | undefined> {
+  /**
+   * The caller's open transaction (see callerRunner), or undefined, found synchronously: an
+   * accept without one takes the same path (and the same promise hops) as before transactions.
+   */
+  private transactionOf(options: AcceptOptions | undefined): Promise<CallerTransaction> | undefined {
     const sql = this.connection.acceptClient;
-    return callerTransaction(options, { dataSource: sql.dataSource, dialect: sql.dialect });
+    const inbox = { dataSource: sql.dataSource, dialect: sql.dialect };
+    const runner = callerRunner(options, inbox);
+    return runner ? joinTransaction(runner, inbox) : undefined;
   }
 
   /**
    * Inserts the rows that do not exist yet in the caller's transaction; returns the ids stored.
-   * Existing ids are read first, so the insert meets no duplicate in the common case. A duplicate
-   * all the same (another transaction stored the id in between) must not end the caller's
-   * transaction: on PostgreSQL a failed statement aborts the whole transaction, so each insert
-   * runs under a savepoint there; MariaDB and SQLite undo only the failed statement. Nothing is
-   * retried: a deadlock or a lock wait timeout is the caller's transaction's to handle.
+   * As outside a transaction, the common case (no id exists yet) is one INSERT per chunk; after a
+   * duplicate, the ids that exist are read and the others inserted. A duplicate must not end the
+   * caller's transaction: on PostgreSQL a failed statement aborts the whole transaction, so each
+   * insert runs under a savepoint there; MariaDB and SQLite undo only the failed statement.
+   * Nothing is retried: a deadlock or a lock wait timeout is the caller's transaction's to handle.
    */
   private async insertInTransaction(
     tx: CallerTransaction,
@@ -172,6 +180,10 @@ export class MessageAcceptor {
     const stored: string[] = [];
     for (let i = 0; i < rows.length; i += size) {
       const chunk = rows.slice(i, i + size);
+      if (await this.tryInsert(tx, store, chunk, now, savepoints)) {
+        stored.push(...chunk.map((r) => r.id));
+        continue;
+      }
       const existing = await store.existingIds(chunk.map((r) => r.id));
       const todo = chunk.filter((r) => !existing.has(r.id));
       if (!todo.length) continue;
@@ -179,6 +191,7 @@ export class MessageAcceptor {
         stored.push(...todo.map((r) => r.id));
         continue;
       }
+      // An id stored meanwhile by a transaction this one's snapshot does not see: row by row.
       for (const row of todo)
         if (await this.tryInsert(tx, store, [row], now, savepoints)) stored.push(row.id);
     }
