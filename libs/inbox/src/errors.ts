@@ -146,3 +146,17 @@ export class InboxClaimLostError extends HoldfastError {
     this.name = 'InboxClaimLostError';
   }
 }
+
+/**
+ * `accept`/`acceptAll` got a transaction it cannot write into: a manager or QueryRunner of another
+ * DataSource than the inbox's, a released QueryRunner, or both `manager` and `queryRunner`.
+ * Nothing was stored.
+ */
+export class InboxTransactionError extends HoldfastError {
+  constructor(
+    readonly option: string,
+    detail: string,
+  ) {
+    super(`Inbox accept: '${option}': ${detail}. Nothing was stored.`, 'HOLDFAST_INBOX_TRANSACTION');
+  }
+}

@@ -19,6 +19,16 @@ export interface AcceptMessage<T = unknown> {
   ttl?: string;
   /** An absolute expiration instead of a TTL. */
   expiration?: Date;
+  /**
+   * Not delivered before this time (stored in NEXT_RETRY, the seed's "not before"); a time past
+   * is due at once. Not with `delay`.
+   */
+  deliverAt?: Date;
+  /**
+   * Not delivered before INSERTED + this duration (the database clock): milliseconds, '30s', '5m'
+   * or ISO-8601 'PT5M'. Not with `deliverAt`.
+   */
+  delay?: number | string;
 }
 
 export interface AcceptResult {

@@ -21,6 +21,7 @@ export type {
   MessageCounts,
 } from './inbox-message';
 export { MessageAcceptor } from './acceptor/message-acceptor.service';
+export type { AcceptOptions } from './accept-tx/caller-transaction';
 export {
   MessageManagement,
   type ListOptions,

@@ -1,5 +1,13 @@
 import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { isDuplicateKeyError } from '@holdfast/core/kit';
+import { isDuplicateKeyError, parseDuration, statement, type Duration } from '@holdfast/core/kit';
+import {
+  callerRunner,
+  joinTransaction,
+  type AcceptOptions,
+  type CallerTransaction,
+} from '../accept-tx/caller-transaction';
+import type { CorMessageAccept } from '../store/cor-message.accept';
+import { FAR_FUTURE } from '../store/next-retry';
 import { v7 as uuidv7 } from 'uuid';
 import { InvalidMessageError } from '../errors';
 import { InboxDelivery } from '../delivery/inbox-delivery.service';
@@ -53,15 +61,33 @@ export class MessageAcceptor {
     if (options.defaultTtl !== undefined) this.defaultTtl = defaultTtlToIso(options.defaultTtl);
   }
 
-  async accept<T>(message: AcceptMessage<T>): Promise<AcceptResult> {
+  /**
+   * Stores one message. With `options.manager` (or `queryRunner`), or inside a transaction of
+   * `@nestjs-cls/transactional`, it is written in that transaction: it exists only if the
+   * transaction commits, and the delivery is woken after the commit.
+   */
+  async accept<T>(message: AcceptMessage<T>, options?: AcceptOptions): Promise<AcceptResult> {
     const row = this.toRow(message);
+    const joining = this.transactionOf(options);
+    if (joining) {
+      const tx = await joining;
+      const inserted = await this.insertInTransaction(tx, [row], await this.clock.bindable());
+      this.countIn(tx, inserted.length, 1 - inserted.length);
+      return { id: row.id, accepted: inserted.length === 1 };
+    }
     const inserted = await this.insertOne(row);
     this.count(inserted ? 1 : 0, inserted ? 0 : 1);
     return { id: row.id, accepted: inserted };
   }
 
-  /** Accepts many messages: one multi-row INSERT per `acceptChunkSize` rows. Results keep the input order. */
-  async acceptAll<T>(messages: readonly AcceptMessage<T>[]): Promise<AcceptResult[]> {
+  /**
+   * Accepts many messages: one multi-row INSERT per `acceptChunkSize` rows. Results keep the input
+   * order. `options`: in the caller's transaction, as `accept`.
+   */
+  async acceptAll<T>(
+    messages: readonly AcceptMessage<T>[],
+    options?: AcceptOptions,
+  ): Promise<AcceptResult[]> {
     if (!Array.isArray(messages)) throw new InvalidMessageError('messages', messages, 'must be an array');
     const rows = messages.map((m, i) => this.toRow(m, i));
     const accepted = new Map<string, boolean>();
@@ -70,6 +96,20 @@ export class MessageAcceptor {
       if (accepted.has(row.id)) continue; // the same id twice in one call: the first one counts
       accepted.set(row.id, false);
       fresh.push(row);
+    }
+    const joining = this.transactionOf(options);
+    if (joining) {
+      const tx = await joining;
+      // One connection, the caller's: the chunks one after the other, INSERTED read once.
+      const now =
+        fresh.length > this.options.acceptChunkSize
+          ? ((await this.clock.bindable()) ?? (await tx.sql.nowMillis()))
+          : await this.clock.bindable();
+      for (const id of await this.insertInTransaction(tx, fresh, now)) accepted.set(id, true);
+      const results = this.results(rows, accepted);
+      const n = results.filter((r) => r.accepted).length;
+      this.countIn(tx, n, results.length - n);
+      return results;
     }
     // One INSERTED for the whole call (the database clock, read once): the chunks can then go
     // in parallel and the rows still sort in the caller's order (INSERTED, then the v7 ids).
@@ -93,6 +133,13 @@ export class MessageAcceptor {
       }),
     );
     if (failure) throw failure.error;
+    const results = this.results(rows, accepted);
+    const n = results.filter((r) => r.accepted).length;
+    this.count(n, results.length - n);
+    return results;
+  }
+
+  private results(rows: readonly NewMessageRow[], accepted: ReadonlyMap<string, boolean>): AcceptResult[] {
     const results: AcceptResult[] = [];
     const reported = new Set<string>();
     for (const row of rows) {
@@ -100,9 +147,86 @@ export class MessageAcceptor {
       reported.add(row.id);
       results.push({ id: row.id, accepted: first && accepted.get(row.id) === true });
     }
-    const n = results.filter((r) => r.accepted).length;
-    this.count(n, results.length - n);
     return results;
+  }
+
+  /**
+   * The caller's open transaction (see callerRunner), or undefined, found synchronously: an
+   * accept without one takes the same path (and the same promise hops) as before transactions.
+   */
+  private transactionOf(options: AcceptOptions | undefined): Promise<CallerTransaction> | undefined {
+    const sql = this.connection.acceptClient;
+    const inbox = { dataSource: sql.dataSource, dialect: sql.dialect };
+    const runner = callerRunner(options, inbox);
+    return runner ? joinTransaction(runner, inbox) : undefined;
+  }
+
+  /**
+   * Inserts the rows that do not exist yet in the caller's transaction; returns the ids stored.
+   * As outside a transaction, the common case (no id exists yet) is one INSERT per chunk; after a
+   * duplicate, the ids that exist are read and the others inserted. A duplicate must not end the
+   * caller's transaction: on PostgreSQL a failed statement aborts the whole transaction, so each
+   * insert runs under a savepoint there; MariaDB and SQLite undo only the failed statement.
+   * Nothing is retried: a deadlock or a lock wait timeout is the caller's transaction's to handle.
+   */
+  private async insertInTransaction(
+    tx: CallerTransaction,
+    rows: readonly NewMessageRow[],
+    now: Now,
+  ): Promise<string[]> {
+    const store = this.connection.accept.through(tx.sql);
+    const savepoints = tx.sql.dialect.name === 'postgres';
+    const size = this.options.acceptChunkSize;
+    const stored: string[] = [];
+    for (let i = 0; i < rows.length; i += size) {
+      const chunk = rows.slice(i, i + size);
+      if (await this.tryInsert(tx, store, chunk, now, savepoints)) {
+        stored.push(...chunk.map((r) => r.id));
+        continue;
+      }
+      const existing = await store.existingIds(chunk.map((r) => r.id));
+      const todo = chunk.filter((r) => !existing.has(r.id));
+      if (!todo.length) continue;
+      if (await this.tryInsert(tx, store, todo, now, savepoints)) {
+        stored.push(...todo.map((r) => r.id));
+        continue;
+      }
+      // An id stored meanwhile by a transaction this one's snapshot does not see: row by row.
+      for (const row of todo)
+        if (await this.tryInsert(tx, store, [row], now, savepoints)) stored.push(row.id);
+    }
+    return stored;
+  }
+
+  /** true: inserted; false: a duplicate id (the caller's transaction goes on). */
+  private async tryInsert(
+    tx: CallerTransaction,
+    store: CorMessageAccept,
+    rows: NewMessageRow[],
+    now: Now,
+    savepoint: boolean,
+  ): Promise<boolean> {
+    if (savepoint) await tx.sql.execute(statement('SAVEPOINT holdfast_accept'));
+    try {
+      await store.insert(rows, now);
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+      if (savepoint) await tx.sql.execute(statement('ROLLBACK TO SAVEPOINT holdfast_accept'));
+      return false;
+    }
+    if (savepoint) await tx.sql.execute(statement('RELEASE SAVEPOINT holdfast_accept'));
+    return true;
+  }
+
+  /** count(), with the wake-up after the caller's commit. */
+  private countIn(tx: CallerTransaction, accepted: number, duplicates: number): void {
+    if (accepted) {
+      tx.afterCommit(() => {
+        this.metrics.accepted.add(accepted);
+        this.delivery?.wake();
+      });
+    }
+    if (duplicates) this.metrics.duplicates.add(duplicates);
   }
 
   private count(accepted: number, duplicates: number): void {
@@ -162,7 +286,7 @@ export class MessageAcceptor {
     const bad = (field: string, value: unknown, reason: string) =>
       new InvalidMessageError(field, value, reason, index);
     if (message === null || typeof message !== 'object') throw bad('message', message, 'must be an object');
-    const { id = uuidv7(), type, payload, encoding = 'json', ttl, expiration } = message;
+    const { id = uuidv7(), type, payload, encoding = 'json', ttl, expiration, deliverAt, delay } = message;
     if (typeof id !== 'string' || id.trim() === '') throw bad('id', id, 'must be a non-empty string');
     if (id.length > MAX_ID_LENGTH)
       throw bad('id', id, `is ${id.length} characters long; at most ${MAX_ID_LENGTH} fit`);
@@ -206,6 +330,15 @@ export class MessageAcceptor {
       expirationMs = expiration.getTime();
     }
     if (!parsedTtl && expirationMs === null) parsedTtl = this.defaultTtl;
+    const schedule = this.scheduleOf(deliverAt, delay, bad);
+    if (schedule.notBefore !== undefined && expirationMs !== null && schedule.notBefore >= expirationMs)
+      throw bad(
+        'deliverAt',
+        deliverAt,
+        `is not before the message's expiration (${new Date(expirationMs).toISOString()})`,
+      );
+    if (schedule.delayMs !== undefined && parsedTtl && schedule.delayMs >= parsedTtl.ms)
+      throw bad('delay', delay, `is not shorter than the message's ttl (${parsedTtl.iso})`);
 
     const row: NewMessageRow = {
       id,
@@ -218,8 +351,57 @@ export class MessageAcceptor {
       ttlMs: parsedTtl?.ms ?? null,
       expiration: expirationMs,
     };
+    if (schedule.notBefore !== undefined) row.notBefore = schedule.notBefore;
+    if (schedule.delayMs !== undefined) row.delayMs = schedule.delayMs;
     if (this.options.groupBy) row.group = this.groupOf(row, bad);
     return row;
+  }
+
+  /**
+   * `deliverAt` / `delay`: the seed's NEXT_RETRY ("not before"). A time the column cannot hold,
+   * or the pause marker's, is refused.
+   */
+  private scheduleOf(
+    deliverAt: unknown,
+    delay: unknown,
+    bad: (field: string, value: unknown, reason: string) => InvalidMessageError,
+  ): { notBefore?: number; delayMs?: number } {
+    const hasAt = deliverAt !== undefined && deliverAt !== null;
+    const hasDelay = delay !== undefined && delay !== null;
+    if (hasAt && hasDelay) throw bad('delay', delay, "give either 'deliverAt' or 'delay', not both");
+    // The last time NEXT_RETRY holds below the pause marker (a MySQL/MariaDB TIMESTAMP ends in 2038).
+    const latest = Math.min(FAR_FUTURE - 1, this.connection.store.on.t.maxMillis);
+    if (hasAt) {
+      if (!(deliverAt instanceof Date) || Number.isNaN(deliverAt.getTime()))
+        throw bad('deliverAt', deliverAt, 'must be a valid Date');
+      if (deliverAt.getTime() > latest)
+        throw bad(
+          'deliverAt',
+          deliverAt,
+          `is later than ${new Date(latest).toISOString()}, the latest NEXT_RETRY holds`,
+        );
+      return { notBefore: deliverAt.getTime() };
+    }
+    if (hasDelay) {
+      let ms: number;
+      try {
+        ms = parseDuration(delay as Duration, 'delay');
+      } catch {
+        throw bad(
+          'delay',
+          delay,
+          "must be a duration of 0 or more: milliseconds, '30s', '5m' or ISO-8601 'PT5M'",
+        );
+      }
+      if (ms > latest - Date.now())
+        throw bad(
+          'delay',
+          delay,
+          `ends later than ${new Date(latest).toISOString()}, the latest NEXT_RETRY holds`,
+        );
+      return ms > 0 ? { delayMs: Math.ceil(ms) } : {};
+    }
+    return {};
   }
 
   /**

@@ -5,7 +5,7 @@ import {
   statement,
   type Statement,
 } from '@holdfast/core/kit';
-import { CorMessageStatements } from './cor-message.base';
+import { CorMessageStatements, type CorMessageTable } from './cor-message.base';
 import type { NewMessageRow, Now } from './cor-message.rows';
 import {
   MAX_ID_LENGTH,
@@ -31,6 +31,14 @@ const ARRAY_COLUMNS: readonly { name: string; type: ColumnType; value: (r: NewMe
   { name: 'ttlms', type: { kind: 'bigint' }, value: (r) => r.ttlMs },
 ];
 
+/** The scheduling columns' arrays, bound only when a row of the insert is scheduled. */
+const SCHEDULE_COLUMNS: typeof ARRAY_COLUMNS = [
+  { name: 'nb', type: { kind: 'bigint' }, value: (r) => r.notBefore ?? null },
+  { name: 'dly', type: { kind: 'bigint' }, value: (r) => r.delayMs ?? null },
+];
+
+const scheduled = (r: NewMessageRow) => r.notBefore !== undefined || r.delayMs !== undefined;
+
 /** An INSERT of messages being built: its text so far and its binder (see runInsert). */
 interface PendingInsert {
   text: string;
@@ -43,6 +51,16 @@ interface PendingInsert {
 
 /** Accepting messages: which ids exist, and the inserts (with their group rows). */
 export class CorMessageAccept extends CorMessageStatements {
+  /**
+   * The same statements through another client (a caller's transaction): the table's facts (its
+   * layout, group table, NOTIFY channel) are read from this one's, live.
+   */
+  through(sql: SqlClient): CorMessageAccept {
+    const on = Object.create(this.on) as CorMessageTable;
+    Object.defineProperty(on, 'sql', { value: sql });
+    return new CorMessageAccept(on);
+  }
+
   /** The ids among `ids` that already exist. */
   async existingIds(ids: readonly string[]): Promise<Set<string>> {
     if (!ids.length) return new Set();
@@ -134,7 +152,14 @@ export class CorMessageAccept extends CorMessageStatements {
           : r.ttlMs !== null
             ? this.nowPlus(b, now, r.ttlMs)
             : 'NULL';
-      return `(${head}, ${inserted}, ${ttl}, ${expiration}, 0, NULL, NULL)`;
+      // NEXT_RETRY: the seed's "not before" (deliverAt, or INSERTED + delay); NULL is due now.
+      const notBefore =
+        r.notBefore !== undefined
+          ? this.t.at(b, r.notBefore)
+          : r.delayMs !== undefined
+            ? this.nowPlus(b, now, r.delayMs)
+            : 'NULL';
+      return `(${head}, ${inserted}, ${ttl}, ${expiration}, 0, ${notBefore}, NULL)`;
     });
     return this.runInsert(client, {
       text:
@@ -216,19 +241,26 @@ export class CorMessageAccept extends CorMessageStatements {
     groups?: readonly NewMessageRow[],
   ): Promise<number> {
     const b = new StatementBinder(this.d);
+    const withSchedule = rows.some(scheduled);
+    const columns = withSchedule ? [...ARRAY_COLUMNS, ...SCHEDULE_COLUMNS] : ARRAY_COLUMNS;
     const source = this.d.arraySource!(
-      ARRAY_COLUMNS.map(({ name, type, value }) => ({ name, type, placeholder: b.bind(rows.map(value)) })),
+      columns.map(({ name, type, value }) => ({ name, type, placeholder: b.bind(rows.map(value)) })),
     );
     const inserted = this.now(b, now);
     // EXPIRATION: absolute epoch ms, or INSERTED + the TTL (one clock value per statement).
     const expiration =
       `CASE WHEN u.exp IS NOT NULL THEN ${this.t.fromMillis('u.exp')} ` +
       `WHEN u.ttlms IS NOT NULL THEN i.ins + u.ttlms * INTERVAL '1 millisecond' END`;
+    // NEXT_RETRY: deliverAt, or INSERTED + delay; NULL (due now) when no row is scheduled.
+    const notBefore = withSchedule
+      ? `CASE WHEN u.nb IS NOT NULL THEN ${this.t.fromMillis('u.nb')} ` +
+        `WHEN u.dly IS NOT NULL THEN i.ins + u.dly * INTERVAL '1 millisecond' END`
+      : 'NULL';
     return this.runInsert(client, {
       text:
         `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
         `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) ` +
-        `SELECT u.id, u.enc, u.ns, u.name, u.rev, u.payload, i.ins, u.ttl, ${expiration}, 0, NULL, NULL ` +
+        `SELECT u.id, u.enc, u.ns, u.name, u.rev, u.payload, i.ins, u.ttl, ${expiration}, 0, ${notBefore}, NULL ` +
         `FROM (SELECT ${inserted} AS ins) i CROSS JOIN ${source}`,
       binder: b,
       rows: rows.length,

@@ -13,6 +13,10 @@ export interface NewMessageRow {
   ttlMs: number | null;
   /** … or an absolute one in epoch ms. */
   expiration: number | null;
+  /** Not before this time (epoch ms, `deliverAt`), written to NEXT_RETRY … */
+  notBefore?: number;
+  /** … or not before INSERTED + this many ms (`delay`). */
+  delayMs?: number;
   /** Its group (`groupBy`), written to `<prefix>HOLDFAST_INBOX_GROUP` in the same transaction. */
   group?: string;
 }

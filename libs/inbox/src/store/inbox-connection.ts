@@ -139,6 +139,11 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     return this.storesOnce().application.accept;
   }
 
+  /** The client on the application's pool (its DataSource is the one a caller's transaction must be on). */
+  get acceptClient(): SqlClient {
+    return this.applicationSql;
+  }
+
   private storesOnce(): {
     coordination: CorMessageStore;
     heartbeats: CorMessageStore;
