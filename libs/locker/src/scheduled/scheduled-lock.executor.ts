@@ -7,6 +7,7 @@ import {
   type SqlClient,
   type SqlClientOptions,
 } from '@holdfast/core/kit';
+import { ScheduledLockNotReadyError } from '../errors';
 import { ScheduledLockMetrics } from '../metrics/scheduled-lock.metrics';
 import { defaultInstanceId } from '../options/locker-options.schema';
 import { DEFAULT_LOCK_TABLE_NAMES, HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
@@ -209,7 +210,7 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
 
   private ready(): { sql: SqlClient; queries: LockQueryResolver } {
     if (!this.queries) {
-      throw new Error('ScheduledLockModule is not initialized yet (a job ran before onModuleInit)');
+      throw new ScheduledLockNotReadyError();
     }
     return { sql: this.sql, queries: this.queries };
   }
