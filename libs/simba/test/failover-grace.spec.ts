@@ -5,13 +5,8 @@
  * real replication, is test/cluster/pg-failover-grace.spec.ts.
  */
 import type { INestApplicationContext } from '@nestjs/common';
-import {
-  InvalidMutexNameError,
-  MutexContendServiceFactory,
-  MutexOwnerRepository,
-  OnMutexAcquired,
-} from '../src';
-import { readMutexStatus, TIMELINE_MARKER } from '../src/internal';
+import { InvalidMutexNameError, MutexContendServiceFactory, OnMutexAcquired } from '../src';
+import { MutexOwnerRepository, readMutexStatus, TIMELINE_MARKER } from '../src/internal';
 import {
   createSimbaApp,
   describeEachSimbaTable,
