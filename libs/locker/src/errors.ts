@@ -109,3 +109,37 @@ export class FileLockUnavailableError extends HoldfastError {
     );
   }
 }
+
+/**
+ * A @ScheduledLock() job ran before ScheduledLockModule finished its startup (onModuleInit: the
+ * lock table checked): the run is skipped as when the lock table is unreachable.
+ */
+export class ScheduledLockNotReadyError extends HoldfastError {
+  constructor() {
+    super(
+      'ScheduledLockModule is not initialized yet (a job ran before onModuleInit): start the job from ' +
+        'onApplicationBootstrap or later, or let @nestjs/schedule start it.',
+      'HOLDFAST_LOCKER_SCHEDULED_LOCK_NOT_READY',
+    );
+  }
+}
+
+/** A lock statement or a wait for a pooled connection took longer than its bound. */
+export class LockStatementTimeoutError extends HoldfastError {
+  constructor(
+    readonly what: string,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      `${what} took longer than ${timeoutMs} ms; the lock connection was destroyed and the next attempt opens a new one`,
+      'HOLDFAST_LOCKER_STATEMENT_TIMEOUT',
+    );
+  }
+}
+
+/** The locker was stopped while it waited for the lock (ends the wait; not thrown to the application). */
+export class LockerStoppedError extends HoldfastError {
+  constructor() {
+    super('The locker was stopped while waiting for the lock', 'HOLDFAST_LOCKER_STOPPED');
+  }
+}

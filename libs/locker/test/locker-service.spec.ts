@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { HoldfastTimers, monotonicMillis } from '@holdfast/core/kit';
 import { AbstractLocker, InvalidLockerError, LockerService, type LockerContext } from '@holdfast/locker';
 import { Test } from '@nestjs/testing';
+import { SchedulerRegistry, ScheduleModule } from '@nestjs/schedule';
 import { LockerModule } from '@holdfast/locker';
 import { lockerInstance, sleep, waitUntil } from './locker-test-kit';
 
@@ -54,7 +55,7 @@ class FakeLocker extends AbstractLocker {
 }
 
 describe('LockerService with a custom locker', () => {
-  const make = async (store: FakeStore, startup: 'block' | 'background' = 'block') =>
+  const make = async (store: FakeStore, startup: 'block' | 'background' = 'block', withSchedule = false) =>
     lockerInstance(
       {
         locker: { type: 'custom', useClass: FakeLocker },
@@ -72,8 +73,27 @@ describe('LockerService with a custom locker', () => {
           providers: [{ provide: FakeStore, useValue: store }],
           exports: [FakeStore],
         },
+        ...(withSchedule ? [ScheduleModule.forRoot()] : []),
       ],
     );
+
+  it("keeps its keep-alive timer in the app's SchedulerRegistry, found as Simba finds it", async () => {
+    const store = new FakeStore();
+    const instance = await make(store, 'block', true);
+    try {
+      await instance.init();
+      expect(instance.locker.isMaster).toBe(true);
+      const registry = instance.moduleRef.get(SchedulerRegistry);
+      const name = `holdfast:locker:keep-alive:${instance.locker.lockName}`;
+      await waitUntil(
+        () => registry.getTimeouts().includes(name),
+        5_000,
+        'the keep-alive timer in the registry',
+      );
+    } finally {
+      await instance.close();
+    }
+  });
 
   it('plugs in through { type: custom, useClass } with dependency injection, and releases on close', async () => {
     const store = new FakeStore();

@@ -7,6 +7,7 @@ import {
   readLockerStatus,
   ScheduledLock,
   ScheduledLockModule,
+  ScheduledLockNotReadyError,
   type ScheduledLockModuleOptions,
 } from '@holdfast/locker';
 import { ScheduledLockExecutor, SCHEDULED_LOCK_OPTIONS } from '@holdfast/locker/internal';
@@ -36,6 +37,26 @@ describe('ScheduledLockModule', () => {
   });
   afterAll(async () => {
     await dataSource.destroy();
+  });
+
+  it('a job run before the module started is skipped with ScheduledLockNotReadyError, not a bare Error', async () => {
+    // compile() builds the providers without running onModuleInit: the executor has no lock table yet.
+    const moduleRef = await Test.createTestingModule({
+      imports: [ScheduledLockModule.forRoot({ dataSource })],
+    }).compile();
+    const executor = moduleRef.get(ScheduledLockExecutor);
+    expect(() => executor['ready']()).toThrow(ScheduledLockNotReadyError);
+    expect(() => executor['ready']()).toThrow(
+      expect.objectContaining({ code: 'HOLDFAST_LOCKER_SCHEDULED_LOCK_NOT_READY' }),
+    );
+    let ran = false;
+    const meta = { name: 'early', lockAtMostFor: 5000, lockAtLeastFor: 0, where: 'Jobs.early' };
+    await expect(executor.run(meta, null, () => (ran = true), [])).resolves.toBeUndefined();
+    expect(ran).toBe(false);
+    expect(executor.jobs()).toEqual([
+      expect.objectContaining({ name: 'early', lastSkipReason: 'unavailable' }),
+    ]);
+    await moduleRef.close();
   });
 
   it('forRoot() needs no options and is global', () => {

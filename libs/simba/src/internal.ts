@@ -7,3 +7,5 @@ export { resolveSimbaOptions } from './options/simba-options.schema';
 export { SIMBA_MUTEX_TABLE } from './store/simba-mutex.table';
 export { readMutexStatus, selectMutexStatus, toMutexStatus, type MutexStatus } from './store/mutex-status';
 export { TIMELINE_MARKER } from './store/failover-grace';
+// Simba's reads of its own table (its repository and the row it returns): the dashboard's and tests'.
+export { MutexOwnerRepository, MutexOwnerEntity } from './mutex/mutex-owner.repository';

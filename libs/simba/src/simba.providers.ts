@@ -1,6 +1,7 @@
 import type { Provider } from '@nestjs/common';
 import { DatabaseResolver } from '@holdfast/core/kit';
 import { SimbaExplorer } from './explorer/simba.explorer';
+import { SimbaOrchestrator } from './explorer/simba.orchestrator';
 import { SimbaHealthIndicator } from './health/simba.health';
 import { SimbaMetrics } from './metrics/simba.metrics';
 import { SimbaLocker } from './locker/simba-locker';
@@ -32,6 +33,7 @@ export function createSimbaProviders(): Provider[] {
     MutexOwnerRepository,
     SimbaLocker,
     SimbaHealthIndicator,
+    SimbaOrchestrator,
     SimbaExplorer,
   ];
 }

@@ -11,7 +11,6 @@ import {
   MutexContendRegistry,
   MutexContendServiceFactory,
   MutexContenderProvider,
-  MutexOwnerRepository,
   OnMutexAcquired,
   SimbaDisabledError,
   SimbaHealthIndicator,
@@ -19,6 +18,7 @@ import {
   SimbaModule,
   type SimbaModuleOptions,
 } from '../src';
+import { MutexOwnerRepository } from '../src/internal';
 import { freshMutex, RecordingContender, sleepMs } from './simba-test.support';
 
 jest.setTimeout(60_000);

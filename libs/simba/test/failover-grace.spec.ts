@@ -8,10 +8,10 @@ import type { INestApplicationContext } from '@nestjs/common';
 import {
   InvalidMutexNameError,
   MutexContendServiceFactory,
-  MutexOwnerRepository,
   OnMutexAcquired,
   readSimbaStatus,
 } from '../src';
+import { MutexOwnerRepository } from '../src/internal';
 import { TIMELINE_MARKER } from '@holdfast/core/kit';
 import {
   createSimbaApp,

@@ -3,13 +3,8 @@
  * not-found error, on Holdfast's table and on Simba's own DDL.
  */
 import type { INestApplicationContext } from '@nestjs/common';
-import {
-  InvalidMutexNameError,
-  MutexContendServiceFactory,
-  MutexOwnerEntity,
-  MutexOwnerNotFoundError,
-  MutexOwnerRepository,
-} from '../src';
+import { InvalidMutexNameError, MutexContendServiceFactory, MutexOwnerNotFoundError } from '../src';
+import { MutexOwnerEntity, MutexOwnerRepository } from '../src/internal';
 import {
   createSimbaApp,
   describeEachSimbaTable,

@@ -8,12 +8,8 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { describeEachDatabase } from '@holdfast/testing';
 import { InvalidOptionsError } from '@holdfast/core';
-import {
-  InvalidMutexNameError,
-  MutexContendServiceFactory,
-  MutexOwnerRepository,
-  type MutexContendService,
-} from '../src';
+import { InvalidMutexNameError, MutexContendServiceFactory, type MutexContendService } from '../src';
+import { MutexOwnerRepository } from '../src/internal';
 import { resolveSimbaOptions } from '../src/options/simba-options.schema';
 import { createSimbaApp, waitUntil } from './simba-test.support';
 

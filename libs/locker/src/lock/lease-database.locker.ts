@@ -102,7 +102,7 @@ export class LeaseDatabaseLocker extends AbstractLocker {
       { id: this.context.lockName, holder, leaseMillis: this.leaseMillis },
       ownToo,
     );
-    const changed = await this.run('Acquiring the lease', (sql) => sql.execute(acquire.sql, acquire.params));
+    const changed = await this.run('Acquiring the lease', (sql) => sql.execute(acquire));
     if (changed !== 1) return false;
     this.validUntilMono = sent + this.leaseMillis - this.safetyMargin;
     return true;
@@ -115,7 +115,7 @@ export class LeaseDatabaseLocker extends AbstractLocker {
       holder: this.context.holderId,
       leaseMillis: this.leaseMillis,
     });
-    const changed = await this.run('Renewing the lease', (sql) => sql.execute(renew.sql, renew.params));
+    const changed = await this.run('Renewing the lease', (sql) => sql.execute(renew));
     if (changed !== 1) return false;
     // The database set expiry = its now + lease, and its now is not earlier than our `sent`.
     this.validUntilMono = sent + this.leaseMillis - this.safetyMargin;
@@ -131,7 +131,7 @@ export class LeaseDatabaseLocker extends AbstractLocker {
     if (!this.sql) return; // never configured (startup failed before)
     const release = this.queries.releaseLease(this.context.lockName, this.context.holderId);
     try {
-      await this.run('Releasing the lease', (sql) => sql.execute(release.sql, release.params));
+      await this.run('Releasing the lease', (sql) => sql.execute(release));
     } finally {
       // A stopped instance keeps no pooled connection checked out; the next start takes a new one.
       // Retired rather than destroyed: a read already queued behind the release still gets its answer.
@@ -156,7 +156,7 @@ export class LeaseDatabaseLocker extends AbstractLocker {
   override async holder(): Promise<string | undefined> {
     const read = this.queries.readRow(this.context.lockName);
     const [row] = await this.run('Reading the lease', (sql) =>
-      sql.query<{ broker_name: unknown; time: unknown; now: unknown }>(read.sql, read.params),
+      sql.query<{ broker_name: unknown; time: unknown; now: unknown }>(read),
     );
     if (!row || row.broker_name == null || row.time == null) return undefined;
     if (row.broker_name === FAILOVER_GRACE_HOLDER) return undefined; // nobody: the row is in its grace

@@ -1,25 +1,12 @@
 import {
   declarePoolNeed,
   destroyRunnerConnection,
-  HoldfastError,
   SqlClient,
   watchRunnerSocket,
   withTimeout,
 } from '@holdfast/core/kit';
 import type { QueryRunner } from 'typeorm';
-
-/** A lock statement or a wait for a pooled connection took longer than its bound. */
-export class LockStatementTimeoutError extends HoldfastError {
-  constructor(
-    readonly what: string,
-    readonly timeoutMs: number,
-  ) {
-    super(
-      `${what} took longer than ${timeoutMs} ms; the lock connection was destroyed and the next attempt opens a new one`,
-      'HOLDFAST_LOCKER_STATEMENT_TIMEOUT',
-    );
-  }
-}
+import { LockStatementTimeoutError } from '../errors';
 
 /**
  * The one connection a database locker runs on: taken from the DataSource's pool once and kept

@@ -59,16 +59,16 @@ export class RowLockTransaction implements HeldTransaction {
       }
       await runner.startTransaction();
       const lockRow = queries.lockRow(lockName);
-      const rows = await tx.query(lockRow.sql, lockRow.params);
+      const rows = await tx.query(lockRow);
       if (rows.length === 0) {
         await runner.rollbackTransaction();
         return false;
       }
       if (idleTimeout > 0) {
-        for (const s of queries.holdTimeouts(idleTimeout)) await tx.query(s.sql, s.params);
+        for (const s of queries.holdTimeouts(idleTimeout)) await tx.query(s);
       }
       const claim = queries.claimRow(lockName, holderId);
-      await tx.execute(claim.sql, claim.params);
+      await tx.execute(claim);
       this.holding = true;
       this.begunBySql = false;
       return true;
@@ -84,7 +84,11 @@ export class RowLockTransaction implements HeldTransaction {
       await runner.query('ROLLBACK');
       return false;
     }
-    const result = (await runner.query(attempt.sql, [...attempt.params], true)) as { records?: unknown[] };
+    // On the QueryRunner itself, not a SqlClient: the compound opens the transaction that holds the
+    // lock on this reserved connection, and its first result set (the `held` row) comes only in
+    // TypeORM's structured result.
+    const { sql, params } = attempt;
+    const result = (await runner.query(sql, [...params], true)) as { records?: unknown[] };
     // The compound's SELECT comes as a result set of its own, before the compound's OK.
     const [rows] = (result.records ?? []) as { held?: unknown }[][];
     return Array.isArray(rows) && Number(rows[0]?.held) === 1;
@@ -95,9 +99,7 @@ export class RowLockTransaction implements HeldTransaction {
     const { connection, queries, lockName } = this.context;
     try {
       const touch = queries.touchRow(lockName);
-      const changed = await connection.run('Keep-alive of the lock', (tx) =>
-        tx.execute(touch.sql, touch.params),
-      );
+      const changed = await connection.run('Keep-alive of the lock', (tx) => tx.execute(touch));
       if (changed === 1) return true;
     } catch {
       // The connection is destroyed: the transaction, and the row lock with it, are gone.

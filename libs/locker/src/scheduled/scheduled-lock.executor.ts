@@ -7,6 +7,7 @@ import {
   type SqlClient,
   type SqlClientOptions,
 } from '@holdfast/core/kit';
+import { ScheduledLockNotReadyError } from '../errors';
 import { ScheduledLockMetrics } from '../metrics/scheduled-lock.metrics';
 import { defaultInstanceId } from '../options/locker-options.schema';
 import { DEFAULT_LOCK_TABLE_NAMES, HOLDFAST_LOCK_TABLE } from '../store/holdfast-lock.table';
@@ -77,7 +78,7 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
       queries.failoverGrace = true;
       const marker = queries.ensureTimelineMarker();
       // A startup statement: on the application's pool (the lease lane opens with the others at bootstrap).
-      if (marker) await this.applicationSql.execute(marker.sql, marker.params);
+      if (marker) await this.applicationSql.execute(marker);
     }
     this.queries = queries;
   }
@@ -177,7 +178,7 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
     await this.ensureRow(meta.name);
     const holder = `${this.instanceId}:${++this.serial}`.slice(0, 250);
     const acquire = queries.acquireLease({ id: meta.name, holder, leaseMillis: meta.lockAtMostFor });
-    const changed = await sql.execute(acquire.sql, acquire.params);
+    const changed = await sql.execute(acquire);
     return changed === 1 ? holder : undefined;
   }
 
@@ -186,7 +187,7 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
     const { sql, queries } = this.ready();
     const keepFor = meta.lockAtMostFor - meta.lockAtLeastFor;
     const shorten = queries.shortenLease({ id: meta.name, holder, leaseMillis: keepFor });
-    await sql.execute(shorten.sql, shorten.params);
+    await sql.execute(shorten);
   }
 
   private ensureRow(name: string): Promise<void> {
@@ -195,9 +196,9 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
       const { sql, queries } = this.ready();
       row = (async () => {
         const exists = queries.rowExists(name);
-        if ((await sql.query(exists.sql, exists.params)).length > 0) return;
+        if ((await sql.query(exists)).length > 0) return;
         const ensure = queries.ensureRow(name);
-        await sql.execute(ensure.sql, ensure.params).catch((error: unknown) => {
+        await sql.execute(ensure).catch((error: unknown) => {
           if (!isDuplicateKeyError(error)) throw error;
         });
       })();
@@ -209,7 +210,7 @@ export class ScheduledLockExecutor extends HoldfastDatabase implements OnModuleI
 
   private ready(): { sql: SqlClient; queries: LockQueryResolver } {
     if (!this.queries) {
-      throw new Error('ScheduledLockModule is not initialized yet (a job ran before onModuleInit)');
+      throw new ScheduledLockNotReadyError();
     }
     return { sql: this.sql, queries: this.queries };
   }

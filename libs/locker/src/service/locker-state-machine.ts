@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { HoldfastError, keepProcessAlive, monotonicMillis, OutageLog } from '@holdfast/core/kit';
+import { keepProcessAlive, monotonicMillis, OutageLog } from '@holdfast/core/kit';
 import type { LockLostReason } from '../decorators/on-lock.decorators';
 import type { Locker } from '../lock/locker.interface';
 import type { LockerMetrics } from '../metrics/locker.metrics';
@@ -7,15 +7,10 @@ import type { ResolvedLockerOptions } from '../locker.options';
 import type { LockHandlersExplorer } from '../explorer/lock-handlers.explorer';
 import type { LockerTimers } from './locker-timers';
 import { whileListeningForShutdown } from './shutdown-signals';
+import { LockerStoppedError } from '../errors';
 
 /** idle: not started; standby: waiting for the lock; master: holds it; stopped: shut down. */
 export type LockerRole = 'idle' | 'standby' | 'master' | 'stopped';
-
-class LockerStoppedError extends HoldfastError {
-  constructor() {
-    super('The locker was stopped while waiting for the lock', 'HOLDFAST_LOCKER_STOPPED');
-  }
-}
 
 /**
  * The master/standby state machine (ActiveMQ's LockableServiceSupport): waits for the lock,

@@ -6,10 +6,9 @@ import {
   OnApplicationBootstrap,
   OnApplicationShutdown,
   OnModuleInit,
-  Optional,
 } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
-import { SchedulerRegistry } from '@nestjs/schedule';
+import { findSchedulerRegistry } from '@holdfast/core/kit';
 import { LOCKER_OPTIONS } from '../locker.tokens';
 import { LockerMetrics } from '../metrics/locker.metrics';
 import type { ResolvedLockerOptions } from '../locker.options';
@@ -42,9 +41,8 @@ export class LockerService
     private readonly moduleRef: ModuleRef,
     private readonly database: LockerDatabase,
     handlers: LockHandlersExplorer,
-    @Optional() registry?: SchedulerRegistry,
   ) {
-    this.timers = new LockerTimers(options.lockName, registry);
+    this.timers = new LockerTimers(options.lockName);
     this.machine = new LockerStateMachine(options, handlers, this.metrics, this.timers, this.logger);
     this.metrics.observeRole(options.lockName, () => this.isMaster);
     // Only a lock that takes keep-alives (lockKeepAlivePeriod > 0) has an age worth alerting on.
@@ -96,6 +94,8 @@ export class LockerService
   }
 
   async onModuleInit(): Promise<void> {
+    // The app's SchedulerRegistry, found as Simba finds it (core's one helper).
+    this.timers.useRegistry(findSchedulerRegistry(this.moduleRef));
     if (!this.options.useLock) return;
     const locker = await createLocker(this.options, this.moduleRef);
     this.machine.locker = locker;

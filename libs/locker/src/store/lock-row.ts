@@ -45,12 +45,12 @@ export async function prepareLockRow(
   if (failoverGrace && failoverGraceApplies(sql.dialect, names, id?.kind)) {
     queries.failoverGrace = true;
     const marker = queries.ensureTimelineMarker();
-    if (marker) await sql.execute(marker.sql, marker.params);
+    if (marker) await sql.execute(marker);
   }
   const exists = queries.rowExists(lockName);
-  if ((await sql.query(exists.sql, exists.params)).length === 0) {
+  if ((await sql.query(exists)).length === 0) {
     const ensure = queries.ensureRow(lockName);
-    await sql.execute(ensure.sql, ensure.params);
+    await sql.execute(ensure);
   }
   return queries;
 }

@@ -1,9 +1,10 @@
 import {
   SchemaManager,
-  statement,
+  StatementBinder,
   tableName,
   toNumber,
   type SqlClient,
+  type SqlDialect,
   type Statement,
 } from '@holdfast/core/kit';
 import { HOLDFAST_LOCK_TABLE } from './holdfast-lock.table';
@@ -20,12 +21,13 @@ export interface LockStatus {
 /**
  * The statement that reads every lock row of `table` (HOLDFAST_LOCK under its prefix). The
  * timeline marker of the failover grace is a row, not a lock: left out (by its holder, a string
- * column on every layout; the name is a constant, not a value from outside).
+ * column on every layout), the marker's name bound through `dialect`'s placeholders.
  */
-export function selectLockStatus(table: string): Statement {
-  return statement(
-    `SELECT ID AS lock_id, BROKER_NAME AS broker_name, TIME AS lock_time FROM ${table} ` +
-      `WHERE BROKER_NAME IS NULL OR BROKER_NAME <> '${TIMELINE_MARKER}' ORDER BY ID`,
+export function selectLockStatus(table: string, dialect: Pick<SqlDialect, 'placeholder'>): Statement {
+  const select = `SELECT ID AS lock_id, BROKER_NAME AS broker_name, TIME AS lock_time FROM ${table}`;
+  const b = new StatementBinder(dialect);
+  return b.statement(
+    `${select} WHERE BROKER_NAME IS NULL OR BROKER_NAME <> ${b.bind(TIMELINE_MARKER)} ORDER BY ID`,
   );
 }
 
@@ -48,7 +50,6 @@ export async function readLockStatus(sql: SqlClient, prefix: string): Promise<Lo
   const table = tableName(prefix, HOLDFAST_LOCK_TABLE.name);
   if (!(await new SchemaManager(sql).tableExists(table))) return null;
   const now = await sql.nowMillis();
-  const s = selectLockStatus(table);
-  const rows = await sql.query(s.sql, s.params);
+  const rows = await sql.query(selectLockStatus(table, sql.dialect));
   return rows.map((r) => toLockStatus(r, now));
 }

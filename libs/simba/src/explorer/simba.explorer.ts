@@ -1,11 +1,4 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-  type OnModuleInit,
-} from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { discoverHandlers, discoverInstances, discoverMethods } from '@holdfast/core/kit';
 import { InvalidMutexContenderError } from '../errors';
@@ -15,19 +8,14 @@ import {
   defaultContenderId,
   type MutexContender,
 } from '../mutex/mutex-contender';
-import { MutexContendRegistry } from '../mutex/mutex-contend.registry';
-import { SimbaConnection } from '../mutex/simba-connection';
-import { MutexContendServiceFactory } from '../mutex/mutex-contend-service.factory';
 import type { MutexState } from '../mutex/mutex-state';
-import { ContendServiceStatus, type MutexContendService } from '../mutex/mutex-contend.service';
 import {
   LEADER_ONLY,
   MUTEX_CONTENDER_PROVIDER,
   ON_MUTEX_ACQUIRED,
   ON_MUTEX_RELEASED,
 } from '../simba.constants';
-import { SIMBA_OPTIONS } from '../simba.tokens';
-import type { ResolvedSimbaOptions } from '../simba.options';
+import { SimbaOrchestrator } from './simba.orchestrator';
 
 type Handler = (state: MutexState) => unknown;
 
@@ -81,24 +69,17 @@ function assertContender(instance: Record<string, unknown>, declaredOn: string):
 }
 
 /**
- * Finds `@OnMutexAcquired`, `@OnMutexReleased` and `@LeaderOnly` methods and
- * `@MutexContenderProvider()` providers at module init, starts one contend service per mutex
- * for the methods and one per contender provider at bootstrap, and stops them (releasing the
- * rows) before shutdown. With `enabled: false` it creates and starts nothing.
+ * Simba's discovery, as `@nestjs/schedule`'s explorer: finds `@OnMutexAcquired`,
+ * `@OnMutexReleased` and `@LeaderOnly` methods and `@MutexContenderProvider()` providers at
+ * module init (one contender per decorated mutex, fanning out to its methods), checks them, and
+ * hands them to the {@link SimbaOrchestrator}, which runs them. It starts nothing itself.
  */
 @Injectable()
-export class SimbaExplorer implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger(SimbaExplorer.name);
-  /** Every contend service this explorer created: the decorated mutexes', then the contender providers'. */
-  private readonly services: MutexContendService[] = [];
-
+export class SimbaExplorer implements OnModuleInit {
   constructor(
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
-    private readonly factory: MutexContendServiceFactory,
-    private readonly registry: MutexContendRegistry,
-    @Inject(SIMBA_OPTIONS) private readonly options: ResolvedSimbaOptions,
-    private readonly connection: SimbaConnection,
+    private readonly orchestrator: SimbaOrchestrator,
   ) {}
 
   onModuleInit(): void {
@@ -129,47 +110,6 @@ export class SimbaExplorer implements OnModuleInit, OnApplicationBootstrap, Befo
       MUTEX_CONTENDER_PROVIDER,
       '@MutexContenderProvider()',
     ).map(({ instance, declaredOn }) => assertContender(instance, declaredOn));
-    if (!this.options.enabled) {
-      if (contenders.size || providers.length) {
-        this.logger.log(
-          `SimbaModule is disabled (enabled: false): not contending for ${[...new Set([...contenders.keys(), ...providers.map((p) => p.mutex)])].join(', ')}`,
-        );
-      }
-      return;
-    }
-    for (const c of contenders.values()) {
-      const service = this.factory.createMutexContendService(c);
-      this.registry.add(service);
-      this.services.push(service);
-    }
-    for (const provided of providers) {
-      const service = this.factory.createMutexContendService(provided);
-      // The registry answers per mutex: a decorated method's service for that mutex comes first.
-      if (!this.registry.get(provided.mutex)) this.registry.add(service);
-      this.services.push(service);
-    }
-  }
-
-  async onApplicationBootstrap(): Promise<void> {
-    if (!this.options.autoStart || !this.options.enabled || !this.services.length) return;
-    // Holdfast's connections first (ConnectionBudget): no round before they are open, and an
-    // instance the server has no room for starts nothing.
-    await this.connection.admitted();
-    for (const service of this.services) {
-      service.start();
-      this.logger.log(`Contending for mutex '${service.mutex}' as ${service.contenderId}`);
-    }
-  }
-
-  async beforeApplicationShutdown(): Promise<void> {
-    await Promise.all(
-      this.services
-        .filter((s) => s.status === ContendServiceStatus.RUNNING)
-        .map((s) =>
-          s
-            .stop()
-            .catch((error) => this.logger.warn(`Stopping mutex '${s.mutex}': ${(error as Error).message}`)),
-        ),
-    );
+    this.orchestrator.addContenders([...contenders.values()], providers);
   }
 }

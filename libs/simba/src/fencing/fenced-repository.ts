@@ -21,7 +21,7 @@ import {
   type Dialect,
   type Duration,
 } from '@holdfast/core/kit';
-import { FenceColumnNotFoundError, InvalidFencingTokenError, StaleFencingTokenError } from './fencing.errors';
+import { FenceColumnNotFoundError, InvalidFencingTokenError, StaleFencingTokenError } from '../errors';
 
 /** The property that keeps a row's fence when none is named. */
 export const DEFAULT_FENCE_PROPERTY = 'fence';

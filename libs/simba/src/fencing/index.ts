@@ -6,4 +6,3 @@ export {
   type FencedOptions,
   type FencedUpdateResult,
 } from './fenced-repository';
-export { InvalidFencingTokenError, FenceColumnNotFoundError, StaleFencingTokenError } from './fencing.errors';

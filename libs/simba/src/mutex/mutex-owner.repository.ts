@@ -66,7 +66,7 @@ export class MutexOwnerRepository {
     return await withTimeout(
       async () => {
         const bound = queries.timed(statement(queries), timeout);
-        const records = await sql.query<OwnerRecord>(bound.sql, bound.params);
+        const records = await sql.query<OwnerRecord>(bound);
         return records.map(
           (r) =>
             new MutexOwnerEntity(

@@ -199,7 +199,7 @@ export class MutexRepository implements BatchSource {
   members(group: string): Promise<string[]> {
     return this.bounded('-', 'member read', async () => {
       const s = this.queries.timed(this.queries.selectMembers(group), this.statementTimeoutMs);
-      const rows = await this.sql.query<{ owner_id: unknown }>(s.sql, s.params);
+      const rows = await this.sql.query<{ owner_id: unknown }>(s);
       return rows.map((r) => String(r.owner_id).trimEnd());
     });
   }
@@ -259,13 +259,13 @@ export class MutexRepository implements BatchSource {
   /** Runs `s` on `tx`, bounded server-side where the database can (MutexQueryResolver.timed). */
   private execute(tx: SqlClient, s: Statement): Promise<number> {
     const timed = this.queries.timed(s, this.statementTimeoutMs);
-    return tx.execute(timed.sql, timed.params);
+    return tx.execute(timed);
   }
 
   /** As `execute`, for a statement that returns rows. */
   private query<T>(tx: SqlClient, s: Statement, options?: StatementOptions): Promise<T[]> {
     const timed = this.queries.timed(s, this.statementTimeoutMs);
-    return tx.query<T>(timed.sql, timed.params, options);
+    return tx.query<T>(timed, options);
   }
 
   /**
@@ -276,7 +276,7 @@ export class MutexRepository implements BatchSource {
     const setup = this.queries.transactionTimeout(this.statementTimeoutMs);
     if (!write && !setup) return work(this.sql);
     return this.sql.transaction(async (tx) => {
-      if (setup) await tx.query(setup.sql, setup.params);
+      if (setup) await tx.query(setup);
       return work(tx);
     });
   }

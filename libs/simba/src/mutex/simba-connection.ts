@@ -65,7 +65,7 @@ export class SimbaConnection extends HoldfastDatabase implements OnModuleInit, O
   private async checkBusyTimeout(repository: MutexRepository): Promise<void> {
     const pragma = repository.queries.busyTimeout();
     if (!pragma) return;
-    const [row] = await repository.sql.query<Record<string, unknown>>(pragma.sql, pragma.params);
+    const [row] = await repository.sql.query<Record<string, unknown>>(pragma);
     const busy = Number(Object.values(row ?? {})[0]);
     if (Number.isFinite(busy) && busy >= this.options.transition) {
       this.logger.warn(

@@ -42,7 +42,7 @@ export async function readSimbaStatus(
   if (!(await new SchemaManager(sql).tableExists(table))) {
     return { databaseNow, table, mutexes: null, timeline: null };
   }
-  const rows = await sql.query(selectMutexStatus(table));
+  const rows = await sql.query(selectMutexStatus(table, sql.dialect));
   const [marker] = await sql.query<{ acquired_at: unknown }>(queries.select(TIMELINE_MARKER));
   return {
     databaseNow,

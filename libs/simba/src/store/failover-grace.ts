@@ -48,12 +48,11 @@ export class FailoverGrace {
   /** Creates the marker with the current timeline if the table has none (no grace for a new table). */
   ensureMarker(): Statement | undefined {
     if (!this.enabled) return undefined;
-    return {
-      sql:
-        `INSERT INTO ${this.table} (mutex, acquired_at, ttl_at, transition_at, owner_id, version) ` +
-        `SELECT $1, ${this.timeline}, 0, 0, '', 0 ON CONFLICT (mutex) DO NOTHING`,
-      params: [TIMELINE_MARKER],
-    };
+    const b = new StatementBinder(this.dialect);
+    return b.statement(
+      `INSERT INTO ${this.table} (mutex, acquired_at, ttl_at, transition_at, owner_id, version) ` +
+        `SELECT ${b.bind(TIMELINE_MARKER)}, ${this.timeline}, 0, 0, '', 0 ON CONFLICT (mutex) DO NOTHING`,
+    );
   }
 
   /**

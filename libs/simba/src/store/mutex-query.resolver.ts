@@ -92,7 +92,7 @@ export class MutexQueryResolver {
     // own bound (SqlDialect.withLockWaitTimeout).
     const timedWrites = writes.map((w) =>
       compound && d.withLockWaitTimeout
-        ? statement(d.withLockWaitTimeout(w.sql, timeoutMs), w.params)
+        ? rewritten(w, (sql) => d.withLockWaitTimeout!(sql, timeoutMs))
         : this.timed(w, timeoutMs),
     );
     if (compound) {
@@ -358,8 +358,7 @@ export class MutexQueryResolver {
    * the client-side timeout (and SQLite on the DataSource's busy timeout).
    */
   timed(bound: Statement, ms: number): Statement {
-    const sql = this.dialect.withStatementTimeout(bound.sql, ms);
-    return sql === bound.sql ? bound : statement(sql, bound.params);
+    return rewritten(bound, (sql) => this.dialect.withStatementTimeout(sql, ms));
   }
 
   /** SQLite: reads the connection's busy timeout (how long a statement waits for the write lock). */
@@ -367,6 +366,15 @@ export class MutexQueryResolver {
     const sql = this.dialect.busyTimeoutQuery();
     return sql === undefined ? undefined : statement(sql);
   }
+}
+
+/**
+ * `s` with its text rewritten by `rewrite` (wrapped in a timeout), its bound values kept: the
+ * rewrite adds no placeholder (as `StatementTemplate.withText`). `s` itself when nothing changed.
+ */
+function rewritten(s: Statement, rewrite: (sql: string) => string): Statement {
+  const sql = rewrite(s.sql);
+  return sql === s.sql ? s : { sql, params: s.params };
 }
 
 /**

@@ -1,4 +1,12 @@
-import { SchemaManager, tableName, toNumber, type SqlClient } from '@holdfast/core/kit';
+import {
+  SchemaManager,
+  StatementBinder,
+  tableName,
+  toNumber,
+  type SqlClient,
+  type SqlDialect,
+  type Statement,
+} from '@holdfast/core/kit';
 import { TIMELINE_MARKER } from './failover-grace';
 import { MEMBER_ROW_PREFIX, SIMBA_MUTEX_TABLE } from './simba-mutex.table';
 
@@ -24,16 +32,20 @@ export async function readMutexStatus(
   const now = await sql.nowMillis();
   const table = tableName(prefix, SIMBA_MUTEX_TABLE.name);
   if (!(await new SchemaManager(sql).tableExists(table))) return { databaseNow: now, mutexes: null };
-  const rows = await sql.query(selectMutexStatus(table));
+  const rows = await sql.query(selectMutexStatus(table, sql.dialect));
   return { databaseNow: now, mutexes: rows.map((row) => toMutexStatus(row, now)) };
 }
 
-/** The rows `toMutexStatus` reads, from the simba mutex table `table` (prefix included). */
-export function selectMutexStatus(table: string): string {
+/**
+ * The rows `toMutexStatus` reads, from the simba mutex table `table` (prefix included), the
+ * names it leaves out bound through `dialect`'s placeholders.
+ */
+export function selectMutexStatus(table: string, dialect: Pick<SqlDialect, 'placeholder'>): Statement {
   // The failover grace's timeline marker and the spread groups' member rows are rows of the table, not mutexes.
-  return (
-    `SELECT mutex, owner_id, acquired_at, ttl_at, transition_at FROM ${table} ` +
-    `WHERE mutex <> '${TIMELINE_MARKER}' AND mutex NOT LIKE '${MEMBER_ROW_PREFIX}%' ORDER BY mutex`
+  const select = `SELECT mutex, owner_id, acquired_at, ttl_at, transition_at FROM ${table}`;
+  const b = new StatementBinder(dialect);
+  return b.statement(
+    `${select} WHERE mutex <> ${b.bind(TIMELINE_MARKER)} AND mutex NOT LIKE ${b.bind(`${MEMBER_ROW_PREFIX}%`)} ORDER BY mutex`,
   );
 }
 
