@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
 import type { FailoverMetadata } from '../decorators/failover-options';
-import type { FailoverMetrics } from '../metrics/failover.metrics';
+import type { CallOutcome, FailoverMetrics } from '../metrics/failover.metrics';
 import type { ResolvedFailoverOptions } from '../failover.options';
 import type { PayloadCodec } from '../payload/payload-codec';
 import type { FailoverStore } from '../store/failover-store';
@@ -19,6 +19,20 @@ export interface FailoverInvocation {
   readonly instance: unknown;
   readonly upstream: Upstream;
   readonly args: unknown[];
+  /** What the call's span learns as it runs (only when a span records it). */
+  readonly trace?: CallTrace;
+}
+
+/** A call's outcome as its span reports it, and whether it shared another call's attempt. */
+export interface CallTrace {
+  outcome?: CallOutcome;
+  shared?: boolean;
+}
+
+/** Counts the call's outcome, and tells its span. */
+export function settle(metrics: FailoverMetrics, invocation: FailoverInvocation, outcome: CallOutcome): void {
+  metrics.call(invocation.meta.name, outcome);
+  if (invocation.trace) invocation.trace.outcome = outcome;
 }
 
 /**

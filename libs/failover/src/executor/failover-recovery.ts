@@ -4,7 +4,7 @@ import { markRecovered } from '../payload/referential';
 import { DatabaseClock } from '../store/database-clock';
 import { NOT_NOW, type FailoverEntry } from '../store/failover-store';
 import { StoreTimeoutError } from '../store/store-guard';
-import type { FailoverCall, FailoverParts } from './failover-call';
+import { settle, type FailoverCall, type FailoverParts } from './failover-call';
 import type { FailoverLookup } from './failover-lookup';
 import { guarded, storeClock } from './guarded-store';
 import type { RecoveredPayloadHandler } from './recovered-payload.handler';
@@ -31,7 +31,7 @@ export class FailoverRecovery {
     metrics.upstreamFailed(meta.name, error, mono);
     // An open circuit never called the upstream: always answer from the store if we can.
     if (meta.recoverOn && !isBrokenCircuitError(error) && !runtimes.recoverOn(meta, error)) {
-      metrics.call(meta.name, 'not-recoverable');
+      settle(metrics, call, 'not-recoverable');
       return Promise.reject(error);
     }
     const key = runtimes.key(runtime, call.rawKey);
@@ -91,7 +91,7 @@ export class FailoverRecovery {
     recovered: T | undefined,
   ): T | null | Promise<T | null> {
     if (recovered === undefined) return this.notRecovered<T>(call, key, error);
-    this.parts.metrics.call(call.meta.name, 'recovered');
+    settle(this.parts.metrics, call, 'recovered');
     return recovered;
   }
 
@@ -101,10 +101,10 @@ export class FailoverRecovery {
     const { metrics, options } = this.parts;
     const handled = await this.fromHandler(meta, { rawKey, key, args, error });
     if (handled !== undefined) {
-      metrics.call(meta.name, 'handler');
+      settle(metrics, call, 'handler');
       return handled as T;
     }
-    metrics.call(meta.name, 'failed');
+    settle(metrics, call, 'failed');
     if (options.exceptionPolicy === 'never-throw') return null;
     throw error;
   }
