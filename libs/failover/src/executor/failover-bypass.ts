@@ -1,7 +1,11 @@
 import type { Logger } from '@nestjs/common';
-import { FailoverKeyError, FailoverStoreException, MalformedPayloadError } from '../errors';
+import {
+  FailoverKeyError,
+  FailoverStoreException,
+  MalformedPayloadError,
+  PayloadDecryptionError,
+} from '../errors';
 import type { FailoverMetrics } from '../metrics/failover.metrics';
-import { PayloadDecryptionError } from '../store/encrypting-payload-column.resolver';
 
 /** Which part of Holdfast failed a call, leaving it to the upstream alone. */
 export type BypassCause = 'key' | 'codec' | 'cipher' | 'store';

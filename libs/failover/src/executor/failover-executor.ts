@@ -32,7 +32,8 @@ import { FailoverRecovery } from './failover-recovery';
 import { FailoverRuntimes } from './failover-runtimes';
 import { FailoverRegistry } from '../explorer/failover.registry';
 import { FailoverWriter } from './failover-writer';
-import { StoreWriteFailed, failoverStoreGuard, guarded } from './guarded-store';
+import { StoreWriteFailed } from '../errors';
+import { failoverStoreGuard, guarded } from './guarded-store';
 
 /**
  * Runs a @Failover method: calls the upstream (through a circuit breaker when configured),

@@ -1,7 +1,8 @@
 import type { FailoverMetadata } from '../decorators/failover-options';
 import { NOT_NOW, canFindNow, type FailoverEntry } from '../store/failover-store';
 import type { FailoverCall, FailoverParts } from './failover-call';
-import { StoreWriteFailed, guarded, storeClock } from './guarded-store';
+import { StoreWriteFailed } from '../errors';
+import { guarded, storeClock } from './guarded-store';
 
 /**
  * Reads one stored entry for a recovery: pending writes first, then the store (bounded, or

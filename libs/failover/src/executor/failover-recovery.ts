@@ -3,7 +3,7 @@ import type { FailoverMetadata } from '../decorators/failover-options';
 import { markRecovered } from '../payload/referential';
 import { DatabaseClock } from '../store/database-clock';
 import { NOT_NOW, type FailoverEntry } from '../store/failover-store';
-import { StoreTimeoutError } from '../store/store-guard';
+import { StoreTimeoutError } from '../errors';
 import { settle, type FailoverCall, type FailoverParts } from './failover-call';
 import type { FailoverLookup } from './failover-lookup';
 import { guarded, storeClock } from './guarded-store';
