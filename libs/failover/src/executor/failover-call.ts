@@ -1,13 +1,7 @@
-import type { Logger } from '@nestjs/common';
-import type { ModuleRef } from '@nestjs/core';
 import type { FailoverMetadata } from '../decorators/failover-options';
 import type { CallOutcome, FailoverMetrics } from '../metrics/failover.metrics';
-import type { ResolvedFailoverOptions } from '../failover.options';
-import type { PayloadCodec } from '../payload/payload-codec';
 import type { FailoverStore } from '../store/failover-store';
-import type { StoreGuard } from '../store/store-guard';
-import type { FailoverRuntimes, Runtime } from './failover-runtimes';
-import type { FailoverWriter } from './failover-writer';
+import type { Runtime } from './failover-runtimes';
 
 /** The decorated method, as the decorator hands a call over. */
 export type Upstream = (...args: any[]) => unknown;
@@ -43,17 +37,4 @@ export interface FailoverCall extends FailoverInvocation {
   readonly runtime: Runtime;
   readonly store: FailoverStore;
   readonly rawKey: string;
-}
-
-/** What the executor's parts (keeper, lookup, recovery) share, built once per module. */
-export interface FailoverParts {
-  readonly options: ResolvedFailoverOptions;
-  readonly runtimes: FailoverRuntimes;
-  readonly writer: FailoverWriter;
-  /** Bounds every store wait of a caller, and skips the store while it is unreachable. */
-  readonly guard: StoreGuard;
-  readonly metrics: FailoverMetrics;
-  readonly codec: PayloadCodec;
-  readonly logger: Logger;
-  readonly moduleRef?: ModuleRef;
 }

@@ -1,39 +1,31 @@
-import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
-import { SchedulerRegistry } from '@nestjs/schedule';
-import { HoldfastError, HoldfastTimers } from '@holdfast/core/kit';
+import { Injectable } from '@nestjs/common';
+import type { ModuleRef } from '@nestjs/core';
+import { HoldfastError } from '@holdfast/core/kit';
 import type { FailoverMetadata } from '../decorators/failover-options';
-import { FAILOVER_KEY_GENERATOR, FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.tokens';
-import { FailoverOverrides } from '../explorer/failover-overrides';
-import { failoverJobName, getFailoverKeyGeneratorToken } from '../failover.tokens';
-import { FailoverMetrics } from '../metrics/failover.metrics';
-import type { KeyGenerator } from '../key/key-generator';
-import { moduleKeyGenerator } from '../key/module-key-generator';
-import type { ResolvedFailoverOptions } from '../failover.options';
-import { PayloadCodec } from '../payload/payload-codec';
+import { StoreWriteFailed } from '../errors';
+import { FailoverRegistry } from '../explorer/failover.registry';
+import type { FailoverMetrics } from '../metrics/failover.metrics';
 import type { FailoverStore } from '../store/failover-store';
 import type { StoreGuard } from '../store/store-guard';
 import { FailoverStores } from '../tenant/failover-stores';
-import { FailoverBypass, bypassCause } from './failover-bypass';
 import { FAILOVER_SPAN_ATTRIBUTES, withFailoverSpan } from '../tracing/failover-tracer';
+import { FailoverAnswers } from './failover-answers';
+import { bypassCause, type FailoverBypass } from './failover-bypass';
 import {
   settle,
   type CallTrace,
   type FailoverCall,
   type FailoverInvocation,
-  type FailoverParts,
   type Upstream,
 } from './failover-call';
-import { FailoverFlights } from './failover-flights';
-import { FailoverFreshness, type FreshnessRoutes } from './failover-freshness';
-import { FailoverKeeper } from './failover-keeper';
-import { FailoverLookup } from './failover-lookup';
-import { FailoverRecovery } from './failover-recovery';
-import { FailoverRuntimes } from './failover-runtimes';
-import { FailoverRegistry } from '../explorer/failover.registry';
-import { FailoverWriter } from './failover-writer';
-import { StoreWriteFailed } from '../errors';
-import { failoverStoreGuard, guarded } from './guarded-store';
+import type { FailoverFlights } from './failover-flights';
+import type { FailoverFreshness, FreshnessRoutes } from './failover-freshness';
+import type { FailoverKeeper } from './failover-keeper';
+import { FailoverParts } from './failover-parts';
+import type { FailoverRecovery } from './failover-recovery';
+import type { FailoverRuntimes } from './failover-runtimes';
+import type { FailoverWriter } from './failover-writer';
+import { guarded } from './guarded-store';
 
 /**
  * Runs a @Failover method: calls the upstream (through a circuit breaker when configured),
@@ -42,73 +34,42 @@ import { failoverStoreGuard, guarded } from './guarded-store';
  * decorated method by property injection.
  */
 @Injectable()
-export class FailoverExecutor implements OnApplicationShutdown {
-  private readonly logger = new Logger(FailoverExecutor.name);
-  /** Bounds every store wait of a caller, and skips the store while it is unreachable. */
+export class FailoverExecutor {
   private readonly storeGuard: StoreGuard;
   private readonly runtimes: FailoverRuntimes;
+  private readonly writer: FailoverWriter;
+  private readonly metrics: FailoverMetrics;
   private readonly keeper: FailoverKeeper;
   private readonly recovery: FailoverRecovery;
   private readonly bypass: FailoverBypass;
-  private readonly neverThrow: boolean;
-  private readonly flights = new FailoverFlights();
+  private readonly flights: FailoverFlights;
   private readonly freshness: FailoverFreshness;
+  private readonly neverThrow: boolean;
   private readonly routes: FreshnessRoutes = {
     proceed: <T>(call: FailoverCall) => this.flight<T>(call),
     refresh: <T>(call: FailoverCall) => this.call<T>(call),
   };
 
   constructor(
-    @Inject(FAILOVER_RESOLVED_OPTIONS) options: ResolvedFailoverOptions,
+    parts: FailoverParts,
+    answers: FailoverAnswers,
     private readonly stores: FailoverStores,
-    private readonly writer: FailoverWriter,
-    private readonly metrics: FailoverMetrics,
     private readonly registry: FailoverRegistry,
-    codec: PayloadCodec,
-    @Optional() moduleRef?: ModuleRef,
-    @Optional() schedulerRegistry?: SchedulerRegistry,
-    @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,
-    @Optional() @Inject(FAILOVER_KEY_GENERATOR) moduleKeys?: KeyGenerator,
-    @Optional() overrides?: FailoverOverrides,
   ) {
-    this.storeGuard = failoverStoreGuard(options.storeTimeout, this.logger);
-    this.bypass = new FailoverBypass(metrics, this.logger);
-    this.neverThrow = options.exceptionPolicy === 'never-throw';
-    // While the store is skipped, its ping (the global store's) tells when it answers again.
-    const ping = stores.ping();
-    if (ping) {
-      const probe = failoverJobName('store-probe', storeName);
-      this.storeGuard.probeWith(ping, new HoldfastTimers(schedulerRegistry), probe);
-    }
-    // The app's own FAILOVER_KEY_GENERATOR provider, else the module's (by `keys`).
-    const defaultKeys = () =>
-      overrides?.find<KeyGenerator>(FAILOVER_KEY_GENERATOR, getFailoverKeyGeneratorToken(storeName)) ??
-      moduleKeys ??
-      moduleKeyGenerator(options.keys);
-    this.runtimes = new FailoverRuntimes({ options, metrics, logger: this.logger, moduleRef, defaultKeys });
-    const parts: FailoverParts = {
-      options,
-      runtimes: this.runtimes,
-      writer,
-      guard: this.storeGuard,
-      metrics,
-      codec,
-      logger: this.logger,
-      moduleRef,
-    };
-    this.keeper = new FailoverKeeper(parts);
-    const lookup = new FailoverLookup(parts);
-    this.recovery = new FailoverRecovery(parts, lookup);
-    this.freshness = new FailoverFreshness(parts, lookup, this.flights);
+    ({ guard: this.storeGuard, runtimes: this.runtimes, writer: this.writer, metrics: this.metrics } = parts);
+    ({
+      keeper: this.keeper,
+      recovery: this.recovery,
+      freshness: this.freshness,
+      flights: this.flights,
+      bypass: this.bypass,
+    } = answers);
+    this.neverThrow = parts.options.exceptionPolicy === 'never-throw';
   }
 
   /** True while calls skip the store (it was unreachable moments ago): readiness should say so. */
   get storeSkipped(): boolean {
     return !this.storeGuard.closed;
-  }
-
-  onApplicationShutdown(): void {
-    this.storeGuard.stop();
   }
 
   /**

@@ -1,3 +1,4 @@
+import { Injectable } from '@nestjs/common';
 import type { FailoverStore } from '../store/failover-store';
 import type { CallTrace, FailoverCall } from './failover-call';
 
@@ -13,6 +14,7 @@ interface Flight {
  * the upstream again. The flight ends when its answer settles; the next call starts a new one.
  * Other processes run their own flights (nothing is shared through the store).
  */
+@Injectable()
 export class FailoverFlights {
   private readonly flights = new WeakMap<FailoverStore, Map<string, Flight>>();
 

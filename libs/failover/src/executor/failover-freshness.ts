@@ -1,6 +1,8 @@
-import { settle, type FailoverCall, type FailoverParts } from './failover-call';
-import type { FailoverFlights } from './failover-flights';
-import type { FailoverLookup } from './failover-lookup';
+import { Injectable } from '@nestjs/common';
+import { settle, type FailoverCall } from './failover-call';
+import { FailoverFlights } from './failover-flights';
+import { FailoverLookup } from './failover-lookup';
+import { FailoverParts } from './failover-parts';
 import { storeClock } from './guarded-store';
 
 /** How a call reaches the upstream: `proceed` as a caller would, `refresh` as a background refresh. */
@@ -15,6 +17,7 @@ export interface FreshnessRoutes {
  * key, in this process) refreshes it. Anything else (nothing stored, too old, the store skipped
  * or failing) goes to the upstream as without the window.
  */
+@Injectable()
 export class FailoverFreshness {
   constructor(
     private readonly parts: FailoverParts,

@@ -4,22 +4,29 @@ import { markRecovered } from '../payload/referential';
 import { DatabaseClock } from '../store/database-clock';
 import { NOT_NOW, type FailoverEntry } from '../store/failover-store';
 import { StoreTimeoutError } from '../errors';
-import { settle, type FailoverCall, type FailoverParts } from './failover-call';
-import type { FailoverLookup } from './failover-lookup';
+import { Injectable, Logger, Optional } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { settle, type FailoverCall } from './failover-call';
+import { FailoverLookup } from './failover-lookup';
+import { FailoverParts } from './failover-parts';
 import { guarded, storeClock } from './guarded-store';
 import type { RecoveredPayloadHandler } from './recovered-payload.handler';
 import { TIMED_OUT, scatter } from './scatter';
+
+const logger = new Logger('FailoverExecutor');
 
 /**
  * Answers a failed upstream call: the stored entry (or every stored slice, gathered and merged),
  * else the module's RecoveredPayloadHandler, else null or the upstream's error.
  */
+@Injectable()
 export class FailoverRecovery {
   private handler?: RecoveredPayloadHandler;
 
   constructor(
     private readonly parts: FailoverParts,
     private readonly lookups: FailoverLookup,
+    @Optional() private readonly moduleRef?: ModuleRef,
   ) {}
 
   /** The answer to `call`, whose upstream failed with `error`. */
@@ -112,7 +119,7 @@ export class FailoverRecovery {
   /** Scatter/gather recovery: every slice looked up, merged with `null` for missing ones. */
   private async gather<T>(call: FailoverCall, error: unknown): Promise<T | undefined> {
     const { meta, runtime, store, args } = call;
-    const { guard, metrics, logger, runtimes, options } = this.parts;
+    const { guard, metrics, runtimes, options } = this.parts;
     const splitter = runtime.splitter!;
     let payloads: Array<unknown | null>;
     if (meta.recoverAll || args.length === 0) {
@@ -168,7 +175,8 @@ export class FailoverRecovery {
     meta: FailoverMetadata,
     ctx: { rawKey: string; key: string; args: unknown[]; error: unknown },
   ): Promise<unknown> {
-    const { options, moduleRef, logger } = this.parts;
+    const { options } = this.parts;
+    const moduleRef = this.moduleRef;
     const handlerClass = options.recoveredPayloadHandler;
     if (!handlerClass) return undefined;
     try {
