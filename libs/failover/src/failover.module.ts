@@ -13,6 +13,7 @@ import { FailoverParts, FailoverStoreBreaker } from './executor/failover-parts';
 import { FailoverRecovery } from './executor/failover-recovery';
 import { FailoverRuntimes } from './executor/failover-runtimes';
 import { FailoverExplorer } from './explorer/failover.explorer';
+import { FailoverDeclarations, FailoverSummary } from './explorer/failover-summary';
 import { FailoverRegistry } from './explorer/failover.registry';
 import { FailoverWriter } from './executor/failover-writer';
 import { FailoverConfigurableModule } from './failover.module-definition';
@@ -59,6 +60,8 @@ import { PayloadColumnResolver } from './store/payload-column.resolver';
     FailoverAnswers,
     FailoverExecutor,
     FailoverRegistry,
+    FailoverDeclarations,
+    FailoverSummary,
     FailoverExplorer,
     FailoverCleanupService,
     FailoverHealthIndicator,
