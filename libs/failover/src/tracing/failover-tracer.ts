@@ -33,6 +33,8 @@ const SPAN_KIND_INTERNAL = 0;
 export const SPAN_STATUS_ERROR = 2;
 
 let api: OpenTelemetryTraceApi | null | undefined;
+/** The API's tracer, got once: it follows whichever SDK is registered, before or after. */
+let tracer: Tracer | undefined;
 
 /** The application's own `@opentelemetry/api`, loaded on first use; null without it. */
 function traceApi(): OpenTelemetryTraceApi | null {
@@ -70,7 +72,8 @@ export function withFailoverSpan<R>(
 ): Promise<R> {
   const otel = traceApi();
   if (!otel) return body(undefined);
-  const span = otel.trace.getTracer('@holdfast/failover').startSpan(`failover ${name}`, {
+  tracer ??= otel.trace.getTracer('@holdfast/failover');
+  const span = tracer.startSpan(`failover ${name}`, {
     kind: SPAN_KIND_INTERNAL,
     attributes: { [FAILOVER_SPAN_ATTRIBUTES.name]: name },
   });
