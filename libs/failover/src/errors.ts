@@ -145,3 +145,60 @@ export class DuplicateFailoverStoreError extends FailoverError {
     );
   }
 }
+
+/** A store wait that passed `storeTimeout`. */
+export class StoreTimeoutError extends FailoverError {
+  constructor(
+    readonly operation: string,
+    readonly timeoutMs: number,
+  ) {
+    super(
+      `Failover store ${operation} took longer than storeTimeout (${timeoutMs} ms): the call went on without the store`,
+      'HOLDFAST_FAILOVER_STORE_TIMEOUT',
+    );
+  }
+}
+
+/** The store is being skipped (the breaker is open). */
+export class StoreSkippedError extends FailoverError {
+  constructor() {
+    super('Failover store skipped: it was unreachable moments ago', 'HOLDFAST_FAILOVER_STORE_SKIPPED');
+  }
+}
+
+/** A stored value that cannot be decrypted: wrong key, other cipher, or tampered row. */
+export class PayloadDecryptionError extends FailoverStoreException {
+  constructor(
+    readonly failover: string,
+    reason: string,
+  ) {
+    super(
+      `Failover '${failover}': the stored payload cannot be decrypted (${reason}). ` +
+        `Check the encryption key; the row was left as it is.`,
+      'HOLDFAST_FAILOVER_PAYLOAD_DECRYPTION',
+    );
+  }
+}
+
+/**
+ * A write the writer already reported (logged and counted): a failure for the store breaker,
+ * never seen by a caller.
+ */
+export class StoreWriteFailed extends FailoverError {
+  constructor() {
+    super('Failover store write failed (already reported)', 'HOLDFAST_FAILOVER_STORE_WRITE_FAILED');
+  }
+}
+
+/**
+ * An argument the key generator cannot encode (a function, a symbol, a cycle): caught inside the
+ * generator and reported as FailoverKeyError with the argument's position.
+ */
+export class KeyEncodingError extends FailoverError {
+  constructor(
+    readonly path: string,
+    readonly reason: string,
+  ) {
+    super(reason, 'HOLDFAST_FAILOVER_KEY_ENCODING');
+  }
+}

@@ -2,8 +2,18 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { DatabaseResolver } from '@holdfast/core/kit';
 import { FailoverCleanupService } from './cleanup/failover-cleanup.service';
+import { FailoverAnswers } from './executor/failover-answers';
+import { FailoverBypass } from './executor/failover-bypass';
 import { FailoverExecutor } from './executor/failover-executor';
+import { FailoverFlights } from './executor/failover-flights';
+import { FailoverFreshness } from './executor/failover-freshness';
+import { FailoverKeeper } from './executor/failover-keeper';
+import { FailoverLookup } from './executor/failover-lookup';
+import { FailoverParts, FailoverStoreBreaker } from './executor/failover-parts';
+import { FailoverRecovery } from './executor/failover-recovery';
+import { FailoverRuntimes } from './executor/failover-runtimes';
 import { FailoverExplorer } from './explorer/failover.explorer';
+import { FailoverDeclarations, FailoverSummary } from './explorer/failover-summary';
 import { FailoverRegistry } from './explorer/failover.registry';
 import { FailoverWriter } from './executor/failover-writer';
 import { FailoverConfigurableModule } from './failover.module-definition';
@@ -37,8 +47,21 @@ import { PayloadColumnResolver } from './store/payload-column.resolver';
     FailoverMetrics,
     FailoverWriter,
     FailoverStores,
+    // The executor and its parts, one provider each (see executor/failover-answers.ts).
+    FailoverRuntimes,
+    FailoverStoreBreaker,
+    FailoverParts,
+    FailoverKeeper,
+    FailoverLookup,
+    FailoverRecovery,
+    FailoverFlights,
+    FailoverFreshness,
+    FailoverBypass,
+    FailoverAnswers,
     FailoverExecutor,
     FailoverRegistry,
+    FailoverDeclarations,
+    FailoverSummary,
     FailoverExplorer,
     FailoverCleanupService,
     FailoverHealthIndicator,

@@ -2,7 +2,6 @@ import type { Provider } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { DatabaseResolver } from '@holdfast/core/kit';
 import { FAILOVER_KEY_GENERATOR, FAILOVER_RESOLVED_OPTIONS } from './failover.tokens';
-import { FailoverOverrides } from './explorer/failover-overrides';
 import { moduleKeyGenerator } from './key/module-key-generator';
 import { getFailoverStoreToken } from './failover.tokens';
 import { FAILOVER_MODULE_OPTIONS } from './failover.module-definition';
@@ -37,6 +36,5 @@ export const storeProvider: Provider = {
     FailoverStoreQueryResolver,
     PayloadColumnResolver,
     DatabaseResolver,
-    FailoverOverrides,
   ],
 };

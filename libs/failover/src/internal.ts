@@ -18,3 +18,13 @@ export { SqlFailoverStore, type SqlFailoverStoreConfig } from './store/sql-failo
 export { DatabaseClock } from './store/database-clock';
 export { FAILOVER_STORE_TABLE } from './store/failover-store.table';
 export { selectFailoverStatus, toFailoverStatus, type FailoverStatus } from './store/failover-status';
+// The executor's parts, each a provider of FailoverModule (tests replace them with overrideProvider).
+export { FailoverParts, FailoverStoreBreaker } from './executor/failover-parts';
+export { FailoverAnswers } from './executor/failover-answers';
+export { FailoverRuntimes } from './executor/failover-runtimes';
+export { FailoverKeeper } from './executor/failover-keeper';
+export { FailoverLookup } from './executor/failover-lookup';
+export { FailoverRecovery } from './executor/failover-recovery';
+export { FailoverFreshness } from './executor/failover-freshness';
+export { FailoverFlights } from './executor/failover-flights';
+export { FailoverBypass } from './executor/failover-bypass';

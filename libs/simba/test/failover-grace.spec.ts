@@ -5,12 +5,7 @@
  * real replication, is test/cluster/pg-failover-grace.spec.ts.
  */
 import type { INestApplicationContext } from '@nestjs/common';
-import {
-  InvalidMutexNameError,
-  MutexContendServiceFactory,
-  OnMutexAcquired,
-  readSimbaStatus,
-} from '../src';
+import { InvalidMutexNameError, MutexContendServiceFactory, OnMutexAcquired, readSimbaStatus } from '../src';
 import { MutexOwnerRepository } from '../src/internal';
 import { TIMELINE_MARKER } from '@holdfast/core/kit';
 import {

@@ -47,6 +47,26 @@ export interface FailoverOptions {
   /** This failover's execution (overrides the module's `execution`). */
   execution?: ExecutionOptions;
   /**
+   * A fresh window: while the stored value is younger than this (by `AS_OF`, on the store's
+   * clock), a call answers with it and the upstream is not called. Past it, the upstream is
+   * called as without the option (and its failure answered from the store until `expiry`).
+   * At most `expiry`. Not with a `payloadSplitter`. Default: none (every call reaches the upstream).
+   */
+  fresh?: Duration;
+  /**
+   * Refresh-ahead (stale-while-revalidate) inside the fresh window: a call that finds the stored
+   * value older than this (but still fresh) is answered with it at once, and one background call
+   * of the upstream (per key, in this process) stores a newer value. Needs `fresh`, less than it.
+   */
+  refreshAfter?: Duration;
+  /**
+   * Single-flight: calls with the same key that arrive while one is running share its upstream
+   * call and its answer (the value, the stored value recovered, or the error), in this process.
+   * During an outage the upstream sees one attempt per key at a time instead of one per caller.
+   * The callers then share one answer object. Default false.
+   */
+  singleFlight?: boolean;
+  /**
    * The FailoverModule that serves this failover: the one registered with
    * `FailoverModule.forRoot({ name: store })`. Default: the module without a name.
    */
@@ -57,6 +77,10 @@ export interface FailoverOptions {
 export interface FailoverMetadata extends FailoverOptions {
   effectiveName: string;
   expiryMs: number;
+  /** The fresh window in ms (0: none). */
+  freshMs: number;
+  /** Refresh-ahead age in ms inside the fresh window, when set. */
+  refreshAfterMs?: number;
   /** `Class.method` it is declared on. */
   method: string;
 }
@@ -121,5 +145,35 @@ export function failoverMetadata(options: FailoverOptions, where: string): Failo
   } catch (error) {
     fail((error as Error).message);
   }
-  return { ...options, domain: ownDomain, effectiveName: ownDomain ?? name, expiryMs, method: where };
+  const duration = (value: Duration | undefined, option: string): number | undefined => {
+    if (value === undefined) return undefined;
+    try {
+      return parseDuration(value, option);
+    } catch (error) {
+      return fail((error as Error).message);
+    }
+  };
+  const freshMs = duration(options.fresh, 'fresh') ?? 0;
+  const refreshAfterMs = duration(options.refreshAfter, 'refreshAfter');
+  if (options.fresh !== undefined && !(freshMs > 0)) fail(`'fresh' must be a positive duration`);
+  if (freshMs > expiryMs)
+    fail(
+      `'fresh' (${freshMs} ms) must not be longer than 'expiry' (${expiryMs} ms): a value is served only until it expires`,
+    );
+  if (freshMs && options.payloadSplitter !== undefined)
+    fail(`'fresh' cannot be used with a 'payloadSplitter' (slices are stored apart)`);
+  if (refreshAfterMs !== undefined && !freshMs) fail(`'refreshAfter' needs 'fresh'`);
+  if (refreshAfterMs !== undefined && !(refreshAfterMs >= 0 && refreshAfterMs < freshMs))
+    fail(`'refreshAfter' (${refreshAfterMs} ms) must be less than 'fresh' (${freshMs} ms)`);
+  if (options.singleFlight !== undefined && typeof options.singleFlight !== 'boolean')
+    fail(`'singleFlight' must be a boolean, got ${JSON.stringify(options.singleFlight)}`);
+  return {
+    ...options,
+    domain: ownDomain,
+    effectiveName: ownDomain ?? name,
+    expiryMs,
+    freshMs,
+    refreshAfterMs,
+    method: where,
+  };
 }

@@ -1,7 +1,11 @@
-import type { Logger } from '@nestjs/common';
-import { FailoverKeyError, FailoverStoreException, MalformedPayloadError } from '../errors';
-import type { FailoverMetrics } from '../metrics/failover.metrics';
-import { PayloadDecryptionError } from '../store/encrypting-payload-column.resolver';
+import { Injectable, Logger } from '@nestjs/common';
+import {
+  FailoverKeyError,
+  FailoverStoreException,
+  MalformedPayloadError,
+  PayloadDecryptionError,
+} from '../errors';
+import { FailoverMetrics } from '../metrics/failover.metrics';
 
 /** Which part of Holdfast failed a call, leaving it to the upstream alone. */
 export type BypassCause = 'key' | 'codec' | 'cipher' | 'store';
@@ -25,13 +29,12 @@ export function bypassCause(error: unknown): BypassCause {
  * reports it: one warning per failover and cause (a cycle and a function in an argument are two
  * causes; the same cycle on every call is one), and `holdfast.failover.bypassed` on every call.
  */
+@Injectable()
 export class FailoverBypass {
   private readonly warned = new Set<string>();
+  private readonly logger = new Logger('FailoverExecutor');
 
-  constructor(
-    private readonly metrics: FailoverMetrics,
-    private readonly logger: Logger,
-  ) {}
+  constructor(private readonly metrics: FailoverMetrics) {}
 
   report(failover: string, cause: BypassCause, error: unknown): void {
     this.metrics.bypassed(failover, cause);

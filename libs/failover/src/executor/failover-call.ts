@@ -1,13 +1,7 @@
-import type { Logger } from '@nestjs/common';
-import type { ModuleRef } from '@nestjs/core';
 import type { FailoverMetadata } from '../decorators/failover-options';
-import type { FailoverMetrics } from '../metrics/failover.metrics';
-import type { ResolvedFailoverOptions } from '../failover.options';
-import type { PayloadCodec } from '../payload/payload-codec';
+import type { CallOutcome, FailoverMetrics } from '../metrics/failover.metrics';
 import type { FailoverStore } from '../store/failover-store';
-import type { StoreGuard } from '../store/store-guard';
-import type { FailoverRuntimes, Runtime } from './failover-runtimes';
-import type { FailoverWriter } from './failover-writer';
+import type { Runtime } from './failover-runtimes';
 
 /** The decorated method, as the decorator hands a call over. */
 export type Upstream = (...args: any[]) => unknown;
@@ -19,6 +13,20 @@ export interface FailoverInvocation {
   readonly instance: unknown;
   readonly upstream: Upstream;
   readonly args: unknown[];
+  /** What the call's span learns as it runs (only when a span records it). */
+  readonly trace?: CallTrace;
+}
+
+/** A call's outcome as its span reports it, and whether it shared another call's attempt. */
+export interface CallTrace {
+  outcome?: CallOutcome;
+  shared?: boolean;
+}
+
+/** Counts the call's outcome, and tells its span. */
+export function settle(metrics: FailoverMetrics, invocation: FailoverInvocation, outcome: CallOutcome): void {
+  metrics.call(invocation.meta.name, outcome);
+  if (invocation.trace) invocation.trace.outcome = outcome;
 }
 
 /**
@@ -29,17 +37,4 @@ export interface FailoverCall extends FailoverInvocation {
   readonly runtime: Runtime;
   readonly store: FailoverStore;
   readonly rawKey: string;
-}
-
-/** What the executor's parts (keeper, lookup, recovery) share, built once per module. */
-export interface FailoverParts {
-  readonly options: ResolvedFailoverOptions;
-  readonly runtimes: FailoverRuntimes;
-  readonly writer: FailoverWriter;
-  /** Bounds every store wait of a caller, and skips the store while it is unreachable. */
-  readonly guard: StoreGuard;
-  readonly metrics: FailoverMetrics;
-  readonly codec: PayloadCodec;
-  readonly logger: Logger;
-  readonly moduleRef?: ModuleRef;
 }

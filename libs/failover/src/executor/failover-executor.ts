@@ -1,28 +1,31 @@
-import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
-import { SchedulerRegistry } from '@nestjs/schedule';
-import { HoldfastError, HoldfastTimers } from '@holdfast/core/kit';
+import { Injectable } from '@nestjs/common';
+import type { ModuleRef } from '@nestjs/core';
+import { HoldfastError } from '@holdfast/core/kit';
 import type { FailoverMetadata } from '../decorators/failover-options';
-import { FAILOVER_KEY_GENERATOR, FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.tokens';
-import { FailoverOverrides } from '../explorer/failover-overrides';
-import { failoverJobName, getFailoverKeyGeneratorToken } from '../failover.tokens';
-import { FailoverMetrics } from '../metrics/failover.metrics';
-import type { KeyGenerator } from '../key/key-generator';
-import { moduleKeyGenerator } from '../key/module-key-generator';
-import type { ResolvedFailoverOptions } from '../failover.options';
-import { PayloadCodec } from '../payload/payload-codec';
+import { StoreWriteFailed } from '../errors';
+import { FailoverRegistry } from '../explorer/failover.registry';
+import type { FailoverMetrics } from '../metrics/failover.metrics';
 import type { FailoverStore } from '../store/failover-store';
 import type { StoreGuard } from '../store/store-guard';
 import { FailoverStores } from '../tenant/failover-stores';
-import { FailoverBypass, bypassCause } from './failover-bypass';
-import type { FailoverCall, FailoverInvocation, FailoverParts, Upstream } from './failover-call';
-import { FailoverKeeper } from './failover-keeper';
-import { FailoverLookup } from './failover-lookup';
-import { FailoverRecovery } from './failover-recovery';
-import { FailoverRuntimes } from './failover-runtimes';
-import { FailoverRegistry } from '../explorer/failover.registry';
-import { FailoverWriter } from './failover-writer';
-import { StoreWriteFailed, failoverStoreGuard, guarded } from './guarded-store';
+import { FAILOVER_SPAN_ATTRIBUTES, withFailoverSpan } from '../tracing/failover-tracer';
+import { FailoverAnswers } from './failover-answers';
+import { bypassCause, type FailoverBypass } from './failover-bypass';
+import {
+  settle,
+  type CallTrace,
+  type FailoverCall,
+  type FailoverInvocation,
+  type Upstream,
+} from './failover-call';
+import type { FailoverFlights } from './failover-flights';
+import type { FailoverFreshness, FreshnessRoutes } from './failover-freshness';
+import type { FailoverKeeper } from './failover-keeper';
+import { FailoverParts } from './failover-parts';
+import type { FailoverRecovery } from './failover-recovery';
+import type { FailoverRuntimes } from './failover-runtimes';
+import type { FailoverWriter } from './failover-writer';
+import { guarded } from './guarded-store';
 
 /**
  * Runs a @Failover method: calls the upstream (through a circuit breaker when configured),
@@ -31,56 +34,37 @@ import { StoreWriteFailed, failoverStoreGuard, guarded } from './guarded-store';
  * decorated method by property injection.
  */
 @Injectable()
-export class FailoverExecutor implements OnApplicationShutdown {
-  private readonly logger = new Logger(FailoverExecutor.name);
-  /** Bounds every store wait of a caller, and skips the store while it is unreachable. */
+export class FailoverExecutor {
   private readonly storeGuard: StoreGuard;
   private readonly runtimes: FailoverRuntimes;
+  private readonly writer: FailoverWriter;
+  private readonly metrics: FailoverMetrics;
   private readonly keeper: FailoverKeeper;
   private readonly recovery: FailoverRecovery;
   private readonly bypass: FailoverBypass;
+  private readonly flights: FailoverFlights;
+  private readonly freshness: FailoverFreshness;
   private readonly neverThrow: boolean;
+  private readonly routes: FreshnessRoutes = {
+    proceed: <T>(call: FailoverCall) => this.flight<T>(call),
+    refresh: <T>(call: FailoverCall) => this.call<T>(call),
+  };
 
   constructor(
-    @Inject(FAILOVER_RESOLVED_OPTIONS) options: ResolvedFailoverOptions,
+    parts: FailoverParts,
+    answers: FailoverAnswers,
     private readonly stores: FailoverStores,
-    private readonly writer: FailoverWriter,
-    private readonly metrics: FailoverMetrics,
     private readonly registry: FailoverRegistry,
-    codec: PayloadCodec,
-    @Optional() moduleRef?: ModuleRef,
-    @Optional() schedulerRegistry?: SchedulerRegistry,
-    @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,
-    @Optional() @Inject(FAILOVER_KEY_GENERATOR) moduleKeys?: KeyGenerator,
-    @Optional() overrides?: FailoverOverrides,
   ) {
-    this.storeGuard = failoverStoreGuard(options.storeTimeout, this.logger);
-    this.bypass = new FailoverBypass(metrics, this.logger);
-    this.neverThrow = options.exceptionPolicy === 'never-throw';
-    // While the store is skipped, its ping (the global store's) tells when it answers again.
-    const ping = stores.ping();
-    if (ping) {
-      const probe = failoverJobName('store-probe', storeName);
-      this.storeGuard.probeWith(ping, new HoldfastTimers(schedulerRegistry), probe);
-    }
-    // The app's own FAILOVER_KEY_GENERATOR provider, else the module's (by `keys`).
-    const defaultKeys = () =>
-      overrides?.find<KeyGenerator>(FAILOVER_KEY_GENERATOR, getFailoverKeyGeneratorToken(storeName)) ??
-      moduleKeys ??
-      moduleKeyGenerator(options.keys);
-    this.runtimes = new FailoverRuntimes({ options, metrics, logger: this.logger, moduleRef, defaultKeys });
-    const parts: FailoverParts = {
-      options,
-      runtimes: this.runtimes,
-      writer,
-      guard: this.storeGuard,
-      metrics,
-      codec,
-      logger: this.logger,
-      moduleRef,
-    };
-    this.keeper = new FailoverKeeper(parts);
-    this.recovery = new FailoverRecovery(parts, new FailoverLookup(parts));
+    ({ guard: this.storeGuard, runtimes: this.runtimes, writer: this.writer, metrics: this.metrics } = parts);
+    ({
+      keeper: this.keeper,
+      recovery: this.recovery,
+      freshness: this.freshness,
+      flights: this.flights,
+      bypass: this.bypass,
+    } = answers);
+    this.neverThrow = parts.options.exceptionPolicy === 'never-throw';
   }
 
   /** True while calls skip the store (it was unreachable moments ago): readiness should say so. */
@@ -88,14 +72,9 @@ export class FailoverExecutor implements OnApplicationShutdown {
     return !this.storeGuard.closed;
   }
 
-  onApplicationShutdown(): void {
-    this.storeGuard.stop();
-  }
-
   /**
-   * Written with `then` rather than `async` (like the recovery and the store guard): an
-   * `await` on a failed upstream resumes the function only to throw into it and catch again,
-   * which shows on a recovery answered by a SQLite read of a few microseconds.
+   * Runs one call of a @Failover method, inside a span `failover <name>` when an OpenTelemetry
+   * SDK records (its attributes say the outcome and whether the answer is stale).
    */
   execute<T>(
     meta: FailoverMetadata,
@@ -103,7 +82,41 @@ export class FailoverExecutor implements OnApplicationShutdown {
     upstream: Upstream,
     args: unknown[],
   ): Promise<T | null> {
-    const invocation: FailoverInvocation = { meta, instance, upstream, args };
+    return withFailoverSpan(meta.name, (span) => {
+      if (!span) return this.run<T>({ meta, instance, upstream, args });
+      const trace: CallTrace = {};
+      const traced = (): void => {
+        const { outcome, shared } = trace;
+        if (outcome) {
+          span.setAttribute(FAILOVER_SPAN_ATTRIBUTES.outcome, outcome);
+          if (outcome !== 'failed' && outcome !== 'not-recoverable')
+            span.setAttribute(
+              FAILOVER_SPAN_ATTRIBUTES.stale,
+              outcome === 'recovered' || outcome === 'handler',
+            );
+        }
+        if (shared) span.setAttribute(FAILOVER_SPAN_ATTRIBUTES.shared, true);
+      };
+      return this.run<T>({ meta, instance, upstream, args, trace }).then(
+        (value) => {
+          traced();
+          return value;
+        },
+        (error: unknown) => {
+          traced();
+          throw error;
+        },
+      );
+    });
+  }
+
+  /**
+   * Written with `then` rather than `async` (like the recovery and the store guard): an
+   * `await` on a failed upstream resumes the function only to throw into it and catch again,
+   * which shows on a recovery answered by a SQLite read of a few microseconds.
+   */
+  private run<T>(invocation: FailoverInvocation): Promise<T | null> {
+    const { meta } = invocation;
     try {
       // A tenant refused (no tenant, or an unknown one with `strict`) throws here: that is the
       // policy the application chose, not a failure of the store.
@@ -126,7 +139,7 @@ export class FailoverExecutor implements OnApplicationShutdown {
   }
 
   private executeWith<T>(invocation: FailoverInvocation, store: FailoverStore): Promise<T | null> {
-    const { meta, instance, upstream, args } = invocation;
+    const { meta, instance, upstream, args, trace } = invocation;
     const runtime = this.runtimes.get(meta);
     let rawKey: string;
     try {
@@ -137,7 +150,42 @@ export class FailoverExecutor implements OnApplicationShutdown {
       this.bypass.report(meta.name, 'key', keyError);
       return this.plain<T>(invocation);
     }
-    return this.call<T>({ meta, instance, upstream, args, runtime, store, rawKey });
+    const call: FailoverCall = { meta, instance, upstream, args, trace, runtime, store, rawKey };
+    if (meta.freshMs) return this.freshness.serve<T>(call, this.routes);
+    return this.flight<T>(call);
+  }
+
+  /** The call, sharing the attempt of a call with its key already running when `singleFlight`. */
+  private flight<T>(call: FailoverCall): Promise<T | null> {
+    if (!call.meta.singleFlight) return this.call<T>(call);
+    const { answer, trace, shared } = this.flights.join(call, (flightCall) => this.call<T>(flightCall));
+    if (!shared) {
+      // The caller that started the flight: its outcome is the flight's (counted once, by it).
+      if (!call.trace) return answer;
+      const told = () => {
+        call.trace!.outcome = trace.outcome;
+      };
+      return answer.then(
+        (value) => (told(), value),
+        (error: unknown) => {
+          told();
+          throw error;
+        },
+      );
+    }
+    // A caller that joined: counted with the flight's outcome, its span marked shared.
+    const joined = () => {
+      const outcome = trace.outcome ?? 'failed';
+      this.metrics.call(call.meta.name, outcome);
+      if (call.trace) Object.assign(call.trace, { outcome, shared: true });
+    };
+    return answer.then(
+      (value) => (joined(), value),
+      (error: unknown) => {
+        joined();
+        throw error;
+      },
+    );
   }
 
   /**
@@ -145,26 +193,27 @@ export class FailoverExecutor implements OnApplicationShutdown {
    * there is nothing to serve while it is open): its value, or its error (`null` with
    * `exceptionPolicy: 'never-throw'`, as for any call nothing could be recovered for).
    */
-  private plain<T>({ meta, instance, upstream, args }: FailoverInvocation): Promise<T | null> {
+  private plain<T>(invocation: FailoverInvocation): Promise<T | null> {
+    const { instance, upstream, args } = invocation;
     let result: unknown;
     try {
       result = upstream.apply(instance, args);
     } catch (error) {
-      return this.unanswered<T>(meta, error);
+      return this.unanswered<T>(invocation, error);
     }
     return Promise.resolve(result).then(
       (value) => {
-        this.metrics.call(meta.name, 'success');
+        settle(this.metrics, invocation, 'success');
         return value as T;
       },
-      (error: unknown) => this.unanswered<T>(meta, error),
+      (error: unknown) => this.unanswered<T>(invocation, error),
     );
   }
 
   /** The upstream failed and no stored value can be served: its own error (or null). */
-  private unanswered<T>(meta: FailoverMetadata, error: unknown): Promise<T | null> {
-    this.metrics.upstreamFailed(meta.name, error);
-    this.metrics.call(meta.name, 'failed');
+  private unanswered<T>(invocation: FailoverInvocation, error: unknown): Promise<T | null> {
+    this.metrics.upstreamFailed(invocation.meta.name, error);
+    settle(this.metrics, invocation, 'failed');
     return this.neverThrow ? Promise.resolve(null) : Promise.reject(error);
   }
 
@@ -179,7 +228,7 @@ export class FailoverExecutor implements OnApplicationShutdown {
     } catch (recoveryError) {
       if (recoveryError === error) throw error;
       this.bypass.report(call.meta.name, bypassCause(recoveryError), recoveryError);
-      return this.unanswered<T>(call.meta, error);
+      return this.unanswered<T>(call, error);
     }
   }
 
@@ -207,7 +256,6 @@ export class FailoverExecutor implements OnApplicationShutdown {
 
   /** A good value: kept (waiting for the store when the write is synchronous), then returned. */
   private succeeded<T>(call: FailoverCall, value: T): T | Promise<T> {
-    const name = call.meta.name;
     if (value !== null && value !== undefined) {
       if (this.storeGuard.open) {
         this.metrics.storeSkipped('store');
@@ -218,7 +266,7 @@ export class FailoverExecutor implements OnApplicationShutdown {
           kept = this.keeper.keep(call, value, this.storeGuard.closed);
         } catch (keepError) {
           // The value is the caller's whatever happened to its copy in the store.
-          this.bypass.report(name, bypassCause(keepError), keepError);
+          this.bypass.report(call.meta.name, bypassCause(keepError), keepError);
           kept = undefined;
         }
         if (kept === true) this.storeGuard.succeededNow();
@@ -229,18 +277,18 @@ export class FailoverExecutor implements OnApplicationShutdown {
             if ((await kept) === false) throw new StoreWriteFailed();
           }).then(
             () => {
-              this.metrics.call(name, 'success');
+              settle(this.metrics, call, 'success');
               return value;
             },
             (keepError: unknown) => {
-              this.bypass.report(name, bypassCause(keepError), keepError);
-              this.metrics.call(name, 'success');
+              this.bypass.report(call.meta.name, bypassCause(keepError), keepError);
+              settle(this.metrics, call, 'success');
               return value;
             },
           );
       }
     }
-    this.metrics.call(name, 'success');
+    settle(this.metrics, call, 'success');
     return value;
   }
 

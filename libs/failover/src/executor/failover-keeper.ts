@@ -1,14 +1,19 @@
 import { UnknownPayloadClassError } from '../errors';
 import { NOT_NOW, type FailoverEntry } from '../store/failover-store';
-import type { FailoverCall, FailoverParts } from './failover-call';
+import { Injectable, Logger } from '@nestjs/common';
+import type { FailoverCall } from './failover-call';
+import { FailoverParts } from './failover-parts';
 import type { Runtime } from './failover-runtimes';
 import { storeClock } from './guarded-store';
 import { scatter } from './scatter';
+
+const logger = new Logger('FailoverExecutor');
 
 /**
  * Keeps a good value: the entry (or one per slice with a splitter) handed to the writer, after
  * checking it can be rebuilt on recovery.
  */
+@Injectable()
 export class FailoverKeeper {
   /** `failover\0class` pairs already reported as unknown payload classes (reported once). */
   private readonly refused = new Set<string>();
@@ -50,7 +55,7 @@ export class FailoverKeeper {
 
   private async keepSlices(call: FailoverCall, value: unknown): Promise<void> {
     const { meta, runtime, store } = call;
-    const { runtimes, writer, metrics, options, logger } = this.parts;
+    const { runtimes, writer, metrics, options } = this.parts;
     let slices;
     try {
       slices = runtime.splitter!.splitOnStore(call.args, value);
@@ -99,7 +104,7 @@ export class FailoverKeeper {
       const id = `${meta.name}\u0000${error.payloadClass}`;
       if (!this.refused.has(id)) {
         this.refused.add(id);
-        this.parts.logger.error(error.message);
+        logger.error(error.message);
       }
       return false;
     }

@@ -1,12 +1,18 @@
 import type { FailoverMetadata } from '../decorators/failover-options';
 import { NOT_NOW, canFindNow, type FailoverEntry } from '../store/failover-store';
-import type { FailoverCall, FailoverParts } from './failover-call';
-import { StoreWriteFailed, guarded, storeClock } from './guarded-store';
+import { Injectable, Logger } from '@nestjs/common';
+import type { FailoverCall } from './failover-call';
+import { FailoverParts } from './failover-parts';
+import { StoreWriteFailed } from '../errors';
+import { guarded, storeClock } from './guarded-store';
+
+const logger = new Logger('FailoverExecutor');
 
 /**
  * Reads one stored entry for a recovery: pending writes first, then the store (bounded, or
  * synchronously when it can answer right now); an expired entry is deleted.
  */
+@Injectable()
 export class FailoverLookup {
   constructor(private readonly parts: FailoverParts) {}
 
@@ -82,8 +88,6 @@ export class FailoverLookup {
 
   recoveryFailed(meta: FailoverMetadata, storeError: unknown): void {
     this.parts.metrics.storeError('find');
-    this.parts.logger.warn(
-      `Failover '${meta.name}': recovery failed: ${(storeError as Error)?.message ?? storeError}`,
-    );
+    logger.warn(`Failover '${meta.name}': recovery failed: ${(storeError as Error)?.message ?? storeError}`);
   }
 }

@@ -3,23 +3,30 @@ import type { FailoverMetadata } from '../decorators/failover-options';
 import { markRecovered } from '../payload/referential';
 import { DatabaseClock } from '../store/database-clock';
 import { NOT_NOW, type FailoverEntry } from '../store/failover-store';
-import { StoreTimeoutError } from '../store/store-guard';
-import type { FailoverCall, FailoverParts } from './failover-call';
-import type { FailoverLookup } from './failover-lookup';
+import { StoreTimeoutError } from '../errors';
+import { Injectable, Logger, Optional } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { settle, type FailoverCall } from './failover-call';
+import { FailoverLookup } from './failover-lookup';
+import { FailoverParts } from './failover-parts';
 import { guarded, storeClock } from './guarded-store';
 import type { RecoveredPayloadHandler } from './recovered-payload.handler';
 import { TIMED_OUT, scatter } from './scatter';
+
+const logger = new Logger('FailoverExecutor');
 
 /**
  * Answers a failed upstream call: the stored entry (or every stored slice, gathered and merged),
  * else the module's RecoveredPayloadHandler, else null or the upstream's error.
  */
+@Injectable()
 export class FailoverRecovery {
   private handler?: RecoveredPayloadHandler;
 
   constructor(
     private readonly parts: FailoverParts,
     private readonly lookups: FailoverLookup,
+    @Optional() private readonly moduleRef?: ModuleRef,
   ) {}
 
   /** The answer to `call`, whose upstream failed with `error`. */
@@ -31,7 +38,7 @@ export class FailoverRecovery {
     metrics.upstreamFailed(meta.name, error, mono);
     // An open circuit never called the upstream: always answer from the store if we can.
     if (meta.recoverOn && !isBrokenCircuitError(error) && !runtimes.recoverOn(meta, error)) {
-      metrics.call(meta.name, 'not-recoverable');
+      settle(metrics, call, 'not-recoverable');
       return Promise.reject(error);
     }
     const key = runtimes.key(runtime, call.rawKey);
@@ -91,7 +98,7 @@ export class FailoverRecovery {
     recovered: T | undefined,
   ): T | null | Promise<T | null> {
     if (recovered === undefined) return this.notRecovered<T>(call, key, error);
-    this.parts.metrics.call(call.meta.name, 'recovered');
+    settle(this.parts.metrics, call, 'recovered');
     return recovered;
   }
 
@@ -101,10 +108,10 @@ export class FailoverRecovery {
     const { metrics, options } = this.parts;
     const handled = await this.fromHandler(meta, { rawKey, key, args, error });
     if (handled !== undefined) {
-      metrics.call(meta.name, 'handler');
+      settle(metrics, call, 'handler');
       return handled as T;
     }
-    metrics.call(meta.name, 'failed');
+    settle(metrics, call, 'failed');
     if (options.exceptionPolicy === 'never-throw') return null;
     throw error;
   }
@@ -112,7 +119,7 @@ export class FailoverRecovery {
   /** Scatter/gather recovery: every slice looked up, merged with `null` for missing ones. */
   private async gather<T>(call: FailoverCall, error: unknown): Promise<T | undefined> {
     const { meta, runtime, store, args } = call;
-    const { guard, metrics, logger, runtimes, options } = this.parts;
+    const { guard, metrics, runtimes, options } = this.parts;
     const splitter = runtime.splitter!;
     let payloads: Array<unknown | null>;
     if (meta.recoverAll || args.length === 0) {
@@ -168,7 +175,8 @@ export class FailoverRecovery {
     meta: FailoverMetadata,
     ctx: { rawKey: string; key: string; args: unknown[]; error: unknown },
   ): Promise<unknown> {
-    const { options, moduleRef, logger } = this.parts;
+    const { options } = this.parts;
+    const moduleRef = this.moduleRef;
     const handlerClass = options.recoveredPayloadHandler;
     if (!handlerClass) return undefined;
     try {

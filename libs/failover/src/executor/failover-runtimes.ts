@@ -1,10 +1,17 @@
-import type { Logger } from '@nestjs/common';
-import type { ModuleRef } from '@nestjs/core';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { ConsecutiveBreaker, circuitBreaker, handleWhen, type CircuitBreakerPolicy } from 'cockatiel';
 import { parseDuration } from '@holdfast/core/kit';
 import type { FailoverMetadata } from '../decorators/failover-options';
 import { PayloadSplitterError } from '../errors';
-import type { FailoverMetrics } from '../metrics/failover.metrics';
+import { FailoverMetrics } from '../metrics/failover.metrics';
+import { FailoverOverrides } from '../explorer/failover-overrides';
+import {
+  FAILOVER_KEY_GENERATOR,
+  FAILOVER_RESOLVED_OPTIONS,
+  FAILOVER_STORE_NAME,
+  getFailoverKeyGeneratorToken,
+} from '../failover.tokens';
 import { failoverKey } from '../key/failover-key';
 import type { FailoverKeyContext, KeyGenerator } from '../key/key-generator';
 import { moduleKeyGenerator } from '../key/module-key-generator';
@@ -30,33 +37,39 @@ export interface Runtime {
   readonly entryType?: PayloadType;
 }
 
-/** What FailoverRuntimes builds the runtimes with (the executor's, once per module). */
-export interface FailoverRuntimesContext {
-  readonly options: ResolvedFailoverOptions;
-  readonly metrics: FailoverMetrics;
-  readonly logger: Logger;
-  readonly moduleRef?: ModuleRef;
-  /** The key generator of failovers without their own (the app's provider, else the module's). */
-  readonly defaultKeys?: () => KeyGenerator;
-}
-
 /**
  * What each failover needs per call, built once: its key generator, splitter, circuit breaker
  * and entry type; the keys (raw and stored) of a call; the guarded `recoverOn` predicate and
  * the report of a failing splitter.
  */
+@Injectable()
 export class FailoverRuntimes {
   private readonly runtimes = new WeakMap<FailoverMetadata, Runtime>();
+  private readonly logger = new Logger('FailoverExecutor');
+  /** The key generator of failovers without their own, derived once (on first use). */
+  private moduleKeys?: KeyGenerator;
 
-  private readonly options: ResolvedFailoverOptions;
-  private readonly metrics: FailoverMetrics;
-  private readonly logger: Logger;
-  private readonly moduleRef?: ModuleRef;
-  private readonly defaultKeys: () => KeyGenerator;
+  constructor(
+    @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverOptions,
+    private readonly metrics: FailoverMetrics,
+    @Optional() private readonly moduleRef?: ModuleRef,
+    @Optional() @Inject(FAILOVER_KEY_GENERATOR) private readonly providedKeys?: KeyGenerator,
+    @Optional() private readonly overrides?: FailoverOverrides,
+    @Optional() @Inject(FAILOVER_STORE_NAME) private readonly storeName?: string,
+  ) {}
 
-  constructor(ctx: FailoverRuntimesContext) {
-    ({ options: this.options, metrics: this.metrics, logger: this.logger, moduleRef: this.moduleRef } = ctx);
-    this.defaultKeys = ctx.defaultKeys ?? (() => moduleKeyGenerator(ctx.options.keys));
+  /**
+   * The app's own FAILOVER_KEY_GENERATOR provider (found after bootstrap, so read on first use),
+   * else the module's (`keys`), once.
+   */
+  private defaultKeys(): KeyGenerator {
+    return (this.moduleKeys ??=
+      this.overrides?.find<KeyGenerator>(
+        FAILOVER_KEY_GENERATOR,
+        getFailoverKeyGeneratorToken(this.storeName),
+      ) ??
+      this.providedKeys ??
+      moduleKeyGenerator(this.options.keys));
   }
 
   /**

@@ -1,10 +1,8 @@
 import type { Logger } from '@nestjs/common';
 import type { FailoverMetrics } from '../metrics/failover.metrics';
 import type { FailoverStore } from '../store/failover-store';
-import { StoreGuard, StoreTimeoutError, isStoreSkipped } from '../store/store-guard';
-
-/** A write the writer already reported: counted by the store breaker, not seen by the caller. */
-export class StoreWriteFailed extends Error {}
+import { StoreTimeoutError, StoreWriteFailed } from '../errors';
+import { StoreGuard, isStoreSkipped } from '../store/store-guard';
 
 /**
  * The store's clock: the database's for SQL stores, so skewed instances agree on what is live.

@@ -1,16 +1,7 @@
-import { FailoverKeyError } from '../errors';
+import { FailoverKeyError, KeyEncodingError } from '../errors';
 import type { FailoverKeyContext, KeyGenerator } from './key-generator';
 
 const ISO_DATE = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
-class KeyEncodingError extends Error {
-  constructor(
-    readonly path: string,
-    readonly reason: string,
-  ) {
-    super(reason);
-  }
-}
 
 function isPlainObject(value: object): boolean {
   const proto = Object.getPrototypeOf(value);

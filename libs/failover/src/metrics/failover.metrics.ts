@@ -9,7 +9,7 @@ const OPERATION = 'holdfast.operation';
 const CAUSE = 'holdfast.cause';
 const PAYLOAD_CLASS = 'holdfast.payload.class';
 
-export type CallOutcome = 'success' | 'recovered' | 'handler' | 'failed' | 'not-recoverable';
+export type CallOutcome = 'success' | 'fresh' | 'recovered' | 'handler' | 'failed' | 'not-recoverable';
 
 /** One failover's calls by outcome in this process, and its upstream's last error. */
 export interface FailoverTally {
@@ -18,7 +18,7 @@ export interface FailoverTally {
 }
 
 function noOutcomes(): Record<CallOutcome, number> {
-  return { success: 0, recovered: 0, handler: 0, failed: 0, 'not-recoverable': 0 };
+  return { success: 0, fresh: 0, recovered: 0, handler: 0, failed: 0, 'not-recoverable': 0 };
 }
 
 /**

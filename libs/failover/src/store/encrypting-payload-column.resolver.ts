@@ -1,23 +1,9 @@
 import type { SqlDialect } from '@holdfast/core/kit';
-import { FailoverStoreException } from '../errors';
+import { PayloadDecryptionError } from '../errors';
 import type { PayloadCipher } from '../payload/payload-cipher';
 import { PayloadColumnResolver } from './payload-column.resolver';
 
 const ENCRYPTED = /^ENC\(([A-Za-z0-9._-]+):([A-Za-z0-9+/=]*)\)$/;
-
-/** A stored value that cannot be decrypted: wrong key, other cipher, or tampered row. */
-export class PayloadDecryptionError extends FailoverStoreException {
-  constructor(
-    readonly failover: string,
-    reason: string,
-  ) {
-    super(
-      `Failover '${failover}': the stored payload cannot be decrypted (${reason}). ` +
-        `Check the encryption key; the row was left as it is.`,
-      'HOLDFAST_FAILOVER_PAYLOAD_DECRYPTION',
-    );
-  }
-}
 
 /**
  * Writes PAYLOAD as `ENC(<cipherId>:<base64>)`. Reads both forms, so rows written before

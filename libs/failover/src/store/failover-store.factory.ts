@@ -1,6 +1,6 @@
 import type { Type } from '@nestjs/common';
 import type { ModuleRef } from '@nestjs/core';
-import type { FailoverOverrides } from '../explorer/failover-overrides';
+import { FailoverOverrides } from '../explorer/failover-overrides';
 import type { DatabaseResolver } from '@holdfast/core/kit';
 import type { ResolvedFailoverOptions, SqlStoreOptions } from '../failover.options';
 import { PayloadCodec } from '../payload/payload-codec';
@@ -26,7 +26,6 @@ export async function createFailoverStore(
   queries: FailoverStoreQueryResolver,
   payloadColumn: PayloadColumnResolver,
   databaseResolver: DatabaseResolver,
-  overrides?: FailoverOverrides,
 ): Promise<FailoverStore> {
   const store = options.store;
   switch (store.type) {
@@ -64,10 +63,12 @@ export async function createFailoverStore(
         token: Type<T> | undefined,
         fallback: T,
       ): Promise<T> => {
+        // The module's own FailoverOverrides (built by then: the store initializes after bootstrap).
+        const overrides = moduleRef.get(FailoverOverrides, { strict: true });
         if (option !== undefined && typeof option !== 'function') return option;
         if (option !== undefined)
-          return overrides?.find<T>(option as Type<T>) ?? (await moduleRef.create(option as Type<T>));
-        return (token && overrides?.find<T>(token)) ?? fallback;
+          return overrides.find<T>(option as Type<T>) ?? (await moduleRef.create(option as Type<T>));
+        return (token && overrides.find<T>(token)) ?? fallback;
       };
       const sqlStore = new SqlFailoverStore({
         sql: () => database.sql,

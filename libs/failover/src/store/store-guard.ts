@@ -1,25 +1,5 @@
 import { DeadlineQueue, type HoldfastTimers } from '@holdfast/core/kit';
-import { FailoverError } from '../errors';
-
-/** A store wait that passed `storeTimeout`. */
-export class StoreTimeoutError extends FailoverError {
-  constructor(
-    readonly operation: string,
-    readonly timeoutMs: number,
-  ) {
-    super(
-      `Failover store ${operation} took longer than storeTimeout (${timeoutMs} ms): the call went on without the store`,
-      'HOLDFAST_FAILOVER_STORE_TIMEOUT',
-    );
-  }
-}
-
-/** The store is being skipped (the breaker is open). */
-export class StoreSkippedError extends FailoverError {
-  constructor() {
-    super('Failover store skipped: it was unreachable moments ago', 'HOLDFAST_FAILOVER_STORE_SKIPPED');
-  }
-}
+import { FailoverError, StoreSkippedError, StoreTimeoutError, StoreWriteFailed } from '../errors';
 
 interface Pending {
   reject: (error: unknown) => void;
@@ -128,8 +108,13 @@ export class StoreGuard {
   }
 
   private record(error: unknown): void {
-    // A row the codec cannot read says nothing about reachability.
-    if (error instanceof StoreTimeoutError || !(error instanceof FailoverError)) this.failed();
+    // A row the codec cannot read says nothing about reachability; a timeout and a failed write do.
+    if (
+      error instanceof StoreTimeoutError ||
+      error instanceof StoreWriteFailed ||
+      !(error instanceof FailoverError)
+    )
+      this.failed();
     else this.succeeded();
   }
 
