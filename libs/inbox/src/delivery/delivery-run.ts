@@ -10,6 +10,7 @@ import type { DatabaseOutage } from './database-outage';
 import { HandlerRun, InboxShutdownError, type HandlerSlots } from './handler-run';
 import { groupsOf, type Item } from './message-groups';
 import type { OutcomeRecorder } from './outcome-recorder';
+import type { MessageFence } from '../fencing/message-fence';
 
 /** What one delivery run did. */
 export interface DeliveryReport {
@@ -52,6 +53,8 @@ export interface DeliveryRunContext {
   running: () => boolean;
   /** Gives a node slot back once its message is deleted (see HandlerSlots). */
   releaseNodeSlot: () => void;
+  /** What a handler's fenced write checks its claim with. */
+  fence: MessageFence;
 }
 
 /** After a message that was not delivered: the rest of its group follows now, or the group stops. */
@@ -115,7 +118,7 @@ export class DeliveryRun {
     try {
       const screened = this.screen(items, i, handler);
       if (screened !== undefined) return (await screened) === GO_ON;
-      const run = new HandlerRun(row.id);
+      const run = new HandlerRun(row.id, row.nextRetry ?? NaN, ctx.fence);
       ledger.running(row.id, run);
       try {
         if (decodeError) throw decodeError;

@@ -1,5 +1,6 @@
 import { DeadlineQueue } from '@holdfast/core/kit';
 import type { InboxHandlerContext, RegisteredHandler } from '../explorer/inbox-handler.registry';
+import { DeliveryClaim, type InboxDeliveryClaim, type MessageFence } from '../fencing/message-fence';
 
 /**
  * A counting semaphore whose free slot is taken synchronously (async-mutex's `Semaphore` has no
@@ -102,7 +103,22 @@ export class HandlerRun {
   /** Rejects the call's wait when it is given up. */
   private giveUp?: (reason: unknown) => void;
 
-  constructor(readonly id: string) {}
+  private _claim?: DeliveryClaim;
+
+  /**
+   * `token`: the lease end the claim wrote (the claim's fencing token); `fence`: how a fenced
+   * write checks the claim (none: outside a delivery, as in tests of the run alone).
+   */
+  constructor(
+    readonly id: string,
+    private readonly token = NaN,
+    private readonly fence?: MessageFence,
+  ) {}
+
+  /** This delivery's claim, made when the handler first reads it. */
+  get claim(): InboxDeliveryClaim {
+    return (this._claim ??= new DeliveryClaim(this.id, this.token, this.fence ?? NO_FENCE));
+  }
 
   get signal(): AbortSignal {
     if (!this.controller) {
@@ -180,23 +196,44 @@ export class HandlerRun {
  */
 class HandlerContext implements InboxHandlerContext {
   declare readonly signal: AbortSignal;
+  declare readonly claim: InboxDeliveryClaim;
   readonly #run: HandlerRun;
 
   constructor(run: HandlerRun) {
     this.#run = run;
-    Object.defineProperty(this, 'signal', SIGNAL);
+    Object.defineProperties(this, CONTEXT_PROPERTIES);
   }
 
   static signalOf(context: HandlerContext): AbortSignal {
     return context.#run.signal;
   }
+
+  static claimOf(context: HandlerContext): InboxDeliveryClaim {
+    return context.#run.claim;
+  }
 }
 
-const SIGNAL: PropertyDescriptor = {
-  get(this: HandlerContext) {
-    return HandlerContext.signalOf(this);
+const CONTEXT_PROPERTIES: PropertyDescriptorMap = {
+  signal: {
+    get(this: HandlerContext) {
+      return HandlerContext.signalOf(this);
+    },
+    enumerable: true,
   },
-  enumerable: true,
+  claim: {
+    get(this: HandlerContext) {
+      return HandlerContext.claimOf(this);
+    },
+    enumerable: true,
+  },
+};
+
+/** A run made outside a delivery holds no claim: every fenced write is refused. */
+const NO_FENCE: MessageFence = {
+  statements: () => {
+    throw new Error('No inbox table outside a delivery');
+  },
+  leaseEndsOf: () => [],
 };
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -16,6 +16,7 @@ import { InboxConnection } from '../store/inbox-connection';
 import { BatchClaimer } from './batch-claimer';
 import { BatchDelivery } from './batch-delivery';
 import { ClaimLedger } from './claim-ledger';
+import { MessageFenceStatements } from '../fencing/message-fence';
 import { DatabaseOutage } from './database-outage';
 import type { DeliveryReport } from './delivery-run';
 import { deliverySettings, type DeliverySettings } from './delivery-settings';
@@ -102,6 +103,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       unhandledMs: settings.unhandledMs,
     });
     const slots = new HandlerSlots(settings.concurrency);
+    let fenceStatements: MessageFenceStatements | undefined;
     this.batches = new BatchDelivery({
       connection,
       claimer: this.claimer,
@@ -120,6 +122,10 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
         unhandledMs: settings.unhandledMs,
         running,
         releaseNodeSlot: () => slots.releaseNode(),
+        fence: {
+          statements: () => (fenceStatements ??= new MessageFenceStatements(connection.store.on)),
+          leaseEndsOf: (id) => ledger.leaseEndsOf(id),
+        },
       },
     });
     this.schedule = new PollSchedule({
