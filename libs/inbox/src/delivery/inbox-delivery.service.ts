@@ -17,6 +17,7 @@ import { BatchClaimer } from './batch-claimer';
 import { BatchDelivery } from './batch-delivery';
 import { ClaimLedger } from './claim-ledger';
 import { MessageFenceStatements } from '../fencing/message-fence';
+import { DeliveryTracing } from '../tracing/delivery-tracing';
 import { DatabaseOutage } from './database-outage';
 import type { DeliveryReport } from './delivery-run';
 import { deliverySettings, type DeliverySettings } from './delivery-settings';
@@ -126,6 +127,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
           statements: () => (fenceStatements ??= new MessageFenceStatements(connection.store.on)),
           leaseEndsOf: (id) => ledger.leaseEndsOf(id),
         },
+        tracing: new DeliveryTracing(() => connection.store.table),
       },
     });
     this.schedule = new PollSchedule({
