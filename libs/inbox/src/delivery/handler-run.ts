@@ -97,7 +97,7 @@ export class HandlerSlots {
  */
 export class HandlerRun {
   /** What the handler gets (see HandlerContext). */
-  readonly context: InboxHandlerContext = new HandlerContext(this);
+  readonly context: InboxHandlerContext;
   private controller?: AbortController;
   private abortedWith?: { reason: unknown };
   /** Rejects the call's wait when it is given up. */
@@ -113,7 +113,10 @@ export class HandlerRun {
     readonly id: string,
     private readonly token = NaN,
     private readonly fence?: MessageFence,
-  ) {}
+  ) {
+    // Made here, after the parameters are stored (a field initializer may run before them).
+    this.context = new HandlerContext(this);
+  }
 
   /** This delivery's claim, made when the handler first reads it. */
   get claim(): InboxDeliveryClaim {
@@ -201,31 +204,21 @@ class HandlerContext implements InboxHandlerContext {
 
   constructor(run: HandlerRun) {
     this.#run = run;
-    Object.defineProperties(this, CONTEXT_PROPERTIES);
+    Object.defineProperty(this, 'signal', SIGNAL);
+    // A plain own property (a second getter doubled the context's cost); the claim is small.
+    (this as { claim: InboxDeliveryClaim }).claim = run.claim;
   }
 
   static signalOf(context: HandlerContext): AbortSignal {
     return context.#run.signal;
   }
-
-  static claimOf(context: HandlerContext): InboxDeliveryClaim {
-    return context.#run.claim;
-  }
 }
 
-const CONTEXT_PROPERTIES: PropertyDescriptorMap = {
-  signal: {
-    get(this: HandlerContext) {
-      return HandlerContext.signalOf(this);
-    },
-    enumerable: true,
+const SIGNAL: PropertyDescriptor = {
+  get(this: HandlerContext) {
+    return HandlerContext.signalOf(this);
   },
-  claim: {
-    get(this: HandlerContext) {
-      return HandlerContext.claimOf(this);
-    },
-    enumerable: true,
-  },
+  enumerable: true,
 };
 
 /** A run made outside a delivery holds no claim: every fenced write is refused. */
