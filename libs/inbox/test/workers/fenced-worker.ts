@@ -37,13 +37,14 @@ class FencedHandler {
   async handle(message: InboxMessage, context: InboxHandlerContext): Promise<void> {
     send({ t: 'started', id: message.id, token: context.claim.token });
     await writeAllowed;
+    const heldBefore = context.claim.held;
     const insert = `INSERT INTO ${prefix}FENCE_LOG (ID, NODE) VALUES (${db === 'postgres' ? '$1, $2' : '?, ?'})`;
     try {
       await context.claim.fenced(dataSource, (manager) => manager.query(insert, [message.id, 'A']));
       send({ t: 'wrote' });
     } catch (error) {
       const e = error as { name?: string; code?: string; message?: string };
-      send({ t: 'refused', name: e.name, code: e.code, message: e.message });
+      send({ t: 'refused', name: e.name, code: e.code, message: e.message, heldBefore });
     }
   }
 }
