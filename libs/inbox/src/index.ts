@@ -31,6 +31,8 @@ export {
 export { messageTypeLabel, parseMessageTypeLabel } from './management/message-type-label';
 export { InboxDelivery, type DeliveryReport } from './delivery/inbox-delivery.service';
 export type { InboxHandlerContext } from './explorer/inbox-handler.registry';
+export type { InboxDeliveryClaim } from './fencing/message-fence';
+export { InboxDeliveryFencedError, InvalidFencedManagerError } from './fencing/fencing.errors';
 export { InboxHealthIndicator } from './health/inbox.health';
 export { InboxMetrics } from './metrics/inbox.metrics';
 export * from './errors';

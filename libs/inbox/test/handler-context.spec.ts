@@ -1,15 +1,17 @@
 import { HandlerRun } from '../src/delivery/handler-run';
 
-// What a handler gets beside its message: `signal` reads as a property of the context itself,
+// What a handler gets beside its message: `signal` and `claim` read as properties of the context itself,
 // so that handlers may destructure it or pass `{ ...context }` on.
 describe('the handler context', () => {
-  it('has signal as its one own enumerable key, kept by a spread', () => {
+  it('has signal and claim as its own enumerable keys, kept by a spread', () => {
     const { context } = new HandlerRun('m-1');
-    expect(Object.keys(context)).toEqual(['signal']);
+    expect(Object.keys(context)).toEqual(['signal', 'claim']);
     const copy = { ...context };
     expect(copy.signal).toBeInstanceOf(AbortSignal);
     expect(copy.signal).toBe(context.signal);
-    expect(JSON.stringify(Object.keys(copy))).toBe('["signal"]');
+    expect(copy.claim).toBe(context.claim);
+    expect(copy.claim.messageId).toBe('m-1');
+    expect(JSON.stringify(Object.keys(copy))).toBe('["signal","claim"]');
   });
 
   it('aborts its signal with the reason the call was given up for, read before or after', () => {

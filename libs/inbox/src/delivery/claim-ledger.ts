@@ -165,6 +165,14 @@ export class ClaimLedger {
     return leases;
   }
 
+  /**
+   * The lease ends the row of `id` may hold while this node still holds its claim (none when it
+   * does not): what a fenced write checks the row against.
+   */
+  leaseEndsOf(id: string): number[] {
+    return this.leasesOf([id]).map((lease) => lease.until);
+  }
+
   /** Every message this node holds now. */
   ids(): string[] {
     return [...this.leases.keys()];

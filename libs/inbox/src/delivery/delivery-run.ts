@@ -10,6 +10,9 @@ import type { DatabaseOutage } from './database-outage';
 import { HandlerRun, InboxShutdownError, type HandlerSlots } from './handler-run';
 import { groupsOf, type Item } from './message-groups';
 import type { OutcomeRecorder } from './outcome-recorder';
+import type { MessageFence } from '../fencing/message-fence';
+import type { DeliveryTracing } from '../tracing/delivery-tracing';
+import type { Span } from '@opentelemetry/api';
 
 /** What one delivery run did. */
 export interface DeliveryReport {
@@ -52,6 +55,10 @@ export interface DeliveryRunContext {
   running: () => boolean;
   /** Gives a node slot back once its message is deleted (see HandlerSlots). */
   releaseNodeSlot: () => void;
+  /** What a handler's fenced write checks its claim with. */
+  fence: MessageFence;
+  /** Spans of each attempt (see DeliveryTracing). */
+  tracing: DeliveryTracing;
 }
 
 /** After a message that was not delivered: the rest of its group follows now, or the group stops. */
@@ -115,8 +122,9 @@ export class DeliveryRun {
     try {
       const screened = this.screen(items, i, handler);
       if (screened !== undefined) return (await screened) === GO_ON;
-      const run = new HandlerRun(row.id);
+      const run = new HandlerRun(row.id, row.nextRetry ?? NaN, ctx.fence);
       ledger.running(row.id, run);
+      const span = ctx.tracing.process(row.id, row.retries);
       try {
         if (decodeError) throw decodeError;
         const call = run.execute(() => handler!.handle(message!, run.context), ctx.deadlines);
@@ -128,8 +136,9 @@ export class DeliveryRun {
         untilDeleted = true;
         return true;
       } catch (error) {
-        return (await this.failed(items, i, run, error)) === GO_ON;
+        return (await this.failed(items, i, run, error, span)) === GO_ON;
       } finally {
+        span?.end();
         ledger.stopped(row.id);
       }
     } finally {
@@ -192,7 +201,13 @@ export class DeliveryRun {
   }
 
   /** The handler's call for the i-th message failed, or was given up (`run.reason`). */
-  private async failed(items: readonly Item[], i: number, run: HandlerRun, error: unknown): Promise<Outcome> {
+  private async failed(
+    items: readonly Item[],
+    i: number,
+    run: HandlerRun,
+    error: unknown,
+    span?: Span,
+  ): Promise<Outcome> {
     const { ctx, report } = this;
     const reason: unknown = run.reason;
     if (reason instanceof InboxShutdownError) return STOP; // handed back
@@ -205,6 +220,7 @@ export class DeliveryRun {
     const { row } = items[i];
     ctx.ledger.drop(row.id);
     const { delay, parked } = await ctx.recorder.failed(row, error);
+    ctx.tracing.failed(span, row.id, error, { delay, parked });
     report.failed++;
     if (parked) report.parked++;
     if (ctx.options.batchMode === 'fail-first') {

@@ -1,5 +1,6 @@
 import { DeadlineQueue } from '@holdfast/core/kit';
 import type { InboxHandlerContext, RegisteredHandler } from '../explorer/inbox-handler.registry';
+import { DeliveryClaim, type InboxDeliveryClaim, type MessageFence } from '../fencing/message-fence';
 
 /**
  * A counting semaphore whose free slot is taken synchronously (async-mutex's `Semaphore` has no
@@ -96,13 +97,31 @@ export class HandlerSlots {
  */
 export class HandlerRun {
   /** What the handler gets (see HandlerContext). */
-  readonly context: InboxHandlerContext = new HandlerContext(this);
+  readonly context: InboxHandlerContext;
   private controller?: AbortController;
   private abortedWith?: { reason: unknown };
   /** Rejects the call's wait when it is given up. */
   private giveUp?: (reason: unknown) => void;
 
-  constructor(readonly id: string) {}
+  private _claim?: DeliveryClaim;
+
+  /**
+   * `token`: the lease end the claim wrote (the claim's fencing token); `fence`: how a fenced
+   * write checks the claim (none: outside a delivery, as in tests of the run alone).
+   */
+  constructor(
+    readonly id: string,
+    private readonly token = NaN,
+    private readonly fence?: MessageFence,
+  ) {
+    // Made here, after the parameters are stored (a field initializer may run before them).
+    this.context = new HandlerContext(this);
+  }
+
+  /** This delivery's claim, made when the handler first reads it. */
+  get claim(): InboxDeliveryClaim {
+    return (this._claim ??= new DeliveryClaim(this.id, this.token, this.fence ?? NO_FENCE));
+  }
 
   get signal(): AbortSignal {
     if (!this.controller) {
@@ -180,11 +199,14 @@ export class HandlerRun {
  */
 class HandlerContext implements InboxHandlerContext {
   declare readonly signal: AbortSignal;
+  declare readonly claim: InboxDeliveryClaim;
   readonly #run: HandlerRun;
 
   constructor(run: HandlerRun) {
     this.#run = run;
     Object.defineProperty(this, 'signal', SIGNAL);
+    // A plain own property (a second getter doubled the context's cost); the claim is small.
+    (this as { claim: InboxDeliveryClaim }).claim = run.claim;
   }
 
   static signalOf(context: HandlerContext): AbortSignal {
@@ -197,6 +219,14 @@ const SIGNAL: PropertyDescriptor = {
     return HandlerContext.signalOf(this);
   },
   enumerable: true,
+};
+
+/** A run made outside a delivery holds no claim: every fenced write is refused. */
+const NO_FENCE: MessageFence = {
+  statements: () => {
+    throw new Error('No inbox table outside a delivery');
+  },
+  leaseEndsOf: () => [],
 };
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {

@@ -16,6 +16,8 @@ import { InboxConnection } from '../store/inbox-connection';
 import { BatchClaimer } from './batch-claimer';
 import { BatchDelivery } from './batch-delivery';
 import { ClaimLedger } from './claim-ledger';
+import { MessageFenceStatements } from '../fencing/message-fence';
+import { DeliveryTracing } from '../tracing/delivery-tracing';
 import { DatabaseOutage } from './database-outage';
 import type { DeliveryReport } from './delivery-run';
 import { deliverySettings, type DeliverySettings } from './delivery-settings';
@@ -102,6 +104,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       unhandledMs: settings.unhandledMs,
     });
     const slots = new HandlerSlots(settings.concurrency);
+    let fenceStatements: MessageFenceStatements | undefined;
     this.batches = new BatchDelivery({
       connection,
       claimer: this.claimer,
@@ -120,6 +123,11 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
         unhandledMs: settings.unhandledMs,
         running,
         releaseNodeSlot: () => slots.releaseNode(),
+        fence: {
+          statements: () => (fenceStatements ??= new MessageFenceStatements(connection.store.on)),
+          leaseEndsOf: (id) => ledger.leaseEndsOf(id),
+        },
+        tracing: new DeliveryTracing(() => connection.store.table),
       },
     });
     this.schedule = new PollSchedule({

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { InboxDeliveryClaim } from '../fencing/message-fence';
 import type { InboxMessage, MessageType } from '../inbox-message';
 
 /** What a handler gets beside the message. */
@@ -10,6 +11,12 @@ export interface InboxHandlerContext {
    * message is then handed back to another node).
    */
   readonly signal: AbortSignal;
+  /**
+   * This delivery's claim on the message: its fencing token, and `fenced(manager, work)`, which
+   * runs a write in a transaction only while the message is still this delivery's (see the
+   * README, "Fenced handlers").
+   */
+  readonly claim: InboxDeliveryClaim;
 }
 
 export type HandlerFn = (message: InboxMessage, context: InboxHandlerContext) => unknown;

@@ -1,0 +1,99 @@
+import type { Span, SpanKind as SpanKindType, Tracer } from '@opentelemetry/api';
+
+/**
+ * Spans of the delivery side, after OpenTelemetry's messaging semantic conventions: one
+ * `process <table>` span (kind CONSUMER) per delivery attempt, and a `retry <table>` or
+ * `park <table>` span (operation type `settle`) inside it when the attempt failed. Without
+ * `@opentelemetry/api` (an optional peer, the application's own copy loaded on first use) there
+ * are none; with the API and no SDK they are the API's no-op spans.
+ */
+interface OpenTelemetryApi {
+  trace: {
+    getTracer(name: string): Tracer;
+    setSpan(context: unknown, span: Span): unknown;
+  };
+  context: { active(): unknown };
+  SpanKind: typeof SpanKindType;
+  SpanStatusCode: { ERROR: number };
+}
+
+let api: OpenTelemetryApi | null | undefined;
+
+function openTelemetryApi(): OpenTelemetryApi | null {
+  if (api === undefined) {
+    try {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      api = require('@opentelemetry/api') as OpenTelemetryApi;
+    } catch {
+      api = null;
+    }
+  }
+  return api;
+}
+
+/** `messaging.system`: not one of the conventions' well-known values. */
+export const MESSAGING_SYSTEM = 'holdfast_inbox';
+
+export class DeliveryTracing {
+  private tracer?: Tracer | null;
+
+  constructor(private readonly destination: () => string) {}
+
+  private get api(): OpenTelemetryApi | null {
+    return openTelemetryApi();
+  }
+
+  /** A delivery attempt's span (undefined without the API). */
+  process(id: string, retries: number): Span | undefined {
+    const otel = this.api;
+    if (!otel) return undefined;
+    this.tracer ??= otel.trace.getTracer('@holdfast/inbox');
+    const destination = this.destination();
+    return this.tracer.startSpan(`process ${destination}`, {
+      kind: otel.SpanKind.CONSUMER,
+      attributes: {
+        'messaging.system': MESSAGING_SYSTEM,
+        'messaging.operation.type': 'process',
+        'messaging.operation.name': 'process',
+        'messaging.destination.name': destination,
+        'messaging.message.id': id,
+        // Attempts before this one (the seed's RETRIES).
+        'messaging.holdfast.retries': retries,
+      },
+    });
+  }
+
+  /** The attempt failed: its span records the error, and the settle span says retry or park. */
+  failed(
+    span: Span | undefined,
+    id: string,
+    error: unknown,
+    outcome: { delay: number | undefined; parked: boolean },
+  ): void {
+    const otel = this.api;
+    if (!span || !otel || !this.tracer) return;
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({
+      code: otel.SpanStatusCode.ERROR,
+      message: error instanceof Error ? error.message : String(error),
+    });
+    const destination = this.destination();
+    const name = outcome.parked ? 'park' : 'retry';
+    const settle = this.tracer.startSpan(
+      `${name} ${destination}`,
+      {
+        kind: otel.SpanKind.CLIENT,
+        attributes: {
+          'messaging.system': MESSAGING_SYSTEM,
+          'messaging.operation.type': 'settle',
+          'messaging.operation.name': name,
+          'messaging.destination.name': destination,
+          'messaging.message.id': id,
+          ...(outcome.delay !== undefined ? { 'messaging.holdfast.retry_delay_ms': outcome.delay } : {}),
+        },
+      },
+      otel.trace.setSpan(otel.context.active(), span) as never,
+    );
+    settle.end();
+  }
+}
