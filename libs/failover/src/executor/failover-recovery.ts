@@ -180,7 +180,9 @@ export class FailoverRecovery {
     const handlerClass = options.recoveredPayloadHandler;
     if (!handlerClass) return undefined;
     try {
-      this.handler ??= moduleRef ? await moduleRef.create(handlerClass) : new (handlerClass as any)();
+      this.handler ??= moduleRef
+        ? await moduleRef.create(handlerClass)
+        : new (handlerClass as new () => RecoveredPayloadHandler)();
       return await this.handler!.recover({ name: meta.name, effectiveName: meta.effectiveName, ...ctx });
     } catch (handlerError) {
       logger.warn(

@@ -1,4 +1,6 @@
 /** A payload class, `[Class]` for an array of them. */
+// Any constructor's parameters, as Nest's own Type<T>: `unknown[]` would refuse every class that declares some.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Class<T = unknown> = new (...args: any[]) => T;
 /** What `@Failover({ type })` declares: a payload class, or `[Class]` for an array of them. */
 export type DeclaredPayloadType = Class | [Class];
