@@ -124,6 +124,7 @@ export type {
   MetricOptions,
   ObservableMetric,
 } from '../metrics/meter';
+export { openTelemetryApi } from '../metrics/open-telemetry';
 export {
   declareMetrics,
   declaredMetrics,

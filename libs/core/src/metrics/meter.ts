@@ -1,3 +1,4 @@
+import { openTelemetryApi } from './open-telemetry';
 /**
  * The part of OpenTelemetry's metrics API Holdfast uses, declared here so that no published
  * declaration names `@opentelemetry/api` (an optional peer: an app without it still compiles).
@@ -30,26 +31,9 @@ export interface Meter {
   createObservableGauge(name: string, options?: MetricOptions): ObservableMetric;
 }
 
-/**
- * `@opentelemetry/api` is an optional peer: the application's own copy, loaded on first use so
- * that an app without it still loads every lib. A second copy inside Holdfast would lose every
- * metric (the API's global registry lives in the copy the SDK was registered with).
- */
-interface OpenTelemetryApi {
+/** What the meter reads of `@opentelemetry/api` (see openTelemetryApi). */
+interface OpenTelemetryMetricsApi {
   metrics: { getMeter(name: string): Meter };
-}
-let api: OpenTelemetryApi | null | undefined;
-
-function openTelemetryApi(): OpenTelemetryApi | null {
-  if (api === undefined) {
-    try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      api = require('@opentelemetry/api') as OpenTelemetryApi;
-    } catch {
-      api = null;
-    }
-  }
-  return api;
 }
 
 const noopInstrument = { add: () => undefined, record: () => undefined };
@@ -65,5 +49,5 @@ const NOOP_METER: Meter = {
  * `holdfast.<lib>.<what>`. Without `@opentelemetry/api` installed, a meter that records nothing.
  */
 export function holdfastMeter(lib: string): Meter {
-  return openTelemetryApi()?.metrics.getMeter(`@holdfast/${lib}`) ?? NOOP_METER;
+  return openTelemetryApi<OpenTelemetryMetricsApi>()?.metrics.getMeter(`@holdfast/${lib}`) ?? NOOP_METER;
 }

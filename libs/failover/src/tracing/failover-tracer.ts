@@ -1,3 +1,4 @@
+import { openTelemetryApi } from '@holdfast/core/kit';
 /**
  * The part of OpenTelemetry's trace API a @Failover call uses, declared here so that no
  * published declaration names `@opentelemetry/api` (an optional peer, as for core's metrics).
@@ -32,22 +33,11 @@ interface OpenTelemetryTraceApi {
 const SPAN_KIND_INTERNAL = 0;
 export const SPAN_STATUS_ERROR = 2;
 
-let api: OpenTelemetryTraceApi | null | undefined;
 /** The API's tracer, got once: it follows whichever SDK is registered, before or after. */
 let tracer: Tracer | undefined;
 
-/** The application's own `@opentelemetry/api`, loaded on first use; null without it. */
-function traceApi(): OpenTelemetryTraceApi | null {
-  if (api === undefined) {
-    try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      api = require('@opentelemetry/api') as OpenTelemetryTraceApi;
-    } catch {
-      api = null;
-    }
-  }
-  return api;
-}
+/** The application's own `@opentelemetry/api` (core's openTelemetryApi); null without it. */
+const traceApi = () => openTelemetryApi<OpenTelemetryTraceApi>();
 
 /** Span attributes of a @Failover call. */
 export const FAILOVER_SPAN_ATTRIBUTES = {

@@ -1,4 +1,5 @@
 import type { Span, SpanKind as SpanKindType, Tracer } from '@opentelemetry/api';
+import { openTelemetryApi } from '@holdfast/core/kit';
 
 /**
  * Spans of the delivery side, after OpenTelemetry's messaging semantic conventions: one
@@ -17,20 +18,6 @@ interface OpenTelemetryApi {
   SpanStatusCode: { ERROR: number };
 }
 
-let api: OpenTelemetryApi | null | undefined;
-
-function openTelemetryApi(): OpenTelemetryApi | null {
-  if (api === undefined) {
-    try {
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      api = require('@opentelemetry/api') as OpenTelemetryApi;
-    } catch {
-      api = null;
-    }
-  }
-  return api;
-}
-
 /** `messaging.system`: not one of the conventions' well-known values. */
 export const MESSAGING_SYSTEM = 'holdfast_inbox';
 
@@ -40,7 +27,7 @@ export class DeliveryTracing {
   constructor(private readonly destination: () => string) {}
 
   private get api(): OpenTelemetryApi | null {
-    return openTelemetryApi();
+    return openTelemetryApi<OpenTelemetryApi>();
   }
 
   /** A delivery attempt's span (undefined without the API). */
