@@ -18,6 +18,14 @@ async function rowLocksFromMonitor(sql: SqlClient, id: number): Promise<number |
  * worker still gets a full batch while one claim is open, and the plans the databases really
  * run walk the delivery-order index (no full scan, no sort of the table).
  */
+
+/** The text and values of a statement sent to SqlClient.query/execute, as a Statement or as text and values. */
+function sentStatement(args: unknown[]): { sql: string; params: readonly unknown[] } {
+  const [first, second] = args;
+  if (typeof first === 'string') return { sql: first, params: (second as readonly unknown[]) ?? [] };
+  return first as { sql: string; params: readonly unknown[] };
+}
+
 describeEachDatabase(
   'inbox claim at scale',
   (ctx) => {
@@ -111,18 +119,19 @@ describeEachDatabase(
     it('claims and cleans through the indexes: no full scan and no sort of 100,000 rows', async () => {
       await fillBacklog(ctx.sql, table(), 100_000, { expired: 1_000 });
       const statements: { sql: string; params: readonly unknown[] }[] = [];
-      const record = (original: (sql: string, params?: readonly unknown[]) => Promise<unknown>) =>
-        function (this: SqlClient, sql: string, params: readonly unknown[] = []) {
-          if (sql.includes(table())) statements.push({ sql, params });
-          return original.call(this, sql, params);
+      const record = (original: (...args: unknown[]) => Promise<unknown>) =>
+        function (this: SqlClient, ...args: unknown[]) {
+          const statement = sentStatement(args);
+          if (statement.sql.includes(table())) statements.push(statement);
+          return original.apply(this, args);
         };
       const { query: originalQuery, execute: originalExecute } = SqlClient.prototype;
       const query = jest
         .spyOn(SqlClient.prototype, 'query')
-        .mockImplementation(record(originalQuery) as never);
+        .mockImplementation(record(originalQuery as (...args: unknown[]) => Promise<unknown>) as never);
       const execute = jest
         .spyOn(SqlClient.prototype, 'execute')
-        .mockImplementation(record(originalExecute) as never);
+        .mockImplementation(record(originalExecute as (...args: unknown[]) => Promise<unknown>) as never);
       try {
         const claimed = await store.claims.claim(100, undefined, 60_000);
         expect(claimed.rows).toHaveLength(100);
@@ -155,11 +164,11 @@ describeEachDatabase(
           const { query: original } = SqlClient.prototype;
           const query = jest.spyOn(SqlClient.prototype, 'query').mockImplementation(function (
             this: SqlClient,
-            sql: string,
-            params: readonly unknown[] = [],
+            ...args: unknown[]
           ) {
-            if (sql.includes(table())) statements.push({ sql, params });
-            return original.call(this, sql, params);
+            const statement = sentStatement(args);
+            if (statement.sql.includes(table())) statements.push(statement);
+            return (original as (...a: unknown[]) => Promise<unknown>).apply(this, args);
           } as never);
           try {
             expect((await store.claims.claim(100, undefined, 60_000)).rows).toHaveLength(100);

@@ -29,14 +29,14 @@ export class FailoverSqlCleanup {
     const cutoff = sql.dialect.timestampParam(expiry);
     if (this.state.dialectUnknown) {
       const s = queries.cleanByExpiry(ctx, cutoff);
-      const removed = await retried(() => sql.execute(s.sql, s.params));
+      const removed = await retried(() => sql.execute(s));
       options.onBatch?.(removed);
       return removed;
     }
     const batch = queries.cleanBatch(ctx, cutoff, options.batchSize ?? sql.dialect.cleanupBatchRows);
     let total = 0;
     for (;;) {
-      const removed = await retried(() => sql.execute(batch.sql, batch.params));
+      const removed = await retried(() => sql.execute(batch));
       total += removed;
       options.onBatch?.(removed);
       // Until a statement finds nothing: a short batch may only mean that a caller re-stored
@@ -61,7 +61,7 @@ export class FailoverSqlCleanup {
     const name = CLEANUP_LEASE_NAME;
     const key = CLEANUP_LEASE_KEY;
     const s = queries.claimLease(ctx, { name, key, asOf, expireOn, payload, now: asOf });
-    const claimed = await retried(() => sql.execute(s.sql, s.params));
+    const claimed = await retried(() => sql.execute(s));
     if (claimed > 0) return true;
     return this.insert({ name, key, asOf, expireOn, payload, payloadClass: 'String' });
   }

@@ -199,7 +199,7 @@ export class FailoverSqlReads {
       for (const read of reads) read.reject(error);
       return;
     }
-    sql.query<FailoverRow & { failover_key: string }>(s.sql, s.params, PREPARED).then(
+    sql.query<FailoverRow & { failover_key: string }>(s, PREPARED).then(
       (rows) => {
         this.answered();
         const byKey = new Map(rows.map((row) => [row.failover_key, row]));
@@ -261,14 +261,14 @@ export class FailoverSqlReads {
   async findAll<T>(name: string, type?: PayloadType): Promise<FailoverEntry<T>[]> {
     const { sql, queries, ctx, rows: codec } = this.state;
     const s = queries.findAll(ctx, name);
-    const rows = await sql.query<FailoverRow & { failover_key: string }>(s.sql, s.params);
+    const rows = await sql.query<FailoverRow & { failover_key: string }>(s);
     return rows.map((row) => codec.entry<T>(row, { name, key: row.failover_key, type }, sql.dialect));
   }
 
   async countLive(name: string, now: Date): Promise<number> {
     const { maintenanceSql: sql, queries, ctx } = this.state;
     const s = queries.countLive(ctx, name, sql.dialect.timestampParam(now));
-    const [row] = await sql.query<{ n: unknown }>(s.sql, s.params);
+    const [row] = await sql.query<{ n: unknown }>(s);
     return toNumber(row.n);
   }
 }

@@ -88,7 +88,7 @@ export class FailoverSqlWrites {
         chunk.map((item) => this.row(item.entry, item.type)),
       );
       try {
-        await retried(() => sql.execute(s.sql, s.params));
+        await retried(() => sql.execute(s));
       } catch (error) {
         if (!isSyntaxError(error)) throw error;
         this.useFallback(
@@ -104,7 +104,7 @@ export class FailoverSqlWrites {
     if (this.state.native) {
       const s = this.upsertOne(row);
       try {
-        await retried(() => this.state.sql.execute(s.sql, s.params, PREPARED));
+        await retried(() => this.state.sql.execute(s, PREPARED));
         return;
       } catch (error) {
         if (!isSyntaxError(error)) throw error;
@@ -129,7 +129,7 @@ export class FailoverSqlWrites {
     const s = this.upsertOne(this.row(entry, type));
     let changed: number | undefined;
     try {
-      changed = sql.executeSync(s.sql, s.params);
+      changed = sql.executeSync(s);
     } catch (error) {
       if (isTransientConflictError(error) || isSyntaxError(error)) return NOT_NOW;
       throw error;

@@ -152,7 +152,7 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind, Synchro
     const { sql, queries, ctx } = this.state;
     const s = queries.insert(ctx, row);
     try {
-      await retried(() => sql.execute(s.sql, s.params));
+      await retried(() => sql.execute(s));
       return true;
     } catch (error) {
       if (isDuplicateKeyError(error)) return false;
@@ -164,7 +164,7 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind, Synchro
   protected update(row: FailoverRowValues): Promise<number> {
     const { sql, queries, ctx } = this.state;
     const s = queries.update(ctx, row);
-    return retried(() => sql.execute(s.sql, s.params));
+    return retried(() => sql.execute(s));
   }
 
   find<T>(name: string, key: string, type?: PayloadType): Promise<FailoverEntry<T> | undefined> {
@@ -186,7 +186,7 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind, Synchro
   async delete(name: string, key: string): Promise<void> {
     const { sql, queries, ctx } = this.state;
     const s = queries.delete(ctx, name, key);
-    await retried(() => sql.execute(s.sql, s.params));
+    await retried(() => sql.execute(s));
   }
 
   cleanByExpiry(expiry: Date, options?: CleanupBatchOptions): Promise<number> {

@@ -75,12 +75,12 @@ export class CleanupTicks {
       now: await this.clock.bindable(),
     };
     const update = statements.claimTick(claim);
-    const claimed = await this.metrics.retry('cleanup-lease', () => sql.execute(update.sql, update.params));
+    const claimed = await this.metrics.retry('cleanup-lease', () => sql.execute(update));
     if (claimed > 0) return true;
     // No row yet (first tick of this inbox), or this tick is taken already.
     const insert = statements.insertTick(claim);
     try {
-      await sql.execute(insert.sql, insert.params);
+      await sql.execute(insert);
       return true;
     } catch (error) {
       if (isDuplicateKeyError(error)) return false;

@@ -65,7 +65,7 @@ export class CorMessageAccept extends CorMessageStatements {
   async existingIds(ids: readonly string[]): Promise<Set<string>> {
     if (!ids.length) return new Set();
     const s = this.existingIdsStatement(ids);
-    const rows = await this.sql.query<{ id: string }>(s.sql, s.params);
+    const rows = await this.sql.query<{ id: string }>(s);
     return new Set(rows.map((r) => r.id));
   }
 
@@ -91,8 +91,7 @@ export class CorMessageAccept extends CorMessageStatements {
     // reads, and parallel chunks of one acceptAll deadlocked on it).
     return this.sql.transaction(async (tx) => {
       const clock = statement(`SELECT ${this.t.read(this.t.now)} AS db_now`);
-      const at =
-        now ?? this.t.toMillis((await tx.query<{ db_now: unknown }>(clock.sql, clock.params))[0].db_now);
+      const at = now ?? this.t.toMillis((await tx.query<{ db_now: unknown }>(clock))[0].db_now);
       const n = await this.insertRows(tx, rows, at);
       await this.insertGroups(tx, rows, at);
       return n;
@@ -110,10 +109,10 @@ export class CorMessageAccept extends CorMessageStatements {
     const conflict = this.d.upsertClause(['ID'], ['GROUP_KEY', 'INSERTED']);
     if (conflict === undefined) {
       const gone = this.deleteGroupRowsStatement(grouped.map((r) => r.id));
-      await tx.execute(gone.sql, gone.params);
+      await tx.execute(gone);
     }
     const s = this.insertGroupsStatement(grouped, at, conflict);
-    await tx.execute(s.sql, s.params);
+    await tx.execute(s);
   }
 
   /** The group rows of these ids (before their insert where the dialect has no upsert). */
@@ -180,8 +179,8 @@ export class CorMessageAccept extends CorMessageStatements {
     const s = this.insertStatement(insert);
     // One message (an accept): the same text every time, kept planned per connection on PostgreSQL.
     const prepared = { prepared: !insert.groups && insert.rows === 1 };
-    if (insert.groups || this.on.notifyChannel !== undefined) await client.query(s.sql, s.params, prepared);
-    else return client.execute(s.sql, s.params, prepared);
+    if (insert.groups || this.on.notifyChannel !== undefined) await client.query(s, prepared);
+    else return client.execute(s, prepared);
     return insert.rows;
   }
 

@@ -61,7 +61,7 @@ export class ClaimByKeys extends ClaimStatements {
             now,
             leaseOf,
           );
-          const locked = await tx.query<RawRow & { db_now: unknown }>(lock.sql, lock.params);
+          const locked = await tx.query<RawRow & { db_now: unknown }>(lock);
           if (locked.length <= limit - taken.length) taken.push(...locked);
           else {
             const got = new Map(locked.map((r) => [r.id, r]));
@@ -99,7 +99,7 @@ export class ClaimByKeys extends ClaimStatements {
           until,
         );
         // The transaction's last statement, unless a test holds it open.
-        await tx.execute(lease.sql, lease.params, { commit: !hold });
+        await tx.execute(lease, { commit: !hold });
         if (hold) await hold(tx);
         const rows = taken.map((r) => {
           const row = this.read(r);
@@ -117,7 +117,7 @@ export class ClaimByKeys extends ClaimStatements {
   /** Due keys in delivery order, after `after` when given: a plain read, no lock. */
   private async candidates(tx: SqlClient, read: CandidateRead): Promise<Candidate[]> {
     const s = this.candidatesStatement(read);
-    return tx.query<Candidate>(s.sql, s.params);
+    return tx.query<Candidate>(s);
   }
 
   /** MySQL/MariaDB: those of `keys` still due, locked (FOR UPDATE), with the database clock. */

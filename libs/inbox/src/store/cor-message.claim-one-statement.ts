@@ -102,7 +102,7 @@ export class ClaimInOneStatement extends ClaimStatements {
     const run = async (sql: SqlClient) => {
       // Kept planned per connection on PostgreSQL: the claim's text is the same at every call but
       // those that also take back an unanswered claim's rows (a few texts more, capped per pool).
-      const raw = await sql.query<RawRow & { db_now: unknown }>(s.sql, s.params, { prepared: true });
+      const raw = await sql.query<RawRow & { db_now: unknown }>(s, { prepared: true });
       if (hold) await hold(sql);
       return raw;
     };

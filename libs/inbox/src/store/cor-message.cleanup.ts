@@ -7,7 +7,7 @@ export class CorMessageCleanup extends CorMessageGroupedStatements {
   /** Up to `limit` ids of expired messages (through the EXPIRATION index). */
   async expiredIds(limit: number, now: Now): Promise<string[]> {
     const s = this.expiredIdsStatement(limit, now);
-    const rows = await this.sql.query<{ id: string }>(s.sql, s.params);
+    const rows = await this.sql.query<{ id: string }>(s);
     return rows.map((r) => r.id);
   }
 
@@ -25,7 +25,7 @@ export class CorMessageCleanup extends CorMessageGroupedStatements {
   async deleteExpired(ids: readonly string[], now: Now): Promise<number> {
     if (!ids.length) return 0;
     const s = this.deleteExpiredStatement(ids, now);
-    return this.groups.deleting(ids, (client) => client.execute(s.sql, s.params));
+    return this.groups.deleting(ids, (client) => client.execute(s));
   }
 
   /** Those of `ids` that are still expired (one may have been retried by an admin meanwhile). */
@@ -43,7 +43,7 @@ export class CorMessageCleanup extends CorMessageGroupedStatements {
   async deleteOrphanGroups(limit: number): Promise<number> {
     if (this.groupTable === undefined) return 0;
     const s = this.orphanGroupsStatement(limit);
-    const rows = await this.sql.query<{ id: string }>(s.sql, s.params);
+    const rows = await this.sql.query<{ id: string }>(s);
     await this.groups.deleteGroupsOf(
       this.sql,
       rows.map((r) => r.id),

@@ -55,11 +55,11 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
     if (!leases.length) return new Set();
     const ids = idsOf(leases);
     const s = this.extendLeasesStatement(leases, until);
-    const changed = await this.sql.execute(s.sql, s.params, { prepared: this.keyedTextIsFixed });
+    const changed = await this.sql.execute(s, { prepared: this.keyedTextIsFixed });
     if (changed >= ids.length) return new Set(ids);
     // Some were not ours any more (or a driver counts unchanged rows apart): ask which are.
     const q = this.ownedIdsStatement(ids, until);
-    const rows = await this.sql.query<{ id: string }>(q.sql, q.params);
+    const rows = await this.sql.query<{ id: string }>(q);
     return new Set(rows.map((row) => row.id));
   }
 
@@ -92,7 +92,7 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
     const s = this.deleteOwnedStatement(leases, ids);
     // PostgreSQL: the text depends only on how many lease ends the rows may hold (see keyed).
     const prepared = this.keyedTextIsFixed;
-    return this.groups.deleting(ids, (client) => client.execute(s.sql, s.params, { prepared }));
+    return this.groups.deleting(ids, (client) => client.execute(s, { prepared }));
   }
 
   deleteOwnedStatement(leases: readonly Lease[], ids = idsOf(leases)): Statement {
@@ -105,7 +105,7 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
   async deleteDelivered(ids: readonly string[]): Promise<number> {
     if (!ids.length) return 0;
     const s = this.deleteDeliveredStatement(ids);
-    return this.groups.deleting(ids, (client) => client.execute(s.sql, s.params));
+    return this.groups.deleting(ids, (client) => client.execute(s));
   }
 
   deleteDeliveredStatement(ids: readonly string[]): Statement {
@@ -121,7 +121,7 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
    */
   async recordFailure(attempt: FailedAttempt): Promise<boolean> {
     const s = this.recordFailureStatement(attempt);
-    return (await this.sql.execute(s.sql, s.params)) > 0;
+    return (await this.sql.execute(s)) > 0;
   }
 
   recordFailureStatement({ id, seenRetries, error, delayMs, now }: FailedAttempt): Statement {
@@ -142,7 +142,7 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
   async release(ids: readonly string[], delayMs: number, now: Now, error?: string): Promise<number> {
     if (!ids.length) return 0;
     const s = this.releaseStatement(ids, delayMs, now, error);
-    return this.sql.execute(s.sql, s.params);
+    return this.sql.execute(s);
   }
 
   releaseStatement(ids: readonly string[], delayMs: number, now: Now, error?: string): Statement {

@@ -60,7 +60,7 @@ export class CorMessageGroups extends CorMessageStatements {
     now: Now,
   ): Promise<{ groups: Map<string, string>; blocked: Set<string> }> {
     const s = this.groupsOfTakenStatement(ids, now);
-    const rows = await tx.query<{ id: string; group_key: string; blocked: unknown }>(s.sql, s.params);
+    const rows = await tx.query<{ id: string; group_key: string; blocked: unknown }>(s);
     const groups = new Map<string, string>();
     const blocked = new Set<string>();
     for (const r of rows) {
@@ -102,7 +102,7 @@ export class CorMessageGroups extends CorMessageStatements {
   async deleteGroupsOf(client: SqlClient, ids: readonly string[]): Promise<void> {
     if (this.groupTable === undefined || !ids.length) return;
     const s = this.deleteGroupsOfStatement(ids);
-    await client.execute(s.sql, s.params);
+    await client.execute(s);
   }
 
   /** The group rows of `ids` whose message is gone (see deleteGroupsOf; with a group table). */

@@ -28,7 +28,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
     type?: TypeFilter,
   ): Promise<MessageRow[]> {
     const s = this.listStatement(status, limit, offset, now, type);
-    const rows = await this.sql.query<RawRow>(s.sql, s.params);
+    const rows = await this.sql.query<RawRow>(s);
     return rows.map((r) => this.read(r));
   }
 
@@ -55,7 +55,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
     now: number,
   ): Promise<number> {
     const s = this.countMatchingStatement(status, type, now);
-    const [row] = await this.sql.query<{ c: unknown }>(s.sql, s.params);
+    const [row] = await this.sql.query<{ c: unknown }>(s);
     return toNumber(row?.c ?? 0) || 0;
   }
 
@@ -94,7 +94,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
 
   async find(id: string, withPayload = false): Promise<MessageRow | undefined> {
     const s = this.findStatement(id, withPayload);
-    const [row] = await this.sql.query<RawRow>(s.sql, s.params);
+    const [row] = await this.sql.query<RawRow>(s);
     return row ? this.read(row) : undefined;
   }
 
@@ -105,7 +105,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
 
   async counts(now: number): Promise<Record<MessageStatus, number> & { total: number }> {
     const s = this.countsStatement(now);
-    const [row] = await this.sql.query<Record<string, unknown>>(s.sql, s.params);
+    const [row] = await this.sql.query<Record<string, unknown>>(s);
     const out = { total: toNumber(row?.total ?? 0) } as Record<MessageStatus, number> & { total: number };
     for (const status of COUNTED) out[status] = toNumber(row?.[status] ?? 0) || 0;
     return out;
@@ -126,7 +126,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
    */
   async countByRetries(now: number): Promise<{ retries: number; count: number }[]> {
     const s = this.countByRetriesStatement(now);
-    const rows = await this.sql.query<{ r: unknown; c: unknown }>(s.sql, s.params);
+    const rows = await this.sql.query<{ r: unknown; c: unknown }>(s);
     return rows.map((r) => ({ retries: toNumber(r.r), count: toNumber(r.c) }));
   }
 
@@ -147,7 +147,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
       name: string;
       revision: string | null;
       c: unknown;
-    }>(s.sql, s.params);
+    }>(s);
     return rows.map((r) => ({
       namespace: r.ns === null || r.ns === '' ? null : r.ns,
       name: r.name,
@@ -222,7 +222,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
 
   async delete(id: string): Promise<number> {
     const s = this.deleteStatement(id);
-    return this.groups.deleting([id], (client) => client.execute(s.sql, s.params));
+    return this.groups.deleting([id], (client) => client.execute(s));
   }
 
   deleteStatement(id: string): Statement {
@@ -231,6 +231,6 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
   }
 
   private run(s: Statement): Promise<number> {
-    return this.sql.execute(s.sql, s.params);
+    return this.sql.execute(s);
   }
 }
