@@ -182,7 +182,10 @@ describe('inbox wake-up by PostgreSQL LISTEN/NOTIFY', () => {
     const [aClaims, bClaims] = [claims(a), claims(b)];
     const probes = jest.spyOn(b.app.get(InboxConnection).sql, 'query');
     await new Promise((resolve) => setTimeout(resolve, 3_000));
-    const probed = probes.mock.calls.filter((c) => String(c[0]).includes('pg_notify')).length;
+    const probed = probes.mock.calls.filter((c) =>
+      // A Statement, or text.
+      String(typeof c[0] === 'string' ? c[0] : (c[0] as { sql: string }).sql).includes('pg_notify'),
+    ).length;
     expect(probed).toBeGreaterThanOrEqual(5);
     // Before, each probe made every node claim: A and B each claimed once per probe of B's.
     expect([aClaims.mock.calls.length, bClaims.mock.calls.length]).toEqual([0, 0]);

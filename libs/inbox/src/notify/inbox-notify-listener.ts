@@ -15,6 +15,7 @@ import {
   OutageLog,
   parseDuration,
   PgListener,
+  StatementBinder,
   withTimeout,
 } from '@holdfast/core/kit';
 import { InboxDelivery } from '../delivery/inbox-delivery.service';
@@ -213,7 +214,9 @@ export class InboxNotifyListener implements OnModuleInit, OnApplicationBootstrap
     const arrived = new Promise<true>((resolve) => (heard = () => resolve(true)));
     this.probe = { nonce, heard };
     try {
-      await this.connection.sql.query(`SELECT pg_notify($1, $2)`, [this.channel, nonce]);
+      const sql = this.connection.sql;
+      const b = new StatementBinder(sql.dialect);
+      await sql.query(b.statement(`SELECT pg_notify(${b.bind(this.channel)}, ${b.bind(nonce)})`));
       return await withTimeout(arrived, PROBE_TIMEOUT_MS, () => false);
     } finally {
       this.probe = undefined;
