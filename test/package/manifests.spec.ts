@@ -80,7 +80,8 @@ describe.each(LIBS)('@holdfast/%s package.json', (lib) => {
 
   it('marks the peers an application may leave out as optional', () => {
     const expected = OPTIONAL_EVERYWHERE_USED.filter((name) => used.has(name));
-    if (lib === 'inbox') expected.push('@holdfast/simba');
+    // The inbox joins @nestjs-cls/transactional's transaction when the application uses it.
+    if (lib === 'inbox') expected.push('@holdfast/simba', '@nestjs-cls/transactional');
     // Core registers the libs' timers in the app's SchedulerRegistry when ScheduleModule is there.
     if (lib === 'core') expected.push('@nestjs/schedule');
     // The shared-file locker's mode 'os' takes its fcntl lock through the native os-lock, loaded
