@@ -124,7 +124,15 @@ export type {
   MetricOptions,
   ObservableMetric,
 } from '../metrics/meter';
-export { openTelemetryApi } from '../metrics/open-telemetry';
+export {
+  openTelemetryApi,
+  SPAN_KIND,
+  SPAN_STATUS_CODE_ERROR,
+  type OpenTelemetryTraceApi,
+  type TraceAttributeValue,
+  type TraceSpan,
+  type TraceTracer,
+} from '../metrics/open-telemetry';
 export {
   declareMetrics,
   declaredMetrics,

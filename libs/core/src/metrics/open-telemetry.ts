@@ -19,3 +19,32 @@ export function openTelemetryApi<T>(): T | null {
   }
   return api as T | null;
 }
+
+/**
+ * The part of OpenTelemetry's trace API a lib's spans use, declared here so that no published
+ * declaration names `@opentelemetry/api` (an optional peer). The real API satisfies these shapes.
+ */
+export type TraceAttributeValue = string | number | boolean;
+export interface TraceSpan {
+  setStatus(status: { code: number; message?: string }): unknown;
+  recordException(exception: Error | string): void;
+  end(): void;
+}
+export interface TraceTracer {
+  startSpan(
+    name: string,
+    options?: { kind?: number; attributes?: Record<string, TraceAttributeValue> },
+    context?: unknown,
+  ): TraceSpan;
+}
+export interface OpenTelemetryTraceApi {
+  trace: {
+    getTracer(name: string): TraceTracer;
+    setSpan(context: unknown, span: TraceSpan): unknown;
+  };
+  context: { active(): unknown };
+}
+
+/** The API's SpanKind and SpanStatusCode values used here (stable numbers of the specification). */
+export const SPAN_KIND = { INTERNAL: 0, CLIENT: 2, CONSUMER: 4 } as const;
+export const SPAN_STATUS_CODE_ERROR = 2;

@@ -12,7 +12,7 @@ import { groupsOf, type Item } from './message-groups';
 import type { OutcomeRecorder } from './outcome-recorder';
 import type { MessageFence } from '../fencing/message-fence';
 import type { DeliveryTracing } from '../tracing/delivery-tracing';
-import type { Span } from '@opentelemetry/api';
+import type { TraceSpan as Span } from '@holdfast/core/kit';
 
 /** What one delivery run did. */
 export interface DeliveryReport {

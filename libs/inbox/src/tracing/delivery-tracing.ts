@@ -1,5 +1,14 @@
-import type { Span, SpanKind as SpanKindType, Tracer } from '@opentelemetry/api';
-import { openTelemetryApi } from '@holdfast/core/kit';
+import {
+  openTelemetryApi,
+  SPAN_KIND,
+  SPAN_STATUS_CODE_ERROR,
+  type OpenTelemetryTraceApi,
+  type TraceSpan as Span,
+  type TraceTracer as Tracer,
+} from '@holdfast/core/kit';
+
+/** `messaging.system`: not one of the conventions' well-known values. */
+export const MESSAGING_SYSTEM = 'holdfast_inbox';
 
 /**
  * Spans of the delivery side, after OpenTelemetry's messaging semantic conventions: one
@@ -8,26 +17,13 @@ import { openTelemetryApi } from '@holdfast/core/kit';
  * `@opentelemetry/api` (an optional peer, the application's own copy loaded on first use) there
  * are none; with the API and no SDK they are the API's no-op spans.
  */
-interface OpenTelemetryApi {
-  trace: {
-    getTracer(name: string): Tracer;
-    setSpan(context: unknown, span: Span): unknown;
-  };
-  context: { active(): unknown };
-  SpanKind: typeof SpanKindType;
-  SpanStatusCode: { ERROR: number };
-}
-
-/** `messaging.system`: not one of the conventions' well-known values. */
-export const MESSAGING_SYSTEM = 'holdfast_inbox';
-
 export class DeliveryTracing {
   private tracer?: Tracer | null;
 
   constructor(private readonly destination: () => string) {}
 
-  private get api(): OpenTelemetryApi | null {
-    return openTelemetryApi<OpenTelemetryApi>();
+  private get api(): OpenTelemetryTraceApi | null {
+    return openTelemetryApi<OpenTelemetryTraceApi>();
   }
 
   /** A delivery attempt's span (undefined without the API). */
@@ -37,7 +33,7 @@ export class DeliveryTracing {
     this.tracer ??= otel.trace.getTracer('@holdfast/inbox');
     const destination = this.destination();
     return this.tracer.startSpan(`process ${destination}`, {
-      kind: otel.SpanKind.CONSUMER,
+      kind: SPAN_KIND.CONSUMER,
       attributes: {
         'messaging.system': MESSAGING_SYSTEM,
         'messaging.operation.type': 'process',
@@ -61,7 +57,7 @@ export class DeliveryTracing {
     if (!span || !otel || !this.tracer) return;
     span.recordException(error instanceof Error ? error : String(error));
     span.setStatus({
-      code: otel.SpanStatusCode.ERROR,
+      code: SPAN_STATUS_CODE_ERROR,
       message: error instanceof Error ? error.message : String(error),
     });
     const destination = this.destination();
@@ -69,7 +65,7 @@ export class DeliveryTracing {
     const settle = this.tracer.startSpan(
       `${name} ${destination}`,
       {
-        kind: otel.SpanKind.CLIENT,
+        kind: SPAN_KIND.CLIENT,
         attributes: {
           'messaging.system': MESSAGING_SYSTEM,
           'messaging.operation.type': 'settle',
@@ -79,7 +75,7 @@ export class DeliveryTracing {
           ...(outcome.delay !== undefined ? { 'messaging.holdfast.retry_delay_ms': outcome.delay } : {}),
         },
       },
-      otel.trace.setSpan(otel.context.active(), span) as never,
+      otel.trace.setSpan(otel.context.active(), span),
     );
     settle.end();
   }
