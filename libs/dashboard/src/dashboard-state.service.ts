@@ -1,4 +1,5 @@
 import { Inject, Injectable, type Type } from '@nestjs/common';
+import { ModuleRef, ModulesContainer } from '@nestjs/core';
 import { hostname } from 'node:os';
 import { instanceId } from '@holdfast/core/kit';
 import { DASHBOARD_OPTIONS } from './dashboard.constants';
@@ -43,11 +44,20 @@ type ListedStatus = Parameters<Management['count']>[0];
  */
 @Injectable()
 export class DashboardStateService {
+  /**
+   * Made here rather than injected: this service is public, and a HoldfastLookup in its
+   * constructor would make the dashboard's declarations name the optional Holdfast packages.
+   */
+  private readonly lookup: HoldfastLookup;
+
   constructor(
-    private readonly lookup: HoldfastLookup,
+    moduleRef: ModuleRef,
+    modules: ModulesContainer,
     @Inject(DASHBOARD_OPTIONS) private readonly options: ResolvedDashboardOptions,
     private readonly actions: DashboardActionsGuard,
-  ) {}
+  ) {
+    this.lookup = new HoldfastLookup(moduleRef, modules);
+  }
 
   async read(): Promise<DashboardState> {
     const { failover: f, simba: s, locker: l } = holdfastModules();

@@ -1,7 +1,6 @@
 import { Inject, Module, RequestMethod, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { DashboardAudit } from './dashboard-audit';
 import { DashboardInboxActions } from './dashboard-inbox-actions.service';
-import { HoldfastLookup } from './holdfast-lookup';
 import { DASHBOARD_OPTIONS, DASHBOARD_PATH } from './dashboard.constants';
 import { ConfigurableDashboardModule, DASHBOARD_MODULE_OPTIONS } from './dashboard.module-definition';
 import { resolveDashboardOptions, type HoldfastDashboardOptions } from './dashboard.options';
@@ -29,7 +28,6 @@ import { DashboardStateService } from './dashboard-state.service';
     DashboardReadsGuard,
     DashboardStateService,
     DashboardInboxActions,
-    HoldfastLookup,
   ],
   exports: [DashboardStateService],
 })

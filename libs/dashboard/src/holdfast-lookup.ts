@@ -1,4 +1,4 @@
-import { Injectable, type Type } from '@nestjs/common';
+import { type Type } from '@nestjs/common';
 import { ModuleRef, ModulesContainer } from '@nestjs/core';
 import { resolveDataSource, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
 import { holdfastModules, type HoldfastModules } from './holdfast-modules';
@@ -17,7 +17,6 @@ export interface InboxInstance {
  * Finds the Holdfast modules' services in the application: anywhere (`strict: false`), in the
  * default FailoverModule, in each InboxModule; and one SqlClient per DataSource a module names.
  */
-@Injectable()
 export class HoldfastLookup {
   private readonly sqlClients = new Map<unknown, SqlClient>();
   private _inboxes?: InboxInstance[];
