@@ -38,6 +38,7 @@ const serverOnly = serversSelected
       '/test/inbox/silent-connections.spec.ts',
       '/libs/failover/test/failover-silent-connections.e2e.spec.ts',
       '/libs/core/test/coordination-pool-close.spec.ts',
+      '/libs/core/test/connection-budget.spec.ts',
       '/test/pool/app-load/',
       '/test/partition/locker-partition.spec.ts',
       '/test/interop/failover-java-reader.spec.ts',

@@ -31,6 +31,8 @@ module.exports = {
   ],
   moduleNameMapper: {
     '^@holdfast/core/kit$': '<rootDir>/libs/core/src/kit',
+    // The top-level migrations/ folder, which the CLI package ships as @holdfast/cli/migrations.
+    '^@holdfast/cli/migrations$': '<rootDir>/migrations',
     '^@holdfast/([a-z]+)/internal$': '<rootDir>/libs/$1/src/internal',
     '^@holdfast/([a-z]+)$': '<rootDir>/libs/$1/src',
     '^@nestjs/(common|core|testing|typeorm|schedule|terminus|platform-express)(/.*)?$': `<rootDir>/${here}/node_modules/@nestjs/$1$2`,
