@@ -26,6 +26,8 @@ export function openTelemetryApi<T>(): T | null {
  */
 export type TraceAttributeValue = string | number | boolean;
 export interface TraceSpan {
+  isRecording(): boolean;
+  setAttribute(key: string, value: TraceAttributeValue): unknown;
   setStatus(status: { code: number; message?: string }): unknown;
   recordException(exception: Error | string): void;
   end(): void;
@@ -42,7 +44,10 @@ export interface OpenTelemetryTraceApi {
     getTracer(name: string): TraceTracer;
     setSpan(context: unknown, span: TraceSpan): unknown;
   };
-  context: { active(): unknown };
+  context: {
+    active(): unknown;
+    with<R>(context: unknown, fn: () => R): R;
+  };
 }
 
 /** The API's SpanKind and SpanStatusCode values used here (stable numbers of the specification). */

@@ -1,37 +1,20 @@
-import { openTelemetryApi } from '@holdfast/core/kit';
-/**
- * The part of OpenTelemetry's trace API a @Failover call uses, declared here so that no
- * published declaration names `@opentelemetry/api` (an optional peer, as for core's metrics).
- * The real API's tracer, spans and context satisfy these shapes.
- */
-export type SpanAttributeValue = string | number | boolean;
-export interface FailoverSpan {
-  isRecording(): boolean;
-  setAttribute(key: string, value: SpanAttributeValue): unknown;
-  setStatus(status: { code: number; message?: string }): unknown;
-  recordException(exception: Error | string): void;
-  end(): void;
-}
-interface Tracer {
-  startSpan(
-    name: string,
-    options?: { kind?: number; attributes?: Record<string, SpanAttributeValue> },
-  ): FailoverSpan;
-}
-interface OpenTelemetryTraceApi {
-  trace: {
-    getTracer(name: string): Tracer;
-    setSpan(context: unknown, span: FailoverSpan): unknown;
-  };
-  context: {
-    active(): unknown;
-    with<R>(context: unknown, fn: () => R): R;
-  };
-}
+import {
+  openTelemetryApi,
+  SPAN_KIND,
+  SPAN_STATUS_CODE_ERROR,
+  type OpenTelemetryTraceApi,
+  type TraceAttributeValue,
+  type TraceSpan,
+  type TraceTracer as Tracer,
+} from '@holdfast/core/kit';
+
+/** A @Failover call's span: core's structural span (no declaration names `@opentelemetry/api`). */
+export type FailoverSpan = TraceSpan;
+export type SpanAttributeValue = TraceAttributeValue;
 
 /** SpanKind.INTERNAL and SpanStatusCode.ERROR of the API (stable numbers). */
-const SPAN_KIND_INTERNAL = 0;
-export const SPAN_STATUS_ERROR = 2;
+const SPAN_KIND_INTERNAL = SPAN_KIND.INTERNAL;
+export const SPAN_STATUS_ERROR = SPAN_STATUS_CODE_ERROR;
 
 /** The API's tracer, got once: it follows whichever SDK is registered, before or after. */
 let tracer: Tracer | undefined;
