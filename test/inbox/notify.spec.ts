@@ -169,10 +169,12 @@ describe('inbox wake-up by PostgreSQL LISTEN/NOTIFY', () => {
 
   it("a node's LISTEN health probe wakes nobody: every node hears it on the shared channel (#43)", async () => {
     await acceptOnly();
-    // Neither polls within the test; B checks its listener every 200 ms, A every hour.
-    const a = await startNode(dataSource, prefix, { pollInterval: '1h', notifyCheckInterval: '1h' });
+    // Neither polls within the test; B checks its listener every 200 ms, A every hour. LISTEN on
+    // the direct path (behind PgBouncer's transaction pooling it needs one, as the README says).
+    const listen = { pollInterval: '1h', notifyListenUrl: directUrl() };
+    const a = await startNode(dataSource, prefix, { ...listen, notifyCheckInterval: '1h' });
     apps.push(a.app);
-    const b = await startNode(dataSource, prefix, { pollInterval: '1h', notifyCheckInterval: '200ms' });
+    const b = await startNode(dataSource, prefix, { ...listen, notifyCheckInterval: '200ms' });
     apps.push(b.app);
     await waitUntil(() => a.listener.listening && b.listener.listening, {
       timeout: 20_000,
