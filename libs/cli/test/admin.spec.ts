@@ -3,23 +3,15 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { tableName, type SqlClient } from '@holdfast/core/kit';
+import { tableName } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { FAR_FUTURE } from '@holdfast/inbox/internal';
 import { HOLDFAST_TABLES } from '../src';
 import type { MessagesReport } from '../src/commands/messages.command';
 import type { ReleaseReport } from '../src/commands/release.command';
-import { cli, testDatabaseUrl } from './cli-support';
+import { cli, insert, testDatabaseUrl } from './cli-support';
 
 const repo = join(__dirname, '..', '..', '..');
-
-async function insert(sql: SqlClient, table: string, row: Record<string, unknown>): Promise<void> {
-  const columns = Object.keys(row);
-  await sql.execute(
-    `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${sql.dialect.placeholders(columns.length)})`,
-    Object.values(row),
-  );
-}
 
 describeEachDatabase(
   'holdfast messages and holdfast release',

@@ -1,16 +1,8 @@
-import { tableName, type SqlClient } from '@holdfast/core/kit';
+import { tableName } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { HOLDFAST_TABLES } from '../src';
 import type { MessagesReport } from '../src/commands/messages.command';
-import { cli, testDatabaseUrl } from './cli-support';
-
-async function insert(sql: SqlClient, table: string, row: Record<string, unknown>): Promise<void> {
-  const columns = Object.keys(row);
-  await sql.execute(
-    `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${sql.dialect.placeholders(columns.length)})`,
-    Object.values(row),
-  );
-}
+import { cli, insert, testDatabaseUrl } from './cli-support';
 
 /** Parked messages of one type beyond one page of the dashboard (50) and of the CLI's reads (1000 per statement). */
 const PARKED_ORDERS = 1_005;

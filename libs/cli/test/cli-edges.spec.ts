@@ -3,23 +3,15 @@ import { mkdtempSync } from 'node:fs';
 import { hostname, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { tableName, type SqlClient } from '@holdfast/core/kit';
+import { tableName } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { HOLDFAST_TABLES } from '../src';
 import type { MessagesReport } from '../src/commands/messages.command';
-import { cli, testDatabaseUrl } from './cli-support';
+import { cli, insert, testDatabaseUrl } from './cli-support';
 
 const repo = join(__dirname, '..', '..', '..');
 /** Ports of this suite's own range on which nothing listens: an unreachable server. */
 const NOTHING_LISTENS = { postgres: 25581, mysql: 25582 };
-
-async function insert(sql: SqlClient, table: string, row: Record<string, unknown>): Promise<void> {
-  const columns = Object.keys(row);
-  await sql.execute(
-    `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${sql.dialect.placeholders(columns.length)})`,
-    Object.values(row),
-  );
-}
 
 type JsonError = { error: { code: string | null; message: string } };
 

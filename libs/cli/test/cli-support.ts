@@ -1,3 +1,4 @@
+import type { SqlClient } from '@holdfast/core/kit';
 import type { TestDatabase } from '@holdfast/testing';
 import type { DataSource } from 'typeorm';
 import { runCli } from '../src/cli';
@@ -27,4 +28,13 @@ export async function cli(argv: string[], env: NodeJS.ProcessEnv = {}) {
     stderr: (text) => (stderr += text),
   });
   return { code, stdout, stderr };
+}
+
+/** Inserts `row` (column → value) into `table` as the tests' fixtures do. */
+export async function insert(sql: SqlClient, table: string, row: Record<string, unknown>): Promise<void> {
+  const columns = Object.keys(row);
+  await sql.execute(
+    `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${sql.dialect.placeholders(columns.length)})`,
+    Object.values(row),
+  );
 }

@@ -2,26 +2,18 @@
  * `holdfast status` and `holdfast release lock` on a lock table of its own name and columns
  * (LockerModule's `lockTableName` and `lockColumns`): --lock-table and --lock-columns.
  */
-import { TIMELINE_MARKER, type SqlClient } from '@holdfast/core/kit';
+import { TIMELINE_MARKER } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { lockerInstance, type TestInstance } from '../../locker/test/locker-test-kit';
 import { HOLDFAST_TABLES, type HoldfastStatus } from '../src';
 import type { ReleaseReport } from '../src/commands/release.command';
-import { cli, testDatabaseUrl } from './cli-support';
+import { cli, insert, testDatabaseUrl } from './cli-support';
 
 jest.setTimeout(60_000);
 
 const LOCK_TABLE = 'APP_LOCKS';
 const COLUMNS = 'LOCK_KEY,EXPIRES_AT,OWNER';
 const custom = ['--lock-table', LOCK_TABLE, '--lock-columns', COLUMNS];
-
-async function insert(sql: SqlClient, table: string, row: Record<string, unknown>): Promise<void> {
-  const columns = Object.keys(row);
-  await sql.execute(
-    `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${sql.dialect.placeholders(columns.length)})`,
-    Object.values(row),
-  );
-}
 
 describeEachDatabase(
   'holdfast status and release lock on a custom lock table',

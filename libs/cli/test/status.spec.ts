@@ -1,16 +1,8 @@
-import { tableName, type SqlClient } from '@holdfast/core/kit';
+import { tableName } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { FAR_FUTURE } from '@holdfast/inbox/internal';
 import { HOLDFAST_TABLES, type HoldfastStatus } from '../src';
-import { cli, testDatabaseUrl } from './cli-support';
-
-async function insert(sql: SqlClient, table: string, row: Record<string, unknown>): Promise<void> {
-  const columns = Object.keys(row);
-  await sql.execute(
-    `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${sql.dialect.placeholders(columns.length)})`,
-    Object.values(row),
-  );
-}
+import { cli, insert, testDatabaseUrl } from './cli-support';
 
 describeEachDatabase(
   'holdfast status',
