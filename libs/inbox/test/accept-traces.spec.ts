@@ -130,6 +130,17 @@ describeEachDatabase(
       for (const attempt of x) expectCarried(attempt, batch);
     });
 
+    it('with groupBy and in chunks the context is stored with every message too', async () => {
+      const node = await start({ traceContext: true, groupBy: () => 'g', acceptChunkSize: 2 });
+      await node.acceptor.acceptAll([1, 2, 3].map((n) => ({ id: `g${n}`, type: ORDER, payload: n })));
+      await node.acceptor.accept({ id: 'g4', type: ORDER, payload: 4 });
+      const [batch, single] = spans('send');
+      for (let round = 0; round < 4 && node.probe.calls.length < 4; round++) await node.delivery.deliverDue();
+      expect(node.probe.calls.map((m) => m.id)).toEqual(['g1', 'g2', 'g3', 'g4']);
+      for (const id of ['g1', 'g2', 'g3']) expectCarried(processOf(id)[0], batch);
+      expectCarried(processOf('g4')[0], single);
+    });
+
     it("the seed's table: 'when-present' delivers without the context and no error; true stops startup naming the column and the migration, which adds it", async () => {
       for (const statement of seedCorMessageDdl(ctx.db, ctx.prefix)) await ctx.sql.execute(statement);
       const fallback = await start({ traceContext: 'when-present' });
@@ -165,5 +176,8 @@ describeEachDatabase(
       expectCarried(processOf('traced')[0], spans('send').at(-1)!);
     });
   },
-  { tag: 'accept_trace', tables: ['COR_MESSAGE', 'HOLDFAST_INBOX_LEASE', 'SIMBA_MUTEX'] },
+  {
+    tag: 'accept_trace',
+    tables: ['COR_MESSAGE', 'HOLDFAST_INBOX_GROUP', 'HOLDFAST_INBOX_LEASE', 'SIMBA_MUTEX'],
+  },
 );
