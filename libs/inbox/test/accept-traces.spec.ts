@@ -6,7 +6,8 @@ import {
   SimpleSpanProcessor,
   type ReadableSpan,
 } from '@opentelemetry/sdk-trace-base';
-import { describeEachDatabase } from '@holdfast/testing';
+import { join } from 'node:path';
+import { describeEachDatabase, forkTs, waitForExit, waitForMessage } from '@holdfast/testing';
 import { CorMessageTraceContext1764000000410 } from '../../../migrations/1764000000410-cor-message-trace-context';
 import { TraceContextColumnMissingError } from '../src';
 import { createInboxApp, type InboxTestApp } from './inbox-test-app';
@@ -139,6 +140,37 @@ describeEachDatabase(
       expect(node.probe.calls.map((m) => m.id)).toEqual(['g1', 'g2', 'g3', 'g4']);
       for (const id of ['g1', 'g2', 'g3']) expectCarried(processOf(id)[0], batch);
       expectCarried(processOf('g4')[0], single);
+    });
+
+    it('across processes: a message accepted in another process (its own SDK) is delivered here as a child of its send span', async () => {
+      const mode = ctx.db === 'sqlite' ? 'leader' : 'competing';
+      const deliverer = await start({ traceContext: true, cluster: mode });
+      const sqliteFile = ctx.db === 'sqlite' ? String(ctx.dataSource.options.database) : '';
+      const child = forkTs(join(__dirname, 'workers/traced-acceptor.ts'), [
+        ctx.db,
+        ctx.prefix,
+        sqliteFile,
+        mode,
+      ]);
+      try {
+        await waitForMessage(child, (m: { t?: string }) => m.t === 'ready', 60_000);
+        const accepted = waitForMessage<{ t: string; traceId: string; spanId: string }>(
+          child,
+          (m) => m.t === 'accepted',
+          30_000,
+        );
+        child.send({ t: 'accept', id: 'remote' });
+        const send = await accepted;
+        await deliverer.delivery.deliverDue();
+        expect(deliverer.probe.calls.map((m) => m.id)).toEqual(['remote']);
+        const [delivered] = processOf('remote');
+        expect(delivered.spanContext().traceId).toBe(send.traceId);
+        expect(delivered.parentSpanContext?.spanId).toBe(send.spanId);
+        expect(delivered.links.map((l) => l.context.spanId)).toEqual([send.spanId]);
+      } finally {
+        child.send({ t: 'stop' });
+        await waitForExit(child, 30_000);
+      }
     });
 
     it("the seed's table: 'when-present' delivers without the context and no error; true stops startup naming the column and the migration, which adds it", async () => {
