@@ -1,4 +1,4 @@
-import { propagation, SpanKind, trace } from '@opentelemetry/api';
+import { propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
   BasicTracerProvider,
@@ -9,7 +9,7 @@ import {
 import { join } from 'node:path';
 import { describeEachDatabase, forkTs, waitForExit, waitForMessage } from '@holdfast/testing';
 import { CorMessageTraceContext1764000000410 } from '../../../migrations/1764000000410-cor-message-trace-context';
-import { TraceContextColumnMissingError } from '../src';
+import { InboxTransactionError, TraceContextColumnMissingError } from '../src';
 import { createInboxApp, type InboxTestApp } from './inbox-test-app';
 import { seedCorMessageDdl } from './seed-ddl';
 
@@ -82,6 +82,13 @@ describeEachDatabase(
       }
       expect(send.map((s) => s.attributes['messaging.message.id'])).toEqual(['one', undefined, 'tx']);
       expect(send[1].attributes['messaging.batch.message_count']).toBe(2);
+      // A call that fails: its span says so.
+      await expect(
+        node.acceptor.accept({ id: 'bad-tx', type: ORDER, payload: 0 }, { manager: {} as never }),
+      ).rejects.toThrow(InboxTransactionError);
+      const [failed] = spans('send').filter((s) => s.attributes['messaging.message.id'] === 'bad-tx');
+      expect(failed.status.code).toBe(SpanStatusCode.ERROR);
+      expect(failed.events.map((e) => e.name)).toEqual(['exception']);
       // traceContext off (the default): nothing is created or written.
       const columns = await ctx.sql.query(`SELECT * FROM ${table()} WHERE ID = 'one'`);
       expect(Object.keys(columns[0] as object).map((c) => c.toUpperCase())).not.toContain('TRACE_CONTEXT');

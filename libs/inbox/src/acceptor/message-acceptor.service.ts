@@ -71,7 +71,8 @@ export class MessageAcceptor {
   /**
    * Stores one message. With `options.manager` (or `queryRunner`), or inside a transaction of
    * `@nestjs-cls/transactional`, it is written in that transaction: it exists only if the
-   * transaction commits, and the delivery is woken after the commit.
+   * transaction commits, and the delivery is woken after the commit. Each call is one `send`
+   * span (see AcceptTracing), whose context the message keeps with `traceContext` on.
    */
   async accept<T>(message: AcceptMessage<T>, options?: AcceptOptions): Promise<AcceptResult> {
     const row = this.toRow(message);
