@@ -142,6 +142,15 @@ export interface InboxModuleOptions {
   /** Leader mode: the Simba mutex whose owner delivers (default 'holdfast-inbox'). */
   leaderMutex?: string;
   /**
+   * Carry the accepting trace context (OpenTelemetry) to the delivery, stored with each message in
+   * Holdfast's own nullable column `TRACE_CONTEXT` (default false: the column is neither created
+   * nor read). `true`: `schema: 'create'` makes a new table with it; a live table without it stops
+   * startup (`TraceContextColumnMissingError`, migration `1764000000410-cor-message-trace-context`).
+   * `'when-present'`: carried where the table has the column, nothing carried (and no error) on a
+   * table without it, such as the seed's.
+   */
+  traceContext?: boolean | 'when-present';
+  /**
    * The time source for due/expiry/backoff decisions, in epoch ms. Default: the database clock.
    * Meant for tests (a controllable clock); every node must use the same clock.
    */

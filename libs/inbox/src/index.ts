@@ -36,5 +36,6 @@ export { InboxDeliveryFencedError, InvalidFencedManagerError } from './fencing/f
 export { InboxHealthIndicator } from './health/inbox.health';
 export { InboxMetrics } from './metrics/inbox.metrics';
 export * from './errors';
+export { TraceContextColumnMissingError } from './tracing/trace-context.errors';
 // The status read-model (and the operator's commands) on this lib's tables: for the CLI, the dashboard, tools.
 export * from './status';

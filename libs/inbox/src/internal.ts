@@ -19,3 +19,4 @@ export { corMessageConversionSql, hasEpochMillisLayout } from './store/cor-messa
 export { InboxConnection } from './store/inbox-connection';
 export { InboxNotifyListener } from './notify/inbox-notify-listener';
 export type { InboxLeadership } from './cluster/inbox-leadership';
+export { TRACE_CONTEXT_COLUMN } from './store/cor-message.trace-context';

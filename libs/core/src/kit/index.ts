@@ -128,8 +128,10 @@ export {
   openTelemetryApi,
   SPAN_KIND,
   SPAN_STATUS_CODE_ERROR,
+  type OpenTelemetryPropagationApi,
   type OpenTelemetryTraceApi,
   type TraceAttributeValue,
+  type TraceSpanContext,
   type TraceSpan,
   type TraceTracer,
 } from '../metrics/open-telemetry';

@@ -32,10 +32,20 @@ export interface TraceSpan {
   recordException(exception: Error | string): void;
   end(): void;
 }
+/** A span's identity, as a link or a propagated parent names it. */
+export interface TraceSpanContext {
+  traceId: string;
+  spanId: string;
+  traceFlags: number;
+}
 export interface TraceTracer {
   startSpan(
     name: string,
-    options?: { kind?: number; attributes?: Record<string, TraceAttributeValue> },
+    options?: {
+      kind?: number;
+      attributes?: Record<string, TraceAttributeValue>;
+      links?: { context: TraceSpanContext }[];
+    },
     context?: unknown,
   ): TraceSpan;
 }
@@ -50,6 +60,21 @@ export interface OpenTelemetryTraceApi {
   };
 }
 
+/**
+ * The trace API with the parts that carry a context across a process boundary: the global
+ * propagator (`inject` into / `extract` from a carrier of text headers, e.g. W3C `traceparent`),
+ * and the span context a context holds.
+ */
+export interface OpenTelemetryPropagationApi extends OpenTelemetryTraceApi {
+  trace: OpenTelemetryTraceApi['trace'] & {
+    getSpanContext(context: unknown): TraceSpanContext | undefined;
+  };
+  propagation: {
+    inject(context: unknown, carrier: Record<string, string>): void;
+    extract(context: unknown, carrier: Record<string, string>): unknown;
+  };
+}
+
 /** The API's SpanKind and SpanStatusCode values used here (stable numbers of the specification). */
-export const SPAN_KIND = { INTERNAL: 0, CLIENT: 2, CONSUMER: 4 } as const;
+export const SPAN_KIND = { INTERNAL: 0, CLIENT: 2, PRODUCER: 3, CONSUMER: 4 } as const;
 export const SPAN_STATUS_CODE_ERROR = 2;

@@ -17,6 +17,7 @@ import type { AcceptMessage, AcceptResult } from '../inbox-message';
 import { InboxMetrics } from '../metrics/inbox.metrics';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import { InboxConnection } from '../store/inbox-connection';
+import { AcceptTracing } from '../tracing/accept-tracing';
 import { type NewMessageRow, type Now } from '../store/cor-message.rows';
 
 /** camunda-bpm-correlate's TTL_DURATION is VARCHAR(32): a longer ISO text would not fit a seed table. */
@@ -49,6 +50,8 @@ import { defaultTtlToIso, parseIsoTtl, type ParsedTtl } from './ttl';
 export class MessageAcceptor {
   private readonly logger = new Logger(MessageAcceptor.name);
   private readonly defaultTtl?: ParsedTtl;
+  /** The `send` span of each call, and the accepting context it gives each message. */
+  private readonly tracing: AcceptTracing;
 
   constructor(
     private readonly connection: InboxConnection,
@@ -59,15 +62,28 @@ export class MessageAcceptor {
     @Optional() private readonly delivery?: InboxDelivery,
   ) {
     if (options.defaultTtl !== undefined) this.defaultTtl = defaultTtlToIso(options.defaultTtl);
+    this.tracing = new AcceptTracing(
+      () => connection.store.table,
+      () => connection.store.on.traceContext,
+    );
   }
 
   /**
    * Stores one message. With `options.manager` (or `queryRunner`), or inside a transaction of
    * `@nestjs-cls/transactional`, it is written in that transaction: it exists only if the
-   * transaction commits, and the delivery is woken after the commit.
+   * transaction commits, and the delivery is woken after the commit. Each call is one `send`
+   * span (see AcceptTracing), whose context the message keeps with `traceContext` on.
    */
   async accept<T>(message: AcceptMessage<T>, options?: AcceptOptions): Promise<AcceptResult> {
     const row = this.toRow(message);
+    return this.tracing.send([row.id], (carried) => {
+      if (carried !== undefined) row.traceContext = carried;
+      return this.acceptRow(row, options);
+    });
+  }
+
+  /** accept, inside its span. */
+  private async acceptRow(row: NewMessageRow, options: AcceptOptions | undefined): Promise<AcceptResult> {
     const joining = this.transactionOf(options);
     if (joining) {
       const tx = await joining;
@@ -90,6 +106,20 @@ export class MessageAcceptor {
   ): Promise<AcceptResult[]> {
     if (!Array.isArray(messages)) throw new InvalidMessageError('messages', messages, 'must be an array');
     const rows = messages.map((m, i) => this.toRow(m, i));
+    return this.tracing.send(
+      rows.map((r) => r.id),
+      (carried) => {
+        if (carried !== undefined) for (const row of rows) row.traceContext = carried;
+        return this.acceptRows(rows, options);
+      },
+    );
+  }
+
+  /** acceptAll, inside its span. */
+  private async acceptRows(
+    rows: readonly NewMessageRow[],
+    options: AcceptOptions | undefined,
+  ): Promise<AcceptResult[]> {
     const accepted = new Map<string, boolean>();
     const fresh: NewMessageRow[] = [];
     for (const row of rows) {

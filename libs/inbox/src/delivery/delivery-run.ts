@@ -124,7 +124,7 @@ export class DeliveryRun {
       if (screened !== undefined) return (await screened) === GO_ON;
       const run = new HandlerRun(row.id, row.nextRetry ?? NaN, ctx.fence);
       ledger.running(row.id, run);
-      const span = ctx.tracing.process(row.id, row.retries);
+      const span = ctx.tracing.process(row.id, row.retries, row.traceContext);
       try {
         if (decodeError) throw decodeError;
         const call = run.execute(() => handler!.handle(message!, run.context), ctx.deadlines);

@@ -112,6 +112,7 @@ export class InboxOptionsSchema {
   )
   deliver = true;
   @IsOptional() @IsString() leaderMutex = 'holdfast-inbox';
+  @IsOptional() @IsIn([true, false, 'when-present']) traceContext: boolean | 'when-present' = false;
   @IsOptional() @isFunction('isClock') clock?: () => number | Promise<number>;
 }
 

@@ -39,6 +39,11 @@ const SCHEDULE_COLUMNS: typeof ARRAY_COLUMNS = [
 
 const scheduled = (r: NewMessageRow) => r.notBefore !== undefined || r.delayMs !== undefined;
 
+/** TRACE_CONTEXT's array, bound only when the inbox carries the accepting context. */
+const TRACE_CONTEXT_COLUMNS: typeof ARRAY_COLUMNS = [
+  { name: 'tc', type: { kind: 'text' }, value: (r) => r.traceContext ?? null },
+];
+
 /** An INSERT of messages being built: its text so far and its binder (see runInsert). */
 interface PendingInsert {
   text: string;
@@ -59,6 +64,11 @@ export class CorMessageAccept extends CorMessageStatements {
     const on = Object.create(this.on) as CorMessageTable;
     Object.defineProperty(on, 'sql', { value: sql });
     return new CorMessageAccept(on);
+  }
+
+  /** `, TRACE_CONTEXT` in an insert's column list when the inbox carries the accepting context. */
+  private get traceContextColumn(): string {
+    return this.on.traceContext ? ', TRACE_CONTEXT' : '';
   }
 
   /** The ids among `ids` that already exist. */
@@ -158,12 +168,13 @@ export class CorMessageAccept extends CorMessageStatements {
           : r.delayMs !== undefined
             ? this.nowPlus(b, now, r.delayMs)
             : 'NULL';
-      return `(${head}, ${inserted}, ${ttl}, ${expiration}, 0, ${notBefore}, NULL)`;
+      const traceContext = this.on.traceContext ? `, ${opt(r.traceContext ?? null)}` : '';
+      return `(${head}, ${inserted}, ${ttl}, ${expiration}, 0, ${notBefore}, NULL${traceContext})`;
     });
     return this.runInsert(client, {
       text:
         `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
-        `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) VALUES ${values.join(', ')}`,
+        `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR${this.traceContextColumn}) VALUES ${values.join(', ')}`,
       binder: b,
       rows: rows.length,
       groups,
@@ -241,7 +252,8 @@ export class CorMessageAccept extends CorMessageStatements {
   ): Promise<number> {
     const b = new StatementBinder(this.d);
     const withSchedule = rows.some(scheduled);
-    const columns = withSchedule ? [...ARRAY_COLUMNS, ...SCHEDULE_COLUMNS] : ARRAY_COLUMNS;
+    let columns = withSchedule ? [...ARRAY_COLUMNS, ...SCHEDULE_COLUMNS] : ARRAY_COLUMNS;
+    if (this.on.traceContext) columns = [...columns, ...TRACE_CONTEXT_COLUMNS];
     const source = this.d.arraySource!(
       columns.map(({ name, type, value }) => ({ name, type, placeholder: b.bind(rows.map(value)) })),
     );
@@ -258,8 +270,9 @@ export class CorMessageAccept extends CorMessageStatements {
     return this.runInsert(client, {
       text:
         `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
-        `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) ` +
-        `SELECT u.id, u.enc, u.ns, u.name, u.rev, u.payload, i.ins, u.ttl, ${expiration}, 0, ${notBefore}, NULL ` +
+        `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR${this.traceContextColumn}) ` +
+        `SELECT u.id, u.enc, u.ns, u.name, u.rev, u.payload, i.ins, u.ttl, ${expiration}, 0, ${notBefore}, NULL` +
+        `${this.on.traceContext ? ', u.tc' : ''} ` +
         `FROM (SELECT ${inserted} AS ins) i CROSS JOIN ${source}`,
       binder: b,
       rows: rows.length,

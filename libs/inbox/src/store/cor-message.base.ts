@@ -38,6 +38,11 @@ export class CorMessageTable {
    * (strict order per group), deletes remove the group rows with their messages.
    */
   groupTable?: string;
+  /**
+   * `traceContext` on and the table has TRACE_CONTEXT (see cor-message.trace-context.ts): accepts
+   * write the accepting context there, claims read it back. Off: neither names the column.
+   */
+  traceContext = false;
 
   constructor(
     readonly sql: SqlClient,
@@ -147,6 +152,7 @@ export abstract class CorMessageStatements {
     columns.push(['RETRIES', 'retries']);
     if (!claim?.leaseKnown) columns.push([t.read('NEXT_RETRY'), 'next_retry_ms']);
     if (!claim) columns.push(['ERROR', 'error']);
+    if (claim && this.on.traceContext) columns.push(['TRACE_CONTEXT', 'trace_context']);
     return columns;
   }
 
@@ -181,6 +187,7 @@ export abstract class CorMessageStatements {
       error: raw.error ?? null,
     };
     if (raw.group_key !== null && raw.group_key !== undefined) row.group = raw.group_key;
+    if (raw.trace_context !== null && raw.trace_context !== undefined) row.traceContext = raw.trace_context;
     return row;
   }
 

@@ -19,6 +19,8 @@ export interface NewMessageRow {
   delayMs?: number;
   /** Its group (`groupBy`), written to `<prefix>HOLDFAST_INBOX_GROUP` in the same transaction. */
   group?: string;
+  /** The accepting trace context (TRACE_CONTEXT, when the inbox carries it). */
+  traceContext?: string;
 }
 
 /** A row as read back (BIGINTs converted). */
@@ -37,6 +39,8 @@ export interface MessageRow {
   error: string | null;
   /** Its group in `<prefix>HOLDFAST_INBOX_GROUP` (grouped claims only; undefined: no group). */
   group?: string;
+  /** The accepting trace context stored with it (claims, when the inbox carries it). */
+  traceContext?: string;
 }
 
 export interface RawRow {
@@ -53,6 +57,7 @@ export interface RawRow {
   next_retry_ms: unknown;
   error: string | null;
   group_key?: string | null;
+  trace_context?: string | null;
 }
 
 /** A claim this node holds: the row and the lease end it wrote into NEXT_RETRY (epoch ms). */

@@ -21,6 +21,7 @@ import type { CorMessageAccept } from './cor-message.accept';
 import type { CorMessageCompletion } from './cor-message.completion';
 import { CorMessageStore } from './cor-message.store';
 import { COR_MESSAGE_TABLE } from './cor-message.table';
+import { carriesTraceContext, withTraceContextColumn } from './cor-message.trace-context';
 import { INBOX_GROUP_TABLE } from './inbox-group.table';
 import { INBOX_LEASE_TABLE } from './inbox-lease.table';
 
@@ -54,8 +55,17 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
   }
 
   async onModuleInit(): Promise<void> {
-    await this.applySchema(COR_MESSAGE_TABLE);
+    const { traceContext } = this.options;
+    const live = await this.applySchema(
+      traceContext === false ? COR_MESSAGE_TABLE : withTraceContextColumn(COR_MESSAGE_TABLE),
+    );
     const { coordination, heartbeats, application } = this.storesOnce();
+    const carries = carriesTraceContext(traceContext, live);
+    for (const store of [coordination, heartbeats, application]) store.on.traceContext = carries;
+    if (traceContext === 'when-present' && !carries)
+      this.logger.log(
+        `${application.table} has no TRACE_CONTEXT column: deliveries do not carry the accepting trace context`,
+      );
     // A startup read, on the application's pool: the other stores learn the same layout.
     await application
       .detectLayout()

@@ -1,8 +1,9 @@
+import { extractTraceContext } from './trace-context';
 import {
   openTelemetryApi,
   SPAN_KIND,
   SPAN_STATUS_CODE_ERROR,
-  type OpenTelemetryTraceApi,
+  type OpenTelemetryPropagationApi,
   type TraceSpan as Span,
   type TraceTracer as Tracer,
 } from '@holdfast/core/kit';
@@ -22,28 +23,40 @@ export class DeliveryTracing {
 
   constructor(private readonly destination: () => string) {}
 
-  private get api(): OpenTelemetryTraceApi | null {
-    return openTelemetryApi<OpenTelemetryTraceApi>();
+  private get api(): OpenTelemetryPropagationApi | null {
+    return openTelemetryApi<OpenTelemetryPropagationApi>();
   }
 
-  /** A delivery attempt's span (undefined without the API). */
-  process(id: string, retries: number): Span | undefined {
+  /**
+   * A delivery attempt's span (undefined without the API). `carried`: the accepting context
+   * stored with the message (TRACE_CONTEXT): the span is its child, and links to it as the
+   * conventions ask of a process span (the link stays when a backend re-roots long traces).
+   */
+  process(id: string, retries: number, carried?: string): Span | undefined {
     const otel = this.api;
     if (!otel) return undefined;
     this.tracer ??= otel.trace.getTracer('@holdfast/inbox');
     const destination = this.destination();
-    return this.tracer.startSpan(`process ${destination}`, {
-      kind: SPAN_KIND.CONSUMER,
-      attributes: {
-        'messaging.system': MESSAGING_SYSTEM,
-        'messaging.operation.type': 'process',
-        'messaging.operation.name': 'process',
-        'messaging.destination.name': destination,
-        'messaging.message.id': id,
-        // Attempts before this one (the seed's RETRIES).
-        'messaging.holdfast.retries': retries,
+    const parent =
+      carried === undefined ? undefined : extractTraceContext(otel, otel.context.active(), carried);
+    const creation = parent === undefined ? undefined : otel.trace.getSpanContext(parent);
+    return this.tracer.startSpan(
+      `process ${destination}`,
+      {
+        kind: SPAN_KIND.CONSUMER,
+        attributes: {
+          'messaging.system': MESSAGING_SYSTEM,
+          'messaging.operation.type': 'process',
+          'messaging.operation.name': 'process',
+          'messaging.destination.name': destination,
+          'messaging.message.id': id,
+          // Attempts before this one (the seed's RETRIES).
+          'messaging.holdfast.retries': retries,
+        },
+        ...(creation ? { links: [{ context: creation }] } : {}),
       },
-    });
+      creation ? parent : undefined,
+    );
   }
 
   /** The attempt failed: its span records the error, and the settle span says retry or park. */
