@@ -19,3 +19,9 @@ export { corMessageConversionSql, hasEpochMillisLayout } from './store/cor-messa
 export { InboxConnection } from './store/inbox-connection';
 export { InboxNotifyListener } from './notify/inbox-notify-listener';
 export type { InboxLeadership } from './cluster/inbox-leadership';
+export {
+  addPriorityColumnSql,
+  COR_MESSAGE_PRIORITY_COLUMN,
+  COR_MESSAGE_PRIORITY_INDEX,
+  corMessageSpecWithPriority,
+} from './store/cor-message.priority';

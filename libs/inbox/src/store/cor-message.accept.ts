@@ -6,6 +6,7 @@ import {
   type Statement,
 } from '@holdfast/core/kit';
 import { CorMessageStatements, type CorMessageTable } from './cor-message.base';
+import { CorMessageReplace } from './cor-message.replace';
 import type { NewMessageRow, Now } from './cor-message.rows';
 import {
   MAX_ID_LENGTH,
@@ -37,6 +38,13 @@ const SCHEDULE_COLUMNS: typeof ARRAY_COLUMNS = [
   { name: 'dly', type: { kind: 'bigint' }, value: (r) => r.delayMs ?? null },
 ];
 
+/** PRIORITY's array, bound only when priorities are on. */
+const PRIORITY_ARRAY: (typeof ARRAY_COLUMNS)[number] = {
+  name: 'prio',
+  type: { kind: 'int' },
+  value: (r) => r.priority ?? 0,
+};
+
 const scheduled = (r: NewMessageRow) => r.notBefore !== undefined || r.delayMs !== undefined;
 
 /** An INSERT of messages being built: its text so far and its binder (see runInsert). */
@@ -59,6 +67,16 @@ export class CorMessageAccept extends CorMessageStatements {
     const on = Object.create(this.on) as CorMessageTable;
     Object.defineProperty(on, 'sql', { value: sql });
     return new CorMessageAccept(on);
+  }
+
+  /** `, PRIORITY` in an insert's column list when priorities are on. */
+  private get priorityColumn(): string {
+    return this.on.priority ? ', PRIORITY' : '';
+  }
+
+  /** Replace or debounce by id (see CorMessageReplace): true when the id existed and was replaced. */
+  replace(row: NewMessageRow, mode: 'replace' | 'debounce', now: Now): Promise<boolean> {
+    return new CorMessageReplace(this.on).replace(row, mode, now);
   }
 
   /** The ids among `ids` that already exist. */
@@ -158,12 +176,14 @@ export class CorMessageAccept extends CorMessageStatements {
           : r.delayMs !== undefined
             ? this.nowPlus(b, now, r.delayMs)
             : 'NULL';
-      return `(${head}, ${inserted}, ${ttl}, ${expiration}, 0, ${notBefore}, NULL)`;
+      // PRIORITY (priorities on): a literal, an integer validated at accept.
+      const priority = this.on.priority ? `, ${Math.trunc(r.priority ?? 0)}` : '';
+      return `(${head}, ${inserted}, ${ttl}, ${expiration}, 0, ${notBefore}, NULL${priority})`;
     });
     return this.runInsert(client, {
       text:
         `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
-        `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) VALUES ${values.join(', ')}`,
+        `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR${this.priorityColumn}) VALUES ${values.join(', ')}`,
       binder: b,
       rows: rows.length,
       groups,
@@ -241,7 +261,8 @@ export class CorMessageAccept extends CorMessageStatements {
   ): Promise<number> {
     const b = new StatementBinder(this.d);
     const withSchedule = rows.some(scheduled);
-    const columns = withSchedule ? [...ARRAY_COLUMNS, ...SCHEDULE_COLUMNS] : ARRAY_COLUMNS;
+    const columns = withSchedule ? [...ARRAY_COLUMNS, ...SCHEDULE_COLUMNS] : [...ARRAY_COLUMNS];
+    if (this.on.priority) columns.push(PRIORITY_ARRAY);
     const source = this.d.arraySource!(
       columns.map(({ name, type, value }) => ({ name, type, placeholder: b.bind(rows.map(value)) })),
     );
@@ -258,8 +279,8 @@ export class CorMessageAccept extends CorMessageStatements {
     return this.runInsert(client, {
       text:
         `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
-        `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) ` +
-        `SELECT u.id, u.enc, u.ns, u.name, u.rev, u.payload, i.ins, u.ttl, ${expiration}, 0, ${notBefore}, NULL ` +
+        `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR${this.priorityColumn}) ` +
+        `SELECT u.id, u.enc, u.ns, u.name, u.rev, u.payload, i.ins, u.ttl, ${expiration}, 0, ${notBefore}, NULL${this.on.priority ? ', u.prio' : ''} ` +
         `FROM (SELECT ${inserted} AS ins) i CROSS JOIN ${source}`,
       binder: b,
       rows: rows.length,

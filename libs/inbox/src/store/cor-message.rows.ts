@@ -19,6 +19,10 @@ export interface NewMessageRow {
   delayMs?: number;
   /** Its group (`groupBy`), written to `<prefix>HOLDFAST_INBOX_GROUP` in the same transaction. */
   group?: string;
+  /** PRIORITY (lower first; 0 when not given), written only when priorities are on. */
+  priority?: number;
+  /** An id that exists already is replaced (or debounced) instead of refused (see CorMessageReplace). */
+  onExisting?: 'replace' | 'debounce';
 }
 
 /** A row as read back (BIGINTs converted). */
@@ -37,6 +41,8 @@ export interface MessageRow {
   error: string | null;
   /** Its group in `<prefix>HOLDFAST_INBOX_GROUP` (grouped claims only; undefined: no group). */
   group?: string;
+  /** PRIORITY, read only when priorities are on. */
+  priority?: number;
 }
 
 export interface RawRow {
@@ -53,6 +59,7 @@ export interface RawRow {
   next_retry_ms: unknown;
   error: string | null;
   group_key?: string | null;
+  priority?: unknown;
 }
 
 /** A claim this node holds: the row and the lease end it wrote into NEXT_RETRY (epoch ms). */
