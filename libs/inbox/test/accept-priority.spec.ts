@@ -88,6 +88,30 @@ describeEachDatabase(
       expect(ids.slice(0, 2).sort()).toEqual(['b1', 'c1']);
     });
 
+    it('competing nodes claiming side by side deliver every message once, best priorities first', async () => {
+      const nodes =
+        ctx.db === 'sqlite'
+          ? [await open({ batchSize: 16 })]
+          : [await open({ batchSize: 16 }), await open({ batchSize: 16 })];
+      const messages = Array.from({ length: 300 }, (_, i) => ({
+        id: `n${String(i).padStart(3, '0')}`,
+        type,
+        payload: {},
+        priority: i % 5,
+      }));
+      await nodes[0].acceptor.acceptAll(messages);
+      for (let round = 0; round < 40; round++) await Promise.all(nodes.map((n) => n.delivery.deliverDue()));
+      const ids = nodes.flatMap((n) => n.probe.calls.map((m) => m.id));
+      expect(ids.length).toBe(300);
+      expect(new Set(ids).size).toBe(300);
+      // Each node took its messages in (PRIORITY, INSERTED, ID) order.
+      for (const node of nodes) {
+        const seen = node.probe.calls.map((m) => [m.priority!, m.id] as const);
+        const sorted = [...seen].sort((x, y) => x[0] - y[0] || (x[1] < y[1] ? -1 : 1));
+        expect(seen).toEqual(sorted);
+      }
+    });
+
     it.each<[string, unknown, RegExp]>([
       ['a fraction', 1.5, /'priority' = 1.5: must be an integer from -32768 to 32767/],
       ['too high', 32768, /'priority' = 32768: must be an integer/],
