@@ -218,6 +218,35 @@ describeEachDatabase(
       ]);
     });
 
+    it('grouped, in the caller’s transaction: the message and its group row move together', async () => {
+      const node = await open({ groupBy, batchSize: 1 });
+      await node.acceptor.acceptAll([
+        { id: 'b1', type, payload: { g: 'b', v: 1 } },
+        { id: 'c1', type, payload: { g: 'c', v: 1 } },
+      ]);
+      clock.advance(1000);
+      // b1 moves to group c, behind c1.
+      const result = await ctx.dataSource.transaction((manager) =>
+        node.acceptor.accept(
+          { id: 'b1', type, payload: { g: 'c', v: 2 }, onExisting: 'replace' },
+          { manager },
+        ),
+      );
+      expect(result).toEqual({ id: 'b1', accepted: true, replaced: true });
+      const groups = await ctx.sql.query<{ id: string; group_key: string }>(
+        `SELECT ID AS id, GROUP_KEY AS group_key FROM ${ctx.prefix}HOLDFAST_INBOX_GROUP ORDER BY ID`,
+      );
+      expect(groups).toEqual([
+        { id: 'b1', group_key: 'c' },
+        { id: 'c1', group_key: 'c' },
+      ]);
+      for (let i = 0; i < 3; i++) await node.delivery.deliverDue();
+      expect(delivered(node)).toEqual([
+        ['c1', { g: 'c', v: 1 }],
+        ['b1', { g: 'c', v: 2 }],
+      ]);
+    });
+
     it('refuses an unknown onExisting with InvalidMessageError, nothing stored', async () => {
       const node = await open();
       const error = await node.acceptor
