@@ -87,6 +87,11 @@ class NoopHandler {
   }
 }
 
+/** True when an option set's JSON turns `priorities` on. */
+function prioritiesOn(options: string): boolean {
+  return (JSON.parse(options) as Partial<InboxModuleOptions>).priorities === true;
+}
+
 /** The database a worker or the bench runs on: the test database, or the round's SQLite file. */
 function dataSourceFor(db: TestDatabase, sqliteFile: string): DataSource {
   return new DataSource({ ...testDataSourceOptions(db, { sqliteFile }), poolSize: 10 } as never);
@@ -251,7 +256,9 @@ async function runOnce(
   const dataSource = await dataSourceFor(db, sqliteFile).initialize();
   const sql = sqlClientFor(dataSource);
   await dataSource.query(`DROP TABLE IF EXISTS ${TABLE}`);
-  const app = await inboxApp(dataSource, false, {});
+  // With `priorities` the table is created with its column, and the messages get 0, 1, 2 in turn.
+  const priorities = options !== 'raw' && options !== 'graphile' && prioritiesOn(options);
+  const app = await inboxApp(dataSource, false, priorities ? { priorities } : {});
   try {
     const acceptor = app.get(MessageAcceptor);
     if (options === 'graphile') await fillGraphile(dataSource, messages);
@@ -261,6 +268,7 @@ async function runOnce(
           Array.from({ length: Math.min(5_000, messages - i) }, (_, j) => ({
             type: TYPE,
             payload: { i: i + j },
+            ...(priorities ? { priority: (i + j) % 3 } : {}),
           })),
         );
       await dataSource.query(ANALYZE[db]);

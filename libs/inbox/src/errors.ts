@@ -160,3 +160,21 @@ export class InboxTransactionError extends HoldfastError {
     super(`Inbox accept: '${option}': ${detail}. Nothing was stored.`, 'HOLDFAST_INBOX_TRANSACTION');
   }
 }
+
+/**
+ * `priorities: true` on a `<prefix>COR_MESSAGE` without the opt-in `PRIORITY` column (a table of
+ * camunda-bpm-correlate's DDL, or Holdfast's created before priorities were on). Startup stops.
+ */
+export class InboxPriorityColumnError extends HoldfastError {
+  constructor(
+    readonly table: string,
+    ddl: string,
+  ) {
+    super(
+      `Inbox option 'priorities' is on, but ${table} has no PRIORITY column. Run migration ` +
+        `1764000000412-cor-message-priority (npx holdfast migrate), or by hand: ${ddl}; ` +
+        `or leave 'priorities' off (the seed's columns alone work without it).`,
+      'HOLDFAST_INBOX_PRIORITY_COLUMN',
+    );
+  }
+}

@@ -29,12 +29,26 @@ export interface AcceptMessage<T = unknown> {
    * or ISO-8601 'PT5M'. Not with `deliverAt`.
    */
   delay?: number | string;
+  /**
+   * With the inbox option `priorities`: an integer from -32768 to 32767, lower delivered first
+   * (default 0). Within a group (`groupBy`) acceptance order still rules.
+   */
+  priority?: number;
+  /**
+   * An id that exists already: `'keep'` (default) leaves it and returns `accepted: false`;
+   * `'replace'` accepts this message anew under the id (content, type, ttl; RETRIES 0) and keeps
+   * its time (`deliverAt`/`delay` when given); `'debounce'` also resets its time to this
+   * message's `deliverAt`/`delay` (neither: due now). A paused message stays paused.
+   */
+  onExisting?: 'keep' | 'replace' | 'debounce';
 }
 
 export interface AcceptResult {
   id: string;
-  /** false when a message with this id already existed: nothing was changed. */
+  /** false when a message with this id already existed (and `onExisting` was `'keep'`): nothing was changed. */
   accepted: boolean;
+  /** true when the id existed and the message was replaced (`onExisting` `'replace'` or `'debounce'`). */
+  replaced?: boolean;
 }
 
 /** What a handler receives. */
@@ -49,6 +63,8 @@ export interface InboxMessage<T = unknown> {
   expiration?: Date;
   /** Failed attempts so far (0 on the first delivery). */
   retries: number;
+  /** PRIORITY, when the inbox's `priorities` option is on. */
+  priority?: number;
 }
 
 export type MessageStatus = 'due' | 'retrying' | 'parked' | 'paused' | 'expired';

@@ -31,6 +31,13 @@ export interface InboxModuleOptions {
    * only ordered within their batch.
    */
   groupBy?: (message: InboxMessage) => string;
+  /**
+   * Priorities (default false): `accept({ priority })`, an integer from -32768 to 32767, lower
+   * first (default 0). Needs the opt-in column `PRIORITY` of `<prefix>COR_MESSAGE` (created with
+   * the table under `schema: 'create'`, else migration `1764000000412-cor-message-priority`): a
+   * table without it stops startup with `InboxPriorityColumnError`.
+   */
+  priorities?: boolean;
   retry?: InboxRetryOptions;
   /** TTL for messages that bring none: an ISO-8601 duration ('PT1H') or a Duration (ms, '1h'). */
   defaultTtl?: Duration;

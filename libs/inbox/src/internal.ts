@@ -20,3 +20,9 @@ export { InboxConnection } from './store/inbox-connection';
 export { InboxNotifyListener } from './notify/inbox-notify-listener';
 export type { InboxLeadership } from './cluster/inbox-leadership';
 export { TRACE_CONTEXT_COLUMN } from './store/cor-message.trace-context';
+export {
+  addPriorityColumnSql,
+  COR_MESSAGE_PRIORITY_COLUMN,
+  COR_MESSAGE_PRIORITY_INDEX,
+  corMessageSpecWithPriority,
+} from './store/cor-message.priority';

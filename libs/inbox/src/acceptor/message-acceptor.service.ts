@@ -32,6 +32,7 @@ import {
   MAX_TYPE_REVISION_LENGTH,
 } from '../store/cor-message.table';
 import { MAX_GROUP_KEY_LENGTH } from '../store/inbox-group.table';
+import { MAX_PRIORITY, MIN_PRIORITY } from '../store/cor-message.priority';
 import {
   apiEncoding,
   decodePayload,
@@ -87,13 +88,42 @@ export class MessageAcceptor {
     const joining = this.transactionOf(options);
     if (joining) {
       const tx = await joining;
-      const inserted = await this.insertInTransaction(tx, [row], await this.clock.bindable());
-      this.countIn(tx, inserted.length, 1 - inserted.length);
-      return { id: row.id, accepted: inserted.length === 1 };
+      const now = await this.clock.bindable();
+      const store = this.connection.accept.through(tx.sql);
+      if (row.onExisting && (await store.replace(row, row.onExisting, now))) {
+        this.countIn(tx, 1, 0);
+        return { id: row.id, accepted: true, replaced: true };
+      }
+      const inserted = await this.insertInTransaction(tx, [row], now);
+      // An id stored since the replace found none: replaced now.
+      const replaced =
+        !inserted.length && !!row.onExisting && (await store.replace(row, row.onExisting, now));
+      this.countIn(tx, inserted.length || Number(replaced), Number(!inserted.length && !replaced));
+      return replaced
+        ? { id: row.id, accepted: true, replaced }
+        : { id: row.id, accepted: inserted.length === 1 };
     }
+    if (row.onExisting) return this.acceptReplacing(row, row.onExisting);
     const inserted = await this.insertOne(row);
     this.count(inserted ? 1 : 0, inserted ? 0 : 1);
     return { id: row.id, accepted: inserted };
+  }
+
+  /**
+   * One message with `onExisting` 'replace'/'debounce' on its own: the replace first (one UPDATE
+   * when the id exists, the usual case of a debounce), else the insert; an id stored between the
+   * two is replaced then.
+   */
+  private async acceptReplacing(row: NewMessageRow, mode: 'replace' | 'debounce'): Promise<AcceptResult> {
+    const replace = async () => {
+      const now = await this.clock.bindable();
+      return this.metrics.retry('accept', () => this.connection.accept.replace(row, mode, now));
+    };
+    let replaced = await replace();
+    const inserted = !replaced && (await this.insertOne(row));
+    if (!replaced && !inserted) replaced = await replace();
+    this.count(Number(replaced || inserted), Number(!replaced && !inserted));
+    return replaced ? { id: row.id, accepted: true, replaced } : { id: row.id, accepted: inserted };
   }
 
   /**
@@ -127,6 +157,17 @@ export class MessageAcceptor {
       accepted.set(row.id, false);
       fresh.push(row);
     }
+    if (fresh.some((r) => r.onExisting)) return this.acceptAllReplacing(rows, fresh, options);
+    return this.insertAll(rows, fresh, accepted, options);
+  }
+
+  /** acceptAll's inserts: `fresh` (the rows without a repeated id) into `accepted`, results for `rows`. */
+  private async insertAll(
+    rows: readonly NewMessageRow[],
+    fresh: readonly NewMessageRow[],
+    accepted: Map<string, boolean>,
+    options?: AcceptOptions,
+  ): Promise<AcceptResult[]> {
     const joining = this.transactionOf(options);
     if (joining) {
       const tx = await joining;
@@ -169,15 +210,57 @@ export class MessageAcceptor {
     return results;
   }
 
-  private results(rows: readonly NewMessageRow[], accepted: ReadonlyMap<string, boolean>): AcceptResult[] {
+  private results(
+    rows: readonly NewMessageRow[],
+    accepted: ReadonlyMap<string, boolean>,
+    replaced?: ReadonlySet<string>,
+  ): AcceptResult[] {
     const results: AcceptResult[] = [];
     const reported = new Set<string>();
     for (const row of rows) {
       const first = !reported.has(row.id);
       reported.add(row.id);
-      results.push({ id: row.id, accepted: first && accepted.get(row.id) === true });
+      if (first && replaced?.has(row.id)) results.push({ id: row.id, accepted: true, replaced: true });
+      else results.push({ id: row.id, accepted: first && accepted.get(row.id) === true });
     }
     return results;
+  }
+
+  /**
+   * acceptAll with messages to replace or debounce: those are replaced first, one UPDATE each
+   * (in the caller's transaction when given); the others, and those whose id did not exist, are
+   * inserted as usual (one call of acceptAll without them); an id stored meanwhile by someone
+   * else is replaced then.
+   */
+  private async acceptAllReplacing(
+    rows: readonly NewMessageRow[],
+    fresh: readonly NewMessageRow[],
+    options?: AcceptOptions,
+  ): Promise<AcceptResult[]> {
+    const joining = this.transactionOf(options);
+    const tx = joining ? await joining : undefined;
+    const store = tx ? this.connection.accept.through(tx.sql) : this.connection.accept;
+    const now = await this.clock.bindable();
+    const replaced = new Set<string>();
+    const replaceAll = async (todo: readonly NewMessageRow[]) => {
+      for (const row of todo) {
+        const mode = row.onExisting!;
+        const done = tx
+          ? await store.replace(row, mode, now)
+          : await this.metrics.retry('accept', () => store.replace(row, mode, now));
+        if (done) replaced.add(row.id);
+      }
+    };
+    await replaceAll(fresh.filter((r) => r.onExisting));
+    const rest = fresh.filter((r) => !replaced.has(r.id));
+    const accepted = new Map<string, boolean>(rest.map((r) => [r.id, false]));
+    if (rest.length) await this.insertAll(rest, rest, accepted, options);
+    await replaceAll(fresh.filter((r) => r.onExisting && !replaced.has(r.id) && !accepted.get(r.id)));
+    if (replaced.size) {
+      if (tx) this.countIn(tx, replaced.size, 0);
+      else this.count(replaced.size, 0);
+    }
+    return this.results(rows, accepted, replaced);
   }
 
   /**
@@ -317,6 +400,7 @@ export class MessageAcceptor {
       new InvalidMessageError(field, value, reason, index);
     if (message === null || typeof message !== 'object') throw bad('message', message, 'must be an object');
     const { id = uuidv7(), type, payload, encoding = 'json', ttl, expiration, deliverAt, delay } = message;
+    const { priority, onExisting } = message;
     if (typeof id !== 'string' || id.trim() === '') throw bad('id', id, 'must be a non-empty string');
     if (id.length > MAX_ID_LENGTH)
       throw bad('id', id, `is ${id.length} characters long; at most ${MAX_ID_LENGTH} fit`);
@@ -384,7 +468,38 @@ export class MessageAcceptor {
     if (schedule.notBefore !== undefined) row.notBefore = schedule.notBefore;
     if (schedule.delayMs !== undefined) row.delayMs = schedule.delayMs;
     if (this.options.groupBy) row.group = this.groupOf(row, bad);
+    if (priority !== undefined && priority !== null) row.priority = this.priorityOf(priority, bad);
+    if (onExisting !== undefined && onExisting !== null && onExisting !== 'keep') {
+      if (onExisting !== 'replace' && onExisting !== 'debounce')
+        throw bad('onExisting', onExisting, "must be 'keep', 'replace' or 'debounce'");
+      row.onExisting = onExisting;
+    }
     return row;
+  }
+
+  /** `priority`: an integer from MIN_PRIORITY to MAX_PRIORITY, and only with the option `priorities`. */
+  private priorityOf(
+    priority: unknown,
+    bad: (field: string, value: unknown, reason: string) => InvalidMessageError,
+  ): number {
+    if (!this.options.priorities)
+      throw bad(
+        'priority',
+        priority,
+        "priorities are off in this inbox: set the option 'priorities: true' (it needs the PRIORITY column)",
+      );
+    if (
+      typeof priority !== 'number' ||
+      !Number.isInteger(priority) ||
+      priority < MIN_PRIORITY ||
+      priority > MAX_PRIORITY
+    )
+      throw bad(
+        'priority',
+        priority,
+        `must be an integer from ${MIN_PRIORITY} to ${MAX_PRIORITY} (lower first)`,
+      );
+    return priority;
   }
 
   /**

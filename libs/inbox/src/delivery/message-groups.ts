@@ -64,6 +64,7 @@ export function toItem(row: MessageRow): Item {
     };
     if (row.ttl !== null) message.ttl = row.ttl;
     if (row.expiration !== null) message.expiration = new Date(row.expiration);
+    if (row.priority !== undefined) message.priority = row.priority;
     return { row, message };
   } catch (decodeError) {
     return { row, decodeError };

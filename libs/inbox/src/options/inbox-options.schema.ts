@@ -59,6 +59,7 @@ export class InboxOptionsSchema {
   @IsOptional() @IsInt() @Min(1) @Max(10_000) batchSize = 100;
   @IsOptional() @IsIn(['fail-first', 'all']) batchMode: BatchMode = 'fail-first';
   @IsOptional() @isFunction('isGroupBy') groupBy?: (message: InboxMessage) => string;
+  @IsOptional() @IsBoolean() priorities = false;
   @IsOptional() @ValidateNested() @Type(() => InboxRetryOptionsSchema) retry: InboxRetryOptionsSchema =
     new InboxRetryOptionsSchema();
   @IsOptional()

@@ -6,6 +6,7 @@ import {
   type Statement,
 } from '@holdfast/core/kit';
 import { CorMessageStatements, type CorMessageTable } from './cor-message.base';
+import { CorMessageReplace } from './cor-message.replace';
 import type { NewMessageRow, Now } from './cor-message.rows';
 import {
   MAX_ID_LENGTH,
@@ -36,6 +37,13 @@ const SCHEDULE_COLUMNS: typeof ARRAY_COLUMNS = [
   { name: 'nb', type: { kind: 'bigint' }, value: (r) => r.notBefore ?? null },
   { name: 'dly', type: { kind: 'bigint' }, value: (r) => r.delayMs ?? null },
 ];
+
+/** PRIORITY's array, bound only when priorities are on. */
+const PRIORITY_ARRAY: (typeof ARRAY_COLUMNS)[number] = {
+  name: 'prio',
+  type: { kind: 'int' },
+  value: (r) => r.priority ?? 0,
+};
 
 const scheduled = (r: NewMessageRow) => r.notBefore !== undefined || r.delayMs !== undefined;
 
@@ -69,6 +77,16 @@ export class CorMessageAccept extends CorMessageStatements {
   /** `, TRACE_CONTEXT` in an insert's column list when the inbox carries the accepting context. */
   private get traceContextColumn(): string {
     return this.on.traceContext ? ', TRACE_CONTEXT' : '';
+  }
+
+  /** `, PRIORITY` in an insert's column list when priorities are on. */
+  private get priorityColumn(): string {
+    return this.on.priority ? ', PRIORITY' : '';
+  }
+
+  /** Replace or debounce by id (see CorMessageReplace): true when the id existed and was replaced. */
+  replace(row: NewMessageRow, mode: 'replace' | 'debounce', now: Now): Promise<boolean> {
+    return new CorMessageReplace(this.on).replace(row, mode, now);
   }
 
   /** The ids among `ids` that already exist. */
@@ -169,12 +187,14 @@ export class CorMessageAccept extends CorMessageStatements {
             ? this.nowPlus(b, now, r.delayMs)
             : 'NULL';
       const traceContext = this.on.traceContext ? `, ${opt(r.traceContext ?? null)}` : '';
-      return `(${head}, ${inserted}, ${ttl}, ${expiration}, 0, ${notBefore}, NULL${traceContext})`;
+      // PRIORITY (priorities on): a literal, an integer validated at accept.
+      const priority = this.on.priority ? `, ${Math.trunc(r.priority ?? 0)}` : '';
+      return `(${head}, ${inserted}, ${ttl}, ${expiration}, 0, ${notBefore}, NULL${traceContext}${priority})`;
     });
     return this.runInsert(client, {
       text:
         `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
-        `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR${this.traceContextColumn}) VALUES ${values.join(', ')}`,
+        `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR${this.traceContextColumn}${this.priorityColumn}) VALUES ${values.join(', ')}`,
       binder: b,
       rows: rows.length,
       groups,
@@ -252,8 +272,9 @@ export class CorMessageAccept extends CorMessageStatements {
   ): Promise<number> {
     const b = new StatementBinder(this.d);
     const withSchedule = rows.some(scheduled);
-    let columns = withSchedule ? [...ARRAY_COLUMNS, ...SCHEDULE_COLUMNS] : ARRAY_COLUMNS;
-    if (this.on.traceContext) columns = [...columns, ...TRACE_CONTEXT_COLUMNS];
+    const columns = withSchedule ? [...ARRAY_COLUMNS, ...SCHEDULE_COLUMNS] : [...ARRAY_COLUMNS];
+    if (this.on.traceContext) columns.push(...TRACE_CONTEXT_COLUMNS);
+    if (this.on.priority) columns.push(PRIORITY_ARRAY);
     const source = this.d.arraySource!(
       columns.map(({ name, type, value }) => ({ name, type, placeholder: b.bind(rows.map(value)) })),
     );
@@ -270,9 +291,9 @@ export class CorMessageAccept extends CorMessageStatements {
     return this.runInsert(client, {
       text:
         `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
-        `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR${this.traceContextColumn}) ` +
+        `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR${this.traceContextColumn}${this.priorityColumn}) ` +
         `SELECT u.id, u.enc, u.ns, u.name, u.rev, u.payload, i.ins, u.ttl, ${expiration}, 0, ${notBefore}, NULL` +
-        `${this.on.traceContext ? ', u.tc' : ''} ` +
+        `${this.on.traceContext ? ', u.tc' : ''}${this.on.priority ? ', u.prio' : ''} ` +
         `FROM (SELECT ${inserted} AS ins) i CROSS JOIN ${source}`,
       binder: b,
       rows: rows.length,

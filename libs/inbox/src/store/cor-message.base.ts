@@ -12,6 +12,7 @@ import type { MessageStatus } from '../inbox-message';
 import { COR_MESSAGE_ORDER_INDEX, COR_MESSAGE_TABLE } from './cor-message.table';
 import type { MessageRow, Now, RawRow } from './cor-message.rows';
 import { FAR_FUTURE } from './next-retry';
+import type { PriorityLayout } from './cor-message.priority';
 
 /**
  * What every group of statements on `<prefix>COR_MESSAGE` shares: the client, the names, and the
@@ -43,6 +44,8 @@ export class CorMessageTable {
    * write the accepting context there, claims read it back. Off: neither names the column.
    */
   traceContext = false;
+  /** Set when the inbox option `priorities` is on (and the PRIORITY column exists): claims order by it first. */
+  priority?: PriorityLayout;
 
   constructor(
     readonly sql: SqlClient,
@@ -150,6 +153,7 @@ export abstract class CorMessageStatements {
       [time('EXPIRATION'), 'expiration_ms'],
     );
     columns.push(['RETRIES', 'retries']);
+    if (this.on.priority) columns.push(['PRIORITY', 'priority']);
     if (!claim?.leaseKnown) columns.push([t.read('NEXT_RETRY'), 'next_retry_ms']);
     if (!claim) columns.push(['ERROR', 'error']);
     if (claim && this.on.traceContext) columns.push(['TRACE_CONTEXT', 'trace_context']);
@@ -188,6 +192,7 @@ export abstract class CorMessageStatements {
     };
     if (raw.group_key !== null && raw.group_key !== undefined) row.group = raw.group_key;
     if (raw.trace_context !== null && raw.trace_context !== undefined) row.traceContext = raw.trace_context;
+    if (raw.priority !== null && raw.priority !== undefined) row.priority = toNumber(raw.priority);
     return row;
   }
 

@@ -47,6 +47,16 @@ export abstract class ClaimStatements extends CorMessageGroupedStatements {
    * backlog if the read were a locking one).
    */
   protected orderIndexHint(): string {
+    const priority = this.on.priority;
+    if (priority) return priority.indexed ? this.d.forceIndex(priority.index) : '';
     return this.on.hasOrderIndex ? this.d.forceIndex(this.on.orderIndex) : '';
+  }
+
+  /**
+   * The order a claim picks in: INSERTED, ID; with priorities, PRIORITY first (lower first), the
+   * columns of COR_MESSAGE_PRIORITY_INDEX.
+   */
+  protected get pickOrder(): string {
+    return this.on.priority ? 'PRIORITY, INSERTED, ID' : 'INSERTED, ID';
   }
 }

@@ -6,6 +6,8 @@ import type { Now, RawRow } from './cor-message.rows';
 interface Candidate {
   inserted_ms: unknown;
   id: string;
+  /** With priorities only. */
+  priority?: unknown;
 }
 
 /** One read of candidates: up to `limit` due keys, after `after` when given. */
@@ -89,6 +91,8 @@ export class ClaimByKeys extends ClaimStatements {
         // Delivery order is the candidates' order, as the database sorted them.
         const position = new Map(order.map((id, i) => [id, i]));
         taken.sort((x, y) => position.get(x.id)! - position.get(y.id)!);
+        // Grouped with priorities: picked by priority, run in acceptance order (a group's run in its order).
+        if (groups && this.on.priority) taken.sort((x, y) => byAcceptance(x, y, (v) => this.t.toMillis(v)));
         // (the join returns the rows in no particular order)
         // The lease end as a bound value (the database clock read above, plus the lease), so the
         // node knows exactly what it wrote: that value is its claim (see extendLeases).
@@ -146,17 +150,28 @@ export class ClaimByKeys extends ClaimStatements {
     const b = new StatementBinder(this.d);
     let where = this.due(b, now, leaseOf);
     if (after) {
+      // Bound in the order the placeholders appear (MySQL numbers '?' by position). With
+      // priorities the keyset is (PRIORITY, INSERTED, ID): a later priority, or the same one later.
+      const p = Number(after.priority);
+      const head = this.on.priority ? `(PRIORITY > ${b.bind(p)} OR (PRIORITY = ${b.bind(p)} AND ` : '';
       const at = this.t.at(b, this.t.toMillis(after.inserted_ms));
       const again = this.t.at(b, this.t.toMillis(after.inserted_ms));
-      where += ` AND (INSERTED > ${at} OR (INSERTED = ${again} AND ID > ${b.bind(after.id)}))`;
+      where += ` AND ${head}(INSERTED > ${at} OR (INSERTED = ${again} AND ID > ${b.bind(after.id)}))${head ? '))' : ''}`;
     }
     if (this.groupTable !== undefined) where += this.groups.groupReady(b, now, 'hf_m');
     return b.statement(
       this.d.limit(
-        `SELECT ID AS id, ${this.t.read('INSERTED')} AS inserted_ms FROM ${this.table} ${this.groupTable !== undefined ? 'hf_m ' : ''}${this.orderIndexHint()}` +
-          `WHERE ${where} ORDER BY INSERTED, ID`,
+        `SELECT ID AS id, ${this.t.read('INSERTED')} AS inserted_ms${this.on.priority ? ', PRIORITY AS priority' : ''} FROM ${this.table} ${this.groupTable !== undefined ? 'hf_m ' : ''}${this.orderIndexHint()}` +
+          `WHERE ${where} ORDER BY ${this.pickOrder}`,
         limit,
       ),
     );
   }
+}
+
+/** INSERTED, then ID (grouped claims with priorities: see claim). */
+function byAcceptance(x: RawRow, y: RawRow, millis: (value: unknown) => number): number {
+  const a = millis(x.inserted_ms);
+  const b = millis(y.inserted_ms);
+  return a - b || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0);
 }

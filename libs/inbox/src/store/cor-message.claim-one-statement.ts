@@ -19,7 +19,7 @@ export class ClaimInOneStatement extends ClaimStatements {
     // statement's own time per row 15 → 13 µs).
     const key = this.d.rowAddress ?? 'ID';
     const pick = this.d.limit(
-      `SELECT ${key} FROM ${this.table} WHERE ${this.d.indexWalkFilter(this.due(b, now, leaseOf))} ORDER BY INSERTED, ID`,
+      `SELECT ${key} FROM ${this.table} WHERE ${this.d.indexWalkFilter(this.due(b, now, leaseOf))} ORDER BY ${this.pickOrder}`,
       limit,
     );
     const dbNow = `${this.claimClock(b, now)} AS db_now`;
@@ -32,7 +32,7 @@ export class ClaimInOneStatement extends ClaimStatements {
     // parse for every row); SQLite cannot wrap an UPDATE in a CTE (see runClaim).
     const text = this.d.writableCte
       ? `WITH claimed AS (${update}, INSERTED AS ord_inserted) ` +
-        `SELECT db_now, ${this.columnAliases(true, read)} FROM claimed ORDER BY ord_inserted, id`
+        `SELECT db_now, ${this.columnAliases(true, read)} FROM claimed ORDER BY ${this.on.priority ? 'priority, ' : ''}ord_inserted, id`
       : update;
     return this.runClaim(b.statement(text), now, leaseOf, hold);
   }
@@ -61,7 +61,7 @@ export class ClaimInOneStatement extends ClaimStatements {
       const due = this.d.indexWalkFilter(this.due(b, now, leaseOf));
       const ready = this.groups.groupReady(b, now, 'hf_m');
       const picked = this.d.limit(
-        `SELECT hf_m.ID FROM ${this.table} hf_m WHERE ${due}${ready} ORDER BY INSERTED, ID`,
+        `SELECT hf_m.ID FROM ${this.table} hf_m WHERE ${due}${ready} ORDER BY ${this.pickOrder}`,
         limit,
       );
       const kept =
@@ -83,7 +83,7 @@ export class ClaimInOneStatement extends ClaimStatements {
       const due = this.due(b, now, leaseOf);
       const ready = this.groups.groupReady(b, now, 'hf_m');
       const pick = this.d.limit(
-        `SELECT hf_m.ID FROM ${this.table} hf_m WHERE ${due}${ready} ORDER BY INSERTED, ID`,
+        `SELECT hf_m.ID FROM ${this.table} hf_m WHERE ${due}${ready} ORDER BY ${this.pickOrder}`,
         limit,
       );
       const dbNow = `${this.claimClock(b, now)} AS db_now`;
@@ -112,9 +112,17 @@ export class ClaimInOneStatement extends ClaimStatements {
     if (typeof leaseOf !== 'number') for (const row of rows) row.nextRetry = leaseOf.until;
     // Not sorted by a writable CTE: SQLite's RETURNING follows no order; JavaScript sorts by code
     // point, as SQLite does.
-    if (!this.d.writableCte) rows.sort(byDeliveryOrder);
+    // Grouped claims keep acceptance order among their rows (a group's run in its order), also
+    // with priorities, which decide only what is picked.
+    if (!this.d.writableCte)
+      rows.sort(this.on.priority && this.groupTable === undefined ? byPriorityOrder : byDeliveryOrder);
     return { rows, now: raw.length ? this.t.toMillis(raw[0].db_now) : (now ?? NaN) };
   }
+}
+
+/** PRIORITY (lower first), then delivery order: an ungrouped claim with priorities. */
+function byPriorityOrder(a: MessageRow, b: MessageRow): number {
+  return (a.priority ?? 0) - (b.priority ?? 0) || byDeliveryOrder(a, b);
 }
 
 /** INSERTED, then ID: the order every list and every delivery follows. */

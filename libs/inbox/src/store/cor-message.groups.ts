@@ -32,9 +32,22 @@ export class CorMessageGroups extends CorMessageStatements {
       ` AND NOT EXISTS (SELECT 1 FROM ${this.groupTable} hf_g JOIN ${this.groupTable} hf_e ` +
       `ON hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${earlier('hf_e', 'hf_g')} ` +
       `JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID WHERE hf_g.ID = ${m}.ID ` +
-      `AND hf_em.NEXT_RETRY > ${n1} AND hf_em.RETRIES < ${Math.trunc(this.on.maxRetries)} ` +
+      `AND ${this.waitsElsewhere(n1, m)} AND hf_em.RETRIES < ${Math.trunc(this.on.maxRetries)} ` +
       `AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${n2})${this.d.subqueryFence})`
     );
+  }
+
+  /**
+   * The earlier group member `hf_em` holds `m` back: it waits for something else (NEXT_RETRY
+   * ahead); with priorities also when it is due with a later priority than `m`'s. A message thus
+   * never comes before an earlier one of its group in the claim's order (PRIORITY, INSERTED, ID),
+   * so the claim's LIMIT never takes a later member without the earlier ones (which would keep
+   * none of them, claim after claim): within a group acceptance order rules, and a message with a
+   * better priority waits behind the earlier ones (as if it had theirs).
+   */
+  private waitsElsewhere(now: string, m: string): string {
+    if (!this.on.priority) return `hf_em.NEXT_RETRY > ${now}`;
+    return `(hf_em.NEXT_RETRY > ${now} OR hf_em.PRIORITY > ${m}.PRIORITY)`;
   }
 
   /**

@@ -21,6 +21,10 @@ export interface NewMessageRow {
   group?: string;
   /** The accepting trace context (TRACE_CONTEXT, when the inbox carries it). */
   traceContext?: string;
+  /** PRIORITY (lower first; 0 when not given), written only when priorities are on. */
+  priority?: number;
+  /** An id that exists already is replaced (or debounced) instead of refused (see CorMessageReplace). */
+  onExisting?: 'replace' | 'debounce';
 }
 
 /** A row as read back (BIGINTs converted). */
@@ -41,6 +45,8 @@ export interface MessageRow {
   group?: string;
   /** The accepting trace context stored with it (claims, when the inbox carries it). */
   traceContext?: string;
+  /** PRIORITY, read only when priorities are on. */
+  priority?: number;
 }
 
 export interface RawRow {
@@ -58,6 +64,7 @@ export interface RawRow {
   error: string | null;
   group_key?: string | null;
   trace_context?: string | null;
+  priority?: unknown;
 }
 
 /** A claim this node holds: the row and the lease end it wrote into NEXT_RETRY (epoch ms). */

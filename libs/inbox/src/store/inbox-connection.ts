@@ -7,13 +7,14 @@ import {
   LEASE_LANE,
   parseDuration,
   type CoordinationLane,
+  type LiveTable,
   type SqlClient,
   type SqlClientOptions,
   tableName,
 } from '@holdfast/core/kit';
 import { CompetingLeadership, type InboxLeadership } from '../cluster/inbox-leadership';
 import { SimbaLeadership } from '../cluster/simba-leadership';
-import { InboxClusterModeError, InboxNotifyUnsupportedError } from '../errors';
+import { InboxClusterModeError, InboxNotifyUnsupportedError, InboxPriorityColumnError } from '../errors';
 import { inboxNotifyChannel } from '../notify/notify-channel';
 import { INBOX_OPTIONS } from '../inbox.tokens';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
@@ -22,6 +23,12 @@ import type { CorMessageCompletion } from './cor-message.completion';
 import { CorMessageStore } from './cor-message.store';
 import { COR_MESSAGE_TABLE } from './cor-message.table';
 import { carriesTraceContext, withTraceContextColumn } from './cor-message.trace-context';
+import {
+  addPriorityColumnSql,
+  COR_MESSAGE_PRIORITY_COLUMN,
+  corMessageSpecWithPriority,
+  detectPriorityLayout,
+} from './cor-message.priority';
 import { INBOX_GROUP_TABLE } from './inbox-group.table';
 import { INBOX_LEASE_TABLE } from './inbox-lease.table';
 
@@ -56,9 +63,8 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     const { traceContext } = this.options;
-    const live = await this.applySchema(
-      traceContext === false ? COR_MESSAGE_TABLE : withTraceContextColumn(COR_MESSAGE_TABLE),
-    );
+    const spec = this.options.priorities ? corMessageSpecWithPriority(false) : COR_MESSAGE_TABLE;
+    const live = await this.applySchema(traceContext === false ? spec : withTraceContextColumn(spec));
     const { coordination, heartbeats, application } = this.storesOnce();
     const carries = carriesTraceContext(traceContext, live);
     for (const store of [coordination, heartbeats, application]) store.on.traceContext = carries;
@@ -76,6 +82,7 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
       store.on.t = application.on.t;
       store.on.hasOrderIndex = application.on.hasOrderIndex;
     }
+    if (this.options.priorities) await this.enablePriorities(live, [application, coordination, heartbeats]);
     const leadership = this.leadership;
     // Competing nodes take turns at the expiry cleanup through a row of their own table.
     if (this.options.deliver && leadership.mode === 'competing') {
@@ -94,6 +101,22 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
       `Inbox on ${this.sql.dialect.name} (${this.store.table}), cluster mode '${leadership.mode}'` +
         (this.options.deliver ? '' : ', accept only'),
     );
+  }
+
+  /**
+   * `priorities: true`: the table must have the opt-in PRIORITY column (InboxPriorityColumnError
+   * with the migration and its DDL otherwise); then its index is created or checked as the
+   * schema mode says, and every store orders its claims by it.
+   */
+  private async enablePriorities(live: LiveTable, stores: readonly CorMessageStore[]): Promise<void> {
+    const { tablePrefix } = this.options;
+    if (live.exists && live.verified && !live.has(COR_MESSAGE_PRIORITY_COLUMN.name)) {
+      const ddl = addPriorityColumnSql(this.sql.dialect, tablePrefix).join('; ');
+      throw new InboxPriorityColumnError(tableNameOf(tablePrefix), ddl);
+    }
+    await this.applySchema(corMessageSpecWithPriority(true));
+    const layout = await detectPriorityLayout(stores[0].sql, tablePrefix);
+    for (const store of stores) store.on.priority = layout;
   }
 
   /** The inbox's own lane: its claims and completions wait only for each other. */
