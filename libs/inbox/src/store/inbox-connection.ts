@@ -9,6 +9,7 @@ import {
   type CoordinationLane,
   type SqlClient,
   type SqlClientOptions,
+  type TableSpec,
   tableName,
 } from '@holdfast/core/kit';
 import { CompetingLeadership, type InboxLeadership } from '../cluster/inbox-leadership';
@@ -84,6 +85,11 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
       `Inbox on ${this.sql.dialect.name} (${this.store.table}), cluster mode '${leadership.mode}'` +
         (this.options.deliver ? '' : ', accept only'),
     );
+  }
+
+  /** Creates or checks a table of the inbox's opt-in parts (history, stats) under its prefix and schema mode. */
+  async ensureTable(table: TableSpec): Promise<void> {
+    await this.applySchema(table);
   }
 
   /** The inbox's own lane: its claims and completions wait only for each other. */
