@@ -16,7 +16,7 @@ import {
   toNumber,
   type SqlClient,
 } from '@holdfast/core/kit';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { InboxClock } from '../inbox.clock';
 import { INBOX_OPTIONS } from '../inbox.tokens';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
@@ -56,6 +56,9 @@ export class InboxHistory
 {
   private readonly logger = new Logger(InboxHistory.name);
   private readonly node = instanceId();
+  /** History row keys: this process's random prefix and a counter (see INBOX_HISTORY_TABLE). */
+  private readonly keyPrefix = randomBytes(6).toString('hex');
+  private sequence = 0;
   private readonly buffer: HistoryBuffer<HistoryRecord>;
   private readonly counters = { delivered: 0, failed: 0, parked: 0 };
   private timers = new HoldfastTimers();
@@ -124,9 +127,7 @@ export class InboxHistory
 
   expired(ids: readonly string[]): void {
     if (!this.enabled) return;
-    for (const id of ids) {
-      this.buffer.push({ ...this.base(id, 'expired', 0, null), namespace: null, name: null, revision: null });
-    }
+    for (const id of ids) this.buffer.push(this.record(id, 'expired', 0, null));
   }
 
   /**
@@ -220,18 +221,29 @@ export class InboxHistory
   }
 
   private note(row: MessageRow, outcome: HistoryOutcome, attempt: number, error: string | null): void {
-    this.buffer.push({
-      ...this.base(row.id, outcome, attempt, error),
-      namespace: row.namespace,
-      name: row.name,
-      revision: row.revision,
-    });
+    this.buffer.push(this.record(row.id, outcome, attempt, error, row));
     if (this.buffer.size >= INSERT_ROWS && !this.flushing && this.running) void this.flushQuietly();
   }
 
-  private base(messageId: string, outcome: HistoryOutcome, attempt: number, error: string | null) {
-    const text = error === null ? null : error.slice(0, MAX_HISTORY_ERROR_LENGTH);
-    return { entryId: randomUUID(), messageId, outcome, attempt, error: text, node: this.node, atMs: 0 };
+  private record(
+    messageId: string,
+    outcome: HistoryOutcome,
+    attempt: number,
+    error: string | null,
+    type?: MessageRow,
+  ): HistoryRecord {
+    return {
+      entryId: `${this.keyPrefix}-${(++this.sequence).toString(36).padStart(10, '0')}`,
+      messageId,
+      namespace: type ? type.namespace : null,
+      name: type ? type.name : null,
+      revision: type ? type.revision : null,
+      outcome,
+      attempt,
+      error: error === null ? null : error.slice(0, MAX_HISTORY_ERROR_LENGTH),
+      node: this.node,
+      atMs: 0,
+    };
   }
 
   private async writeBuffer(): Promise<number> {
@@ -241,10 +253,10 @@ export class InboxHistory
       try {
         const now = await this.clock.now();
         const taken = monotonicMillis();
-        const records = batch.map(({ record, at }: Buffered<HistoryRecord>) => ({
-          ...record,
-          atMs: Math.round(now - (taken - at)),
-        }));
+        const records = batch.map(({ record, at }: Buffered<HistoryRecord>) => {
+          record.atMs = Math.round(now - (taken - at));
+          return record;
+        });
         await this.sql.execute(this.statements.insertHistory(records));
         written += batch.length;
       } catch (error) {

@@ -30,10 +30,12 @@ export const INBOX_HISTORY_TABLE: TableSpec = {
     { name: 'NODE', type: { kind: 'varchar', length: 32 }, nullable: false },
     { name: 'AT_MS', type: { kind: 'bigint' }, nullable: false },
   ],
+  // ENTRY_ID grows per node (a random prefix, then a counter): inserts append to the key's index
+  // instead of landing at random places in it. Two indexes only: every one is written per row (a
+  // type's recent attempts walk AT_MS backwards).
   primaryKey: ['ENTRY_ID'],
   indexes: [
     { name: 'HOLDFAST_INBOX_HIST_MSG_IDX', columns: ['MESSAGE_ID', 'AT_MS'] },
-    { name: 'HOLDFAST_INBOX_HIST_TYPE_IDX', columns: ['TYPE_NAME', 'AT_MS'] },
     { name: 'HOLDFAST_INBOX_HIST_AT_IDX', columns: ['AT_MS'] },
   ],
 };
