@@ -8,6 +8,7 @@ import { CreateInboxLease1764000000406 } from './1764000000406-create-inbox-leas
 import { CreateInboxGroup1764000000407 } from './1764000000407-create-inbox-group';
 import { CorMessageFillFactor1764000000408 } from './1764000000408-cor-message-fill-factor';
 import { CorMessageTraceContext1764000000410 } from './1764000000410-cor-message-trace-context';
+import { CreateInboxHistory1764000000411 } from './1764000000411-create-inbox-history';
 import { CorMessagePriority1764000000412 } from './1764000000412-cor-message-priority';
 
 /** All Holdfast migrations, in order: pass to TypeORM's `migrations` option. */
@@ -21,5 +22,6 @@ export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [
   CreateInboxGroup1764000000407,
   CorMessageFillFactor1764000000408,
   CorMessageTraceContext1764000000410,
+  CreateInboxHistory1764000000411,
   CorMessagePriority1764000000412,
 ];

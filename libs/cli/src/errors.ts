@@ -24,6 +24,17 @@ export class InboxTableMissingError extends HoldfastError {
   }
 }
 
+/** `holdfast messages history` on an inbox whose `history` option was never on (no history table). */
+export class HistoryTableMissingError extends HoldfastError {
+  constructor(readonly table: string) {
+    super(
+      `there is no table ${table} (the inbox's history): turn on InboxModule's \`history\` option ` +
+        `(the table is made with schema: 'create' or \`holdfast migrate\`), or check DATABASE_URL and --prefix`,
+      'HOLDFAST_CLI_NO_HISTORY_TABLE',
+    );
+  }
+}
+
 /** DATABASE_URL names a database the command could not connect to or open. */
 export class DatabaseUnreachableError extends HoldfastError {
   constructor(

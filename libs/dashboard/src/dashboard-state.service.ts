@@ -14,6 +14,12 @@ import { readHealth } from './sections/health.section';
 import { dashboardMessage, readInboxSection } from './sections/inbox.section';
 import { readLockerSection, readScheduledSection } from './sections/locker.section';
 import { readSimbaSection } from './sections/simba.section';
+import {
+  readInboxStats,
+  readMessageHistory,
+  type DashboardHistory,
+  type DashboardStats,
+} from './sections/inbox-history.section';
 
 /**
  * The inbox admin operations the dashboard's actions call (an inbox's MessageManagement): a
@@ -101,6 +107,18 @@ export class DashboardStateService {
    */
   management(name?: string): DashboardMessageAdmin | undefined {
     return this.lookup.inbox(name)?.management;
+  }
+
+  /** A message's attempts (the inbox's `history` option); undefined when there is no such inbox. */
+  async history(inbox: string | undefined, id: string): Promise<DashboardHistory | undefined> {
+    const management = this.lookup.inbox(inbox)?.management;
+    return management ? readMessageHistory(management, id, this.options.errorDetails) : undefined;
+  }
+
+  /** The inbox's last hour per minute (its `stats` option); undefined when there is no such inbox. */
+  async stats(inbox: string | undefined): Promise<DashboardStats | undefined> {
+    const found = this.lookup.inbox(inbox);
+    return found ? readInboxStats(found.management, found.clock) : undefined;
   }
 
   /**

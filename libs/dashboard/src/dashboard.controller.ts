@@ -23,6 +23,8 @@ import { actRequest, bulkBody, messagesQuery, noInbox } from './dashboard-inbox.
 import { DashboardReadsGuard, DashboardRequestGuard } from './dashboard-request.guard';
 import type { DashboardState } from './dashboard-state';
 import { DashboardStateService } from './dashboard-state.service';
+import { historyQuery } from './dashboard-history.requests';
+import type { DashboardHistory, DashboardStats } from './sections/inbox-history.section';
 
 export { DASHBOARD_ACTIONS, type DashboardAction } from './dashboard-inbox.requests';
 
@@ -74,6 +76,30 @@ class DashboardRoutes {
     const page = await this.state.messages(checked);
     if (!page) throw new NotFoundException(noInbox(checked.inbox));
     return page;
+  }
+
+  /**
+   * A message's attempts, oldest first, each with its outcome and error: `?id=&inbox=` (the
+   * inbox's `history` option; empty without it, and the message itself may be gone).
+   */
+  @Get('api/inbox/history')
+  @UseGuards(DashboardReadsGuard)
+  @Header('Cache-Control', 'no-store')
+  async history(@Query() query: Record<string, unknown>): Promise<DashboardHistory> {
+    const { id, inbox } = historyQuery(query);
+    const found = await this.state.history(inbox, id);
+    if (!found) throw new NotFoundException(noInbox(inbox));
+    return found;
+  }
+
+  /** The last hour of an inbox per minute, for the page's charts: `?inbox=` (the `stats` option). */
+  @Get('api/inbox/stats')
+  @UseGuards(DashboardReadsGuard)
+  @Header('Cache-Control', 'no-store')
+  async stats(@Query('inbox') inbox?: string): Promise<DashboardStats> {
+    const found = await this.state.stats(inbox || undefined);
+    if (!found) throw new NotFoundException(noInbox(inbox));
+    return found;
   }
 
   /**

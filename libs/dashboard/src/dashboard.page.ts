@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { HISTORY_SCRIPT, HISTORY_STYLE } from './dashboard-history.page';
 
 /**
  * morphdom (MIT), inlined: each poll builds the sections anew and morphdom changes only what
@@ -20,7 +21,9 @@ const MORPHDOM = readFileSync(require.resolve('morphdom/dist/morphdom-umd.min.js
 export function renderDashboardPage(title: string): string {
   return PAGE.split('__TITLE__')
     .join(escapeHtml(title))
-    .replace('__MORPHDOM__', () => MORPHDOM);
+    .replace('__MORPHDOM__', () => MORPHDOM)
+    .replace('__HISTORY_STYLE__', () => HISTORY_STYLE)
+    .replace('__HISTORY_SCRIPT__', () => HISTORY_SCRIPT);
 }
 
 function escapeHtml(text: string): string {
@@ -67,7 +70,7 @@ const PAGE = `<!doctype html>
   #banner { display: none; padding: 8px 24px; background: #fee4e2; color: var(--bad); }
   #notice { min-height: 18px; padding: 0 24px; color: var(--muted); font-size: 12px; }
   h3 { font-size: 13px; margin: 12px 0 4px; }
-</style>
+__HISTORY_STYLE__</style>
 </head>
 <body>
 <header>
@@ -85,6 +88,7 @@ const PAGE = `<!doctype html>
 (function () {
   'use strict';
   var base = location.pathname.replace(/\\/+$/, '');
+__HISTORY_SCRIPT__
   var pollMs = 3000;
   var timer = null;
 
@@ -235,7 +239,7 @@ const PAGE = `<!doctype html>
     var bulkButtons = state.actions && s.parked.length ? h('p', null,
       h('button', { type: 'button', 'data-bulk': 'retry', text: 'retry all listed', onclick: function () { bulk('retry', s.parked, name); } }), ' ',
       h('button', { type: 'button', 'data-bulk': 'delete', 'class': 'danger', text: 'delete all listed', onclick: function () { bulk('delete', s.parked, name); } })) : null;
-    var el = section(inboxId(name), inboxTitle(name), null, h('div', null, tiles, oldest, finder,
+    var el = section(inboxId(name), inboxTitle(name), null, h('div', null, tiles, inboxCharts(name), oldest, finder,
       h('h3', { text: 'Parked' + (s.counts.parked > s.parked.length ? ' (first ' + s.parked.length + ' of ' + s.counts.parked + ')' : '') }), bulkButtons,
       messages(state, s.parked, 'parked', ['retry', 'pause', 'delete'], 'No parked message.', name),
       h('h3', { text: 'Paused' }), messages(state, s.paused, 'paused', ['resume', 'delete'], 'No paused message.', name)));
@@ -280,8 +284,10 @@ const PAGE = `<!doctype html>
     var listed = h('div', { 'data-testid': 'by-type' });
     var list = function (offset) { panel.listing.offset = offset; remember(name, panel); panel.relist(); };
     panel.relist = function () { var l = panel.listing; if (l) listType(name, l.type, l.status, l.offset, listed, list); };
-    panel.refind = function () { if (panel.foundId) find(name, panel.foundId, found); };
+    var attempts = h('div', { 'data-testid': 'attempts' });
+    panel.refind = function () { if (panel.foundId) { find(name, panel.foundId, found); attemptsOf(name, panel.foundId, attempts); } };
     slot.appendChild(h('p', null, idInput, ' ', h('button', { type: 'button', 'data-testid': 'find-button', text: 'find', onclick: function () { panel.foundId = idInput.value.trim() || null; remember(name, panel); panel.refind(); } }), found));
+    slot.appendChild(attempts);
     slot.appendChild(h('p', null, typeInput, ' ', status, ' ', h('button', { type: 'button', 'data-testid': 'list-type', text: 'list by type', onclick: function () {
       panel.listing = typeInput.value.trim() ? { type: typeInput.value.trim(), status: status.value, offset: 0 } : null;
       remember(name, panel);

@@ -13,6 +13,7 @@ import { ConfigurableInboxModule } from './inbox.module-definition';
 import { inboxOptionsProvider } from './inbox.providers';
 import { MessageManagement } from './management/message-management.service';
 import { InboxNotifyListener } from './notify/inbox-notify-listener';
+import { InboxHistory } from './history/inbox-history.service';
 import { InboxConnection } from './store/inbox-connection';
 
 /**
@@ -36,6 +37,7 @@ import { InboxConnection } from './store/inbox-connection';
     InboxNotifyListener,
     InboxHealthIndicator,
     InboxGauges,
+    InboxHistory,
   ],
   // Exports depend on the inbox's name (inbox.module-definition.ts): the classes for the default
   // inbox, getInboxToken(Class, name) for a named one.

@@ -162,4 +162,33 @@ export interface InboxModuleOptions {
    * Meant for tests (a controllable clock); every node must use the same clock.
    */
   clock?: () => number | Promise<number>;
+  /**
+   * Opt-in history of outcomes in `<prefix>HOLDFAST_INBOX_HISTORY`: every attempt (delivered,
+   * failed with its error, parked) and every expiry, per message, for `MessageManagement.history`,
+   * the dashboard and `holdfast messages history`. `true` for the defaults. Off by default: no
+   * table, no write.
+   */
+  history?: boolean | InboxHistoryOptions;
+  /**
+   * Opt-in statistics per minute in `<prefix>HOLDFAST_INBOX_STATS` (delivered, failed, parked per
+   * node; depth, parked and leader sampled at each cleanup tick), for the dashboard's charts of the
+   * last hour and `MessageManagement.stats`. `true` for the defaults. Off by default.
+   */
+  stats?: boolean | InboxStatsOptions;
+}
+
+export interface InboxHistoryOptions {
+  /** Rows older than this are deleted at the cleanup tick (default '7d'). */
+  retention?: Duration;
+  /** At most this many rows: the oldest beyond it are deleted at the cleanup tick (default 100,000). */
+  maxRows?: number;
+  /** How often a node writes what it noted, in one multi-row INSERT (default '1s'; sooner at 500). */
+  flushInterval?: Duration;
+  /** Records a node keeps in memory while it cannot write them; beyond, new ones are dropped and counted (default 10,000). */
+  maxBuffered?: number;
+}
+
+export interface InboxStatsOptions {
+  /** Minutes older than this are deleted at the cleanup tick (default '24h'). */
+  retention?: Duration;
 }

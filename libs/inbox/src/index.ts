@@ -28,6 +28,8 @@ export {
   type MessageTypeFilter,
   type TypeCount,
 } from './management/message-management.service';
+export type { HistoryEntry, HistoryOutcome, InboxStatsMinute } from './history/history.types';
+export type { InboxHistoryOptions, InboxStatsOptions } from './inbox.options';
 export { messageTypeLabel, parseMessageTypeLabel } from './management/message-type-label';
 export { InboxDelivery, type DeliveryReport } from './delivery/inbox-delivery.service';
 export type { InboxHandlerContext } from './explorer/inbox-handler.registry';

@@ -14,6 +14,10 @@ import { InboxDemoController } from './inbox-demo.controller';
       pollInterval: '500ms',
       retry: { initialDelay: '2s', maxRetries: 3 },
       cleanupInterval: '1m',
+      // Every attempt with its error (the page's message search, `holdfast messages history`),
+      // and the per-minute figures the page's charts of the last hour draw.
+      history: true,
+      stats: true,
     }),
   ],
   controllers: [InboxDemoController],

@@ -12,6 +12,7 @@ import {
   parseOptions,
   prefixOption,
   type CliCommand,
+  type CliIo,
 } from '../cli-command';
 import { CliUsageError } from '../errors';
 import {
@@ -22,7 +23,9 @@ import {
   type MessagesReport,
   type TypeSelection,
 } from '../messages/inbox-messages';
+import { formatHistory, messageHistoryCommand } from '../messages/message-history';
 
+export type { MessageHistoryReport } from '../messages/message-history';
 export type {
   MessageAction,
   MessageOutcome,
@@ -59,17 +62,21 @@ export const messages: CliCommand = {
       A type T is written as listed, namespace:name[@revision] (demo:note); a name alone matches
       it in any namespace (--type NAME --namespace NS is the same as --type NS:NAME). A type the
       inbox holds no message of is an error (exit 1) that names the types it holds
+  messages history <id> [--limit N] [--prefix P] [--json]
+      what became of a message, attempt by attempt, with each failure's error (read-only; needs
+      InboxModule's \`history\` option, whose table it reads); exit 1 when there is none
 `,
   async run(args, io) {
     const [action, ...rest] = args;
     const { values, positionals } = parseOptions(rest, OPTIONS, true);
-    if (action !== 'list' && !MESSAGE_ACTIONS.includes(action as MessageAction)) {
+    if (action !== 'list' && action !== 'history' && !MESSAGE_ACTIONS.includes(action as MessageAction)) {
       throw new CliUsageError(
         action === undefined || action.startsWith('-')
-          ? `messages needs an action: list, ${MESSAGE_ACTIONS.join(', ')}`
-          : `unknown messages action '${action}' (list, ${MESSAGE_ACTIONS.join(', ')})`,
+          ? `messages needs an action: list, history, ${MESSAGE_ACTIONS.join(', ')}`
+          : `unknown messages action '${action}' (list, history, ${MESSAGE_ACTIONS.join(', ')})`,
       );
     }
+    if (action === 'history') return history(io, values, positionals);
     const max = inboxMaxRetries(io, values);
     if (max === undefined) {
       throw new CliUsageError(
@@ -128,6 +135,24 @@ export const messages: CliCommand = {
     return report.messages.some((m) => m.result === 'not found') ? 1 : 0;
   },
 };
+
+/** `holdfast messages history <id>`: one id, no filter, nothing changed. */
+async function history(
+  io: CliIo,
+  values: { json?: boolean; limit?: string; prefix?: string; type?: string; status?: string },
+  ids: string[],
+): Promise<number> {
+  if (ids.length !== 1) throw new CliUsageError(`messages history takes one message id (got ${ids.length})`);
+  if (values.type !== undefined || values.status !== undefined)
+    throw new CliUsageError('messages history takes a message id, not --type or --status');
+  const report = await messageHistoryCommand({
+    ...databaseOf(io, values),
+    id: ids[0],
+    limit: count('--limit', values.limit) ?? 100,
+  });
+  output(io, values.json, report, () => formatHistory(report));
+  return report.entries.length ? 0 : 1;
+}
 
 /**
  * `--type` (and the older `--namespace` beside a bare name) as a type selection: a label as the

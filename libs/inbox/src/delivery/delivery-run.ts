@@ -133,6 +133,7 @@ export class DeliveryRun {
         this.report.delivered++;
         ledger.complete(row.id, ctx.releaseNodeSlot);
         ctx.metrics.delivered.add(1);
+        ctx.recorder.delivered(row);
         untilDeleted = true;
         return true;
       } catch (error) {

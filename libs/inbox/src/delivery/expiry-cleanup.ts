@@ -1,6 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import type { HoldfastTimers } from '@holdfast/core/kit';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import type { OutcomeLog } from '../history/inbox-history.service';
 import type { InboxClock } from '../inbox.clock';
 import type { InboxMetrics } from '../metrics/inbox.metrics';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
@@ -22,6 +23,8 @@ export interface ExpiryCleanupContext {
   cleanupMs: number;
   /** False once the node drains: no further tick is armed. */
   running: () => boolean;
+  /** The opt-in history: expired messages noted, pruned at each run. */
+  history: () => OutcomeLog;
 }
 
 /** The expiry cleanup of a delivering node: its schedule, and the bounded deletes themselves. */
@@ -73,6 +76,7 @@ export class ExpiryCleanup {
       if (!ids.length) break;
       const deleted = await metrics.retry('cleanup', () => connection.store.cleanup.deleteExpired(ids, now));
       total += deleted;
+      if (deleted) this.ctx.history().expired(ids);
       metrics.expired.add(deleted);
       metrics.cleanupBatches.add(1);
       if (ids.length < options.cleanupChunkSize || !deleted) break;
@@ -89,6 +93,12 @@ export class ExpiryCleanup {
         return 0;
       });
     if (orphans) logger.debug(`Deleted ${orphans} group row(s) of messages deleted elsewhere`);
+    await this.ctx
+      .history()
+      .afterCleanup()
+      .catch((error) =>
+        logger.warn(`Inbox history or stats not pruned or sampled: ${(error as Error).message}`),
+      );
     return total;
   }
 }

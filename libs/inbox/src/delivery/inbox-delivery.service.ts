@@ -24,6 +24,7 @@ import { deliverySettings, type DeliverySettings } from './delivery-settings';
 import { ExpiryCleanup } from './expiry-cleanup';
 import { HandlerSlots, InboxShutdownError } from './handler-run';
 import { OutcomeRecorder } from './outcome-recorder';
+import { InboxHistory } from '../history/inbox-history.service';
 import { PollSchedule } from './poll-schedule';
 
 export { errorText } from './handler-run';
@@ -55,6 +56,8 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
   private readonly claimer: BatchClaimer;
   private readonly batches: BatchDelivery;
   private readonly schedule: PollSchedule;
+  /** The opt-in history and stats (a property: the constructor has its six already). */
+  @Inject(InboxHistory) private readonly history!: InboxHistory;
 
   constructor(
     private readonly connection: InboxConnection,
@@ -92,6 +95,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       timerName: () => this.timerName('cleanup'),
       cleanupMs: settings.cleanupMs,
       running,
+      history: () => this.history,
     });
     this.claimer = new BatchClaimer({ connection, clock, metrics, options, ledger, outage, logger });
     const recorder = new OutcomeRecorder({
@@ -102,6 +106,7 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
       ledger,
       backoff: settings.backoff,
       unhandledMs: settings.unhandledMs,
+      history: () => this.history,
     });
     const slots = new HandlerSlots(settings.concurrency);
     let fenceStatements: MessageFenceStatements | undefined;

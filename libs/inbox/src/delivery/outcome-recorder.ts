@@ -1,4 +1,5 @@
 import type { Logger } from '@nestjs/common';
+import type { OutcomeLog } from '../history/inbox-history.service';
 import type { InboxClock } from '../inbox.clock';
 import { messageTypeLabel } from '../management/message-type-label';
 import type { InboxMetrics } from '../metrics/inbox.metrics';
@@ -17,6 +18,8 @@ export interface OutcomeRecorderContext {
   ledger: ClaimLedger;
   backoff: BackoffPolicy;
   unhandledMs: number;
+  /** The opt-in history and stats (notes in memory only). */
+  history: () => OutcomeLog;
 }
 
 /** A failed attempt, as recorded. */
@@ -55,6 +58,7 @@ export class OutcomeRecorder {
     );
     ctx.metrics.failed.add(1);
     const parked = delay === undefined && applied;
+    ctx.history().failed(row, text, parked);
     if (parked) {
       ctx.metrics.parked.add(1);
       ctx.logger.warn(
@@ -64,6 +68,11 @@ export class OutcomeRecorder {
       ctx.logger.debug(`Message '${row.id}' failed (attempt ${row.retries + 1}); retry in ${delay} ms`);
     }
     return { delay, parked };
+  }
+
+  /** A delivered message (its delete is the ClaimLedger's): noted for the history, nothing awaited. */
+  delivered(row: MessageRow): void {
+    this.ctx.history().delivered(row);
   }
 
   /** No handler for `row`'s type: due again after `unhandledDelay`, the reason in ERROR. */

@@ -9,6 +9,8 @@ import { MESSAGE_STATUSES, type MessageCounts, type MessageInfo, type MessageSta
 import type { MessageRow } from '../store/cor-message.rows';
 import { InboxConnection } from '../store/inbox-connection';
 import { FAR_FUTURE } from '../store/next-retry';
+import { InboxHistory } from '../history/inbox-history.service';
+import type { HistoryEntry, HistoryOutcome, InboxStatsMinute } from '../history/history.types';
 
 /**
  * The messages of one type: `name` always; `namespace` and `revision` each a value, null for
@@ -46,6 +48,7 @@ export class MessageManagement {
     private readonly clock: InboxClock,
     private readonly registry: InboxHandlerRegistry,
     @Inject(INBOX_OPTIONS) private readonly options: ResolvedInboxOptions,
+    private readonly outcomes: InboxHistory,
   ) {}
 
   private get maxRetries(): number {
@@ -123,6 +126,49 @@ export class MessageManagement {
   }
 
   /** No delivery until `resume`. A delivery already running finishes; a failure of it does not unpause. */
+  /**
+   * What became of a message, attempt by attempt (oldest first, at most `limit`, default 100):
+   * each delivery, each failure with its error, its parking or expiry. Needs the `history` option
+   * (empty without it); the message itself may be gone (delivered, deleted, expired).
+   */
+  async history(id: string, options: { limit?: number } = {}): Promise<HistoryEntry[]> {
+    this.assertId(id);
+    return this.outcomes.ofMessage(id, this.assertLimit(options.limit ?? 100));
+  }
+
+  /**
+   * The latest outcomes of one type (newest first, at most `limit`, default 100), of one
+   * `outcome` only if given (e.g. 'failed': its latest errors). Needs the `history` option.
+   */
+  async recentAttempts(
+    type: MessageTypeFilter,
+    options: { limit?: number; outcome?: HistoryOutcome } = {},
+  ): Promise<HistoryEntry[]> {
+    this.assertType(type);
+    const { outcome } = options;
+    if (outcome !== undefined && !HISTORY_OUTCOMES.includes(outcome)) {
+      throw new InvalidManagementArgumentError(
+        'outcome',
+        outcome,
+        `must be one of ${HISTORY_OUTCOMES.join(', ')}`,
+      );
+    }
+    return this.outcomes.ofType(type, this.assertLimit(options.limit ?? 100), outcome);
+  }
+
+  /**
+   * The inbox's minutes over the last `minutes` (default 60, at most 1440) that have figures,
+   * oldest first: delivered, failed and parked summed over the nodes, and the depth, parked count
+   * and leader sampled at the cleanup tick. Needs the `stats` option (empty without it).
+   */
+  async stats(options: { minutes?: number } = {}): Promise<InboxStatsMinute[]> {
+    const minutes = options.minutes ?? 60;
+    if (!Number.isInteger(minutes) || minutes < 1 || minutes > 1440) {
+      throw new InvalidManagementArgumentError('minutes', minutes, 'must be an integer from 1 to 1440');
+    }
+    return this.outcomes.statsSince(minutes);
+  }
+
   async pause(id: string): Promise<void> {
     this.assertId(id);
     if (!(await this.connection.store.management.pause(id))) throw new MessageNotFoundError(id);
@@ -194,6 +240,13 @@ export class MessageManagement {
     };
   }
 
+  private assertLimit(limit: unknown): number {
+    if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > 10_000) {
+      throw new InvalidManagementArgumentError('limit', limit, 'must be an integer from 1 to 10000');
+    }
+    return limit;
+  }
+
   private assertStatus(status: unknown): void {
     if (!MESSAGE_STATUSES.includes(status as MessageStatus)) {
       throw new InvalidManagementArgumentError(
@@ -239,3 +292,5 @@ export function statusOf(row: MessageRow, now: number, maxRetries: number): Mess
   if (row.nextRetry === null || row.nextRetry <= now) return 'due';
   return 'retrying';
 }
+
+const HISTORY_OUTCOMES: readonly HistoryOutcome[] = ['delivered', 'failed', 'parked', 'expired'];

@@ -25,6 +25,11 @@ import {
 } from 'class-validator';
 import { defaultTtlToIso } from '../acceptor/ttl';
 import type { InboxMessage } from '../inbox-message';
+import {
+  historyOption,
+  InboxHistoryOptionsSchema,
+  InboxStatsOptionsSchema,
+} from '../history/history-options.schema';
 
 import type { BatchMode, ClusterMode, InboxModuleOptions } from '../inbox.options';
 
@@ -115,6 +120,8 @@ export class InboxOptionsSchema {
   @IsOptional() @IsString() leaderMutex = 'holdfast-inbox';
   @IsOptional() @IsIn([true, false, 'when-present']) traceContext: boolean | 'when-present' = false;
   @IsOptional() @isFunction('isClock') clock?: () => number | Promise<number>;
+  @IsOptional() @ValidateNested() @Type(() => InboxHistoryOptionsSchema) history?: InboxHistoryOptionsSchema;
+  @IsOptional() @ValidateNested() @Type(() => InboxStatsOptionsSchema) stats?: InboxStatsOptionsSchema;
 }
 
 /** Defaults merged and validated in one place, for forRoot and forRootAsync alike. */
@@ -124,5 +131,9 @@ export function resolveInboxOptions(options: InboxModuleOptions): InboxOptionsSc
     const given = Object.entries(plain.retry).filter(([, v]) => v !== undefined);
     plain.retry = Object.assign(new InboxRetryOptionsSchema(), Object.fromEntries(given));
   }
+  plain.history = historyOption(plain.history, InboxHistoryOptionsSchema);
+  plain.stats = historyOption(plain.stats, InboxStatsOptionsSchema);
+  if (plain.history === undefined) delete plain.history;
+  if (plain.stats === undefined) delete plain.stats;
   return validateOptions(InboxOptionsSchema, plain, 'InboxModule');
 }

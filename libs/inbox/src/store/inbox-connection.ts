@@ -10,6 +10,7 @@ import {
   type LiveTable,
   type SqlClient,
   type SqlClientOptions,
+  type TableSpec,
   tableName,
 } from '@holdfast/core/kit';
 import { CompetingLeadership, type InboxLeadership } from '../cluster/inbox-leadership';
@@ -117,6 +118,11 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     await this.applySchema(corMessageSpecWithPriority(true));
     const layout = await detectPriorityLayout(stores[0].sql, tablePrefix);
     for (const store of stores) store.on.priority = layout;
+  }
+
+  /** Creates or checks a table of the inbox's opt-in parts (history, stats) under its prefix and schema mode. */
+  async ensureTable(table: TableSpec): Promise<void> {
+    await this.applySchema(table);
   }
 
   /** The inbox's own lane: its claims and completions wait only for each other. */
