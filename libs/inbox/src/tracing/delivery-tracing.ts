@@ -1,5 +1,6 @@
 import {
   openTelemetryApi,
+  tracerRegistered,
   SPAN_KIND,
   SPAN_STATUS_CODE_ERROR,
   type OpenTelemetryTraceApi,
@@ -9,6 +10,7 @@ import {
 
 /** `messaging.system`: not one of the conventions' well-known values. */
 export const MESSAGING_SYSTEM = 'holdfast_inbox';
+const TRACER_NAME = '@holdfast/inbox';
 
 /**
  * Spans of the delivery side, after OpenTelemetry's messaging semantic conventions: one
@@ -19,20 +21,30 @@ export const MESSAGING_SYSTEM = 'holdfast_inbox';
  */
 export class DeliveryTracing {
   private tracer?: Tracer | null;
+  /** The table, and the process span's name, read once (they do not change). */
+  private destinationName?: string;
+  private processName?: string;
 
-  constructor(private readonly destination: () => string) {}
+  constructor(private readonly table: () => string) {}
+
+  private destination(): string {
+    return (this.destinationName ??= this.table());
+  }
 
   private get api(): OpenTelemetryTraceApi | null {
     return openTelemetryApi<OpenTelemetryTraceApi>();
   }
 
-  /** A delivery attempt's span (undefined without the API). */
+  /**
+   * A delivery attempt's span: undefined without the API, and while no SDK is registered (the
+   * API's span would record nothing, and nothing is made a child of it).
+   */
   process(id: string, retries: number): Span | undefined {
     const otel = this.api;
-    if (!otel) return undefined;
-    this.tracer ??= otel.trace.getTracer('@holdfast/inbox');
+    if (!otel || !tracerRegistered(otel, TRACER_NAME)) return undefined;
+    this.tracer ??= otel.trace.getTracer(TRACER_NAME);
     const destination = this.destination();
-    return this.tracer.startSpan(`process ${destination}`, {
+    return this.tracer.startSpan((this.processName ??= `process ${destination}`), {
       kind: SPAN_KIND.CONSUMER,
       attributes: {
         'messaging.system': MESSAGING_SYSTEM,
