@@ -39,8 +39,8 @@ export const FAILOVER_SPAN_ATTRIBUTES = {
 
 /**
  * Runs `body` inside a span `failover <name>` made active (so the upstream's own spans are its
- * children), when an OpenTelemetry SDK records; else runs it as it is, with nothing allocated
- * beyond the API's non-recording span.
+ * children), when an OpenTelemetry SDK records; else runs it as it is: with no SDK registered
+ * nothing is allocated, with one that does not sample the call only the API's non-recording span.
  */
 export function withFailoverSpan<R>(
   name: string,
