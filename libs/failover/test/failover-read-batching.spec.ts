@@ -65,6 +65,30 @@ describeEachDatabase(
       expect(reads).toHaveLength(4 + 2);
     });
 
+    it('reads the keys of callers side by side in reads of many keys, SQLite past its reads of one turn too', async () => {
+      // Not countStatements(): SQLite's reads of one key run synchronously here, without `query`.
+      const sent: string[] = [];
+      const query = ctx.sql.query.bind(ctx.sql);
+      jest.spyOn(ctx.sql, 'query').mockImplementation(((...args: Parameters<typeof query>) => {
+        sent.push(textOf(args[0]));
+        return (query as (...a: unknown[]) => Promise<unknown>)(...args);
+      }) as never);
+      const found = await Promise.all(keys.map((key) => store.find<{ i: number }>('batch', key)));
+      found.forEach((entry, i) => {
+        if (i % 2) expect(entry).toBeUndefined();
+        else expect(entry).toMatchObject({ name: 'batch', key: keys[i], payload: { i } });
+      });
+      // Four reads of one key (in flight on a server; synchronous in this turn on SQLite), then the
+      // 36 others in reads of at most 32 keys. SQLite read all 40 one by one before.
+      const many = sent.filter((s) => s.includes(store.tableName) && s.includes('FAILOVER_KEY IN'));
+      expect(many).toHaveLength(2);
+      // The next turn's first read goes alone again (synchronously on SQLite).
+      await new Promise((resolve) => setImmediate(resolve));
+      sent.length = 0;
+      await expect(store.find('batch', keys[0])).resolves.toMatchObject({ payload: { i: 0 } });
+      expect(sent.filter((s) => s.includes('FAILOVER_KEY IN'))).toHaveLength(0);
+    });
+
     it('reads one key at a time when the application replaces find but not findMany', async () => {
       store = await new SqlFailoverStore({
         sql: ctx.sql,

@@ -126,6 +126,7 @@ export type {
 } from '../metrics/meter';
 export {
   openTelemetryApi,
+  tracerRegistered,
   SPAN_KIND,
   SPAN_STATUS_CODE_ERROR,
   type OpenTelemetryPropagationApi,

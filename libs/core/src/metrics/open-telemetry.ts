@@ -53,6 +53,8 @@ export interface OpenTelemetryTraceApi {
   trace: {
     getTracer(name: string): TraceTracer;
     setSpan(context: unknown, span: TraceSpan): unknown;
+    /** The API's global provider (a ProxyTracerProvider, which delegates to the SDK's once one is registered). */
+    getTracerProvider(): unknown;
   };
   context: {
     active(): unknown;
@@ -73,6 +75,20 @@ export interface OpenTelemetryPropagationApi extends OpenTelemetryTraceApi {
     inject(context: unknown, carrier: Record<string, string>): void;
     extract(context: unknown, carrier: Record<string, string>): unknown;
   };
+}
+
+/**
+ * False while no tracer provider is registered with the API (no SDK): a tracer named `name` then
+ * hands out the API's non-recording spans, which nothing reads, so a hot path (a span per inbox
+ * message) can skip making one, its name and its attributes. A provider registered later is seen
+ * at the next call. True whenever the API's provider is not the usual proxy (nothing is skipped).
+ */
+export function tracerRegistered(otel: OpenTelemetryTraceApi, name: string): boolean {
+  const provider = otel.trace.getTracerProvider() as {
+    getDelegateTracer?: (tracer: string) => unknown;
+  } | null;
+  if (typeof provider?.getDelegateTracer !== 'function') return true;
+  return provider.getDelegateTracer(name) !== undefined;
 }
 
 /** The API's SpanKind and SpanStatusCode values used here (stable numbers of the specification). */

@@ -1,5 +1,6 @@
 import {
   openTelemetryApi,
+  tracerRegistered,
   SPAN_KIND,
   SPAN_STATUS_CODE_ERROR,
   type OpenTelemetryTraceApi,
@@ -15,6 +16,8 @@ export type SpanAttributeValue = TraceAttributeValue;
 /** SpanKind.INTERNAL and SpanStatusCode.ERROR of the API (stable numbers). */
 const SPAN_KIND_INTERNAL = SPAN_KIND.INTERNAL;
 export const SPAN_STATUS_ERROR = SPAN_STATUS_CODE_ERROR;
+
+const TRACER_NAME = '@holdfast/failover';
 
 /** The API's tracer, got once: it follows whichever SDK is registered, before or after. */
 let tracer: Tracer | undefined;
@@ -36,16 +39,17 @@ export const FAILOVER_SPAN_ATTRIBUTES = {
 
 /**
  * Runs `body` inside a span `failover <name>` made active (so the upstream's own spans are its
- * children), when an OpenTelemetry SDK records; else runs it as it is, with nothing allocated
- * beyond the API's non-recording span.
+ * children), when an OpenTelemetry SDK records; else runs it as it is: with no SDK registered
+ * nothing is allocated, with one that does not sample the call only the API's non-recording span.
  */
 export function withFailoverSpan<R>(
   name: string,
   body: (span: FailoverSpan | undefined) => Promise<R>,
 ): Promise<R> {
   const otel = traceApi();
-  if (!otel) return body(undefined);
-  tracer ??= otel.trace.getTracer('@holdfast/failover');
+  // No SDK registered: the span would be the API's non-recording one, ended unread.
+  if (!otel || !tracerRegistered(otel, TRACER_NAME)) return body(undefined);
+  tracer ??= otel.trace.getTracer(TRACER_NAME);
   const span = tracer.startSpan(`failover ${name}`, {
     kind: SPAN_KIND_INTERNAL,
     attributes: { [FAILOVER_SPAN_ATTRIBUTES.name]: name },

@@ -1,6 +1,7 @@
 import { extractTraceContext } from './trace-context';
 import {
   openTelemetryApi,
+  tracerRegistered,
   SPAN_KIND,
   SPAN_STATUS_CODE_ERROR,
   type OpenTelemetryPropagationApi,
@@ -10,6 +11,7 @@ import {
 
 /** `messaging.system`: not one of the conventions' well-known values. */
 export const MESSAGING_SYSTEM = 'holdfast_inbox';
+const TRACER_NAME = '@holdfast/inbox';
 
 /**
  * Spans of the delivery side, after OpenTelemetry's messaging semantic conventions: one
@@ -20,28 +22,36 @@ export const MESSAGING_SYSTEM = 'holdfast_inbox';
  */
 export class DeliveryTracing {
   private tracer?: Tracer | null;
+  /** The table, and the process span's name, read once (they do not change). */
+  private destinationName?: string;
+  private processName?: string;
 
-  constructor(private readonly destination: () => string) {}
+  constructor(private readonly table: () => string) {}
+
+  private destination(): string {
+    return (this.destinationName ??= this.table());
+  }
 
   private get api(): OpenTelemetryPropagationApi | null {
     return openTelemetryApi<OpenTelemetryPropagationApi>();
   }
 
   /**
-   * A delivery attempt's span (undefined without the API). `carried`: the accepting context
-   * stored with the message (TRACE_CONTEXT): the span is its child, and links to it as the
+   * A delivery attempt's span: undefined without the API, and while no SDK is registered (the
+   * API's span would record nothing, and nothing is made a child of it). `carried`: the accepting
+   * context stored with the message (TRACE_CONTEXT): the span is its child, and links to it as the
    * conventions ask of a process span (the link stays when a backend re-roots long traces).
    */
   process(id: string, retries: number, carried?: string): Span | undefined {
     const otel = this.api;
-    if (!otel) return undefined;
-    this.tracer ??= otel.trace.getTracer('@holdfast/inbox');
+    if (!otel || !tracerRegistered(otel, TRACER_NAME)) return undefined;
+    this.tracer ??= otel.trace.getTracer(TRACER_NAME);
     const destination = this.destination();
     const parent =
       carried === undefined ? undefined : extractTraceContext(otel, otel.context.active(), carried);
     const creation = parent === undefined ? undefined : otel.trace.getSpanContext(parent);
     return this.tracer.startSpan(
-      `process ${destination}`,
+      (this.processName ??= `process ${destination}`),
       {
         kind: SPAN_KIND.CONSUMER,
         attributes: {
