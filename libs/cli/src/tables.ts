@@ -2,7 +2,12 @@ import type { TableSpec } from '@holdfast/core/kit';
 import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
 import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
-import { COR_MESSAGE_TABLE, INBOX_GROUP_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
+import {
+  COR_MESSAGE_TABLE,
+  INBOX_GROUP_TABLE,
+  INBOX_LEASE_TABLE,
+  INBOX_PAUSE_TABLE,
+} from '@holdfast/inbox/internal';
 
 /**
  * Every table Holdfast owns, in creation order. `holdfast ddl --dialect <d>` prints them and
@@ -15,4 +20,5 @@ export const HOLDFAST_TABLES: readonly TableSpec[] = [
   COR_MESSAGE_TABLE,
   INBOX_LEASE_TABLE,
   INBOX_GROUP_TABLE,
+  INBOX_PAUSE_TABLE,
 ];

@@ -29,6 +29,7 @@ export {
   type TypeCount,
 } from './management/message-management.service';
 export { messageTypeLabel, parseMessageTypeLabel } from './management/message-type-label';
+export type { PausedType, TypePauseOptions } from './management/type-pause';
 export { InboxDelivery, type DeliveryReport } from './delivery/inbox-delivery.service';
 export type { InboxHandlerContext } from './explorer/inbox-handler.registry';
 export type { InboxDeliveryClaim } from './fencing/message-fence';

@@ -12,6 +12,7 @@ export { COR_MESSAGE_TABLE, COR_MESSAGE_ORDER_INDEX, MAX_ID_LENGTH } from './sto
 export { INBOX_LEASE_TABLE } from './store/inbox-lease.table';
 export { INBOX_GROUP_TABLE, INBOX_GROUP_ORDER_INDEX, MAX_GROUP_KEY_LENGTH } from './store/inbox-group.table';
 export { FAR_FUTURE } from './store/next-retry';
+export { INBOX_PAUSE_TABLE } from './store/inbox-pause.table';
 export { CorMessageStore } from './store/cor-message.store';
 export type { MessageRow } from './store/cor-message.rows';
 export { statusOf } from './management/message-management.service';

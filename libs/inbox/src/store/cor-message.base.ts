@@ -38,6 +38,12 @@ export class CorMessageTable {
    * (strict order per group), deletes remove the group rows with their messages.
    */
   groupTable?: string;
+  /**
+   * The types paused across the cluster as the delivery loop last read them (see
+   * InboxPauseStatements.snapshot): claims leave their messages where they are. Empty: no
+   * condition at all in the claim.
+   */
+  pausedTypes: readonly PausedTypeFilter[] = [];
 
   constructor(
     readonly sql: SqlClient,
@@ -54,6 +60,13 @@ export class CorMessageTable {
   get canPause(): boolean {
     return FAR_FUTURE <= this.t.maxMillis;
   }
+}
+
+/** A paused type: its name, and its namespace and revision when the pause names them (undefined: any). */
+export interface PausedTypeFilter {
+  name: string;
+  namespace?: string | null;
+  revision?: string | null;
 }
 
 /**
