@@ -7,6 +7,7 @@ import { ConvertCorMessageTimes1764000000405 } from './1764000000405-convert-cor
 import { CreateInboxLease1764000000406 } from './1764000000406-create-inbox-lease';
 import { CreateInboxGroup1764000000407 } from './1764000000407-create-inbox-group';
 import { CorMessageFillFactor1764000000408 } from './1764000000408-cor-message-fill-factor';
+import { CreateInboxPause1764000000409 } from './1764000000409-create-inbox-pause';
 import { CorMessageTraceContext1764000000410 } from './1764000000410-cor-message-trace-context';
 import { CreateInboxHistory1764000000411 } from './1764000000411-create-inbox-history';
 import { CorMessagePriority1764000000412 } from './1764000000412-cor-message-priority';
@@ -21,6 +22,7 @@ export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [
   CreateInboxLease1764000000406,
   CreateInboxGroup1764000000407,
   CorMessageFillFactor1764000000408,
+  CreateInboxPause1764000000409,
   CorMessageTraceContext1764000000410,
   CreateInboxHistory1764000000411,
   CorMessagePriority1764000000412,

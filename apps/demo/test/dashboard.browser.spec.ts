@@ -123,7 +123,16 @@ describe('dashboard in Chromium, two demo instances on one SQLite file', () => {
     await leaderRow()
       .locator('[data-testid=expiry]', { hasText: 'renewed on time' })
       .waitFor({ timeout: WAIT });
+    // A type paused across the cluster (one the demo never sends), shown on the picture, then resumed.
+    const pauseType = (action: string, body: Record<string, string>) =>
+      b.post(`/api/inbox/types/${action}`, body, { 'x-holdfast-request': '1' });
+    expect((await pauseType('pause', { type: 'demo:invoice', reason: 'ledger migration' })).status).toBe(200);
+    await page
+      .locator('#inbox [data-testid=paused-types-badge]', { hasText: '1 type paused' })
+      .waitFor({ timeout: WAIT });
+    await page.locator('#inbox tr[data-paused-type="demo:invoice"]').waitFor({ timeout: WAIT });
     await page.screenshot({ path: resolve(SHOTS, 'dashboard.png'), fullPage: true });
+    expect((await pauseType('resume', { type: 'demo:invoice' })).status).toBe(200);
 
     // retry: due again, the leader delivers it (its 4th attempt succeeds), the row goes away.
     await parkedRow.locator('button[data-action=retry]').click();

@@ -1,7 +1,7 @@
 import type { MessagesReport } from './messages/inbox-messages';
 import type { ReleaseReport } from './release/release';
 
-function table(headers: string[], rows: string[][]): string[] {
+export function table(headers: string[], rows: string[][]): string[] {
   if (!rows.length) return ['  (none)'];
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => `  ${cells.map((c, i) => c.padEnd(widths[i])).join('  ')}`.trimEnd();

@@ -61,3 +61,16 @@ export function auditRelease(
   const what = `${report.kind} '${report.name}' of owner '${report.owner}'`;
   return `holdfast audit: ${cliActor(env)} release ${what} in ${where(options, table)}: ${report.result}\n`;
 }
+
+/** The audit line of a `holdfast messages pause-type` or `resume-type` that changed something. */
+export function auditTypePause(
+  env: NodeJS.ProcessEnv,
+  change: { action: string; type: string; reason?: string },
+  options: { url: string | undefined; prefix?: string },
+): string {
+  const why = change.reason ? ` (${change.reason})` : '';
+  return (
+    `holdfast audit: ${cliActor(env)} ${change.action} '${change.type}'${why} in ` +
+    `${where(options, inboxTable({ tablePrefix: options.prefix }))}\n`
+  );
+}

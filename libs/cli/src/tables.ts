@@ -8,6 +8,7 @@ import {
   INBOX_HISTORY_TABLE,
   INBOX_LEASE_TABLE,
   INBOX_STATS_TABLE,
+  INBOX_PAUSE_TABLE,
 } from '@holdfast/inbox/internal';
 
 /**
@@ -23,4 +24,5 @@ export const HOLDFAST_TABLES: readonly TableSpec[] = [
   INBOX_GROUP_TABLE,
   INBOX_HISTORY_TABLE,
   INBOX_STATS_TABLE,
+  INBOX_PAUSE_TABLE,
 ];

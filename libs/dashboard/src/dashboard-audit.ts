@@ -35,6 +35,18 @@ export function actorOf(request: AuditedRequest): string {
 export class DashboardAudit {
   private readonly logger = new Logger('HoldfastDashboardAudit');
 
+  /** A message type paused or resumed (`done` false: a resume of a type that was not paused). */
+  typeActed(
+    request: AuditedRequest,
+    change: { action: string; type: string; reason?: string; inbox?: string; done: boolean },
+  ): void {
+    const why = change.reason ? ` (${change.reason})` : '';
+    this.logger.log(
+      `${actorOf(request)}${request.ip ? ` (${request.ip})` : ''} ${change.action} '${change.type}'${why} ` +
+        `in inbox '${change.inbox ?? 'default'}'${change.done ? '' : ': it was not paused, nothing changed'}`,
+    );
+  }
+
   acted(
     request: AuditedRequest,
     action: string,

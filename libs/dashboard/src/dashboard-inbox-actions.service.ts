@@ -1,11 +1,21 @@
-import { Injectable, NotFoundException } from '@nestjs/common';
-import { DashboardAudit } from './dashboard-audit';
+import { BadRequestException, ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { actorOf, DashboardAudit } from './dashboard-audit';
 import { matchingIds } from './dashboard-matching';
-import { inboxParam, noInbox, type BulkRequest, type DashboardAction } from './dashboard-inbox.requests';
+import {
+  inboxParam,
+  noInbox,
+  type BulkRequest,
+  type DashboardAction,
+  type TypeActRequest,
+} from './dashboard-inbox.requests';
 import { DashboardStateService, type DashboardMessageAdmin } from './dashboard-state.service';
 
 /** MessageManagement's MessageNotFoundError code. */
 const INBOX_NOT_FOUND = 'HOLDFAST_INBOX_NOT_FOUND';
+
+/** MessageManagement's errors a type pause answers with a 400 (bad type, reason) or a 409 (no pause table). */
+const INVALID_ARGUMENT = 'HOLDFAST_INBOX_INVALID_ARGUMENT';
+const PAUSE_TABLE_MISSING = 'HOLDFAST_INBOX_PAUSE_TABLE_MISSING';
 
 /** Who asked, for the audit line. */
 type Requester = { user?: unknown; ip?: string };
@@ -93,6 +103,30 @@ export class DashboardInboxActions {
       if (!(error instanceof NotFoundException)) this.audit.acted(request, action, inbox, 1, [], error);
       throw error;
     }
+  }
+
+  /**
+   * Pauses or resumes a message type across the cluster, as the guard's user; audited. A resume
+   * of a type that is not paused answers `done: false`.
+   */
+  async actOnType(
+    request: Requester,
+    { action, type, reason, inbox }: TypeActRequest,
+  ): Promise<{ type: string; action: string; done: boolean }> {
+    const management = this.management(inbox);
+    const actor = actorOf(request);
+    let done = true;
+    try {
+      if (action === 'pause') await management.pauseType(type, { actor, reason });
+      else done = await management.resumeType(type, { actor });
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (code === INVALID_ARGUMENT) throw new BadRequestException((error as Error).message);
+      if (code === PAUSE_TABLE_MISSING) throw new ConflictException((error as Error).message);
+      throw error;
+    }
+    this.audit.typeActed(request, { action: `${action}-type`, type, reason, inbox, done });
+    return { type, action, done };
   }
 
   /** One action on one message: false when the message does not exist (or resume found it not paused). */

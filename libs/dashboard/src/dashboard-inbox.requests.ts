@@ -125,3 +125,35 @@ export function actRequest(
   }
   return { action: action as DashboardAction, id, inbox: inboxParam(inbox) };
 }
+
+/** A type pause or resume: `api/inbox/types/:action`'s action and body `{ type, reason?, inbox? }`. */
+export interface TypeActRequest {
+  action: 'pause' | 'resume';
+  type: string;
+  reason?: string;
+  inbox: string | undefined;
+}
+
+/** `api/inbox/types/:action`'s action (pause, resume) and body, checked. */
+export function typeActRequest(action: string, body: unknown): TypeActRequest {
+  if (action !== 'pause' && action !== 'resume')
+    throw badRequest('action', action, 'is not one of pause, resume');
+  const { type, reason, inbox } = (body ?? {}) as { type?: unknown; reason?: unknown; inbox?: unknown };
+  if (typeof type !== 'string' || type.trim() === '') {
+    throw badRequest(
+      'type',
+      type ?? null,
+      'must be a message type in the JSON body (namespace:name, e.g. shop:order)',
+    );
+  }
+  if (reason !== undefined && reason !== null && typeof reason !== 'string') {
+    throw badRequest('reason', reason, 'must be a string when given');
+  }
+  if (action === 'resume' && reason) throw badRequest('reason', reason, 'goes with pause only');
+  return {
+    action,
+    type: type.trim(),
+    ...(reason ? { reason: reason as string } : {}),
+    inbox: inboxParam(inbox),
+  };
+}

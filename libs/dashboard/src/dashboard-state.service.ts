@@ -31,6 +31,8 @@ export interface DashboardMessageAdmin {
   pause(id: string): Promise<void>;
   resume(id: string): Promise<boolean>;
   delete(id: string): Promise<boolean>;
+  pauseType(type: string, options: { reason?: string; actor?: string }): Promise<unknown>;
+  resumeType(type: string, options: { actor?: string }): Promise<boolean>;
 }
 
 /** What `api/inbox/messages` answers: `total` counts every message of the query (exact). */

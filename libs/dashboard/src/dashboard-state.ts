@@ -117,4 +117,6 @@ export interface InboxSection {
   oldestDue: (DashboardMessage & { ageMs: number }) | null;
   parked: DashboardMessage[];
   paused: DashboardMessage[];
+  /** The message types paused across the cluster (MessageManagement.pauseType), by label. */
+  pausedTypes: { type: string; pausedBy: string; pausedAt: string; reason: string | null }[];
 }

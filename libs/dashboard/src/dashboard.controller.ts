@@ -19,7 +19,7 @@ import type { ResolvedDashboardOptions } from './dashboard.options';
 import { renderDashboardPage } from './dashboard.page';
 import { DashboardActionsGuard } from './dashboard-actions.guard';
 import { DashboardInboxActions } from './dashboard-inbox-actions.service';
-import { actRequest, bulkBody, messagesQuery, noInbox } from './dashboard-inbox.requests';
+import { actRequest, bulkBody, messagesQuery, noInbox, typeActRequest } from './dashboard-inbox.requests';
 import { DashboardReadsGuard, DashboardRequestGuard } from './dashboard-request.guard';
 import type { DashboardState } from './dashboard-state';
 import { DashboardStateService } from './dashboard-state.service';
@@ -131,6 +131,22 @@ class DashboardRoutes {
     @Req() request: { user?: unknown; ip?: string },
   ): Promise<{ action: string; done: string[]; skipped: string[] }> {
     return this.actions.bulk(request, bulkBody(body));
+  }
+
+  /**
+   * pause | resume a message type on every node, `{ "type": "shop:order", "reason"?: "...",
+   * "inbox"?: "name" }`, as the guard's user (MessageManagement.pauseType, resumeType); audited.
+   * Guarded and checked as the message actions are.
+   */
+  @Post('api/inbox/types/:action')
+  @HttpCode(200)
+  @UseGuards(DashboardRequestGuard, DashboardActionsGuard)
+  actOnType(
+    @Param('action') action: string,
+    @Body() body: unknown,
+    @Req() request: { user?: unknown; ip?: string },
+  ): Promise<{ type: string; action: string; done: boolean }> {
+    return this.actions.actOnType(request, typeActRequest(action, body));
   }
 
   /**

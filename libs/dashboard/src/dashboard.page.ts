@@ -239,7 +239,7 @@ __HISTORY_SCRIPT__
     var bulkButtons = state.actions && s.parked.length ? h('p', null,
       h('button', { type: 'button', 'data-bulk': 'retry', text: 'retry all listed', onclick: function () { bulk('retry', s.parked, name); } }), ' ',
       h('button', { type: 'button', 'data-bulk': 'delete', 'class': 'danger', text: 'delete all listed', onclick: function () { bulk('delete', s.parked, name); } })) : null;
-    var el = section(inboxId(name), inboxTitle(name), null, h('div', null, tiles, inboxCharts(name), oldest, finder,
+    var el = section(inboxId(name), inboxTitle(name), pausedTypesBadge(s), h('div', null, tiles, inboxCharts(name), oldest, pausedTypes(state, s, name), finder,
       h('h3', { text: 'Parked' + (s.counts.parked > s.parked.length ? ' (first ' + s.parked.length + ' of ' + s.counts.parked + ')' : '') }), bulkButtons,
       messages(state, s.parked, 'parked', ['retry', 'pause', 'delete'], 'No parked message.', name),
       h('h3', { text: 'Paused' }), messages(state, s.paused, 'paused', ['resume', 'delete'], 'No paused message.', name)));
@@ -247,6 +247,30 @@ __HISTORY_SCRIPT__
     return el;
   }
   function inboxId(name) { return name ? 'inbox-' + name : 'inbox'; }
+  // Types paused across the cluster: no node claims their messages until they are resumed.
+  function pausedTypesBadge(s) {
+    var n = (s.pausedTypes || []).length;
+    return n ? h('span', { 'class': 'badge warn', 'data-testid': 'paused-types-badge', text: n + ' type' + (n === 1 ? '' : 's') + ' paused' }) : null;
+  }
+  function pausedTypes(state, s, name) {
+    var list = s.pausedTypes || [];
+    if (!list.length) return h('p', { 'class': 'muted', 'data-testid': 'paused-types', text: 'No message type is paused.' });
+    var headers = ['paused type', 'paused by', 'since', 'reason'];
+    if (state.actions) headers.push('');
+    return h('div', { 'data-testid': 'paused-types' }, h('h3', { text: 'Paused types' }), table(headers, list.map(function (p) {
+      return h('tr', { 'data-paused-type': p.type, 'data-key': inboxId(name) + '/paused-type/' + p.type },
+        h('td', null, h('code', { text: p.type })), h('td', { text: p.pausedBy }), h('td', { text: ago(p.pausedAt) }),
+        h('td', { text: p.reason || '' }),
+        state.actions ? h('td', { 'class': 'actions' }, h('button', { type: 'button', 'data-type-action': 'resume', text: 'resume type', onclick: function () { actOnType('resume', p.type, undefined, name); } })) : null);
+    }), 'paused-types-table'));
+  }
+  function actOnType(action, type, reason, name) {
+    if (action === 'pause' && !confirm('Pause message type ' + type + ' on every node?')) return;
+    var body = { type: type };
+    if (reason) body.reason = reason;
+    if (name) body.inbox = name;
+    post('/api/inbox/types/' + action, body, action + ' type ' + type);
+  }
 
   // The search boxes and their results outlive the polls: one panel per inbox, built once into
   // its slot (data-keep: a morph leaves it as it is). What it lists or found is read again at each
@@ -294,6 +318,14 @@ __HISTORY_SCRIPT__
       if (panel.listing) panel.relist(); else morphChildren(listed, []);
     } })));
     slot.appendChild(listed);
+    if ((lastState || {}).actions) {
+      var pauseInput = h('input', { type: 'search', placeholder: 'type to pause: namespace:name', 'data-testid': 'pause-type' });
+      var reasonInput = h('input', { type: 'search', placeholder: 'reason (optional)', 'data-testid': 'pause-type-reason' });
+      slot.appendChild(h('p', null, pauseInput, ' ', reasonInput, ' ', h('button', { type: 'button', 'data-testid': 'pause-type-button', text: 'pause type', onclick: function () {
+        var type = pauseInput.value.trim();
+        if (type) actOnType('pause', type, reasonInput.value.trim(), name);
+      } })));
+    }
     // Opened from a pasted link: this inbox's view as it was.
     if ((linked.get('inbox') || '') === (name || '')) {
       var offset = Number(linked.get('offset'));

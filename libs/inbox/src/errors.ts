@@ -178,3 +178,14 @@ export class InboxPriorityColumnError extends HoldfastError {
     );
   }
 }
+
+/** A type pause needs `<prefix>HOLDFAST_INBOX_PAUSE`, and the inbox's database has none. */
+export class PauseTableMissingError extends HoldfastError {
+  constructor(readonly table: string) {
+    super(
+      `Cannot pause or resume a message type: ${table} does not exist. Run the Holdfast migrations ` +
+        `(HOLDFAST_MIGRATIONS, or \`holdfast migrate\`), or start the inbox with schema: 'create'.`,
+      'HOLDFAST_INBOX_PAUSE_TABLE_MISSING',
+    );
+  }
+}

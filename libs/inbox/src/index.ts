@@ -31,6 +31,7 @@ export {
 export type { HistoryEntry, HistoryOutcome, InboxStatsMinute } from './history/history.types';
 export type { InboxHistoryOptions, InboxStatsOptions } from './inbox.options';
 export { messageTypeLabel, parseMessageTypeLabel } from './management/message-type-label';
+export type { PausedType, TypePauseOptions } from './management/type-pause';
 export { InboxDelivery, type DeliveryReport } from './delivery/inbox-delivery.service';
 export type { InboxHandlerContext } from './explorer/inbox-handler.registry';
 export type { InboxDeliveryClaim } from './fencing/message-fence';

@@ -26,6 +26,10 @@ import {
 import { formatHistory, messageHistoryCommand } from '../messages/message-history';
 
 export type { MessageHistoryReport } from '../messages/message-history';
+
+import { TYPE_PAUSE_ACTIONS, typePauseCommand, type TypePauseAction } from '../messages/type-pauses';
+
+export type { TypePauseAction, TypePauseReport } from '../messages/type-pauses';
 export type {
   MessageAction,
   MessageOutcome,
@@ -59,6 +63,12 @@ export const messages: CliCommand = {
       retry now (an exhausted message gets one more attempt), pause, resume or delete the messages
       named, or every message of a type (by default: retry and delete the parked ones, resume the
       paused ones, pause the due and retrying ones). --dry-run: change nothing, list what would change
+  messages pause-type <T> [--reason R] | resume-type <T> | paused-types [--json] [--prefix P]
+      pause a message type on every node (no node claims its messages, new ones included, until
+      resume-type; a delivery already running finishes), resume it, or list the paused types with
+      who paused them, when and why. T as listed: shop:order (any revision), shop:order@2, order
+      (that name in any namespace), :order (without a namespace). Needs HOLDFAST_INBOX_PAUSE
+      (holdfast migrate). resume-type of a type that is not paused is exit 1
       A type T is written as listed, namespace:name[@revision] (demo:note); a name alone matches
       it in any namespace (--type NAME --namespace NS is the same as --type NS:NAME). A type the
       inbox holds no message of is an error (exit 1) that names the types it holds
@@ -68,12 +78,14 @@ export const messages: CliCommand = {
 `,
   async run(args, io) {
     const [action, ...rest] = args;
+    if (TYPE_PAUSE_ACTIONS.includes(action as TypePauseAction))
+      return typePauseCommand(action as TypePauseAction, rest, io);
     const { values, positionals } = parseOptions(rest, OPTIONS, true);
     if (action !== 'list' && action !== 'history' && !MESSAGE_ACTIONS.includes(action as MessageAction)) {
       throw new CliUsageError(
         action === undefined || action.startsWith('-')
-          ? `messages needs an action: list, history, ${MESSAGE_ACTIONS.join(', ')}`
-          : `unknown messages action '${action}' (list, history, ${MESSAGE_ACTIONS.join(', ')})`,
+          ? `messages needs an action: list, history, ${[...MESSAGE_ACTIONS, ...TYPE_PAUSE_ACTIONS].join(', ')}`
+          : `unknown messages action '${action}' (list, history, ${[...MESSAGE_ACTIONS, ...TYPE_PAUSE_ACTIONS].join(', ')})`,
       );
     }
     if (action === 'history') return history(io, values, positionals);

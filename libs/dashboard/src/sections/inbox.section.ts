@@ -10,12 +10,13 @@ export async function readInboxSection(
   limit: number,
   errorDetails: boolean,
 ): Promise<InboxSection> {
-  const [now, counts, [oldest], parked, paused] = await Promise.all([
+  const [now, counts, [oldest], parked, paused, pausedTypes] = await Promise.all([
     clock ? clock.now() : Date.now(),
     management.count(),
     management.list({ status: 'due', limit: 1 }),
     management.list({ status: 'parked', limit }),
     management.list({ status: 'paused', limit }),
+    management.pausedTypes(),
   ]);
   return {
     counts: { ...counts },
@@ -24,6 +25,12 @@ export async function readInboxSection(
       : null,
     parked: parked.map((m) => dashboardMessage(m, errorDetails)),
     paused: paused.map((m) => dashboardMessage(m, errorDetails)),
+    pausedTypes: pausedTypes.map((p) => ({
+      type: p.type,
+      pausedBy: p.pausedBy,
+      pausedAt: p.pausedAt.toISOString(),
+      reason: p.reason ?? null,
+    })),
   };
 }
 

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { monotonicMillis } from '@holdfast/core/kit';
+import { monotonicMillis, parseDuration } from '@holdfast/core/kit';
 import type { InboxClock } from '../inbox.clock';
 import type { InboxMetrics } from '../metrics/inbox.metrics';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
@@ -14,7 +14,7 @@ export interface BatchClaimerContext {
   connection: InboxConnection;
   clock: InboxClock;
   metrics: InboxMetrics;
-  options: Pick<ResolvedInboxOptions, 'batchSize' | 'groupBy'>;
+  options: Pick<ResolvedInboxOptions, 'batchSize' | 'groupBy' | 'pollInterval'>;
   ledger: ClaimLedger;
   outage: DatabaseOutage;
   logger: Logger;
@@ -32,9 +32,12 @@ export class BatchClaimer {
    * back full, up to `largestClaim(batchSize)`, and `batchSize` again after one that did not.
    */
   private claimSize: number;
+  /** How old the paused types a claim leaves out may be: the poll interval (see InboxPauseStatements). */
+  private readonly pauseReadMs: number;
 
   constructor(private readonly ctx: BatchClaimerContext) {
     this.claimSize = ctx.options.batchSize;
+    this.pauseReadMs = parseDuration(ctx.options.pollInterval, 'pollInterval');
   }
 
   /** The batch claimed ahead if there is one, else a new claim. */
@@ -67,6 +70,9 @@ export class BatchClaimer {
     const size = this.claimSize;
     const started = monotonicMillis();
     const clockNow = await ctx.clock.bindable();
+    const pauses = ctx.connection.pauses;
+    // The paused types, read at most once per poll interval (or again after a pause or resume).
+    if (pauses) ctx.connection.store.on.pausedTypes = await pauses.snapshot(this.pauseReadMs);
     const { rows, now } = await ctx.metrics.retry('claim', async () => {
       const lease = await ctx.ledger.nextLease(clockNow, () => ctx.clock.now());
       try {

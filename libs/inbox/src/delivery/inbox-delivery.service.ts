@@ -213,6 +213,15 @@ export class InboxDelivery implements OnApplicationBootstrap, BeforeApplicationS
     this.schedule.wake();
   }
 
+  /**
+   * A type was paused or resumed (here or on another node, told by NOTIFY): the next claim reads
+   * the paused types again, and it runs now.
+   */
+  pausesChanged(): void {
+    this.connection.pauses?.markStale();
+    this.schedule.wake(true);
+  }
+
   /** `holdfast:inbox:<what>:<table>`, this node's timers in the SchedulerRegistry. */
   private timerName(what: TimerKind): string {
     return `holdfast:inbox:${what}:${this.connection.store.table}`;

@@ -60,9 +60,12 @@ export class PollSchedule {
     });
   }
 
-  /** A run now, or right after the one in progress (see InboxDelivery.wake). */
-  wake(): void {
-    if (!this.ctx.running() || !this.ctx.options.wakeOnAccept) return;
+  /**
+   * A run now, or right after the one in progress (see InboxDelivery.wake); `always`: even
+   * without `wakeOnAccept` (a resumed type).
+   */
+  wake(always = false): void {
+    if (!this.ctx.running() || !(always || this.ctx.options.wakeOnAccept)) return;
     if (!this.idle) {
       this.wakeRequested = true;
       return;

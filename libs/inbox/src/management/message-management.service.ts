@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { apiEncoding, decodePayload } from '../acceptor/message-codec';
-import { InvalidManagementArgumentError, MessageNotFoundError } from '../errors';
+import { InvalidManagementArgumentError, MessageNotFoundError, PauseTableMissingError } from '../errors';
 import { InboxHandlerRegistry } from '../explorer/inbox-handler.registry';
 import { InboxClock } from '../inbox.clock';
 import { INBOX_OPTIONS } from '../inbox.tokens';
@@ -11,6 +11,8 @@ import { InboxConnection } from '../store/inbox-connection';
 import { FAR_FUTURE } from '../store/next-retry';
 import { InboxHistory } from '../history/inbox-history.service';
 import type { HistoryEntry, HistoryOutcome, InboxStatsMinute } from '../history/history.types';
+import type { InboxPauseStatements } from '../store/inbox-pause.statements';
+import { pauseDetails, pauseKey, type PausedType, type TypePauseOptions } from './type-pause';
 
 /**
  * The messages of one type: `name` always; `namespace` and `revision` each a value, null for
@@ -217,6 +219,55 @@ export class MessageManagement {
     const deleted = (await this.connection.store.management.delete(id)) > 0;
     if (deleted) this.logger.debug(`Deleted message '${id}'`);
     return deleted;
+  }
+
+  /**
+   * Pauses a message type on every node: claims leave its messages where they are (new ones
+   * included) until `resumeType`. A delivery already running finishes. Each delivering node reads
+   * the paused types at most once per `pollInterval`, so a node may still claim the type for up
+   * to that long (on PostgreSQL with `notify`, the nodes read them again at once). `type`: a label
+   * as listed (`shop:order` any revision, `shop:order@2`, `order` any namespace, `:order` none)
+   * or a filter. Returns the pause as stored (a second pause of the same type replaces the first).
+   */
+  async pauseType(type: string | MessageTypeFilter, options: TypePauseOptions = {}): Promise<PausedType> {
+    const key = pauseKey(type);
+    const { actor, reason } = pauseDetails(options);
+    const fresh = await this.pauses().pause({ type: key, actor, reason });
+    this.logger.log(
+      `${actor} paused message type '${key}' in ${this.connection.store.table}${reason ? ` (${reason})` : ''}` +
+        (fresh ? '' : ' (was paused already: the pause is replaced)'),
+    );
+    const paused = (await this.pausedTypes()).find((p) => p.type === key);
+    return paused ?? { type: key, pausedBy: actor, pausedAt: new Date(), ...(reason ? { reason } : {}) };
+  }
+
+  /** Resumes a paused type (see pauseType): false (and nothing changed) when it was not paused. */
+  async resumeType(
+    type: string | MessageTypeFilter,
+    options: Pick<TypePauseOptions, 'actor'> = {},
+  ): Promise<boolean> {
+    const key = pauseKey(type);
+    const { actor } = pauseDetails({ actor: options?.actor });
+    const resumed = await this.pauses().resume(key);
+    if (resumed) this.logger.log(`${actor} resumed message type '${key}' in ${this.connection.store.table}`);
+    return resumed;
+  }
+
+  /** The types paused now, by label; empty when the inbox has no pause table. */
+  async pausedTypes(): Promise<PausedType[]> {
+    const rows = (await this.connection.pauses?.list()) ?? [];
+    return rows.map((r) => ({
+      type: r.type,
+      pausedBy: r.pausedBy,
+      pausedAt: new Date(r.pausedAt),
+      ...(r.reason !== null ? { reason: r.reason } : {}),
+    }));
+  }
+
+  private pauses(): InboxPauseStatements {
+    const pauses = this.connection.pauses;
+    if (!pauses) throw new PauseTableMissingError(this.connection.pauseTable);
+    return pauses;
   }
 
   private info(row: MessageRow, now: number): MessageInfo {

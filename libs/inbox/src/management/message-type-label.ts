@@ -1,4 +1,4 @@
-import type { MessageTypeFilter } from './message-management.service';
+import type { TypeFilter as MessageTypeFilter } from '../store/cor-message.management';
 
 /**
  * A message type written as one string, the one spelling Holdfast prints and reads everywhere

@@ -22,6 +22,7 @@ import { InboxDelivery } from '../delivery/inbox-delivery.service';
 import { INBOX_OPTIONS } from '../inbox.tokens';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import { InboxConnection } from '../store/inbox-connection';
+import { PAUSE_NOTIFICATION } from '../store/inbox-pause.statements';
 
 /** How long the startup probe waits for its own notification before calling the listener deaf. */
 const PROBE_TIMEOUT_MS = 3_000;
@@ -253,7 +254,8 @@ export class InboxNotifyListener implements OnModuleInit, OnApplicationBootstrap
           if (this.probe && payload === this.probe.nonce) this.probe.heard();
           return;
         }
-        this.delivery.wake();
+        if (payload === PAUSE_NOTIFICATION) this.delivery.pausesChanged();
+        else this.delivery.wake();
       },
       onDropped: (error) => {
         // Dropped between the admission and the start: the start opens a new one.

@@ -7,6 +7,11 @@ import { CorMessageStore } from '../store/cor-message.store';
 import { COR_MESSAGE_TABLE } from '../store/cor-message.table';
 import { INBOX_GROUP_TABLE } from '../store/inbox-group.table';
 import { FAR_FUTURE } from '../store/next-retry';
+import { PauseTableMissingError } from '../errors';
+import { pauseDetails, pauseKey, type PausedType, type TypePauseOptions } from '../management/type-pause';
+import { inboxNotifyChannel } from '../notify/notify-channel';
+import { InboxPauseStatements } from '../store/inbox-pause.statements';
+import { INBOX_PAUSE_TABLE } from '../store/inbox-pause.table';
 
 export { MESSAGE_STATUSES };
 
@@ -53,6 +58,9 @@ export class InboxTable {
   private constructor(
     private readonly store: CorMessageStore,
     readonly maxRetries: number | undefined,
+    /** The paused types' table; undefined when it does not exist (the migration not run). */
+    private readonly pauses: InboxPauseStatements | undefined,
+    private readonly pauseTable: string,
   ) {}
 
   /** The inbox's table under `tablePrefix`, its time columns' layout read; null when there is none. */
@@ -65,7 +73,13 @@ export class InboxTable {
     // Deletes also remove the messages' group rows when the inbox keeps groups.
     const groups = tableName(prefix, INBOX_GROUP_TABLE.name);
     if (await schema.tableExists(groups)) store.on.groupTable = groups;
-    return new InboxTable(store, options.maxRetries);
+    // A pause or resume tells the delivering nodes at once where they listen (PostgreSQL).
+    const pauseTable = tableName(prefix, INBOX_PAUSE_TABLE.name);
+    const channel = sql.dialect.supportsListenNotify ? inboxNotifyChannel(store.table) : undefined;
+    const pauses = (await schema.tableExists(pauseTable))
+      ? new InboxPauseStatements(sql, pauseTable, channel)
+      : undefined;
+    return new InboxTable(store, options.maxRetries, pauses, pauseTable);
   }
 
   /** The table, prefix included. */
@@ -156,6 +170,41 @@ export class InboxTable {
   /** True when it was paused and is not now. */
   async resume(id: string): Promise<boolean> {
     return (await this.queries.resume(id, undefined)) > 0;
+  }
+
+  /**
+   * Pauses a message type on every delivering node (see MessageManagement.pauseType); true when
+   * it was not paused before. Throws PauseTableMissingError without the pause table.
+   */
+  async pauseType(type: string, options: TypePauseOptions = {}): Promise<boolean> {
+    const key = pauseKey(type);
+    return this.pausesOrThrow().pause({ type: key, ...pauseDetails(options) });
+  }
+
+  /** Resumes a paused type; false when it was not paused. */
+  async resumeType(type: string): Promise<boolean> {
+    return this.pausesOrThrow().resume(pauseKey(type));
+  }
+
+  /** The types paused now (none without the pause table). */
+  async pausedTypes(): Promise<PausedType[]> {
+    const rows = (await this.pauses?.list()) ?? [];
+    return rows.map((r) => ({
+      type: r.type,
+      pausedBy: r.pausedBy,
+      pausedAt: new Date(r.pausedAt),
+      ...(r.reason !== null ? { reason: r.reason } : {}),
+    }));
+  }
+
+  /** The label a type is paused under (see pauseKey): `order` any namespace, `:order` none. */
+  static pauseLabel(type: string): string {
+    return pauseKey(type);
+  }
+
+  private pausesOrThrow(): InboxPauseStatements {
+    if (!this.pauses) throw new PauseTableMissingError(this.pauseTable);
+    return this.pauses;
   }
 
   /** Deletes the message (and its group row). True when there was one. */

@@ -46,6 +46,12 @@ export class CorMessageTable {
   traceContext = false;
   /** Set when the inbox option `priorities` is on (and the PRIORITY column exists): claims order by it first. */
   priority?: PriorityLayout;
+  /**
+   * The types paused across the cluster as the delivery loop last read them (see
+   * InboxPauseStatements.snapshot): claims leave their messages where they are. Empty: no
+   * condition at all in the claim.
+   */
+  pausedTypes: readonly PausedTypeFilter[] = [];
 
   constructor(
     readonly sql: SqlClient,
@@ -62,6 +68,13 @@ export class CorMessageTable {
   get canPause(): boolean {
     return FAR_FUTURE <= this.t.maxMillis;
   }
+}
+
+/** A paused type: its name, and its namespace and revision when the pause names them (undefined: any). */
+export interface PausedTypeFilter {
+  name: string;
+  namespace?: string | null;
+  revision?: string | null;
 }
 
 /**

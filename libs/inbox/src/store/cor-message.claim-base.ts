@@ -38,7 +38,29 @@ export abstract class ClaimStatements extends CorMessageGroupedStatements {
           (until) => ` OR (NEXT_RETRY >= ${this.t.at(b, until)} AND NEXT_RETRY < ${this.t.at(b, until + 1)})`,
         )
         .join('');
-    return this.statusCondition('due', () => this.now(b, now), orphans.length ? orphaned : undefined);
+    return (
+      this.statusCondition('due', () => this.now(b, now), orphans.length ? orphaned : undefined) +
+      this.notPaused(b)
+    );
+  }
+
+  /**
+   * ` AND NOT (…)`: none of the paused types (see CorMessageTable.pausedTypes), or '' when none is
+   * paused, so the claim of an inbox without pauses is the statement it always was. Null-safe: a
+   * NULL revision or namespace is '' here, never an unknown that would drop the row.
+   */
+  private notPaused(b: StatementBinder): string {
+    const paused = this.on.pausedTypes;
+    if (!paused.length) return '';
+    const one = (type: (typeof paused)[number]) => {
+      const terms = [`PAYLOAD_TYPE_NAME = ${b.bind(type.name)}`];
+      if (type.namespace !== undefined)
+        terms.push(`COALESCE(PAYLOAD_TYPE_NAMESPACE, '') = ${b.bind(type.namespace ?? '')}`);
+      if (type.revision !== undefined)
+        terms.push(`COALESCE(PAYLOAD_TYPE_REVISION, '') = ${b.bind(type.revision ?? '')}`);
+      return `(${terms.join(' AND ')})`;
+    };
+    return ` AND NOT (${paused.map(one).join(' OR ')})`;
   }
 
   /**

@@ -6,6 +6,7 @@ import {
   HoldfastDatabase,
   LEASE_LANE,
   parseDuration,
+  SchemaManager,
   type CoordinationLane,
   type LiveTable,
   type SqlClient,
@@ -32,6 +33,8 @@ import {
 } from './cor-message.priority';
 import { INBOX_GROUP_TABLE } from './inbox-group.table';
 import { INBOX_LEASE_TABLE } from './inbox-lease.table';
+import { InboxPauseStatements } from './inbox-pause.statements';
+import { INBOX_PAUSE_TABLE } from './inbox-pause.table';
 
 const tableNameOf = (prefix: string) => tableName(prefix, COR_MESSAGE_TABLE.name);
 
@@ -53,6 +56,8 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     application: CorMessageStore;
   };
   private _leadership?: InboxLeadership;
+  /** Undefined until onModuleInit, or when the pause table is missing (schema not 'create'). */
+  private _pauses?: InboxPauseStatements;
 
   constructor(
     moduleRef: ModuleRef,
@@ -93,6 +98,7 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     if (this.options.groupBy) {
       await this.applySchema(INBOX_GROUP_TABLE);
     }
+    await this.openPauses();
     // A delivering node on the application's pool (coordinationPool false): a claim, and a
     // heartbeat or a completion delete beside it.
     if (this.options.deliver)
@@ -123,6 +129,34 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
   /** Creates or checks a table of the inbox's opt-in parts (history, stats) under its prefix and schema mode. */
   async ensureTable(table: TableSpec): Promise<void> {
     await this.applySchema(table);
+  }
+
+  /**
+   * The table of paused types: created with `schema: 'create'`, else checked when it exists. An
+   * inbox without it (`check` or `none`, the migration not run yet) pauses no type: pauseType
+   * says so, and claims never read it.
+   */
+  private async openPauses(): Promise<void> {
+    const table = this.pauseTable;
+    if (this.options.schema !== 'create') {
+      const schema = new SchemaManager(this.applicationSql);
+      if (!(await schema.tableExists(table))) {
+        this.logger.log(`No ${table}: message types cannot be paused until the Holdfast migrations run`);
+        return;
+      }
+    }
+    await this.applySchema(INBOX_PAUSE_TABLE);
+    this._pauses = new InboxPauseStatements(this.sql, table, this.notifyChannel);
+  }
+
+  /** The paused types' statements, or undefined when the inbox has no pause table (see openPauses). */
+  get pauses(): InboxPauseStatements | undefined {
+    return this._pauses;
+  }
+
+  /** The pause table's name (whether it exists or not). */
+  get pauseTable(): string {
+    return tableName(this.options.tablePrefix, INBOX_PAUSE_TABLE.name);
   }
 
   /** The inbox's own lane: its claims and completions wait only for each other. */
