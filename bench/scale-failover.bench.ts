@@ -11,7 +11,7 @@
  * `scaleFailover()` returns the rows, for a combined `npm run bench -- scale`.
  */
 import { performance } from 'node:perf_hooks';
-import { sqlClientFor } from '@holdfast/core/kit';
+import { sqlClientFor, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   tempSqliteFile,
@@ -156,7 +156,7 @@ export async function scaleFailover(
           restoreMaxMs: waits.reduce((max, ms) => Math.max(max, ms), 0), // no spread: 100,000+ waits
         });
       } finally {
-        await sql.execute(`DROP TABLE ${store.tableName}`).catch(() => undefined);
+        await sql.execute(statement(`DROP TABLE ${store.tableName}`)).catch(() => undefined);
         await dataSource.destroy();
       }
     }

@@ -12,6 +12,7 @@ import {
   HoldfastDatabase,
   monotonicMillis,
   type HoldfastDatabaseOptions,
+  statement,
 } from '@holdfast/core/kit';
 import {
   createTestDataSource,
@@ -58,7 +59,7 @@ describe.each(testServerDatabases())('a coordination pool gone silent [%s]', (db
       configureCoordinationPool(application, { size: 2, connection: { url: url.toString() } });
       const module = new ModuleDatabase({ dataSource: application });
       const sleep = db === 'postgres' ? 'SELECT pg_sleep(0.2)' : 'SELECT SLEEP(0.2)';
-      await Promise.all([module.sql.query(sleep), module.sql.query(sleep)]);
+      await Promise.all([module.sql.query(statement(sleep)), module.sql.query(statement(sleep))]);
       const sockets = poolSockets(module.sql.dataSource);
       expect(sockets).toHaveLength(2);
       expect(proxy.connections).toBe(2);

@@ -129,7 +129,7 @@ describeEachDatabase(
       const d = ctx.sql.dialect;
       const upsert = d.upsert({ table: t(), columns: ['NAME', 'K', 'N'], keys: ['NAME', 'K'] });
       expect(await ctx.sql.execute(statement(upsert, ['a', 'x', 1]), { prepared: true })).toBeGreaterThan(0);
-      expect(await ctx.sql.execute(upsert, ['a', 'y', 2])).toBeGreaterThan(0);
+      expect(await ctx.sql.execute(statement(upsert, ['a', 'y', 2]))).toBeGreaterThan(0);
       const b = new TemplateBinder<{ name: string }>(d);
       const byName = b.template(
         `SELECT K AS k, N AS n FROM ${t()} WHERE NAME = ${b.slot('name')} ORDER BY K`,
@@ -141,7 +141,7 @@ describeEachDatabase(
         ['x', 1],
         ['y', 2],
       ]);
-      expect(await ctx.sql.query(byName.sql, ['a'])).toHaveLength(2);
+      expect(await ctx.sql.query(statement(byName.sql, ['a']))).toHaveLength(2);
       expect(await ctx.sql.query(byName.bind({ name: 'nobody' }))).toEqual([]);
     });
 
