@@ -5,15 +5,8 @@
  * alive after app.close(). PostgreSQL and MariaDB (left out of a SQLite-only run by jest.config.js).
  */
 import type { Socket } from 'node:net';
-import type { ModuleRef } from '@nestjs/core';
 import { configureCoordinationPool } from '@holdfast/core';
-import {
-  DatabaseResolver,
-  HoldfastDatabase,
-  monotonicMillis,
-  type HoldfastDatabaseOptions,
-  statement,
-} from '@holdfast/core/kit';
+import { monotonicMillis, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   TcpProxy,
@@ -22,17 +15,8 @@ import {
   testServerUrl,
   waitUntil,
 } from '@holdfast/testing';
+import { ModuleDatabase } from './support/module-database';
 import type { DataSource } from 'typeorm';
-
-class ModuleDatabase extends HoldfastDatabase {
-  constructor(options: Partial<HoldfastDatabaseOptions>) {
-    super({} as ModuleRef, new DatabaseResolver(), 'TestModule', {
-      tablePrefix: '',
-      schema: 'check',
-      ...options,
-    });
-  }
-}
 
 /** The sockets of every connection the pool behind `dataSource` holds (pg-pool, mysql2). */
 function poolSockets(dataSource: DataSource): Socket[] {
