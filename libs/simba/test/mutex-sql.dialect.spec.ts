@@ -40,25 +40,26 @@ describe("Simba's SQL per dialect", () => {
       table: 'P_M',
       columns: ['K', 'N', 'S'],
       key: 'K',
-      rows: 2,
+      keys: ['a', 'b'],
       row: (k: string) => `${k}, 0, ''`,
     };
-    expect(insertMissing(sqlDialect('postgres'), spec)).toBe(
+    expect(insertMissing(sqlDialect('postgres'), spec).params).toEqual(['a', 'b']);
+    expect(insertMissing(sqlDialect('postgres'), spec).sql).toBe(
       "INSERT INTO P_M (K, N, S) VALUES ($1, 0, ''), ($2, 0, '') ON CONFLICT (K) DO NOTHING",
     );
-    expect(insertMissing(sqlDialect('sqlite'), spec)).toBe(
+    expect(insertMissing(sqlDialect('sqlite'), spec).sql).toBe(
       "INSERT INTO P_M (K, N, S) VALUES (?, 0, ''), (?, 0, '') ON CONFLICT (K) DO NOTHING",
     );
     for (const d of ['mysql', 'mariadb'] as const) {
-      expect(insertMissing(sqlDialect(d), spec)).toBe(
+      expect(insertMissing(sqlDialect(d), spec).sql).toBe(
         "INSERT INTO P_M (K, N, S) VALUES (?, 0, ''), (?, 0, '') ON DUPLICATE KEY UPDATE K = K",
       );
     }
-    expect(insertMissing(sqlDialect('mssql'), spec)).toBe(
+    expect(insertMissing(sqlDialect('mssql'), spec).sql).toBe(
       "INSERT INTO P_M (K, N, S) SELECT v.K, 0, '' FROM (SELECT @0 AS K UNION ALL SELECT @1 AS K) v " +
         'WHERE NOT EXISTS (SELECT 1 FROM P_M t WHERE t.K = v.K)',
     );
-    expect(insertMissing(sqlDialect('oracle'), { ...spec, rows: 1 })).toBe(
+    expect(insertMissing(sqlDialect('oracle'), { ...spec, keys: ['a'] }).sql).toBe(
       "INSERT INTO P_M (K, N, S) SELECT v.K, 0, '' FROM (SELECT :1 AS K FROM DUAL) v " +
         'WHERE NOT EXISTS (SELECT 1 FROM P_M t WHERE t.K = v.K)',
     );

@@ -220,14 +220,13 @@ export class MutexQueryResolver {
    * column (Simba's DDL has no defaults); an existing row is left alone, whoever created it.
    */
   ensureRows(mutexes: readonly string[]): Statement {
-    const sql = insertMissing(this.dialect, {
+    return insertMissing(this.dialect, {
       table: this.table,
       columns: ['mutex', 'acquired_at', 'ttl_at', 'transition_at', 'owner_id', 'version'],
       key: 'mutex',
-      rows: mutexes.length,
+      keys: mutexes,
       row: (mutex) => `${mutex}, 0, 0, 0, '', 0`,
     });
-    return statement(sql, [...mutexes]);
   }
 
   /**

@@ -1,4 +1,4 @@
-import type { SqlBinder, SqlDialect, Statement } from '@holdfast/core/kit';
+import { StatementBinder, type SqlBinder, type SqlDialect, type Statement } from '@holdfast/core/kit';
 
 /**
  * Simba's SQL that differs per database and no other Holdfast lib writes: creating missing mutex
@@ -13,8 +13,8 @@ export interface InsertMissingSpec {
   columns: readonly string[];
   /** The one key column; a row whose key already exists is left alone. */
   key: string;
-  /** Number of rows; the key of row `i` (0-based) is bound at placeholder `i + 1`. */
-  rows: number;
+  /** The key of each row, bound in this order. */
+  keys: readonly unknown[];
   /** The values of one row, comma-separated, given the SQL expression of its key. */
   row(key: string): string;
 }
@@ -24,24 +24,22 @@ export interface InsertMissingSpec {
  * (`ON CONFLICT DO NOTHING`, MySQL/MariaDB `ON DUPLICATE KEY UPDATE key = key`, elsewhere an
  * `INSERT ... SELECT ... WHERE NOT EXISTS` over table-less rows).
  */
-export function insertMissing(d: SqlDialect, spec: InsertMissingSpec): string {
+export function insertMissing(d: SqlDialect, spec: InsertMissingSpec): Statement {
+  const b = new StatementBinder(d);
   const head = `INSERT INTO ${spec.table} (${spec.columns.join(', ')})`;
-  const values = () =>
-    `${head} VALUES ${Array.from({ length: spec.rows }, (_, i) => `(${spec.row(d.placeholder(i + 1))})`).join(', ')}`;
+  const values = () => `${head} VALUES ${spec.keys.map((k) => `(${spec.row(b.bind(k))})`).join(', ')}`;
   switch (d.name) {
     case 'postgres':
     case 'sqlite':
-      return `${values()} ON CONFLICT (${spec.key}) DO NOTHING`;
+      return b.statement(`${values()} ON CONFLICT (${spec.key}) DO NOTHING`);
     case 'mysql':
     case 'mariadb':
-      return `${values()} ON DUPLICATE KEY UPDATE ${spec.key} = ${spec.key}`;
+      return b.statement(`${values()} ON DUPLICATE KEY UPDATE ${spec.key} = ${spec.key}`);
     default: {
-      const rows = Array.from({ length: spec.rows }, (_, i) =>
-        d.selectRow(`${d.placeholder(i + 1)} AS ${spec.key}`),
-      ).join(' UNION ALL ');
-      return (
+      const rows = spec.keys.map((k) => d.selectRow(`${b.bind(k)} AS ${spec.key}`)).join(' UNION ALL ');
+      return b.statement(
         `${head} SELECT ${spec.row(`v.${spec.key}`)} FROM (${rows}) v ` +
-        `WHERE NOT EXISTS (SELECT 1 FROM ${spec.table} t WHERE t.${spec.key} = v.${spec.key})`
+          `WHERE NOT EXISTS (SELECT 1 FROM ${spec.table} t WHERE t.${spec.key} = v.${spec.key})`,
       );
     }
   }
@@ -99,12 +97,11 @@ export function withLockWaitTimeout(
 export function transactionStatementTimeout(d: SqlDialect, ms: number): Statement | undefined {
   if (d.name !== 'postgres') return undefined;
   const value = `${Math.max(1, Math.trunc(ms))}ms`;
-  return {
-    sql:
-      `SELECT set_config('statement_timeout', ${d.placeholder(1)}, true) AS a, ` +
-      `set_config('idle_in_transaction_session_timeout', ${d.placeholder(2)}, true) AS b`,
-    params: [value, value],
-  };
+  const b = new StatementBinder(d);
+  return b.statement(
+    `SELECT set_config('statement_timeout', ${b.bind(value)}, true) AS a, ` +
+      `set_config('idle_in_transaction_session_timeout', ${b.bind(value)}, true) AS b`,
+  );
 }
 
 /**
