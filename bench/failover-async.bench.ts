@@ -10,7 +10,7 @@
  */
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { sleep, sqlClientFor } from '@holdfast/core/kit';
+import { sleep, sqlClientFor, statement } from '@holdfast/core/kit';
 import { createTestDataSource, tempSqliteFile, uniqueTablePrefix } from '@holdfast/testing';
 import {
   Failover,
@@ -195,7 +195,7 @@ export async function main(args: string[]): Promise<void> {
 
     await app.close();
     await raw.close();
-    await sql.execute(`DROP TABLE ${table}`);
+    await sql.execute(statement(`DROP TABLE ${table}`));
     await dataSource.destroy();
   }
 

@@ -16,7 +16,7 @@
  */
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { sleep, sqlClientFor } from '@holdfast/core/kit';
+import { sleep, sqlClientFor, statement } from '@holdfast/core/kit';
 import { createTestDataSource, tempSqliteFile, uniqueTablePrefix } from '@holdfast/testing';
 import { Failover, FailoverModule } from '@holdfast/failover';
 import { benchDatabases, numberArg, printTable } from './support/bench-kit';
@@ -124,7 +124,7 @@ export async function main(args: string[]): Promise<void> {
       rows.push([db, label, calls, stale, errors, `${((calls / plainCalls) * 100).toFixed(2)} %`]);
     }
     await app.close();
-    await sql.execute(`DROP TABLE ${prefix}FAILOVER_STORE`);
+    await sql.execute(statement(`DROP TABLE ${prefix}FAILOVER_STORE`));
     await dataSource.destroy();
   }
   printTable(

@@ -23,7 +23,7 @@
 import 'reflect-metadata';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { sqlClientFor } from '@holdfast/core/kit';
+import { sqlClientFor, statement } from '@holdfast/core/kit';
 import { createTestDataSource, tempSqliteFile, uniqueTablePrefix } from '@holdfast/testing';
 import { Failover, FailoverModule, FailoverStoreQueryResolver } from '@holdfast/failover';
 import { SqlFailoverStore, failoverKey } from '@holdfast/failover/internal';
@@ -258,7 +258,7 @@ export async function main(args: string[]): Promise<void> {
     await app.close();
 
     await raw.close();
-    await sql.execute(`DROP TABLE ${store.tableName}`);
+    await sql.execute(statement(`DROP TABLE ${store.tableName}`));
     await dataSource.destroy();
   }
   printTable(

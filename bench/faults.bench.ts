@@ -25,7 +25,7 @@ import { inboxTable } from '@holdfast/inbox';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { sqlClientFor, tableName } from '@holdfast/core/kit';
+import { sqlClientFor, tableName, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   PrivateMariadb,
@@ -366,7 +366,7 @@ async function runCell(db: Db, fault: Fault, server: PrivateServer, options: Opt
       message: 'every accepted message to be delivered',
     }).catch(() => undefined);
     const remaining = await sql
-      .query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${tableName(prefix, inboxTable())}`)
+      .query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${tableName(prefix, inboxTable())}`))
       .then((rows) => Number(rows[0].c))
       .catch((error: Error) => `unknown (${error.message})`);
     for (const r of apps.alive()) r.child.kill('SIGTERM');

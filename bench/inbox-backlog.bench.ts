@@ -22,7 +22,7 @@ import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
-import { SchemaManager, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
+import { SchemaManager, sqlClientFor, type SqlClient, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   tempSqliteFile,
@@ -128,9 +128,9 @@ async function createTables(sql: SqlClient, prefix: string): Promise<void> {
 }
 
 async function dropTables(sql: SqlClient, prefix: string): Promise<void> {
-  await sql.execute(`DROP TABLE IF EXISTS ${prefix}COR_MESSAGE`).catch(() => undefined);
-  await sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
-  await sql.execute(`DROP TABLE IF EXISTS ${prefix}simba_mutex`).catch(() => undefined);
+  await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}COR_MESSAGE`)).catch(() => undefined);
+  await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`)).catch(() => undefined);
+  await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}simba_mutex`)).catch(() => undefined);
 }
 
 interface DatabaseRun {
@@ -167,17 +167,17 @@ async function filledSide(db: TestDatabase, tag: string, rows: number, settled: 
 async function settle(sql: SqlClient, table: string): Promise<void> {
   switch (sql.dialect.name) {
     case 'postgres':
-      await sql.execute(`VACUUM ANALYZE ${table}`);
+      await sql.execute(statement(`VACUUM ANALYZE ${table}`));
       break;
     case 'mysql':
     case 'mariadb':
       await sql.session(async (s) => {
-        await s.query(`FLUSH TABLES ${table} FOR EXPORT`);
-        await s.query('UNLOCK TABLES');
+        await s.query(statement(`FLUSH TABLES ${table} FOR EXPORT`));
+        await s.query(statement('UNLOCK TABLES'));
       });
       break;
     case 'sqlite':
-      await sql.query('PRAGMA wal_checkpoint(TRUNCATE)');
+      await sql.query(statement('PRAGMA wal_checkpoint(TRUNCATE)'));
       break;
   }
 }

@@ -8,7 +8,7 @@
 import 'reflect-metadata';
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { SchemaManager, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
+import { SchemaManager, sqlClientFor, type SqlClient, statement } from '@holdfast/core/kit';
 import { createTestDataSource, uniqueTablePrefix } from '@holdfast/testing';
 import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
 import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
@@ -50,7 +50,7 @@ async function node(
 
 async function drained(sql: SqlClient, table: string): Promise<void> {
   for (;;) {
-    const [row] = await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`);
+    const [row] = await sql.query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${table}`));
     if (Number(row.c) === 0) return;
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -96,8 +96,8 @@ async function run(db: Server, messages: number, delayMs: number, withSlow: bool
     for (const app of apps.reverse()) await app.close().catch(() => undefined);
     await proxy.stop();
     await slowSource?.destroy().catch(() => undefined);
-    await sql.execute(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
-    await sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
+    await sql.execute(statement(`DROP TABLE IF EXISTS ${table}`)).catch(() => undefined);
+    await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`)).catch(() => undefined);
     await direct.destroy();
   }
 }

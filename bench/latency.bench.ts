@@ -29,7 +29,7 @@ import 'reflect-metadata';
 import { join } from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
+import { SchemaManager, sqlClientFor, statement } from '@holdfast/core/kit';
 import { createTestDataSource, TcpProxy, uniqueTablePrefix, type TestDatabase } from '@holdfast/testing';
 import { MutexQueryResolver, SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { Failover, FailoverModule } from '@holdfast/failover';
@@ -93,7 +93,7 @@ async function fixture(db: ServerDb): Promise<Fixture> {
   // Each operation on a table of BATCH due messages: rows an earlier operation left leased would
   // make every later claim walk past them (the time would measure the table's history).
   const fill = async () => {
-    await sql.execute(`DELETE FROM ${prefix}COR_MESSAGE`);
+    await sql.execute(statement(`DELETE FROM ${prefix}COR_MESSAGE`));
     await acceptor.acceptAll(
       Array.from({ length: BATCH }, (_, i) => ({ type: { namespace: 'lat', name: 'm' }, payload: { i } })),
     );
@@ -143,7 +143,7 @@ async function fixture(db: ServerDb): Promise<Fixture> {
 
   closers.push(async () => {
     for (const table of ['COR_MESSAGE', 'simba_mutex', 'FAILOVER_STORE', 'HOLDFAST_LOCK'])
-      await sql.execute(`DROP TABLE IF EXISTS ${prefix}${table}`).catch(() => undefined);
+      await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}${table}`)).catch(() => undefined);
   });
   closers.push(() => dataSource.destroy());
   return {

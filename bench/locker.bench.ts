@@ -7,7 +7,7 @@
  * goals: after SIGKILL ≤ lease length + lockAcquireSleepInterval, after stop ≤ lockAcquireSleepInterval.
  * The ratio column is max / goal (≤ 1 meets the goal). Short intervals keep the run to a few minutes.
  */
-import { monotonicMillis, sqlClientFor } from '@holdfast/core/kit';
+import { monotonicMillis, sqlClientFor, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   tempSqliteFile,
@@ -132,7 +132,7 @@ async function measureServerRelease(db: TestDatabase, rounds: number): Promise<n
       }
     }
     const lockRow = queries.lockRow('default');
-    return sql.transaction(async (tx) => (await tx.query(lockRow.sql, lockRow.params)).length > 0);
+    return sql.transaction(async (tx) => (await tx.query(statement(lockRow.sql, lockRow.params))).length > 0);
   };
   const times: number[] = [];
   try {
@@ -160,7 +160,7 @@ async function measureServerRelease(db: TestDatabase, rounds: number): Promise<n
       }
     }
   } finally {
-    await sql.execute(`DROP TABLE IF EXISTS ${queries.table}`).catch(() => undefined);
+    await sql.execute(statement(`DROP TABLE IF EXISTS ${queries.table}`)).catch(() => undefined);
     await dataSource.destroy();
   }
   return times;

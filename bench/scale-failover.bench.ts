@@ -11,7 +11,7 @@
  * `scaleFailover()` returns the rows, for a combined `npm run bench -- scale`.
  */
 import { performance } from 'node:perf_hooks';
-import { sqlClientFor } from '@holdfast/core/kit';
+import { sqlClientFor, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   tempSqliteFile,
@@ -19,7 +19,7 @@ import {
   type TestDatabase,
 } from '@holdfast/testing';
 import { type FailoverEntry } from '@holdfast/failover';
-import { SqlFailoverStore, failoverKey } from '@holdfast/failover/internal';
+import { SqlFailoverStore, cleanupBatchRows, failoverKey } from '@holdfast/failover/internal';
 import { benchDatabases, numberArg, opsPerSecond, printTable } from './support/bench-kit';
 
 const CONCURRENCY = 10;
@@ -55,7 +55,7 @@ export async function scaleFailover(
   const databases = options.databases ?? ['sqlite', 'postgres', 'mariadb'];
   const sizes = options.sizes ?? [10_000, 100_000, 1_000_000];
   const ms = (options.seconds ?? 2) * 1000;
-  // Default: the dialect's own (cleanupBatchRows: 1,000 on MariaDB, 5,000 elsewhere), as the module uses.
+  // Default: the store's own (cleanupBatchRows: 1,000 on MariaDB, 5,000 elsewhere), as the module uses.
   const batchSize = options.batchSize;
   const results: FailoverScaleRow[] = [];
   for (const database of databases) {
@@ -150,13 +150,13 @@ export async function scaleFailover(
           cleanedRows,
           cleanupMs,
           cleanupStatements: statements,
-          batchSize: batchSize ?? sql.dialect.cleanupBatchRows,
+          batchSize: batchSize ?? cleanupBatchRows(sql.dialect),
           restores: waits.length,
           failedRestores,
           restoreMaxMs: waits.reduce((max, ms) => Math.max(max, ms), 0), // no spread: 100,000+ waits
         });
       } finally {
-        await sql.execute(`DROP TABLE ${store.tableName}`).catch(() => undefined);
+        await sql.execute(statement(`DROP TABLE ${store.tableName}`)).catch(() => undefined);
         await dataSource.destroy();
       }
     }

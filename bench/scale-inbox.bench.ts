@@ -14,7 +14,7 @@
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { SchemaManager, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
+import { SchemaManager, sqlClientFor, type SqlClient, statement } from '@holdfast/core/kit';
 import { createTestDataSource, uniqueTablePrefix, type TestDatabase } from '@holdfast/testing';
 import { InboxModule, MessageAcceptor } from '@holdfast/inbox';
 import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, CorMessageStore } from '@holdfast/inbox/internal';
@@ -91,8 +91,10 @@ export async function runScaleInbox(options: ScaleInboxOptions = {}): Promise<Sc
         await acceptRate(db, sql, warm, 500);
         await deliverRate(warmStore, 3_000);
       } finally {
-        await sql.execute(`DROP TABLE IF EXISTS ${warm}COR_MESSAGE`).catch(() => undefined);
-        await sql.execute(`DROP TABLE IF EXISTS ${warm}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
+        await sql.execute(statement(`DROP TABLE IF EXISTS ${warm}COR_MESSAGE`)).catch(() => undefined);
+        await sql
+          .execute(statement(`DROP TABLE IF EXISTS ${warm}HOLDFAST_INBOX_LEASE`))
+          .catch(() => undefined);
       }
       for (const waiting of waitingList) {
         const prefix = uniqueTablePrefix(`scale_inbox_${db}`);
@@ -111,8 +113,10 @@ export async function runScaleInbox(options: ScaleInboxOptions = {}): Promise<Sc
             `  ${db} waiting ${waiting}: accept ${Math.round(acceptPerSecond)}/s, deliver ${Math.round(deliverPerSecond)}/s\n`,
           );
         } finally {
-          await sql.execute(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
-          await sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
+          await sql.execute(statement(`DROP TABLE IF EXISTS ${table}`)).catch(() => undefined);
+          await sql
+            .execute(statement(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`))
+            .catch(() => undefined);
         }
       }
     } finally {

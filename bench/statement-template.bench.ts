@@ -7,9 +7,8 @@
  *  - bind, 2 values: `find.bind({ name, key })` against `{ sql, params: [name, key] }`;
  *  - bind, 6 values: `upsert.bind(row)` against `{ sql, params: [row.name, … row.payloadClass] }`;
  *  - the SQLite point read through `SqlClient.rowReader`, synchronous, the recovery path's read on
- *    SQLite: the reader of a template (`row({ name, key })`) and the reader of SQL text
- *    (`row([name, key])`, the deprecated form), each against better-sqlite3's own statement
- *    (`raw().get(name, key)`) on the same file.
+ *    SQLite: the reader of a template (`row({ name, key })`) against better-sqlite3's own
+ *    statement (`raw().get(name, key)`) on the same file.
  * Synchronous loops (no promise per call), each operation run in turns of `--ms` going forward
  * then backward, `--rounds` rounds; the ratio is by hand (or raw) ÷ template per round, median:
  * above 1.00 the template is faster, 1.00 costs the same.
@@ -134,12 +133,10 @@ export async function main(args: string[]): Promise<void> {
   const raw = new Database(file, { readonly: true });
   const rawFind = raw.prepare(findText).raw();
   const byTemplate = sql.rowReader(find)!;
-  const byText = sql.rowReader(findText)!;
   const read = rounds(
     {
       raw: (i) => rawFind.get(values[i % KEYS].name, values[i % KEYS].key),
       template: (i) => byTemplate.row(values[i % KEYS]),
-      text: (i) => byText.row([values[i % KEYS].name, values[i % KEYS].key]),
     },
     count,
     ms,
@@ -159,8 +156,6 @@ export async function main(args: string[]): Promise<void> {
       line('bind 2 values (point read)', 'array by hand', bind2.hand, bind2.template),
       line('bind 6 values (one-row upsert)', 'array by hand', bind6.hand, bind6.template),
       line('SQLite point read, rowReader(template)', 'better-sqlite3 raw().get', read.raw, read.template),
-      line('SQLite point read, rowReader(text), deprecated', 'better-sqlite3 raw().get', read.raw, read.text),
-      line('rowReader(template) vs rowReader(text)', 'rowReader(text)', read.text, read.template),
     ],
   );
   const ns = (perSecond: number[]) => (1e9 / median(perSecond)).toFixed(1);

@@ -1,5 +1,6 @@
 /** Small helpers shared by the benchmarks: timing loops, medians and a printed table. */
 import { readdirSync, readFileSync } from 'node:fs';
+import { statement, type SqlClient } from '@holdfast/core/kit';
 
 export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -172,7 +173,7 @@ export interface ServerCpu {
  * connection excepted: PostgreSQL's backends; MariaDB's connection threads where
  * performance_schema is on (else undefined); nothing for SQLite, whose work is the client's.
  */
-export function serverCpu(sql: { dialect: { name: string }; query<T>(s: string): Promise<T[]> }): ServerCpu {
+export function serverCpu(sql: Pick<SqlClient, 'dialect' | 'query'>): ServerCpu {
   let paths: string[] | undefined;
   let first = new Map<string, number>();
   const read = (list: string[]) => {
@@ -191,17 +192,21 @@ export function serverCpu(sql: { dialect: { name: string }; query<T>(s: string):
       try {
         if (sql.dialect.name === 'postgres') {
           const rows = await sql.query<{ pid: number }>(
-            'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+            statement(
+              'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+            ),
           );
           paths = rows.map((r) => String(r.pid));
         } else if (sql.dialect.name === 'mariadb' || sql.dialect.name === 'mysql') {
-          const [on] = await sql.query<{ on: number }>('SELECT @@performance_schema AS `on`');
+          const [on] = await sql.query<{ on: number }>(statement('SELECT @@performance_schema AS `on`'));
           if (Number(on.on) !== 1) return;
-          const [pidFile] = await sql.query<{ f: string }>('SELECT @@pid_file AS f');
+          const [pidFile] = await sql.query<{ f: string }>(statement('SELECT @@pid_file AS f'));
           const pid = readFileSync(pidFile.f, 'utf8').trim();
           const rows = await sql.query<{ tid: number }>(
-            'SELECT THREAD_OS_ID AS tid FROM performance_schema.threads WHERE PROCESSLIST_DB = DATABASE() ' +
-              'AND PROCESSLIST_ID <> CONNECTION_ID() AND THREAD_OS_ID IS NOT NULL',
+            statement(
+              'SELECT THREAD_OS_ID AS tid FROM performance_schema.threads WHERE PROCESSLIST_DB = DATABASE() ' +
+                'AND PROCESSLIST_ID <> CONNECTION_ID() AND THREAD_OS_ID IS NOT NULL',
+            ),
           );
           paths = rows.map((r) => `${pid}/task/${r.tid}`);
         }

@@ -8,7 +8,7 @@
 import { Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
-import { HoldfastTimers, type SqlClient } from '@holdfast/core/kit';
+import { HoldfastTimers, type SqlClient, statement } from '@holdfast/core/kit';
 import { ScheduledLockModule } from '@holdfast/locker';
 import {
   DatabaseLocker,
@@ -142,7 +142,7 @@ export async function lockerOperations(
   const queries = new LockQueryResolver(sql.dialect, prefix);
   const takeJobLock = queries.acquireLease({ id: meta.name, holder: 'elsewhere', leaseMillis: 60_000 });
   const freeJobLock = queries.releaseLease(meta.name, 'elsewhere');
-  const free = async () => void (await sql.execute(freeJobLock.sql, freeJobLock.params));
+  const free = async () => void (await sql.execute(statement(freeJobLock.sql, freeJobLock.params)));
   // The executor creates the job's row at its first tick: not counted.
   await executor.run(meta, undefined, job, []);
 
@@ -199,7 +199,7 @@ export async function lockerOperations(
         name: '@ScheduledLock tick, locked elsewhere',
         prepare: async () => {
           await free();
-          await sql.execute(takeJobLock.sql, takeJobLock.params);
+          await sql.execute(statement(takeJobLock.sql, takeJobLock.params));
         },
         run: async () => expectResult('a skip', await executor.run(meta, undefined, job, []), undefined),
       },

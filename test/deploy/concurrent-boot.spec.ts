@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { SchemaManager, sqlClientFor, tableName, type TableSpec } from '@holdfast/core/kit';
+import { SchemaManager, sqlClientFor, tableName, type TableSpec, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   forkTs,
@@ -68,7 +68,9 @@ describe('deploy: replicas of a Holdfast app boot together', () => {
         await Promise.all(replicas.map((r) => waitForExit(r, 15_000)));
         for (const prefix of prefixes) {
           for (const spec of TABLES) {
-            await sql.execute(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`).catch(() => undefined);
+            await sql
+              .execute(statement(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`))
+              .catch(() => undefined);
           }
         }
         await dataSource.destroy();

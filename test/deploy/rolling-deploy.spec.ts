@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sqlClientFor, tableName } from '@holdfast/core/kit';
+import { sqlClientFor, tableName, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   testDatabases,
@@ -167,7 +167,9 @@ describe('deploy: a rolling deploy is a non-event', () => {
           if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGTERM');
         await Promise.all(replicas.map((r) => waitForExit(r.child, EXIT_BOUND)));
         for (const spec of [SIMBA_MUTEX_TABLE, COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, FAILOVER_STORE_TABLE]) {
-          await sql.execute(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`).catch(() => undefined);
+          await sql
+            .execute(statement(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`))
+            .catch(() => undefined);
         }
         await dataSource.destroy();
       }

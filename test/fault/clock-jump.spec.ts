@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sqlClientFor, tableName } from '@holdfast/core/kit';
+import { sqlClientFor, tableName, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   testDatabases,
@@ -153,7 +153,9 @@ describe('a wall-clock jump of an application process', () => {
         for (const r of apps.alive()) r.child.kill('SIGTERM');
         await Promise.all(apps.replicas.map((r) => waitForExit(r.child, EXIT_BOUND)));
         for (const spec of [SIMBA_MUTEX_TABLE, COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, FAILOVER_STORE_TABLE]) {
-          await sql.execute(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`).catch(() => undefined);
+          await sql
+            .execute(statement(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`))
+            .catch(() => undefined);
         }
         await dataSource.destroy();
       }

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
+import { SchemaManager, sqlClientFor, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   forkTs,
@@ -58,7 +58,9 @@ if (databases.length)
           const deadline = Date.now() + SECONDS * 1000 + 90_000;
           let remaining = -1;
           while (Date.now() < deadline) {
-            remaining = Number((await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`))[0].c);
+            remaining = Number(
+              (await sql.query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${table}`)))[0].c,
+            );
             if (results.length === PROCESSES && remaining === 0) break;
             await new Promise((r) => setTimeout(r, 250));
           }
@@ -81,8 +83,10 @@ if (databases.length)
           expect(twice).toEqual([]);
         } finally {
           await Promise.all(workers.map((c) => waitForExit(c, 15_000)));
-          await sql.execute(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
-          await sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
+          await sql.execute(statement(`DROP TABLE IF EXISTS ${table}`)).catch(() => undefined);
+          await sql
+            .execute(statement(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`))
+            .catch(() => undefined);
           await dataSource.destroy();
         }
       },

@@ -1,5 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { sleep, sqlClientFor } from '@holdfast/core/kit';
+import { sleep, sqlClientFor, statement } from '@holdfast/core/kit';
 import { createTestDataSource, TcpProxy, uniqueTablePrefix, waitUntil } from '@holdfast/testing';
 import { MessageAcceptor } from '@holdfast/inbox';
 import type { DataSource } from 'typeorm';
@@ -95,7 +95,9 @@ describe('inbox with a blackholed database connection', () => {
         await waitUntil(
           async () =>
             Number(
-              (await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${prefix}COR_MESSAGE`))[0].c,
+              (
+                await sql.query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${prefix}COR_MESSAGE`))
+              )[0].c,
             ) === 0,
           { timeout: 30_000, message: 'the delivered messages to be deleted' },
         );
@@ -115,7 +117,7 @@ describe('inbox with a blackholed database connection', () => {
         await acceptOnly?.close();
         await viaProxy?.destroy().catch(() => undefined);
         for (const table of ['COR_MESSAGE', 'HOLDFAST_INBOX_LEASE'])
-          await sql.execute(`DROP TABLE IF EXISTS ${prefix}${table}`).catch(() => undefined);
+          await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}${table}`)).catch(() => undefined);
         await direct.destroy();
       }
     },

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { Test } from '@nestjs/testing';
-import { SchemaManager, sleep, sqlClientFor } from '@holdfast/core/kit';
+import { SchemaManager, sleep, sqlClientFor, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   forkTs,
@@ -146,7 +146,7 @@ describe('inbox expiry cleanup once per cluster per tick', () => {
         await Promise.all([...workers].map((c) => waitForExit(c, 10_000)));
         await acceptor.close();
         for (const table of ['COR_MESSAGE', 'HOLDFAST_INBOX_LEASE', 'simba_mutex']) {
-          await sql.execute(`DROP TABLE IF EXISTS ${prefix}${table}`).catch(() => undefined);
+          await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}${table}`)).catch(() => undefined);
         }
         await dataSource.destroy();
       }

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { sqlClientFor } from '@holdfast/core/kit';
+import { sqlClientFor, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   forkTs,
@@ -66,7 +66,7 @@ describe('inbox heartbeats, two processes', () => {
           children.map((c) => waitForMessage(c, (m: { t: string }) => m.t === 'ready', 60_000)),
         );
         const count = async () =>
-          Number((await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`))[0].c);
+          Number((await sql.query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${table}`)))[0].c);
         await waitUntil(async () => finished.size === MESSAGES && (await count()) === 0, {
           timeout: 60_000,
           interval: 200,
@@ -79,8 +79,8 @@ describe('inbox heartbeats, two processes', () => {
       } finally {
         for (const child of children) child.send?.({ t: 'stop' });
         await Promise.all(children.map((c) => waitForExit(c, 10_000)));
-        await sql.execute(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
-        await sql.execute(`DROP TABLE IF EXISTS ${prefix}simba_mutex`).catch(() => undefined);
+        await sql.execute(statement(`DROP TABLE IF EXISTS ${table}`)).catch(() => undefined);
+        await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}simba_mutex`)).catch(() => undefined);
         await dataSource.destroy();
       }
     },

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { sqlClientFor } from '@holdfast/core/kit';
+import { sqlClientFor, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   forkTs,
@@ -66,7 +66,9 @@ describe('inbox leader mode across processes', () => {
         const deadline = Date.now() + 90_000;
         let remaining = -1;
         while (Date.now() < deadline) {
-          remaining = Number((await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`))[0].c);
+          remaining = Number(
+            (await sql.query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${table}`)))[0].c,
+          );
           if (remaining === 0 && deliveredBy.size === LEADER_MESSAGES) break;
           await new Promise((r) => setTimeout(r, 250));
         }
@@ -85,9 +87,11 @@ describe('inbox leader mode across processes', () => {
       } finally {
         for (const child of [...workers]) child.send?.({ t: 'stop' });
         await Promise.all([...workers].map((c) => waitForExit(c, 10_000)));
-        await sql.execute(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
-        await sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
-        await sql.execute(`DROP TABLE IF EXISTS ${prefix}simba_mutex`).catch(() => undefined);
+        await sql.execute(statement(`DROP TABLE IF EXISTS ${table}`)).catch(() => undefined);
+        await sql
+          .execute(statement(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`))
+          .catch(() => undefined);
+        await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}simba_mutex`)).catch(() => undefined);
         await dataSource.destroy();
       }
     },
@@ -168,7 +172,9 @@ if (databases.length)
           const deadline = Date.now() + 150_000;
           let remaining = -1;
           while (Date.now() < deadline) {
-            remaining = Number((await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`))[0].c);
+            remaining = Number(
+              (await sql.query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${table}`)))[0].c,
+            );
             if (remaining === 0 && seen.size === CRASH_MESSAGES) break;
             await new Promise((r) => setTimeout(r, 250));
           }
@@ -204,8 +210,10 @@ if (databases.length)
         } finally {
           for (const child of [...workers]) child.send?.({ t: 'stop' });
           await Promise.all([...workers].map((c) => waitForExit(c, 10_000)));
-          await sql.execute(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
-          await sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
+          await sql.execute(statement(`DROP TABLE IF EXISTS ${table}`)).catch(() => undefined);
+          await sql
+            .execute(statement(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`))
+            .catch(() => undefined);
           await dataSource.destroy();
         }
       },

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Logger, type INestApplicationContext } from '@nestjs/common';
 import { Client } from 'pg';
 import type { DataSource } from 'typeorm';
-import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
+import { SchemaManager, sqlClientFor, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   forkTs,
@@ -87,7 +87,7 @@ describe('inbox wake-up by PostgreSQL LISTEN/NOTIFY', () => {
     for (const proxy of proxies.splice(0)) await proxy.stop();
     for (const table of [COR_MESSAGE_TABLE, INBOX_LEASE_TABLE]) {
       await sqlClientFor(dataSource)
-        .execute(`DROP TABLE IF EXISTS ${prefix}${table.name}`)
+        .execute(statement(`DROP TABLE IF EXISTS ${prefix}${table.name}`))
         .catch(() => undefined);
     }
     await dataSource.destroy();
@@ -142,7 +142,7 @@ describe('inbox wake-up by PostgreSQL LISTEN/NOTIFY', () => {
     await listener.query(`LISTEN "${channel}"`);
     /** What was heard up to a marker notified after the accepts (delivered in commit order). */
     const heardUntilMarker = async (marker: string): Promise<string[]> => {
-      await sqlClientFor(dataSource).query(`SELECT pg_notify($1, $2)`, [channel, marker]);
+      await sqlClientFor(dataSource).query(statement(`SELECT pg_notify($1, $2)`, [channel, marker]));
       await waitUntil(() => heard.includes(marker), { timeout: 10_000, message: `the marker ${marker}` });
       return heard.splice(0).filter((p) => p !== marker);
     };

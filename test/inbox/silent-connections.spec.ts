@@ -8,7 +8,7 @@
  * jest.config.js.
  */
 import type { INestApplicationContext } from '@nestjs/common';
-import { monotonicMillis, sleep, sqlClientFor } from '@holdfast/core/kit';
+import { monotonicMillis, sleep, sqlClientFor, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   TcpProxy,
@@ -92,7 +92,9 @@ describe('a delivering inbox node whose open connections go silent for good', ()
         await waitUntil(
           async () =>
             Number(
-              (await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${prefix}COR_MESSAGE`))[0].c,
+              (
+                await sql.query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${prefix}COR_MESSAGE`))
+              )[0].c,
             ) === 0,
           { timeout: 30_000, message: 'the delivered messages to be deleted' },
         );
@@ -120,7 +122,7 @@ describe('a delivering inbox node whose open connections go silent for good', ()
         await acceptOnly?.close();
         await viaProxy?.destroy().catch(() => undefined);
         for (const table of ['COR_MESSAGE', 'HOLDFAST_INBOX_LEASE'])
-          await sql.execute(`DROP TABLE IF EXISTS ${prefix}${table}`).catch(() => undefined);
+          await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}${table}`)).catch(() => undefined);
         await direct.destroy();
       }
     },

@@ -1,6 +1,6 @@
 import { Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { SchemaManager, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
+import { SchemaManager, sqlClientFor, type SqlClient, statement } from '@holdfast/core/kit';
 import { createTestDataSource, uniqueTablePrefix } from '@holdfast/testing';
 import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
 import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
@@ -59,9 +59,11 @@ async function lockedBy(sql: SqlClient, proxy: SlowSilentProxy, anyTransaction =
     const ports = [...proxy.upstreamPorts];
     if (!ports.length) return 0;
     const [row] = await sql.query<{ n: unknown }>(
-      `SELECT COUNT(*) AS n FROM pg_stat_activity WHERE client_port = ANY($1) AND ` +
-        (anyTransaction ? `xact_start IS NOT NULL` : `backend_xid IS NOT NULL`),
-      [ports],
+      statement(
+        `SELECT COUNT(*) AS n FROM pg_stat_activity WHERE client_port = ANY($1) AND ` +
+          (anyTransaction ? `xact_start IS NOT NULL` : `backend_xid IS NOT NULL`),
+        [ports],
+      ),
     );
     return Number(row.n);
   }
@@ -70,7 +72,7 @@ async function lockedBy(sql: SqlClient, proxy: SlowSilentProxy, anyTransaction =
   // information_schema.innodb_trx would be the place, but on MariaDB 10.11 it can come back empty
   // while transactions hold locks (seen on the shared test server, also for a plain client's
   // SELECT … FOR UPDATE); the InnoDB monitor lists every transaction with its thread id.
-  const [status] = await sql.query<{ Status: string }>('SHOW ENGINE INNODB STATUS');
+  const [status] = await sql.query<{ Status: string }>(statement('SHOW ENGINE INNODB STATUS'));
   let n = 0;
   for (const block of status.Status.split(/^---TRANSACTION /m).slice(1)) {
     const thread = /(?:MariaDB|MySQL) thread id (\d+)/.exec(block);
@@ -159,7 +161,7 @@ describe('inbox with a slow, then silent worker', () => {
         const counts = new Map<string, number>();
         for (const h of handled.log) counts.set(h.id, (counts.get(h.id) ?? 0) + 1);
         const duplicates = [...counts.values()].filter((n) => n > 1).length;
-        const rest = await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`);
+        const rest = await sql.query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${table}`));
         console.log(
           `[inbox silent worker ${db}] silenced ${caught ? 'holding row locks' : 'after 60 s without seeing locks'} ` +
             `at ${silentAt - started} ms (${handledBeforeSilence} handled before); server released A after ` +
@@ -178,8 +180,10 @@ describe('inbox with a slow, then silent worker', () => {
         await Promise.race([a?.close(), new Promise((r) => setTimeout(r, 15_000))]).catch(() => undefined);
         await b?.close();
         await slowSource?.destroy().catch(() => undefined);
-        await sql.execute(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
-        await sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`).catch(() => undefined);
+        await sql.execute(statement(`DROP TABLE IF EXISTS ${table}`)).catch(() => undefined);
+        await sql
+          .execute(statement(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`))
+          .catch(() => undefined);
         await direct.destroy();
       }
     },

@@ -1,5 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { sqlClientFor } from '@holdfast/core/kit';
+import { sqlClientFor, statement } from '@holdfast/core/kit';
 import { createTestDataSource, TcpProxy, uniqueTablePrefix, waitUntil } from '@holdfast/testing';
 import { MessageAcceptor } from '@holdfast/inbox';
 import type { DataSource } from 'typeorm';
@@ -82,7 +82,9 @@ describe('inbox: a heartbeat that ran but whose answer was lost', () => {
         await waitUntil(
           async () =>
             Number(
-              (await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${prefix}COR_MESSAGE`))[0].c,
+              (
+                await sql.query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${prefix}COR_MESSAGE`))
+              )[0].c,
             ) === 0,
           { timeout: 60_000, message: 'every message to be handled and deleted' },
         );
@@ -94,7 +96,7 @@ describe('inbox: a heartbeat that ran but whose answer was lost', () => {
         await proxy.stop();
         await viaProxy?.destroy().catch(() => undefined);
         for (const table of ['COR_MESSAGE', 'HOLDFAST_INBOX_LEASE'])
-          await sql.execute(`DROP TABLE IF EXISTS ${prefix}${table}`).catch(() => undefined);
+          await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}${table}`)).catch(() => undefined);
         await direct.destroy();
       }
     },

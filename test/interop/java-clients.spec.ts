@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { SchemaManager, sleep, sqlClientFor } from '@holdfast/core/kit';
+import { SchemaManager, sleep, sqlClientFor, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   describeEachDatabase,
@@ -155,8 +155,10 @@ async function storedKey(ctx: TestDatabaseContext, upstream: KeyedUpstream, name
   return waitUntil(
     async () => {
       const rows = await ctx.sql.query<{ k: string; p: unknown }>(
-        `SELECT FAILOVER_KEY AS k, PAYLOAD AS p FROM ${table} WHERE FAILOVER_NAME = ${ctx.sql.dialect.placeholder(1)}`,
-        [FAILOVER_NAMES[method]],
+        statement(
+          `SELECT FAILOVER_KEY AS k, PAYLOAD AS p FROM ${table} WHERE FAILOVER_NAME = ${ctx.sql.dialect.placeholder(1)}`,
+          [FAILOVER_NAMES[method]],
+        ),
       );
       return rows.find((r) => String(r.p).includes(`@@${name}@@`))?.k;
     },

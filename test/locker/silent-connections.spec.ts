@@ -13,7 +13,7 @@
  * PostgreSQL and MariaDB (left out of a SQLite-only run by jest.config.js).
  */
 import { lockTable } from '@holdfast/locker';
-import { monotonicMillis, sqlClientFor, tableName } from '@holdfast/core/kit';
+import { monotonicMillis, sqlClientFor, tableName, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   TcpProxy,
@@ -96,7 +96,7 @@ describe('a locker master whose open connections go silent for good', () => {
         for (const proxy of proxies.values()) await proxy.stop();
         const dataSource = await createTestDataSource(db);
         await sqlClientFor(dataSource)
-          .execute(`DROP TABLE IF EXISTS ${tableName(prefix, lockTable())}`)
+          .execute(statement(`DROP TABLE IF EXISTS ${tableName(prefix, lockTable())}`))
           .catch(() => undefined);
         await dataSource.destroy();
       }
@@ -174,7 +174,7 @@ describe('a @ScheduledLock instance whose open connections go silent for good', 
         for (const proxy of proxies) await proxy.stop();
         const dataSource = await createTestDataSource(db);
         await sqlClientFor(dataSource)
-          .execute(`DROP TABLE IF EXISTS ${tableName(prefix, lockTable())}`)
+          .execute(statement(`DROP TABLE IF EXISTS ${tableName(prefix, lockTable())}`))
           .catch(() => undefined);
         await dataSource.destroy();
       }

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sqlClientFor, tableName } from '@holdfast/core/kit';
+import { sqlClientFor, tableName, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   TcpProxy,
@@ -228,7 +228,9 @@ describe('network partitions between app processes and the database', () => {
         for (const ns of namespaces) ns.destroy();
         await apps.dropLedger(sql);
         for (const spec of [SIMBA_MUTEX_TABLE, COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, FAILOVER_STORE_TABLE]) {
-          await sql.execute(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`).catch(() => undefined);
+          await sql
+            .execute(statement(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`))
+            .catch(() => undefined);
         }
         await dataSource.destroy();
       }

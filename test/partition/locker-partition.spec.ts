@@ -10,7 +10,7 @@
  * Needs PostgreSQL or MariaDB (left out of a SQLite-only run by jest.config.js); soak.
  */
 import { lockTable } from '@holdfast/locker';
-import { monotonicMillis, sqlClientFor, tableName } from '@holdfast/core/kit';
+import { monotonicMillis, sqlClientFor, tableName, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   TcpProxy,
@@ -136,7 +136,7 @@ describe('network partitions between locker instances and the database', () => {
         for (const ns of namespaces.values()) ns.destroy();
         const dataSource = await createTestDataSource(db);
         await sqlClientFor(dataSource)
-          .execute(`DROP TABLE IF EXISTS ${tableName(prefix, lockTable())}`)
+          .execute(statement(`DROP TABLE IF EXISTS ${tableName(prefix, lockTable())}`))
           .catch(() => undefined);
         await dataSource.destroy();
       }

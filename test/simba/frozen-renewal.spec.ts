@@ -1,6 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { sqlClientFor, type SqlClient } from '@holdfast/core/kit';
+import { sqlClientFor, type SqlClient, statement } from '@holdfast/core/kit';
 import { createTestDataSource, testDatabases, uniqueTablePrefix } from '@holdfast/testing';
 import {
   defaultContenderId,
@@ -67,14 +67,16 @@ async function holdsRowLocks(
   if (sql.dialect.name === 'postgres') {
     const ports = [...proxy.upstreamPorts];
     const [row] = await sql.query<{ n: unknown }>(
-      `SELECT COUNT(*) AS n FROM pg_stat_activity WHERE client_port = ANY($1) AND ` +
-        (anyTransaction ? 'xact_start IS NOT NULL' : 'backend_xid IS NOT NULL'),
-      [ports],
+      statement(
+        `SELECT COUNT(*) AS n FROM pg_stat_activity WHERE client_port = ANY($1) AND ` +
+          (anyTransaction ? 'xact_start IS NOT NULL' : 'backend_xid IS NOT NULL'),
+        [ports],
+      ),
     );
     return Number(row.n) > 0;
   }
   // information_schema.innodb_trx was seen empty on MariaDB 10.11 while transactions held locks.
-  const [status] = await sql.query<{ Status: string }>('SHOW ENGINE INNODB STATUS');
+  const [status] = await sql.query<{ Status: string }>(statement('SHOW ENGINE INNODB STATUS'));
   return status.Status.split(/^---TRANSACTION /m)
     .slice(1)
     .some((block) => {

@@ -1,6 +1,6 @@
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DataSource } from 'typeorm';
-import { sqlClientFor } from '@holdfast/core/kit';
+import { sqlClientFor, statement } from '@holdfast/core/kit';
 import { tempSqliteFile } from '@holdfast/testing';
 import { eventually, startDemo, type DemoProcess } from './demo-process';
 
@@ -43,17 +43,19 @@ describe('the dashboard in Chromium: pasted links and everything matching', () =
           const id = `parked-${String(i).padStart(4, '0')}`;
           ids.push(id);
           await tx.execute(
-            'INSERT INTO COR_MESSAGE (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, INSERTED, RETRIES, ERROR) ' +
-              `VALUES (${tx.dialect.placeholders(7)})`,
-            [
-              id,
-              'json',
-              'demo',
-              'note',
-              tx.dialect.timestampParam(new Date(now - 3_600_000 + i)),
-              DEMO_MAX_RETRIES,
-              'failed',
-            ],
+            statement(
+              'INSERT INTO COR_MESSAGE (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, INSERTED, RETRIES, ERROR) ' +
+                `VALUES (${tx.dialect.placeholders(7)})`,
+              [
+                id,
+                'json',
+                'demo',
+                'note',
+                tx.dialect.timestampParam(new Date(now - 3_600_000 + i)),
+                DEMO_MAX_RETRIES,
+                'failed',
+              ],
+            ),
           );
         }
       });

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { tableName } from '@holdfast/core/kit';
+import { tableName, statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { FAR_FUTURE } from '@holdfast/inbox/internal';
 import { HOLDFAST_TABLES } from '../src';
@@ -24,8 +24,10 @@ describeEachDatabase(
     /** RETRIES and NEXT_RETRY of a message as stored (null: no such row). */
     const stored = async (id: string) => {
       const [row] = await ctx.sql.query<{ retries: unknown; next_retry: unknown }>(
-        `SELECT RETRIES AS retries, NEXT_RETRY AS next_retry FROM ${t('COR_MESSAGE')} WHERE ID = ${ctx.sql.dialect.placeholder(1)}`,
-        [id],
+        statement(
+          `SELECT RETRIES AS retries, NEXT_RETRY AS next_retry FROM ${t('COR_MESSAGE')} WHERE ID = ${ctx.sql.dialect.placeholder(1)}`,
+          [id],
+        ),
       );
       if (!row) return null;
       const next = row.next_retry === null ? null : ctx.sql.dialect.readTimestamp(row.next_retry).getTime();
@@ -44,7 +46,7 @@ describeEachDatabase(
     });
 
     beforeEach(async () => {
-      await ctx.sql.execute(`DELETE FROM ${t('COR_MESSAGE')}`);
+      await ctx.sql.execute(statement(`DELETE FROM ${t('COR_MESSAGE')}`));
       now = await ctx.sql.nowMillis();
       const message = (id: string, name: string, inserted: number, extra: Record<string, unknown> = {}) =>
         insert(ctx.sql, t('COR_MESSAGE'), {
@@ -205,8 +207,8 @@ describeEachDatabase(
     });
 
     it('releases a mutex or a master lock only from the owner named', async () => {
-      await ctx.sql.execute(`DELETE FROM ${t('simba_mutex')}`);
-      await ctx.sql.execute(`DELETE FROM ${t('HOLDFAST_LOCK')}`);
+      await ctx.sql.execute(statement(`DELETE FROM ${t('simba_mutex')}`));
+      await ctx.sql.execute(statement(`DELETE FROM ${t('HOLDFAST_LOCK')}`));
       await insert(ctx.sql, t('simba_mutex'), {
         mutex: 'orders',
         owner_id: 'node-dead',
@@ -244,7 +246,7 @@ describeEachDatabase(
         report: { result: 'released' },
       });
       const [mutex] = await ctx.sql.query<Record<string, unknown>>(
-        `SELECT owner_id, acquired_at, ttl_at, transition_at, version FROM ${t('simba_mutex')}`,
+        statement(`SELECT owner_id, acquired_at, ttl_at, transition_at, version FROM ${t('simba_mutex')}`),
       );
       // Free and acquirable at once; the fencing token's base is kept.
       expect(String(mutex.owner_id ?? '').trim()).toBe('');
@@ -262,7 +264,7 @@ describeEachDatabase(
         stderr: `holdfast audit: alice release lock 'broker' of owner 'node-dead' in ${t('HOLDFAST_LOCK')} on ${env.DATABASE_URL}: released\n`,
       });
       const [lock] = await ctx.sql.query<Record<string, unknown>>(
-        `SELECT BROKER_NAME AS broker_name, TIME AS lock_time FROM ${t('HOLDFAST_LOCK')}`,
+        statement(`SELECT BROKER_NAME AS broker_name, TIME AS lock_time FROM ${t('HOLDFAST_LOCK')}`),
       );
       expect(lock).toEqual({ broker_name: null, lock_time: null });
       expect((await release(['lock', 'broker', '--owner', 'node-dead'])).report).toMatchObject({

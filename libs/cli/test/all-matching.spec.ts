@@ -1,4 +1,4 @@
-import { tableName } from '@holdfast/core/kit';
+import { tableName, statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { HOLDFAST_TABLES } from '../src';
 import type { MessagesReport } from '../src/commands/messages.command';
@@ -14,7 +14,7 @@ describeEachDatabase(
     const t = (name: string) => tableName(ctx.prefix, name);
     const count = async (where: string) => {
       const [row] = await ctx.sql.query<{ n: unknown }>(
-        `SELECT COUNT(*) AS n FROM ${t('COR_MESSAGE')} WHERE ${where}`,
+        statement(`SELECT COUNT(*) AS n FROM ${t('COR_MESSAGE')} WHERE ${where}`),
       );
       return Number(row.n);
     };
@@ -30,7 +30,7 @@ describeEachDatabase(
     });
 
     beforeEach(async () => {
-      await ctx.sql.execute(`DELETE FROM ${t('COR_MESSAGE')}`);
+      await ctx.sql.execute(statement(`DELETE FROM ${t('COR_MESSAGE')}`));
       const now = await ctx.sql.nowMillis();
       const at = (ms: number) => ctx.sql.dialect.timestampParam(new Date(ms));
       const message = (id: string, name: string, extra: Record<string, unknown>) =>

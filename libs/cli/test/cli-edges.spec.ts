@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { hostname, tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { tableName } from '@holdfast/core/kit';
+import { tableName, statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { HOLDFAST_TABLES } from '../src';
 import type { MessagesReport } from '../src/commands/messages.command';
@@ -32,7 +32,7 @@ describeEachDatabase(
     });
 
     beforeEach(async () => {
-      await ctx.sql.execute(`DELETE FROM ${t('COR_MESSAGE')}`);
+      await ctx.sql.execute(statement(`DELETE FROM ${t('COR_MESSAGE')}`));
       const now = await ctx.sql.nowMillis();
       const message = (id: string, type: Record<string, string>, inserted: number, retries = 3) =>
         insert(ctx.sql, t('COR_MESSAGE'), {
@@ -101,7 +101,7 @@ describeEachDatabase(
       expect(text.stderr).toContain("holdfast messages: the inbox holds no message of type 'shop:order'");
       expect(text.stderr).toContain('[HOLDFAST_CLI_UNKNOWN_TYPE]');
       // Nothing was changed by the refused actions.
-      expect((await ctx.sql.query(`SELECT ID FROM ${t('COR_MESSAGE')}`)).length).toBe(5);
+      expect((await ctx.sql.query(statement(`SELECT ID FROM ${t('COR_MESSAGE')}`))).length).toBe(5);
 
       for (const argv of [
         ['--type', 'demo:note', '--namespace', 'demo'],

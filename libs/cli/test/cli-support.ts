@@ -2,6 +2,7 @@ import type { SqlClient } from '@holdfast/core/kit';
 import type { TestDatabase } from '@holdfast/testing';
 import type { DataSource } from 'typeorm';
 import { runCli } from '../src/cli';
+import { statement } from '@holdfast/core/kit';
 
 /** DATABASE_URL for a test database: the server URLs from HOLDFAST_TEST_*, or the suite's SQLite file. */
 export function testDatabaseUrl(db: TestDatabase, dataSource: DataSource): string {
@@ -34,7 +35,9 @@ export async function cli(argv: string[], env: NodeJS.ProcessEnv = {}) {
 export async function insert(sql: SqlClient, table: string, row: Record<string, unknown>): Promise<void> {
   const columns = Object.keys(row);
   await sql.execute(
-    `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${sql.dialect.placeholders(columns.length)})`,
-    Object.values(row),
+    statement(
+      `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${sql.dialect.placeholders(columns.length)})`,
+      Object.values(row),
+    ),
   );
 }

@@ -1,5 +1,5 @@
 import type { SqlClient } from '@holdfast/core/kit';
-import { tableName } from '@holdfast/core/kit';
+import { tableName, statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { HOLDFAST_TABLES } from '../src';
 import { clockCheck, type DoctorReport } from '../src/commands/doctor.command';
@@ -150,14 +150,18 @@ describeEachDatabase(
     // Last: it leaves the tables drifted.
     it('reports schema drift: a missing column is a failure (exit 2), a missing index a warning', async () => {
       const lock = t('HOLDFAST_LOCK');
-      await ctx.sql.execute(`DROP TABLE ${lock}`);
+      await ctx.sql.execute(statement(`DROP TABLE ${lock}`));
       // Without BROKER_NAME: the locker refuses to start on it.
-      await ctx.sql.execute(`CREATE TABLE ${lock} (ID varchar(64) NOT NULL PRIMARY KEY, TIME bigint)`);
+      await ctx.sql.execute(
+        statement(`CREATE TABLE ${lock} (ID varchar(64) NOT NULL PRIMARY KEY, TIME bigint)`),
+      );
       const message = HOLDFAST_TABLES.find((s) => s.name === 'COR_MESSAGE')!;
       const index = message.indexes![0];
       const indexName = `${ctx.prefix}${index.name}`;
       await ctx.sql.execute(
-        ctx.db === 'mariadb' ? `DROP INDEX ${indexName} ON ${t('COR_MESSAGE')}` : `DROP INDEX ${indexName}`,
+        statement(
+          ctx.db === 'mariadb' ? `DROP INDEX ${indexName} ON ${t('COR_MESSAGE')}` : `DROP INDEX ${indexName}`,
+        ),
       );
       const { code, report } = await doctor([], env);
       expect(code).toBe(2);

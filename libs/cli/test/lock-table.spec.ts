@@ -2,7 +2,7 @@
  * `holdfast status` and `holdfast release lock` on a lock table of its own name and columns
  * (LockerModule's `lockTableName` and `lockColumns`): --lock-table and --lock-columns.
  */
-import { TIMELINE_MARKER } from '@holdfast/core/kit';
+import { TIMELINE_MARKER, statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { lockerInstance, type TestInstance } from '../../locker/test/locker-test-kit';
 import { HOLDFAST_TABLES, type HoldfastStatus } from '../src';
@@ -25,10 +25,12 @@ describeEachDatabase(
     beforeAll(async () => {
       env = { DATABASE_URL: testDatabaseUrl(ctx.db, ctx.dataSource), HOLDFAST_TABLE_PREFIX: ctx.prefix };
       await ctx.sql.execute(
-        `CREATE TABLE ${table()} (LOCK_KEY VARCHAR(64) NOT NULL, EXPIRES_AT BIGINT, OWNER VARCHAR(250), PRIMARY KEY (LOCK_KEY))`,
+        statement(
+          `CREATE TABLE ${table()} (LOCK_KEY VARCHAR(64) NOT NULL, EXPIRES_AT BIGINT, OWNER VARCHAR(250), PRIMARY KEY (LOCK_KEY))`,
+        ),
       );
     });
-    beforeEach(() => ctx.sql.execute(`DELETE FROM ${table()}`));
+    beforeEach(() => ctx.sql.execute(statement(`DELETE FROM ${table()}`)));
     afterEach(async () => {
       await Promise.all(open.splice(0).map((i) => i.close()));
     });
@@ -86,7 +88,7 @@ describeEachDatabase(
         stderr: `holdfast audit: alice release lock 'broker' of owner 'node-dead' in ${table()} on ${env.DATABASE_URL}: released\n`,
       });
       const [row] = await ctx.sql.query<Record<string, unknown>>(
-        `SELECT OWNER AS owner, EXPIRES_AT AS expires_at FROM ${table()}`,
+        statement(`SELECT OWNER AS owner, EXPIRES_AT AS expires_at FROM ${table()}`),
       );
       expect(row).toEqual({ owner: null, expires_at: null });
     });
@@ -103,9 +105,9 @@ describeEachDatabase(
       expect((JSON.parse(released.stdout) as { error: { message: string } }).error.message).toMatch(
         /holdfast_lock/i,
       );
-      expect((await ctx.sql.query(`SELECT OWNER AS owner FROM ${table()}`)).map((r) => r.owner)).toEqual([
-        'node-dead',
-      ]);
+      expect(
+        (await ctx.sql.query(statement(`SELECT OWNER AS owner FROM ${table()}`))).map((r) => r.owner),
+      ).toEqual(['node-dead']);
     });
 
     if (ctx.db === 'postgres') {
@@ -125,13 +127,12 @@ describeEachDatabase(
           result: 'not held',
         });
         const rows = await ctx.sql.query<{ id: string; holder: string | null }>(
-          `SELECT ID AS id, BROKER_NAME AS holder FROM ${locks} ORDER BY ID`,
+          statement(`SELECT ID AS id, BROKER_NAME AS holder FROM ${locks} ORDER BY ID`),
         );
         // In grace (the locker's own holder for it), not released; the marker moved to this timeline.
         expect(rows.find((r) => r.id === 'broker')?.holder).toBe('holdfast:failover-grace');
         const [marker] = await ctx.sql.query<{ time: unknown }>(
-          `SELECT TIME AS time FROM ${locks} WHERE ID = $1`,
-          [TIMELINE_MARKER],
+          statement(`SELECT TIME AS time FROM ${locks} WHERE ID = $1`, [TIMELINE_MARKER]),
         );
         expect(Number(marker.time)).not.toBe(987_654);
         // Now the release of the row in grace by its grace holder goes through (the documented way to end it).

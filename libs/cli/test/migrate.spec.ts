@@ -1,4 +1,4 @@
-import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
+import { SchemaManager, sqlClientFor, statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { HOLDFAST_MIGRATIONS, HOLDFAST_TABLES } from '../src';
 import { CorMessageFillFactor1764000000408 as CorMessageFillFactor } from '../../../migrations/1764000000408-cor-message-fill-factor';
@@ -46,7 +46,7 @@ describeEachDatabase(
       } finally {
         for (const p of ['', other]) {
           for (const t of [...HOLDFAST_TABLES.map((t) => t.name), 'migrations'].reverse()) {
-            await ctx.sql.execute(`DROP TABLE IF EXISTS ${p}${t}`);
+            await ctx.sql.execute(statement(`DROP TABLE IF EXISTS ${p}${t}`));
           }
         }
       }
@@ -65,8 +65,9 @@ describeEachDatabase(
         const fillFactor = async () =>
           (
             await ctx.sql.query<{ reloptions: string[] | null }>(
-              'SELECT reloptions FROM pg_class WHERE oid = CAST($1 AS regclass)',
-              [table.toLowerCase()],
+              statement('SELECT reloptions FROM pg_class WHERE oid = CAST($1 AS regclass)', [
+                table.toLowerCase(),
+              ]),
             )
           )[0].reloptions;
         const env = { DATABASE_URL: testDatabaseUrl(ctx.db, ctx.dataSource), HOLDFAST_TABLE_PREFIX: prefix };
@@ -75,10 +76,10 @@ describeEachDatabase(
           expect(all.code).toBe(0);
           expect(await fillFactor()).toEqual(['fillfactor=50']);
           // As an earlier version left it: the table without a fill factor, its migration not run.
-          await ctx.sql.execute(`ALTER TABLE ${table} RESET (fillfactor)`);
-          await ctx.sql.execute(`DELETE FROM ${migrationsTable} WHERE name = $1`, [
-            CorMessageFillFactor.name,
-          ]);
+          await ctx.sql.execute(statement(`ALTER TABLE ${table} RESET (fillfactor)`));
+          await ctx.sql.execute(
+            statement(`DELETE FROM ${migrationsTable} WHERE name = $1`, [CorMessageFillFactor.name]),
+          );
           expect(await fillFactor()).toBeNull();
           const upgrade = await cli(['migrate', '--migrations-table', migrationsTable], env);
           expect(upgrade.stdout.trim()).toBe(`holdfast migrate: ran ${CorMessageFillFactor.name}`);
@@ -96,7 +97,7 @@ describeEachDatabase(
           expect(await fillFactor()).toBeNull();
         } finally {
           for (const t of [...HOLDFAST_TABLES.map((t) => t.name), 'migrations'].reverse()) {
-            await ctx.sql.execute(`DROP TABLE IF EXISTS ${prefix}${t}`);
+            await ctx.sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}${t}`));
           }
         }
       });

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { SchemaManager, sqlClientFor, tableName } from '@holdfast/core/kit';
+import { SchemaManager, sqlClientFor, tableName, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   forkTs,
@@ -66,7 +66,9 @@ describe('concurrent boot on fresh tables', () => {
         await Promise.all(workers.map((w) => waitForExit(w, 10_000)));
         for (const prefix of prefixes) {
           for (const spec of BOOT_TABLES) {
-            await sql.execute(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`).catch(() => undefined);
+            await sql
+              .execute(statement(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`))
+              .catch(() => undefined);
           }
         }
         await dataSource.destroy();

@@ -7,36 +7,12 @@
  * nothing. On a private server of a small `max_connections`, the application connecting as a role
  * without superuser rights.
  */
-import type { ModuleRef } from '@nestjs/core';
 import { Client } from 'pg';
 import mysql from 'mysql2/promise';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import {
-  ConnectionBudgetError,
-  configureCoordinationPool,
-  DatabaseResolver,
-  HoldfastDatabase,
-  type CoordinationLane,
-  type HoldfastDatabaseOptions,
-} from '@holdfast/core/kit';
+import { ConnectionBudgetError, configureCoordinationPool } from '@holdfast/core/kit';
 import { PrivateMariadb, PrivatePostgres, testDatabases, type PrivateServer } from '@holdfast/testing';
-
-class ModuleDatabase extends HoldfastDatabase {
-  constructor(
-    options: Partial<HoldfastDatabaseOptions>,
-    private readonly lane?: CoordinationLane,
-  ) {
-    super({} as ModuleRef, new DatabaseResolver(), 'TestModule', {
-      tablePrefix: '',
-      schema: 'check',
-      ...options,
-    });
-  }
-
-  protected override coordinationLane(): CoordinationLane {
-    return this.lane ?? super.coordinationLane();
-  }
-}
+import { ModuleDatabase } from './support/module-database';
 
 const MAX_CONNECTIONS = 12;
 const PORTS = { postgres: 25_524, mariadb: 25_525 };

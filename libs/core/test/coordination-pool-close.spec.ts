@@ -5,14 +5,8 @@
  * alive after app.close(). PostgreSQL and MariaDB (left out of a SQLite-only run by jest.config.js).
  */
 import type { Socket } from 'node:net';
-import type { ModuleRef } from '@nestjs/core';
 import { configureCoordinationPool } from '@holdfast/core';
-import {
-  DatabaseResolver,
-  HoldfastDatabase,
-  monotonicMillis,
-  type HoldfastDatabaseOptions,
-} from '@holdfast/core/kit';
+import { monotonicMillis, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   TcpProxy,
@@ -21,17 +15,8 @@ import {
   testServerUrl,
   waitUntil,
 } from '@holdfast/testing';
+import { ModuleDatabase } from './support/module-database';
 import type { DataSource } from 'typeorm';
-
-class ModuleDatabase extends HoldfastDatabase {
-  constructor(options: Partial<HoldfastDatabaseOptions>) {
-    super({} as ModuleRef, new DatabaseResolver(), 'TestModule', {
-      tablePrefix: '',
-      schema: 'check',
-      ...options,
-    });
-  }
-}
 
 /** The sockets of every connection the pool behind `dataSource` holds (pg-pool, mysql2). */
 function poolSockets(dataSource: DataSource): Socket[] {
@@ -58,7 +43,7 @@ describe.each(testServerDatabases())('a coordination pool gone silent [%s]', (db
       configureCoordinationPool(application, { size: 2, connection: { url: url.toString() } });
       const module = new ModuleDatabase({ dataSource: application });
       const sleep = db === 'postgres' ? 'SELECT pg_sleep(0.2)' : 'SELECT SLEEP(0.2)';
-      await Promise.all([module.sql.query(sleep), module.sql.query(sleep)]);
+      await Promise.all([module.sql.query(statement(sleep)), module.sql.query(statement(sleep))]);
       const sockets = poolSockets(module.sql.dataSource);
       expect(sockets).toHaveLength(2);
       expect(proxy.connections).toBe(2);

@@ -7,42 +7,18 @@
  * a module on the application's pool; a lane closes when its last module shuts down. SQLite has
  * one connection and no pool: the module uses it.
  */
-import type { ModuleRef } from '@nestjs/core';
 import {
   ConnectionBudget,
   configureCoordinationPool,
   CoordinationPool,
-  DatabaseResolver,
   declarePoolNeed,
-  HoldfastDatabase,
   InvalidOptionsError,
   type CoordinationLane,
   type HoldfastDatabaseOptions,
 } from '@holdfast/core/kit';
 import { createTestDataSource, describeEachDatabase } from '@holdfast/testing';
+import { ModuleDatabase } from './support/module-database';
 import { configuredPoolSize } from '../src/database/pool-budget';
-
-class ModuleDatabase extends HoldfastDatabase {
-  constructor(
-    options: Partial<HoldfastDatabaseOptions>,
-    private readonly lane?: CoordinationLane,
-  ) {
-    super({} as ModuleRef, new DatabaseResolver(), 'TestModule', {
-      tablePrefix: '',
-      schema: 'check',
-      ...options,
-    });
-  }
-
-  /** The application-pool client (for the inbox's accepts and the startup statements). */
-  get application() {
-    return this.applicationSql;
-  }
-
-  protected override coordinationLane(): CoordinationLane {
-    return this.lane ?? super.coordinationLane();
-  }
-}
 
 /** Connections the lane's driver pool has open now (idle or checked out). */
 function openConnections(dataSource: { driver: unknown }): number {

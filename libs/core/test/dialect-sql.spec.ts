@@ -43,86 +43,10 @@ describe('dialect SQL', () => {
     expect(sqlDialect('oracle').limit('SELECT A FROM T', 5)).toBe('SELECT A FROM T FETCH FIRST 5 ROWS ONLY');
   });
 
-  it('bounds a DELETE the way of each dialect', () => {
-    const batch = { table: 'P_T', where: 'AT < ?', orderBy: 'AT', limit: 50 };
-    const where = (d: (typeof DIALECTS)[number]) => `AT < ${sqlDialect(d).placeholder(1)}`;
-    const sql = (d: (typeof DIALECTS)[number]) => sqlDialect(d).deleteLimited({ ...batch, where: where(d) });
-    expect(sql('postgres')).toBe(
-      'DELETE FROM P_T WHERE ctid = ANY(ARRAY(SELECT ctid FROM P_T WHERE AT < $1 LIMIT 50)) AND AT < $1',
-    );
-    expect(sql('mysql')).toBe('DELETE FROM P_T WHERE AT < ? ORDER BY AT LIMIT 50');
-    expect(sql('mariadb')).toBe('DELETE FROM P_T WHERE AT < ? ORDER BY AT LIMIT 50');
-    expect(sql('sqlite')).toBe(
-      'DELETE FROM P_T WHERE rowid IN (SELECT rowid FROM P_T WHERE AT < ? LIMIT 50)',
-    );
-    expect(sql('mssql')).toBe('DELETE TOP (50) FROM P_T WHERE AT < @0');
-    expect(sql('oracle')).toBe('DELETE FROM P_T WHERE AT < :1 AND ROWNUM <= 50');
-    // Without an order, MySQL/MariaDB delete in whatever order the plan finds the rows.
-    expect(sqlDialect('mariadb').deleteLimited({ table: 'P_T', where: 'AT < ?', limit: 50 })).toBe(
-      'DELETE FROM P_T WHERE AT < ? LIMIT 50',
-    );
-  });
-
-  it.each(DIALECTS.map((d) => [d]))('%s: a bounded DELETE deletes at least one row, a whole number', (d) => {
-    const dialect = sqlDialect(d);
-    const where = `AT < ${dialect.placeholder(1)}`;
-    const bound = (limit: number) => dialect.deleteLimited({ table: 'T', where, orderBy: 'AT', limit });
-    expect(bound(7.9)).toBe(bound(7));
-    expect(bound(0)).toBe(bound(1));
-    expect(bound(-3)).toBe(bound(1));
-    // Only the cutoff is bound, once (PostgreSQL's `$1` appears twice and names one parameter).
-    expect(placeholderCount(d, bound(10))).toBe(1);
-  });
-
-  it('bounds an idle transaction on PostgreSQL (ms, transaction-local) and MySQL/MariaDB (s, session)', () => {
-    expect(sqlDialect('postgres').idleTransactionTimeouts(1500)).toEqual([
-      "SELECT set_config('idle_in_transaction_session_timeout', '1500', true) AS t",
-    ]);
-    expect(sqlDialect('postgres').idleTransactionTimeouts(0.2)).toEqual([
-      "SELECT set_config('idle_in_transaction_session_timeout', '1', true) AS t",
-    ]);
-    expect(sqlDialect('mariadb').idleTransactionTimeouts(1500)).toEqual([
-      'SET SESSION idle_transaction_timeout = 2',
-      'SET SESSION wait_timeout = 2',
-    ]);
-    expect(sqlDialect('mysql').idleTransactionTimeouts(1500)).toEqual(['SET SESSION wait_timeout = 2']);
-    expect(sqlDialect('mysql').idleTransactionTimeouts(1000)).toEqual(['SET SESSION wait_timeout = 1']);
-    expect(sqlDialect('mysql').idleTransactionTimeouts(0)).toEqual(['SET SESSION wait_timeout = 1']);
-    for (const d of ['sqlite', 'mssql', 'oracle'] as const)
-      expect(sqlDialect(d).idleTransactionTimeouts(1500)).toEqual([]);
-  });
-
   it('selects a row without a table, FROM DUAL on Oracle', () => {
     for (const d of ['postgres', 'mysql', 'mariadb', 'sqlite', 'mssql'] as const)
       expect(sqlDialect(d).selectRow('1 AS a, 2 AS b')).toBe('SELECT 1 AS a, 2 AS b');
     expect(sqlDialect('oracle').selectRow('1 AS a, 2 AS b')).toBe('SELECT 1 AS a, 2 AS b FROM DUAL');
-  });
-
-  it('bounds one statement server-side on MariaDB only, in seconds to the ms', () => {
-    expect(sqlDialect('mariadb').withStatementTimeout('SELECT 1', 1_500)).toBe(
-      'SET STATEMENT max_statement_time = 1.500 FOR SELECT 1',
-    );
-    expect(sqlDialect('mariadb').withStatementTimeout('SELECT 1', 0.4)).toBe(
-      'SET STATEMENT max_statement_time = 0.001 FOR SELECT 1',
-    );
-    for (const d of ['postgres', 'mysql', 'sqlite', 'mssql', 'oracle'] as const)
-      expect(sqlDialect(d).withStatementTimeout('SELECT 1', 1_500)).toBe('SELECT 1');
-  });
-
-  it("bounds a transaction's statements and idle time on PostgreSQL only, with bound values", () => {
-    expect(sqlDialect('postgres').transactionStatementTimeout(500.7)).toEqual({
-      sql: "SELECT set_config('statement_timeout', $1, true) AS a, set_config('idle_in_transaction_session_timeout', $2, true) AS b",
-      params: ['500ms', '500ms'],
-    });
-    expect(sqlDialect('postgres').transactionStatementTimeout(0)?.params).toEqual(['1ms', '1ms']);
-    for (const d of ['mysql', 'mariadb', 'sqlite', 'mssql', 'oracle'] as const)
-      expect(sqlDialect(d).transactionStatementTimeout(500)).toBeUndefined();
-  });
-
-  it('reads the busy timeout on SQLite only', () => {
-    expect(sqlDialect('sqlite').busyTimeoutQuery()).toBe('PRAGMA busy_timeout');
-    for (const d of ['postgres', 'mysql', 'mariadb', 'mssql', 'oracle'] as const)
-      expect(sqlDialect(d).busyTimeoutQuery()).toBeUndefined();
   });
 
   it('offers an array row source on PostgreSQL only', () => {
@@ -180,45 +104,6 @@ describe('dialect SQL', () => {
       expect(() => createTableSql('postgres', { ...table, fillFactor: bad })).toThrow(
         new RangeError(`fillFactor must be an integer from 10 to 100, got ${bad}`),
       );
-    }
-  });
-
-  it('inserts only missing rows, each dialect its own way', () => {
-    const spec = {
-      table: 'P_M',
-      columns: ['K', 'N', 'S'],
-      key: 'K',
-      rows: 2,
-      row: (k: string) => `${k}, 0, ''`,
-    };
-    expect(sqlDialect('postgres').insertMissing(spec)).toBe(
-      "INSERT INTO P_M (K, N, S) VALUES ($1, 0, ''), ($2, 0, '') ON CONFLICT (K) DO NOTHING",
-    );
-    expect(sqlDialect('sqlite').insertMissing(spec)).toBe(
-      "INSERT INTO P_M (K, N, S) VALUES (?, 0, ''), (?, 0, '') ON CONFLICT (K) DO NOTHING",
-    );
-    for (const d of ['mysql', 'mariadb'] as const) {
-      expect(sqlDialect(d).insertMissing(spec)).toBe(
-        "INSERT INTO P_M (K, N, S) VALUES (?, 0, ''), (?, 0, '') ON DUPLICATE KEY UPDATE K = K",
-      );
-    }
-    expect(sqlDialect('mssql').insertMissing(spec)).toBe(
-      "INSERT INTO P_M (K, N, S) SELECT v.K, 0, '' FROM (SELECT @0 AS K UNION ALL SELECT @1 AS K) v " +
-        'WHERE NOT EXISTS (SELECT 1 FROM P_M t WHERE t.K = v.K)',
-    );
-    expect(sqlDialect('oracle').insertMissing({ ...spec, rows: 1 })).toBe(
-      "INSERT INTO P_M (K, N, S) SELECT v.K, 0, '' FROM (SELECT :1 AS K FROM DUAL) v " +
-        'WHERE NOT EXISTS (SELECT 1 FROM P_M t WHERE t.K = v.K)',
-    );
-  });
-
-  it('renders a value that never goes back below previous + 1', () => {
-    expect(sqlDialect('sqlite').atLeastAfter('NOW', 'PREV')).toBe('MAX(NOW, PREV + 1)');
-    expect(sqlDialect('mssql').atLeastAfter('NOW', 'PREV')).toBe(
-      'CASE WHEN NOW > PREV THEN NOW ELSE PREV + 1 END',
-    );
-    for (const d of ['postgres', 'mysql', 'mariadb', 'oracle'] as const) {
-      expect(sqlDialect(d).atLeastAfter('NOW', 'PREV')).toBe('GREATEST(NOW, PREV + 1)');
     }
   });
 

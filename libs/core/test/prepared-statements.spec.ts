@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
-import { sqlClientFor, type SqlClient } from '@holdfast/core/kit';
+import { sqlClientFor, type SqlClient, statement } from '@holdfast/core/kit';
 import { createTestDataSource, testDatabases } from '@holdfast/testing';
 
 /**
@@ -29,7 +29,7 @@ describe.each(testDatabases())('prepared statements on %s', (db) => {
   const named = async (sql: SqlClient) =>
     (
       await sql.query<{ name: string; statement: string }>(
-        'SELECT name, statement FROM pg_prepared_statements',
+        statement('SELECT name, statement FROM pg_prepared_statements'),
       )
     ).map((row) => row.name);
 
@@ -39,7 +39,7 @@ describe.each(testDatabases())('prepared statements on %s', (db) => {
     it(`answers as an unprepared statement does (${bounded})`, async () => {
       const sql = sqlClientFor(dataSource, undefined, undefined, { statementTimeout });
       for (let i = 0; i < 3; i++) {
-        const [row] = await sql.query<{ n: unknown }>(SELECT_ONE(sql), [i], { prepared: true });
+        const [row] = await sql.query<{ n: unknown }>(statement(SELECT_ONE(sql), [i]), { prepared: true });
         expect(Number(row.n)).toBe(i + 1);
       }
       if (db !== 'postgres' || behindBouncer) return;
@@ -53,19 +53,19 @@ describe.each(testDatabases())('prepared statements on %s', (db) => {
     it(`a connection that lost its statement: one retry unnamed, one warning, then no more names (${bounded})`, async () => {
       const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
       const sql = sqlClientFor(dataSource, undefined, undefined, { statementTimeout });
-      expect(Number((await sql.query<{ n: unknown }>(SELECT_ONE(sql), [1], { prepared: true }))[0].n)).toBe(
-        2,
-      );
+      expect(
+        Number((await sql.query<{ n: unknown }>(statement(SELECT_ONE(sql), [1]), { prepared: true }))[0].n),
+      ).toBe(2);
       // The driver still believes the statement is parsed on this connection; the server forgot it.
-      await sql.execute('DEALLOCATE ALL');
-      expect(Number((await sql.query<{ n: unknown }>(SELECT_ONE(sql), [2], { prepared: true }))[0].n)).toBe(
-        3,
-      );
+      await sql.execute(statement('DEALLOCATE ALL'));
+      expect(
+        Number((await sql.query<{ n: unknown }>(statement(SELECT_ONE(sql), [2]), { prepared: true }))[0].n),
+      ).toBe(3);
       expect(warn).toHaveBeenCalledTimes(1);
       expect(String(warn.mock.calls[0][0])).toContain('26000');
-      expect(Number((await sql.query<{ n: unknown }>(SELECT_ONE(sql), [3], { prepared: true }))[0].n)).toBe(
-        4,
-      );
+      expect(
+        Number((await sql.query<{ n: unknown }>(statement(SELECT_ONE(sql), [3]), { prepared: true }))[0].n),
+      ).toBe(4);
       expect(await named(sql)).toEqual([]);
       expect(warn).toHaveBeenCalledTimes(1);
     });
@@ -79,7 +79,9 @@ describe.each(testDatabases())('prepared statements on %s', (db) => {
       const sql = sqlClientFor(dataSource);
       const answers = await Promise.all(
         Array.from({ length: 200 }, (_, i) =>
-          sql.query<{ n: unknown }>(SELECT_ONE(sql), [i], { prepared: true }).then(([row]) => Number(row.n)),
+          sql
+            .query<{ n: unknown }>(statement(SELECT_ONE(sql), [i]), { prepared: true })
+            .then(([row]) => Number(row.n)),
         ),
       );
       expect(answers).toEqual(Array.from({ length: 200 }, (_, i) => i + 1));
@@ -91,15 +93,18 @@ describe.each(testDatabases())('prepared statements on %s', (db) => {
       const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
       const sql = sqlClientFor(dataSource);
       await expect(
-        sql.query('SELECT 1 / CAST($1 AS INTEGER) AS n', [0], { prepared: true }),
+        sql.query(statement('SELECT 1 / CAST($1 AS INTEGER) AS n', [0]), { prepared: true }),
       ).rejects.toMatchObject({
         code: '22012',
       });
       expect(warn).not.toHaveBeenCalled();
       expect(
         Number(
-          (await sql.query<{ n: unknown }>('SELECT 1 / CAST($1 AS INTEGER) AS n', [1], { prepared: true }))[0]
-            .n,
+          (
+            await sql.query<{ n: unknown }>(statement('SELECT 1 / CAST($1 AS INTEGER) AS n', [1]), {
+              prepared: true,
+            })
+          )[0].n,
         ),
       ).toBe(1);
       expect(await named(sql)).toHaveLength(1);

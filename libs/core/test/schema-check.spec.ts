@@ -1,4 +1,4 @@
-import { Catalog, SchemaManager, SchemaMismatchError, type TableSpec } from '@holdfast/core/kit';
+import { Catalog, SchemaManager, SchemaMismatchError, type TableSpec, statement } from '@holdfast/core/kit';
 import { sqliteAffinity } from '../src/dialect/sqlite-affinity';
 import { describeEachDatabase, type TestDatabase } from '@holdfast/testing';
 
@@ -108,7 +108,7 @@ describeEachDatabase(
     });
 
     it('accepts the seed-style alternatives (CHAR(32), a timestamp, unsigned ints), with the optional column absent', async () => {
-      await ctx.sql.execute(ddl(ctx.db, t('CHK_SEED'), {}));
+      await ctx.sql.execute(statement(ddl(ctx.db, t('CHK_SEED'), {})));
       for (const mode of ['check', 'create'] as const) {
         const live = await apply('CHK_SEED', mode);
         expect(live.has('EXTRA')).toBe(false);
@@ -124,7 +124,7 @@ describeEachDatabase(
     });
 
     it('refuses a missing column, naming the table, the column and the accepted types', async () => {
-      await ctx.sql.execute(ddl(ctx.db, t('CHK_MISSING'), { N: null }));
+      await ctx.sql.execute(statement(ddl(ctx.db, t('CHK_MISSING'), { N: null })));
       const int = { postgres: 'INTEGER', mariadb: 'INT', sqlite: 'INTEGER' }[ctx.db];
       const accepted = ctx.db === 'sqlite' ? 'INTEGER (INTEGER affinity)' : int;
       const expected =
@@ -135,7 +135,7 @@ describeEachDatabase(
     });
 
     it('refuses a column of the wrong type, naming the type found and the types accepted', async () => {
-      await ctx.sql.execute(ddl(ctx.db, t('CHK_TYPE'), { N: 'VARCHAR(20)' }));
+      await ctx.sql.execute(statement(ddl(ctx.db, t('CHK_TYPE'), { N: 'VARCHAR(20)' })));
       const found = {
         postgres: 'character varying(20)',
         mariadb: 'varchar(20)',
@@ -150,8 +150,8 @@ describeEachDatabase(
     });
 
     it('refuses a varchar shorter than the spec (or than its minLength); SQLite enforces no length', async () => {
-      await ctx.sql.execute(ddl(ctx.db, t('CHK_SHORT'), { ID: 'VARCHAR(40) NOT NULL' }));
-      await ctx.sql.execute(ddl(ctx.db, t('CHK_SHORT_OWNER'), { OWNER_ID: 'CHAR(16) NOT NULL' }));
+      await ctx.sql.execute(statement(ddl(ctx.db, t('CHK_SHORT'), { ID: 'VARCHAR(40) NOT NULL' })));
+      await ctx.sql.execute(statement(ddl(ctx.db, t('CHK_SHORT_OWNER'), { OWNER_ID: 'CHAR(16) NOT NULL' })));
       if (ctx.db === 'sqlite') {
         // SQLite stores text of any length in a VARCHAR(40): the code works with it.
         await expect(apply('CHK_SHORT')).resolves.toBeDefined();
@@ -172,7 +172,7 @@ describeEachDatabase(
     });
 
     it('reports an optional column that is present', async () => {
-      await ctx.sql.execute(ddl(ctx.db, t('CHK_EXTRA'), { EXTRA: 'BIGINT' }));
+      await ctx.sql.execute(statement(ddl(ctx.db, t('CHK_EXTRA'), { EXTRA: 'BIGINT' })));
       const live = await apply('CHK_EXTRA');
       expect(live.column('extra')).toMatchObject({ kind: 'bigint', nullable: true });
     });
@@ -183,8 +183,8 @@ describeEachDatabase(
         ctx.db
       ];
       const extra = ctx.db === 'postgres' ? 'TIMESTAMP WITH TIME ZONE' : 'DATETIME(3)';
-      await ctx.sql.execute(ddl(ctx.db, table, { AT: at, EXTRA: extra }));
-      await ctx.sql.execute(`CREATE INDEX ${t('IDX_CHK_CATALOG_N')} ON ${table} (N, ID)`);
+      await ctx.sql.execute(statement(ddl(ctx.db, table, { AT: at, EXTRA: extra })));
+      await ctx.sql.execute(statement(`CREATE INDEX ${t('IDX_CHK_CATALOG_N')} ON ${table} (N, ID)`));
       const d = new Catalog(ctx.sql.dialect, (s) => ctx.sql.query(s));
       const column = await d.column(table, 'at');
       expect(column!.name.toUpperCase()).toBe('AT');

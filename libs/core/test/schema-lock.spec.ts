@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { SchemaLockTimeoutError, SchemaManager, sqlClientFor, type TableSpec } from '@holdfast/core/kit';
+import {
+  SchemaLockTimeoutError,
+  SchemaManager,
+  sqlClientFor,
+  type TableSpec,
+  statement,
+} from '@holdfast/core/kit';
 import { createTestDataSource, describeEachDatabase, testDataSourceOptions } from '@holdfast/testing';
 
 const SPEC: TableSpec = {
@@ -40,15 +46,15 @@ async function holdSchemaLock(ctx: Ctx, table: string): Promise<{ release: () =>
     ctx.db === 'mariadb'
       ? holder.session(async (c) => {
           const name = `LEFT(CONCAT('holdfast:schema:', SHA1(CONCAT(COALESCE(DATABASE(), ''), '.', ?))), 64)`;
-          await c.query(`SELECT GET_LOCK(${name}, 5) AS got`, [key]);
+          await c.query(statement(`SELECT GET_LOCK(${name}, 5) AS got`, [key]));
           locked();
           await released;
-          await c.query(`SELECT RELEASE_LOCK(${name})`, [key]);
+          await c.query(statement(`SELECT RELEASE_LOCK(${name})`, [key]));
         })
       : holder.transaction(async (tx) => {
           if (ctx.db === 'postgres') {
             const id = createHash('sha256').update(key).digest().readBigInt64BE(0).toString();
-            await tx.query('SELECT pg_advisory_xact_lock(CAST($1 AS BIGINT))', [id]);
+            await tx.query(statement('SELECT pg_advisory_xact_lock(CAST($1 AS BIGINT))', [id]));
           }
           locked();
           await released;
@@ -153,7 +159,9 @@ describeEachDatabase(
       }
       // Without its index the table is not in place: the step takes the lock (and creates it).
       await ctx.sql.execute(
-        `DROP INDEX ${ctx.db === 'mariadb' ? `${ctx.prefix}CORE_IDX_OWNER ON ${table}` : `${ctx.prefix}CORE_IDX_OWNER`}`,
+        statement(
+          `DROP INDEX ${ctx.db === 'mariadb' ? `${ctx.prefix}CORE_IDX_OWNER ON ${table}` : `${ctx.prefix}CORE_IDX_OWNER`}`,
+        ),
       );
       const held = await holdSchemaLock(ctx, table);
       const waiting = await impatientManager(ctx);

@@ -1,4 +1,11 @@
-import { SchemaManager, SchemaMissingError, toNumber, type TableSpec } from '@holdfast/core/kit';
+import {
+  SchemaManager,
+  SchemaMissingError,
+  TemplateBinder,
+  toNumber,
+  type TableSpec,
+  statement,
+} from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 
 const THING: TableSpec = {
@@ -44,19 +51,24 @@ describeEachDatabase(
     it('round-trips timestamps to the millisecond and counts affected rows', async () => {
       const at = new Date('2026-03-04T05:06:07.089Z');
       const d = ctx.sql.dialect;
-      await ctx.sql.execute(d.upsert({ table: t(), columns: ['ID', 'AT', 'N'], keys: ['ID'] }), [
-        'a',
-        d.timestampParam(at),
-        '9007199254740991',
-      ]);
+      await ctx.sql.execute(
+        statement(d.upsert({ table: t(), columns: ['ID', 'AT', 'N'], keys: ['ID'] }), [
+          'a',
+          d.timestampParam(at),
+          '9007199254740991',
+        ]),
+      );
       const [row] = await ctx.sql.query<{ at: unknown; n: unknown }>(
-        `SELECT AT AS at, N AS n FROM ${t()} WHERE ID = ${p(1)}`,
-        ['a'],
+        statement(`SELECT AT AS at, N AS n FROM ${t()} WHERE ID = ${p(1)}`, ['a']),
       );
       expect(d.readTimestamp(row.at).toISOString()).toBe(at.toISOString());
       expect(String(row.n)).toBe('9007199254740991');
-      expect(await ctx.sql.execute(`UPDATE ${t()} SET N = ${p(1)} WHERE ID = ${p(2)}`, [1, 'a'])).toBe(1);
-      expect(await ctx.sql.execute(`UPDATE ${t()} SET N = ${p(1)} WHERE ID = ${p(2)}`, [1, 'nope'])).toBe(0);
+      expect(
+        await ctx.sql.execute(statement(`UPDATE ${t()} SET N = ${p(1)} WHERE ID = ${p(2)}`, [1, 'a'])),
+      ).toBe(1);
+      expect(
+        await ctx.sql.execute(statement(`UPDATE ${t()} SET N = ${p(1)} WHERE ID = ${p(2)}`, [1, 'nope'])),
+      ).toBe(0);
     });
 
     it('rolls a failed transaction back, and serializes concurrent ones', async () => {
@@ -64,43 +76,46 @@ describeEachDatabase(
       const insert = `INSERT INTO ${t()} (ID, AT, N) VALUES (${d.placeholders(3)})`;
       await expect(
         ctx.sql.transaction(async (tx) => {
-          await tx.execute(insert, ['rolled-back', d.timestampParam(new Date()), 1]);
+          await tx.execute(statement(insert, ['rolled-back', d.timestampParam(new Date()), 1]));
           throw new Error('boom');
         }),
       ).rejects.toThrow('boom');
-      expect(await ctx.sql.query(`SELECT ID FROM ${t()} WHERE ID = ${p(1)}`, ['rolled-back'])).toHaveLength(
-        0,
-      );
+      expect(
+        await ctx.sql.query(statement(`SELECT ID FROM ${t()} WHERE ID = ${p(1)}`, ['rolled-back'])),
+      ).toHaveLength(0);
 
       await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
           ctx.sql.transaction(async (tx) => {
-            await tx.execute(insert, [`tx-${i}`, d.timestampParam(new Date()), i]);
-            await tx.query(`SELECT COUNT(*) AS c FROM ${t()}`);
+            await tx.execute(statement(insert, [`tx-${i}`, d.timestampParam(new Date()), i]));
+            await tx.query(statement(`SELECT COUNT(*) AS c FROM ${t()}`));
           }),
         ),
       );
-      const rows = await ctx.sql.query(`SELECT ID FROM ${t()} WHERE ID LIKE 'tx-%'`);
+      const rows = await ctx.sql.query(statement(`SELECT ID FROM ${t()} WHERE ID LIKE 'tx-%'`));
       expect(rows).toHaveLength(8);
     });
 
     it('answers a point read synchronously through a row reader on SQLite only, never inside a transaction', async () => {
       const d = ctx.sql.dialect;
-      const reader = ctx.sql.rowReader(`SELECT N AS n, ID AS id FROM ${t()} WHERE ID = ${p(1)}`);
+      const b = new TemplateBinder<{ id: string }>(d);
+      const reader = ctx.sql.rowReader(
+        b.template(`SELECT N AS n, ID AS id FROM ${t()} WHERE ID = ${b.slot('id')}`),
+      );
       if (ctx.db !== 'sqlite') {
         expect(reader).toBeUndefined();
         return;
       }
       expect(reader!.columns).toEqual(['n', 'id']);
-      expect(reader!.row(['a'])).toEqual([1, 'a']);
-      expect(reader!.row(['nope'])).toBeNull();
+      expect(reader!.row({ id: 'a' })).toEqual([1, 'a']);
+      expect(reader!.row({ id: 'nope' })).toBeNull();
       await ctx.sql.transaction(async (tx) => {
         // The shared connection is held by the transaction: the reader cannot run now.
-        expect(reader!.row(['a'])).toBeUndefined();
-        expect(tx.rowReader(`SELECT ID FROM ${t()}`)).toBeUndefined();
-        await tx.execute(`UPDATE ${t()} SET N = ${p(1)} WHERE ID = ${p(2)}`, [2, 'a']);
+        expect(reader!.row({ id: 'a' })).toBeUndefined();
+        expect(tx.rowReader(new TemplateBinder<object>(d).template(`SELECT ID FROM ${t()}`))).toBeUndefined();
+        await tx.execute(statement(`UPDATE ${t()} SET N = ${p(1)} WHERE ID = ${p(2)}`, [2, 'a']));
       });
-      expect(reader!.row(['a'])).toEqual([2, 'a']);
+      expect(reader!.row({ id: 'a' })).toEqual([2, 'a']);
       expect(d.name).toBe('sqlite');
     });
 
@@ -108,25 +123,25 @@ describeEachDatabase(
       const update = `UPDATE ${t()} SET N = ${p(1)} WHERE ID = ${p(2)}`;
       expect(ctx.sql.runsSynchronously).toBe(ctx.db === 'sqlite');
       if (ctx.db !== 'sqlite') {
-        expect(ctx.sql.executeSync(update, [5, 'a'])).toBeUndefined();
+        expect(ctx.sql.executeSync(statement(update, [5, 'a']))).toBeUndefined();
         return;
       }
-      const [before] = await ctx.sql.query<{ n: unknown }>(`SELECT N AS n FROM ${t()} WHERE ID = ${p(1)}`, [
-        'a',
-      ]);
-      expect(ctx.sql.executeSync(update, [5, 'a'])).toBe(1);
-      expect(ctx.sql.executeSync(update, [5, 'nope'])).toBe(0);
+      const [before] = await ctx.sql.query<{ n: unknown }>(
+        statement(`SELECT N AS n FROM ${t()} WHERE ID = ${p(1)}`, ['a']),
+      );
+      expect(ctx.sql.executeSync(statement(update, [5, 'a']))).toBe(1);
+      expect(ctx.sql.executeSync(statement(update, [5, 'nope']))).toBe(0);
       await ctx.sql.transaction(async (tx) => {
         // The shared connection is held by the transaction: the write cannot run now.
-        expect(ctx.sql.executeSync(update, [6, 'a'])).toBeUndefined();
+        expect(ctx.sql.executeSync(statement(update, [6, 'a']))).toBeUndefined();
         expect(tx.runsSynchronously).toBe(false);
       });
-      const [after] = await ctx.sql.query<{ n: unknown }>(`SELECT N AS n FROM ${t()} WHERE ID = ${p(1)}`, [
-        'a',
-      ]);
+      const [after] = await ctx.sql.query<{ n: unknown }>(
+        statement(`SELECT N AS n FROM ${t()} WHERE ID = ${p(1)}`, ['a']),
+      );
       expect(toNumber(after.n)).toBe(5);
-      expect(() => ctx.sql.executeSync(`UPDATE ${t()} SET NOPE = 1`)).toThrow(/NOPE/);
-      await ctx.sql.execute(update, [before.n, 'a']);
+      expect(() => ctx.sql.executeSync(statement(`UPDATE ${t()} SET NOPE = 1`))).toThrow(/NOPE/);
+      await ctx.sql.execute(statement(update, [before.n, 'a']));
     });
 
     it('reads timestamps in epoch ms in SQL where the dialect can, exactly as the client reads them', async () => {
@@ -147,8 +162,7 @@ describeEachDatabase(
       ];
       for (const value of values) {
         const [row] = await ctx.sql.query<{ ms: unknown }>(
-          `SELECT ${millis('v')} AS ms FROM (${d.selectRow(`${p(1)} AS v`)}) given`,
-          [value],
+          statement(`SELECT ${millis('v')} AS ms FROM (${d.selectRow(`${p(1)} AS v`)}) given`, [value]),
         );
         const expected = d.readTimestamp(value).getTime();
         const got = d.readTimestamp(row.ms).getTime();

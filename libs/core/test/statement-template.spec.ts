@@ -41,13 +41,12 @@ describe('StatementTemplate', () => {
   it("binds constants, a dialect piece's included, beside the slots, the same for every call", () => {
     const d = sqlDialect('postgres');
     const b = new TemplateBinder<Key>(d);
-    const bound = d.lockWaitBound!(b, 250);
-    const t = b.template(
-      `SELECT ${bound} FROM T WHERE N = ${b.slot('name')} AND S IN (${b.list(['x', 'y'])})`,
-    );
-    expect(t.sql).toBe(`SELECT set_config('lock_timeout', $1, true) FROM T WHERE N = $2 AND S IN ($3, $4)`);
-    expect(t.params({ name: 'n', key: 'unused' })).toEqual(['250ms', 'n', 'x', 'y']);
-    expect(t.params({ name: 'm', key: 'unused' })).toEqual(['250ms', 'm', 'x', 'y']);
+    const at = d.timestampSql().at(b, 250);
+    const t = b.template(`SELECT ${at} FROM T WHERE N = ${b.slot('name')} AND S IN (${b.list(['x', 'y'])})`);
+    expect(t.sql).toBe(`SELECT CAST($1 AS TIMESTAMPTZ) FROM T WHERE N = $2 AND S IN ($3, $4)`);
+    const epoch = '1970-01-01T00:00:00.250Z';
+    expect(t.params({ name: 'n', key: 'unused' })).toEqual([epoch, 'n', 'x', 'y']);
+    expect(t.params({ name: 'm', key: 'unused' })).toEqual([epoch, 'm', 'x', 'y']);
   });
 
   it('writes the text a StatementBinder writes for the same values', () => {
@@ -69,7 +68,7 @@ describe('StatementTemplate', () => {
     const d = sqlDialect('mariadb');
     const b = new TemplateBinder<Key>(d);
     const find = b.template(`SELECT V FROM T WHERE N = ${b.slot('name')} AND K = ${b.slot('key')}`);
-    const bounded = find.withText((sql) => d.withStatementTimeout(sql, 500));
+    const bounded = find.withText((sql) => `SET STATEMENT max_statement_time = 0.500 FOR ${sql}`);
     expect(bounded.sql).toBe(`SET STATEMENT max_statement_time = 0.500 FOR ${find.sql}`);
     expect(bounded.params({ name: 'n', key: 'k' })).toEqual(['n', 'k']);
     expect(find.sql).toBe('SELECT V FROM T WHERE N = ? AND K = ?');
@@ -129,7 +128,7 @@ describeEachDatabase(
       const d = ctx.sql.dialect;
       const upsert = d.upsert({ table: t(), columns: ['NAME', 'K', 'N'], keys: ['NAME', 'K'] });
       expect(await ctx.sql.execute(statement(upsert, ['a', 'x', 1]), { prepared: true })).toBeGreaterThan(0);
-      expect(await ctx.sql.execute(upsert, ['a', 'y', 2])).toBeGreaterThan(0);
+      expect(await ctx.sql.execute(statement(upsert, ['a', 'y', 2]))).toBeGreaterThan(0);
       const b = new TemplateBinder<{ name: string }>(d);
       const byName = b.template(
         `SELECT K AS k, N AS n FROM ${t()} WHERE NAME = ${b.slot('name')} ORDER BY K`,
@@ -141,7 +140,7 @@ describeEachDatabase(
         ['x', 1],
         ['y', 2],
       ]);
-      expect(await ctx.sql.query(byName.sql, ['a'])).toHaveLength(2);
+      expect(await ctx.sql.query(statement(byName.sql, ['a']))).toHaveLength(2);
       expect(await ctx.sql.query(byName.bind({ name: 'nobody' }))).toEqual([]);
     });
 

@@ -1,4 +1,10 @@
-import { InvalidDurationError, SqlTimeoutError, isConnectionError, sqlClientFor } from '@holdfast/core/kit';
+import {
+  InvalidDurationError,
+  SqlTimeoutError,
+  isConnectionError,
+  sqlClientFor,
+  statement,
+} from '@holdfast/core/kit';
 import { createTestDataSource, describeEachDatabase, TcpProxy, waitUntil } from '@holdfast/testing';
 import type { DataSource } from 'typeorm';
 
@@ -26,7 +32,7 @@ describeEachDatabase('a bounded SqlClient on a silent connection', (ctx) => {
 
   it('runs as before while the database answers', async () => {
     const sql = sqlClientFor(ctx.dataSource, undefined, undefined, { statementTimeout: 5_000 });
-    const [row] = await sql.query<{ n: unknown }>(sql.dialect.selectRow('1 AS n'));
+    const [row] = await sql.query<{ n: unknown }>(statement(sql.dialect.selectRow('1 AS n')));
     expect(Number(row.n)).toBe(1);
     expect(await sql.transaction(async (tx) => Number((await tx.nowMillis()) > 0))).toBe(1);
   });
@@ -43,25 +49,25 @@ describeEachDatabase('a bounded SqlClient on a silent connection', (ctx) => {
       const sql = sqlClientFor(viaProxy, undefined, undefined, { statementTimeout: 3_000 });
       const one = sql.dialect.selectRow('1 AS n');
       // Three pooled connections, each of which has answered.
-      await Promise.all([1, 2, 3].map(() => sql.transaction((tx) => tx.query(one))));
+      await Promise.all([1, 2, 3].map(() => sql.transaction((tx) => tx.query(statement(one)))));
       expect(proxy.connections).toBeGreaterThan(0);
 
       proxy.blackhole({ passCloses: false });
-      const statement = await sql.query(one).catch((e: unknown) => e);
-      expect(statement).toBeInstanceOf(SqlTimeoutError);
-      expect(isConnectionError(statement)).toBe(true);
-      const transaction = await sql.transaction((tx) => tx.query(one)).catch((e: unknown) => e);
+      const single = await sql.query(statement(one)).catch((e: unknown) => e);
+      expect(single).toBeInstanceOf(SqlTimeoutError);
+      expect(isConnectionError(single)).toBe(true);
+      const transaction = await sql.transaction((tx) => tx.query(statement(one))).catch((e: unknown) => e);
       // A silent pooled connection times out, or, suspect after the first timeout, is destroyed
       // and a new one is refused by the blackholed path.
       expect(isConnectionError(transaction)).toBe(true);
 
       proxy.restore();
       // Within a bound or two: no silent connection is waited on again.
-      await waitUntil(async () => (await sql.query(one)).length === 1, {
+      await waitUntil(async () => (await sql.query(statement(one))).length === 1, {
         timeout: 20_000,
         message: 'a statement to answer after the restore',
       });
-      expect(await sql.transaction(async (tx) => (await tx.query(one)).length)).toBe(1);
+      expect(await sql.transaction(async (tx) => (await tx.query(statement(one))).length)).toBe(1);
     } finally {
       await proxy.stop();
       await viaProxy?.destroy().catch(() => undefined);

@@ -1,5 +1,5 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { monotonicMillis, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
+import { monotonicMillis, sqlClientFor, type SqlClient, statement } from '@holdfast/core/kit';
 import { isTransientConflictError } from '../src/database/sql-errors';
 import {
   createTestDataSource,
@@ -33,8 +33,10 @@ describeEachDatabase(
     const t = () => `${ctx.prefix}CORE_BOUND`;
 
     beforeAll(async () => {
-      await ctx.sql.execute(`CREATE TABLE ${t()} (ID VARCHAR(8) NOT NULL PRIMARY KEY, N INT NOT NULL)`);
-      await ctx.sql.execute(`INSERT INTO ${t()} (ID, N) VALUES ('a', 0)`);
+      await ctx.sql.execute(
+        statement(`CREATE TABLE ${t()} (ID VARCHAR(8) NOT NULL PRIMARY KEY, N INT NOT NULL)`),
+      );
+      await ctx.sql.execute(statement(`INSERT INTO ${t()} (ID, N) VALUES ('a', 0)`));
     });
 
     it('rejects an invalid bound, naming the option', () => {
@@ -57,13 +59,17 @@ describeEachDatabase(
           db === 'postgres'
             ? String(
                 (
-                  await client.query<{ v: string }>('SELECT current_setting($1) AS v', [
-                    'idle_in_transaction_session_timeout',
-                  ])
+                  await client.query<{ v: string }>(
+                    statement('SELECT current_setting($1) AS v', ['idle_in_transaction_session_timeout']),
+                  )
                 )[0].v,
               )
             : String(
-                (await client.query<{ v: unknown }>('SELECT @@SESSION.idle_transaction_timeout AS v'))[0].v,
+                (
+                  await client.query<{ v: unknown }>(
+                    statement('SELECT @@SESSION.idle_transaction_timeout AS v'),
+                  )
+                )[0].v,
               );
         const outside = await read(sql);
         expect(await sql.transaction(read)).toBe(db === 'postgres' ? '30s' : '30');
@@ -87,14 +93,14 @@ describeEachDatabase(
       const isSilent = new Promise<void>((resolve) => (wentSilent = resolve));
       const holder = sql
         .transaction(async (tx) => {
-          await tx.execute(`UPDATE ${t()} SET N = N + 1 WHERE ID = 'a'`);
+          await tx.execute(statement(`UPDATE ${t()} SET N = N + 1 WHERE ID = 'a'`));
           const [row] = await tx.query<{ id: unknown }>(
-            db === 'postgres' ? 'SELECT pg_backend_pid() AS id' : 'SELECT CONNECTION_ID() AS id',
+            statement(db === 'postgres' ? 'SELECT pg_backend_pid() AS id' : 'SELECT CONNECTION_ID() AS id'),
           );
           session = String(row.id);
           proxy.blackhole();
           wentSilent();
-          await tx.query('SELECT 1'); // never arrives
+          await tx.query(statement('SELECT 1')); // never arrives
         })
         .catch((error: unknown) => error);
       try {
@@ -104,15 +110,17 @@ describeEachDatabase(
         const holding = async (): Promise<boolean> => {
           if (db === 'postgres') {
             const [row] = await ctx.sql.query<{ c: unknown }>(
-              'SELECT COUNT(*) AS c FROM pg_stat_activity WHERE pid = $1 AND backend_xid IS NOT NULL',
-              [session],
+              statement(
+                'SELECT COUNT(*) AS c FROM pg_stat_activity WHERE pid = $1 AND backend_xid IS NOT NULL',
+                [session],
+              ),
             );
             return Number(row.c) > 0;
           }
           // Not information_schema.innodb_trx: MariaDB refreshes that snapshot only after 0.1 s
           // in which nobody read it, so frequent readers (a poll, other tests) keep it stale.
           // A NOWAIT lock attempt asks InnoDB directly.
-          return ctx.sql.query(`SELECT ID FROM ${t()} WHERE ID = 'a' FOR UPDATE NOWAIT`).then(
+          return ctx.sql.query(statement(`SELECT ID FROM ${t()} WHERE ID = 'a' FOR UPDATE NOWAIT`)).then(
             () => false,
             (error: unknown) => {
               if (isTransientConflictError(error)) return true;
@@ -133,13 +141,17 @@ describeEachDatabase(
         await waitUntil(
           async () =>
             (db === 'postgres'
-              ? await ctx.sql.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [session])
-              : await ctx.sql.query('SELECT 1 FROM information_schema.processlist WHERE ID = ?', [session])
+              ? await ctx.sql.query(statement('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [session]))
+              : await ctx.sql.query(
+                  statement('SELECT 1 FROM information_schema.processlist WHERE ID = ?', [session]),
+                )
             ).length === 0,
           { timeout: 10_000, message: 'the silent session to be gone' },
         );
-        expect(await ctx.sql.execute(`UPDATE ${t()} SET N = N + 10 WHERE ID = 'a'`)).toBe(1);
-        const [row] = await ctx.sql.query<{ n: unknown }>(`SELECT N AS n FROM ${t()} WHERE ID = 'a'`);
+        expect(await ctx.sql.execute(statement(`UPDATE ${t()} SET N = N + 10 WHERE ID = 'a'`))).toBe(1);
+        const [row] = await ctx.sql.query<{ n: unknown }>(
+          statement(`SELECT N AS n FROM ${t()} WHERE ID = 'a'`),
+        );
         expect(Number(row.n)).toBe(10); // the silent transaction's update was rolled back
       } finally {
         await proxy.stop();

@@ -1,5 +1,11 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { InvalidOptionsError, sqlClientFor, type IsolationLevel, type SqlClient } from '@holdfast/core/kit';
+import {
+  InvalidOptionsError,
+  sqlClientFor,
+  type IsolationLevel,
+  type SqlClient,
+  statement,
+} from '@holdfast/core/kit';
 import { describeEachDatabase, testDataSourceOptions } from '@holdfast/testing';
 
 /**
@@ -12,8 +18,10 @@ describeEachDatabase(
     const t = () => `${ctx.prefix}CORE_ISO`;
 
     beforeAll(async () => {
-      await ctx.sql.execute(`CREATE TABLE ${t()} (ID VARCHAR(8) NOT NULL PRIMARY KEY, N INT NOT NULL)`);
-      await ctx.sql.execute(`INSERT INTO ${t()} (ID, N) VALUES ('a', 0)`);
+      await ctx.sql.execute(
+        statement(`CREATE TABLE ${t()} (ID VARCHAR(8) NOT NULL PRIMARY KEY, N INT NOT NULL)`),
+      );
+      await ctx.sql.execute(statement(`INSERT INTO ${t()} (ID, N) VALUES ('a', 0)`));
     });
 
     it('rejects an unknown level with a typed error naming it, before touching the database', async () => {
@@ -37,8 +45,9 @@ describeEachDatabase(
       it('runs the work (SQLite is always serializable, stronger than any level asked for)', async () => {
         const n = await ctx.sql.transaction(
           async (tx) => {
-            await tx.execute(`UPDATE ${t()} SET N = N + 1 WHERE ID = 'a'`);
-            return (await tx.query<{ n: unknown }>(`SELECT N AS n FROM ${t()} WHERE ID = 'a'`))[0].n;
+            await tx.execute(statement(`UPDATE ${t()} SET N = N + 1 WHERE ID = 'a'`));
+            return (await tx.query<{ n: unknown }>(statement(`SELECT N AS n FROM ${t()} WHERE ID = 'a'`)))[0]
+              .n;
           },
           { isolation: 'read committed' },
         );
@@ -51,22 +60,24 @@ describeEachDatabase(
     /** The level of the transaction `tx` is in, as the server shows it (lower case). */
     const levelOf = async (tx: SqlClient): Promise<string> => {
       if (db === 'postgres') {
-        const [row] = await tx.query<{ v: unknown }>(`SELECT current_setting('transaction_isolation') AS v`);
+        const [row] = await tx.query<{ v: unknown }>(
+          statement(`SELECT current_setting('transaction_isolation') AS v`),
+        );
         return String(row.v);
       }
       // InnoDB's information_schema.innodb_trx.trx_isolation_level can show the level of the
       // connection's previous transaction, and @@tx_isolation shows the session's: read what
       // the level does instead. SERIALIZABLE share-locks the rows a plain read returns...
       const read = async () =>
-        Number((await tx.query<{ n: unknown }>(`SELECT N AS n FROM ${t()} WHERE ID = 'a'`))[0].n);
+        Number((await tx.query<{ n: unknown }>(statement(`SELECT N AS n FROM ${t()} WHERE ID = 'a'`)))[0].n);
       const before = await read();
       const locked = await ctx.sql
-        .query(`SELECT N FROM ${t()} WHERE ID = 'a' FOR UPDATE NOWAIT`)
+        .query(statement(`SELECT N FROM ${t()} WHERE ID = 'a' FOR UPDATE NOWAIT`))
         .then(() => false)
         .catch(() => true);
       if (locked) return 'serializable';
       // ...READ COMMITTED sees what another connection committed meanwhile, REPEATABLE READ not.
-      await ctx.sql.execute(`UPDATE ${t()} SET N = N + 1 WHERE ID = 'a'`);
+      await ctx.sql.execute(statement(`UPDATE ${t()} SET N = N + 1 WHERE ID = 'a'`));
       return (await read()) === before ? 'repeatable read' : 'read committed';
     };
 
@@ -88,9 +99,11 @@ describeEachDatabase(
             String(
               (
                 await tx.query<{ v: unknown }>(
-                  db === 'postgres'
-                    ? `SELECT current_setting('idle_in_transaction_session_timeout') AS v`
-                    : 'SELECT @@SESSION.idle_transaction_timeout AS v',
+                  statement(
+                    db === 'postgres'
+                      ? `SELECT current_setting('idle_in_transaction_session_timeout') AS v`
+                      : 'SELECT @@SESSION.idle_transaction_timeout AS v',
+                  ),
                 )
               )[0].v,
             ),
@@ -107,9 +120,11 @@ describeEachDatabase(
         ctx.sql.transaction(
           async (tx) => {
             const read = async () =>
-              Number((await tx.query<{ n: unknown }>(`SELECT N AS n FROM ${t()} WHERE ID = 'a'`))[0].n);
+              Number(
+                (await tx.query<{ n: unknown }>(statement(`SELECT N AS n FROM ${t()} WHERE ID = 'a'`)))[0].n,
+              );
             const before = await read();
-            await ctx.sql.execute(`UPDATE ${t()} SET N = N + 1 WHERE ID = 'a'`); // another connection
+            await ctx.sql.execute(statement(`UPDATE ${t()} SET N = N + 1 WHERE ID = 'a'`)); // another connection
             return (await read()) - before;
           },
           { isolation },

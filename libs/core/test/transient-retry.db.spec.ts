@@ -1,5 +1,11 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { sqlClientFor, withTransientRetry, type SqlClient, type TransientRetry } from '@holdfast/core/kit';
+import {
+  sqlClientFor,
+  withTransientRetry,
+  type SqlClient,
+  type TransientRetry,
+  statement,
+} from '@holdfast/core/kit';
 import { isTransientConflictError } from '../src/database/sql-errors';
 import { describeEachDatabase, testDataSourceOptions } from '@holdfast/testing';
 
@@ -28,22 +34,26 @@ describeEachDatabase(
     const p = (i: number) => ctx.sql.dialect.placeholder(i);
     const value = async (id: string) =>
       Number(
-        (await ctx.sql.query<{ n: unknown }>(`SELECT N AS n FROM ${t()} WHERE ID = ${p(1)}`, [id]))[0].n,
+        (
+          await ctx.sql.query<{ n: unknown }>(statement(`SELECT N AS n FROM ${t()} WHERE ID = ${p(1)}`, [id]))
+        )[0].n,
       );
 
     beforeAll(async () => {
-      await ctx.sql.execute(`CREATE TABLE ${t()} (ID VARCHAR(8) NOT NULL PRIMARY KEY, N INT NOT NULL)`);
+      await ctx.sql.execute(
+        statement(`CREATE TABLE ${t()} (ID VARCHAR(8) NOT NULL PRIMARY KEY, N INT NOT NULL)`),
+      );
       for (const id of ['a', 'b', 'c', 'd']) {
-        await ctx.sql.execute(`INSERT INTO ${t()} (ID, N) VALUES (${p(1)}, 0)`, [id]);
+        await ctx.sql.execute(statement(`INSERT INTO ${t()} (ID, N) VALUES (${p(1)}, 0)`, [id]));
       }
     });
 
     /** Locks `first`, waits until the other transaction has locked its first row, then locks `second`. */
     const crossing = (sql: SqlClient, first: string, second: string, meet: { arrive: () => Promise<void> }) =>
       sql.transaction(async (tx) => {
-        await tx.execute(`UPDATE ${t()} SET N = N + 1 WHERE ID = ${p(1)}`, [first]);
+        await tx.execute(statement(`UPDATE ${t()} SET N = N + 1 WHERE ID = ${p(1)}`, [first]));
         await meet.arrive();
-        await tx.execute(`UPDATE ${t()} SET N = N + 1 WHERE ID = ${p(1)}`, [second]);
+        await tx.execute(statement(`UPDATE ${t()} SET N = N + 1 WHERE ID = ${p(1)}`, [second]));
       });
 
     if (ctx.db !== 'sqlite') {
@@ -85,11 +95,12 @@ describeEachDatabase(
           () =>
             ctx.sql.transaction(async (tx) => {
               tries++;
-              await tx.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ');
-              await tx.query(`SELECT N FROM ${t()} WHERE ID = $1`, ['c']);
+              await tx.query(statement('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ'));
+              await tx.query(statement(`SELECT N FROM ${t()} WHERE ID = $1`, ['c']));
               // Someone else changes the row after our snapshot, the first time only.
-              if (tries === 1) await ctx.sql.execute(`UPDATE ${t()} SET N = N + 10 WHERE ID = $1`, ['c']);
-              await tx.execute(`UPDATE ${t()} SET N = N + 1 WHERE ID = $1`, ['c']);
+              if (tries === 1)
+                await ctx.sql.execute(statement(`UPDATE ${t()} SET N = N + 10 WHERE ID = $1`, ['c']));
+              await tx.execute(statement(`UPDATE ${t()} SET N = N + 1 WHERE ID = $1`, ['c']));
             }),
           { onRetry: (r) => retries.push(r) },
         );
@@ -112,18 +123,21 @@ describeEachDatabase(
           let holding!: () => void;
           const held = new Promise<void>((resolve) => (holding = resolve));
           const holder = ctx.sql.transaction(async (tx) => {
-            await tx.execute(`UPDATE ${t()} SET N = N + 1 WHERE ID = ?`, ['d']);
+            await tx.execute(statement(`UPDATE ${t()} SET N = N + 1 WHERE ID = ?`, ['d']));
             holding();
             await released;
           });
           await held;
           const retries: TransientRetry[] = [];
-          await withTransientRetry(() => blocked.execute(`UPDATE ${t()} SET N = N + 1 WHERE ID = ?`, ['d']), {
-            onRetry: (r) => {
-              retries.push(r);
-              release();
+          await withTransientRetry(
+            () => blocked.execute(statement(`UPDATE ${t()} SET N = N + 1 WHERE ID = ?`, ['d'])),
+            {
+              onRetry: (r) => {
+                retries.push(r);
+                release();
+              },
             },
-          });
+          );
           await holder;
           // The retry may come before the holder commits: one retry or a few, never a failure.
           expect(retries.length).toBeGreaterThanOrEqual(1);
@@ -159,7 +173,7 @@ describeEachDatabase(
           await withTransientRetry(
             () =>
               sqlClientFor(impatient).transaction((tx) =>
-                tx.execute(`UPDATE ${t()} SET N = N + 1 WHERE ID = ?`, ['d']),
+                tx.execute(statement(`UPDATE ${t()} SET N = N + 1 WHERE ID = ?`, ['d'])),
               ),
             {
               onRetry: (r) => {

@@ -5,6 +5,7 @@ import { describeEachDatabase } from '@holdfast/testing';
 import { InboxModule, MessageAcceptor, MessageManagement } from '@holdfast/inbox';
 import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
 import { HoldfastDashboardModule } from '../src';
+import { statement } from '@holdfast/core/kit';
 
 const MAX_RETRIES = 1;
 const ACTION = { 'x-holdfast-request': '1', 'x-user': 'alice' };
@@ -103,7 +104,7 @@ describeEachDatabase(
       expect(await listed('parked', 'op:other')).toBe(1);
       expect(await listed('due', 'op:note')).toBe(1);
       const [row] = await ctx.sql.query<{ n: unknown }>(
-        `SELECT COUNT(*) AS n FROM ${ctx.prefix}${COR_MESSAGE_TABLE.name}`,
+        statement(`SELECT COUNT(*) AS n FROM ${ctx.prefix}${COR_MESSAGE_TABLE.name}`),
       );
       expect(Number(row.n)).toBe(2);
       expect(logger.lines).toEqual([

@@ -2,7 +2,7 @@ import { Injectable, type CanActivate, type ExecutionContext, type INestApplicat
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { Script } from 'node:vm';
-import { sqlClientFor, tableName } from '@holdfast/core/kit';
+import { sqlClientFor, tableName, statement } from '@holdfast/core/kit';
 import { describeEachDatabase, waitUntil, type TestDatabaseContext } from '@holdfast/testing';
 import { Failover, FailoverModule } from '@holdfast/failover';
 import {
@@ -125,10 +125,12 @@ async function inboxApp(
 async function storeError(ctx: TestDatabaseContext, id: string, text: string): Promise<void> {
   const sql = sqlClientFor(ctx.dataSource);
   const p = (i: number) => sql.dialect.placeholder(i);
-  await sql.query(`UPDATE ${tableName(ctx.prefix, inboxTable())} SET ERROR = ${p(1)} WHERE ID = ${p(2)}`, [
-    text,
-    id,
-  ]);
+  await sql.query(
+    statement(`UPDATE ${tableName(ctx.prefix, inboxTable())} SET ERROR = ${p(1)} WHERE ID = ${p(2)}`, [
+      text,
+      id,
+    ]),
+  );
 }
 
 /** A stored message that exhausted its retries: parked, with an error. */

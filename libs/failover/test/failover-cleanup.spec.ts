@@ -1,6 +1,6 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
 import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
-import { DIALECTS, sqlDialect, toNumber } from '@holdfast/core/kit';
+import { DIALECTS, sqlDialect, toNumber, statement } from '@holdfast/core/kit';
 import { countPlaceholders, describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import {
   Failover,
@@ -45,7 +45,7 @@ describeEachDatabase(
     const table = () => `${ctx.prefix}FAILOVER_STORE`;
     const count = async (where = '1 = 1') => {
       const [row] = await ctx.sql.query<{ n: unknown }>(
-        `SELECT COUNT(*) AS n FROM ${table()} WHERE ${where}`,
+        statement(`SELECT COUNT(*) AS n FROM ${table()} WHERE ${where}`),
       );
       return toNumber(row.n);
     };
@@ -78,7 +78,7 @@ describeEachDatabase(
 
     afterEach(async () => {
       jest.restoreAllMocks();
-      await ctx.sql.execute(`DELETE FROM ${table()}`).catch(() => undefined);
+      await ctx.sql.execute(statement(`DELETE FROM ${table()}`)).catch(() => undefined);
     });
 
     it('deletes in statements of at most batchSize rows until none is left, and counts them', async () => {

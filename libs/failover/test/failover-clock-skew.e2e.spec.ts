@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { sqlClientFor, type SqlClient } from '@holdfast/core/kit';
+import { sqlClientFor, type SqlClient, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   forkTs,
@@ -81,15 +81,17 @@ runOnServers('two instances with clocks 2 h apart [%s]', (db) => {
       if (child.connected) child.disconnect();
       await waitForExit(child);
     }
-    await sql.execute(`DROP TABLE IF EXISTS ${prefix}FAILOVER_STORE`).catch(() => undefined);
+    await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}FAILOVER_STORE`)).catch(() => undefined);
     await dataSource.destroy();
   });
 
   const row = async (key: string) => {
     const p = (i: number) => sql.dialect.placeholder(i);
     const [found] = await sql.query<{ as_of: unknown; expire_on: unknown }>(
-      `SELECT AS_OF AS as_of, EXPIRE_ON AS expire_on FROM ${prefix}FAILOVER_STORE WHERE FAILOVER_NAME = ${p(1)} AND FAILOVER_KEY = ${p(2)}`,
-      ['skew', failoverKey('skew', key)],
+      statement(
+        `SELECT AS_OF AS as_of, EXPIRE_ON AS expire_on FROM ${prefix}FAILOVER_STORE WHERE FAILOVER_NAME = ${p(1)} AND FAILOVER_KEY = ${p(2)}`,
+        ['skew', failoverKey('skew', key)],
+      ),
     );
     return {
       asOf: sql.dialect.readTimestamp(found.as_of).getTime(),

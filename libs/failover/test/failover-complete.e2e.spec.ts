@@ -1,6 +1,6 @@
 import { Injectable, type INestApplication, type Type } from '@nestjs/common';
 import { startFailoverApp, withAppBehindProxy } from './support/failover-app';
-import { sleep, toNumber } from '@holdfast/core/kit';
+import { sleep, toNumber, statement } from '@holdfast/core/kit';
 import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import {
   Failover,
@@ -102,7 +102,9 @@ describeEachDatabase(
   (ctx) => {
     const count = async (table: string, where = '1 = 1') =>
       toNumber(
-        (await ctx.sql.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`))[0].n,
+        (
+          await ctx.sql.query<{ n: unknown }>(statement(`SELECT COUNT(*) AS n FROM ${table} WHERE ${where}`))
+        )[0].n,
       );
     const global = () => `${ctx.prefix}FAILOVER_STORE`;
     const serverOnly = ctx.db === 'sqlite' ? () => undefined : it;
@@ -117,7 +119,7 @@ describeEachDatabase(
       afterAll(() => app.close());
       beforeEach(async () => {
         service.upstream.up = true;
-        await ctx.sql.execute(`DELETE FROM ${global()}`);
+        await ctx.sql.execute(statement(`DELETE FROM ${global()}`));
       });
 
       it('stores one row per id, recovers in request order, null for a missing slice', async () => {
@@ -202,11 +204,12 @@ describeEachDatabase(
           },
         });
         service = app.get(CountryService);
-        await ctx.sql.execute(`DELETE FROM ${global()}`);
+        await ctx.sql.execute(statement(`DELETE FROM ${global()}`));
       });
       afterAll(async () => {
         await app.close();
-        for (const t of ['acme', 'globex']) await ctx.sql.execute(`DROP TABLE IF EXISTS ${tenantTable(t)}`);
+        for (const t of ['acme', 'globex'])
+          await ctx.sql.execute(statement(`DROP TABLE IF EXISTS ${tenantTable(t)}`));
       });
 
       it('writes go only to the tenant’s table; another tenant recovers nothing', async () => {
@@ -276,8 +279,10 @@ describeEachDatabase(
         const past = ctx.sql.dialect.timestampParam(new Date(Date.now() - 60_000));
         for (const table of [tenantTable('acme'), tenantTable('globex'), global()]) {
           await ctx.sql.execute(
-            `INSERT INTO ${table} (FAILOVER_NAME, FAILOVER_KEY, AS_OF, EXPIRE_ON, PAYLOAD, PAYLOAD_CLASS) VALUES (${ctx.sql.dialect.placeholders(6)})`,
-            ['old', `expired-${table}`, past, past, '{}', 'Object'],
+            statement(
+              `INSERT INTO ${table} (FAILOVER_NAME, FAILOVER_KEY, AS_OF, EXPIRE_ON, PAYLOAD, PAYLOAD_CLASS) VALUES (${ctx.sql.dialect.placeholders(6)})`,
+              ['old', `expired-${table}`, past, past, '{}', 'Object'],
+            ),
           );
         }
         expect(await app.get(FailoverCleanupService).cleanup()).toBe(3);
@@ -288,7 +293,7 @@ describeEachDatabase(
     });
 
     describe('batched write-behind', () => {
-      beforeEach(() => ctx.sql.execute(`DELETE FROM ${global()}`));
+      beforeEach(() => ctx.sql.execute(statement(`DELETE FROM ${global()}`)));
 
       it('10,000 async stores through a 1,000-slot queue over 50 keys leave exactly 50 rows with the latest values after shutdown', async () => {
         const app = await start(ctx, { async: { maxQueue: 1_000, maxBatch: 200, flushInterval: 20 } });
@@ -299,7 +304,9 @@ describeEachDatabase(
         }
         await app.close();
         expect(await count(global())).toBe(50);
-        const rows = await ctx.sql.query<{ payload: string }>(`SELECT PAYLOAD AS payload FROM ${global()}`);
+        const rows = await ctx.sql.query<{ payload: string }>(
+          statement(`SELECT PAYLOAD AS payload FROM ${global()}`),
+        );
         const latest = new Set(rows.map((r) => JSON.parse(r.payload).name));
         for (let k = 0; k < 50; k++) expect(latest.has(`v${9_950 + k}`)).toBe(true);
         expect(metrics.droppedWrites).toBe(0);
@@ -358,7 +365,7 @@ describeEachDatabase(
 
     describe('payload encryption', () => {
       const key = Buffer.alloc(32, 7).toString('base64');
-      beforeEach(() => ctx.sql.execute(`DELETE FROM ${global()}`));
+      beforeEach(() => ctx.sql.execute(statement(`DELETE FROM ${global()}`)));
 
       it('keeps no plaintext at rest, reads old plaintext rows, and detects tampering and wrong keys', async () => {
         const plain = await start(ctx);
@@ -377,7 +384,9 @@ describeEachDatabase(
         try {
           await service.findByCode('JP');
           await encrypted.get(FailoverExecutor).flush();
-          const rows = await ctx.sql.query<{ payload: string }>(`SELECT PAYLOAD AS payload FROM ${global()}`);
+          const rows = await ctx.sql.query<{ payload: string }>(
+            statement(`SELECT PAYLOAD AS payload FROM ${global()}`),
+          );
           const sealed = rows.filter((r) => r.payload.startsWith('ENC(aes-256-gcm:'));
           expect(sealed).toHaveLength(1);
           // Base64 text can contain any short string by chance; the plaintext has spaces, it cannot.
@@ -394,8 +403,10 @@ describeEachDatabase(
           const bytes = Buffer.from(body, 'base64');
           bytes[bytes.length - 1] ^= 0xff;
           await ctx.sql.execute(
-            `UPDATE ${global()} SET PAYLOAD = ${ctx.sql.dialect.placeholder(1)} WHERE PAYLOAD LIKE 'ENC(%'`,
-            [`ENC(aes-256-gcm:${bytes.toString('base64')})`],
+            statement(
+              `UPDATE ${global()} SET PAYLOAD = ${ctx.sql.dialect.placeholder(1)} WHERE PAYLOAD LIKE 'ENC(%'`,
+              [`ENC(aes-256-gcm:${bytes.toString('base64')})`],
+            ),
           );
           const error = await service.findByCode('JP').catch((e) => e);
           expect(error.message).toBe('upstream down');
@@ -423,7 +434,9 @@ describeEachDatabase(
           });
           await reader.init();
           const keys = await ctx.sql.query<{ k: string }>(
-            `SELECT FAILOVER_KEY AS k FROM ${global()} WHERE FAILOVER_NAME = 'country' AND PAYLOAD LIKE 'ENC(%'`,
+            statement(
+              `SELECT FAILOVER_KEY AS k FROM ${global()} WHERE FAILOVER_NAME = 'country' AND PAYLOAD LIKE 'ENC(%'`,
+            ),
           );
           expect(keys.length).toBeGreaterThan(0);
           const results = await Promise.all(keys.map((r) => reader.find('country', r.k).catch((e) => e)));

@@ -10,6 +10,7 @@ import {
   FailoverRuntimes,
   FailoverStoreBreaker,
 } from '@holdfast/failover/internal';
+import { statement } from '@holdfast/core/kit';
 
 /**
  * Issue #44 item 4: the executor's parts are providers Nest builds (each one instance per
@@ -44,7 +45,7 @@ describeEachDatabase('FailoverExecutor parts as providers (#44 item 4)', (ctx) =
   afterEach(async () => {
     await app?.close();
     app = undefined;
-    await ctx.sql.execute(`DELETE FROM ${ctx.prefix}FAILOVER_STORE`).catch(() => undefined);
+    await ctx.sql.execute(statement(`DELETE FROM ${ctx.prefix}FAILOVER_STORE`)).catch(() => undefined);
   });
 
   const compile = (replace?: boolean) => {

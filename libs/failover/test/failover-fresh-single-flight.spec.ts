@@ -10,6 +10,7 @@ import {
   type FailoverOptions,
 } from '@holdfast/failover';
 import { startFailoverApp } from './support/failover-app';
+import { statement } from '@holdfast/core/kit';
 
 /**
  * Issue #47 part 6: a fresh window served without the upstream (refresh-ahead in the
@@ -103,7 +104,7 @@ describeEachDatabase('@Failover fresh window, refresh-ahead and single-flight (#
   });
   afterEach(async () => {
     await app?.close();
-    await ctx.sql.execute(`DELETE FROM ${ctx.prefix}FAILOVER_STORE`).catch(() => undefined);
+    await ctx.sql.execute(statement(`DELETE FROM ${ctx.prefix}FAILOVER_STORE`)).catch(() => undefined);
   });
 
   it('inside the fresh window the stored value answers and the upstream is not called', async () => {

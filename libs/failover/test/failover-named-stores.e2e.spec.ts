@@ -2,7 +2,7 @@ import { Injectable, Module, type INestApplication, type ModuleMetadata } from '
 import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { toNumber } from '@holdfast/core/kit';
+import { toNumber, statement } from '@holdfast/core/kit';
 import { describeEachDatabase, testDataSourceOptions } from '@holdfast/testing';
 import {
   DuplicateFailoverStoreError,
@@ -81,7 +81,9 @@ describeEachDatabase(
     /** Rows per FAILOVER_NAME in one store's table. */
     const rows = async (store: 'default' | 'reports') => {
       const found = await ctx.sql.query<{ name: string; n: unknown }>(
-        `SELECT FAILOVER_NAME AS name, COUNT(*) AS n FROM ${prefixOf[store]()}FAILOVER_STORE GROUP BY FAILOVER_NAME`,
+        statement(
+          `SELECT FAILOVER_NAME AS name, COUNT(*) AS n FROM ${prefixOf[store]()}FAILOVER_STORE GROUP BY FAILOVER_NAME`,
+        ),
       );
       return Object.fromEntries(found.map((row) => [row.name, toNumber(row.n)]));
     };

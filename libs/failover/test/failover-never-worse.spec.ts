@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Injectable, Logger, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { toNumber } from '@holdfast/core/kit';
+import { toNumber, statement } from '@holdfast/core/kit';
 import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import {
   Failover,
@@ -94,8 +94,10 @@ async function warnings(body: () => Promise<void>): Promise<string[]> {
 
 async function rows(ctx: TestDatabaseContext, name: string): Promise<number> {
   const [row] = await ctx.sql.query<{ n: unknown }>(
-    `SELECT COUNT(*) AS n FROM ${ctx.prefix}FAILOVER_STORE WHERE FAILOVER_NAME = ${ctx.sql.dialect.placeholder(1)}`,
-    [name],
+    statement(
+      `SELECT COUNT(*) AS n FROM ${ctx.prefix}FAILOVER_STORE WHERE FAILOVER_NAME = ${ctx.sql.dialect.placeholder(1)}`,
+      [name],
+    ),
   );
   return toNumber(row.n);
 }
@@ -110,7 +112,7 @@ describeEachDatabase('@Failover is never less available than the plain method', 
   };
   afterEach(async () => {
     await app?.close();
-    await ctx.sql.execute(`DELETE FROM ${ctx.prefix}FAILOVER_STORE`).catch(() => undefined);
+    await ctx.sql.execute(statement(`DELETE FROM ${ctx.prefix}FAILOVER_STORE`)).catch(() => undefined);
   });
 
   it('an argument that cannot be keyed: the upstream answers, nothing is stored, one warning and a count per call', async () => {
@@ -163,7 +165,7 @@ describeEachDatabase('@Failover is never less available than the plain method', 
   it("a stored row the codec cannot read: the upstream's answer when up, its error (not Holdfast's) when down", async () => {
     const quotes = await start();
     await quotes.quote('FR');
-    await ctx.sql.execute(`UPDATE ${ctx.prefix}FAILOVER_STORE SET PAYLOAD = 'not json'`);
+    await ctx.sql.execute(statement(`UPDATE ${ctx.prefix}FAILOVER_STORE SET PAYLOAD = 'not json'`));
     await warnings(async () => {
       quotes.up = false;
       await expect(quotes.quote('FR')).rejects.toBeInstanceOf(UpstreamDown);

@@ -9,6 +9,7 @@ import {
   ListPayloadSplitter,
   type FailoverModuleOptions,
 } from '@holdfast/failover';
+import { statement } from '@holdfast/core/kit';
 
 class Item {
   id!: string;
@@ -255,7 +256,7 @@ describe('write-behind rejection policies and tenants through nestjs-cls', () =>
         expireOn: new Date(Date.now() + 60_000),
         payload: { secret: 'plain' },
       });
-      const [row] = await sql.query<{ p: string }>(`SELECT PAYLOAD AS p FROM ${store.tableName}`);
+      const [row] = await sql.query<{ p: string }>(statement(`SELECT PAYLOAD AS p FROM ${store.tableName}`));
       expect(row.p.startsWith('ENC(rev:')).toBe(true);
       expect((await store.find('n', 'k'))?.payload).toEqual({ secret: 'plain' });
     } finally {

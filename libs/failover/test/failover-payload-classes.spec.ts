@@ -1,6 +1,6 @@
 import { Injectable, Logger, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { toNumber } from '@holdfast/core/kit';
+import { toNumber, statement } from '@holdfast/core/kit';
 import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import {
   Failover,
@@ -180,11 +180,13 @@ describeEachDatabase(
   (ctx: TestDatabaseContext) => {
     const rows = async (name: string) => {
       const [row] = await ctx.sql.query<{ n: unknown }>(
-        `SELECT COUNT(*) AS n FROM ${ctx.prefix}FAILOVER_STORE WHERE FAILOVER_NAME = ?`.replace(
-          '?',
-          ctx.sql.dialect.placeholder(1),
+        statement(
+          `SELECT COUNT(*) AS n FROM ${ctx.prefix}FAILOVER_STORE WHERE FAILOVER_NAME = ?`.replace(
+            '?',
+            ctx.sql.dialect.placeholder(1),
+          ),
+          [name],
         ),
-        [name],
       );
       return toNumber(row.n);
     };
@@ -196,7 +198,9 @@ describeEachDatabase(
         await app.get(Catalog).invoice('q');
         await app.get(Catalog).sales('q');
         const found = await ctx.sql.query<{ c: string }>(
-          `SELECT DISTINCT FAILOVER_NAME AS n, PAYLOAD_CLASS AS c FROM ${ctx.prefix}FAILOVER_STORE WHERE FAILOVER_NAME IN ('invoice', 'sales') ORDER BY n`,
+          statement(
+            `SELECT DISTINCT FAILOVER_NAME AS n, PAYLOAD_CLASS AS c FROM ${ctx.prefix}FAILOVER_STORE WHERE FAILOVER_NAME IN ('invoice', 'sales') ORDER BY n`,
+          ),
         );
         expect(found.map((r) => r.c)).toEqual(['billing.Invoice', 'sales.Country']);
       } finally {

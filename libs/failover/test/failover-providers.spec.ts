@@ -15,6 +15,7 @@ import {
   type KeyGenerator,
 } from '@holdfast/failover';
 import { startFailoverApp } from './support/failover-app';
+import { statement } from '@holdfast/core/kit';
 
 /**
  * Issue #34 §2: the key generator, the payload (PAYLOAD column) resolver and the query resolver
@@ -114,7 +115,7 @@ describeEachDatabase('FailoverModule parts replaced by the application', (ctx) =
   let app: INestApplication;
   afterEach(async () => {
     await app?.close();
-    await ctx.sql.execute(`DELETE FROM ${ctx.prefix}FAILOVER_STORE`).catch(() => undefined);
+    await ctx.sql.execute(statement(`DELETE FROM ${ctx.prefix}FAILOVER_STORE`)).catch(() => undefined);
   });
 
   const start = (imports: unknown[], options: Partial<FailoverModuleOptions> = {}) =>
@@ -126,7 +127,7 @@ describeEachDatabase('FailoverModule parts replaced by the application', (ctx) =
 
   async function storedPayload(): Promise<string> {
     const [row] = await ctx.sql.query<{ payload: unknown }>(
-      `SELECT PAYLOAD AS payload FROM ${ctx.prefix}FAILOVER_STORE WHERE FAILOVER_NAME = 'country'`,
+      statement(`SELECT PAYLOAD AS payload FROM ${ctx.prefix}FAILOVER_STORE WHERE FAILOVER_NAME = 'country'`),
     );
     return Buffer.isBuffer(row.payload) ? row.payload.toString('utf8') : String(row.payload);
   }

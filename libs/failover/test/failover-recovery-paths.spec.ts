@@ -1,5 +1,5 @@
 import { Injectable, type INestApplication } from '@nestjs/common';
-import { sleep } from '@holdfast/core/kit';
+import { sleep, statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { Failover, FailoverMetrics } from '@holdfast/failover';
 import { startFailoverApp } from './support/failover-app';
@@ -39,9 +39,9 @@ describeEachDatabase(
       let during: Promise<{ name: string } | null> | undefined;
       await expect(
         ctx.sql.transaction(async (tx) => {
-          expect(await tx.execute(`UPDATE ${table} SET PAYLOAD = '{"code":"FR","name":"Uncommitted"}'`)).toBe(
-            1,
-          );
+          expect(
+            await tx.execute(statement(`UPDATE ${table} SET PAYLOAD = '{"code":"FR","name":"Uncommitted"}'`)),
+          ).toBe(1);
           during = countries.find('FR');
           await sleep(50);
           throw new Error('rolled back');
@@ -134,7 +134,7 @@ describeEachDatabase(
       app = await startFailoverApp(ctx, { async: false }, { providers: [Countries] });
       const countries = app.get(Countries);
       const metrics = app.get(FailoverMetrics);
-      await ctx.sql.execute(`DROP TABLE ${ctx.prefix}FAILOVER_STORE`);
+      await ctx.sql.execute(statement(`DROP TABLE ${ctx.prefix}FAILOVER_STORE`));
 
       for (const code of ['C0', 'C1', 'C2']) expect((await countries.find(code))?.code).toBe(code);
       expect(metrics.storeErrors).toBe(3);

@@ -8,6 +8,7 @@ import {
 } from '@holdfast/failover';
 import { SqlFailoverStore } from '@holdfast/failover/internal';
 import { startFailoverApp } from './support/failover-app';
+import { statement } from '@holdfast/core/kit';
 
 /** Issue #34 §3: the seed's failover options that Holdfast handled differently or left untested. */
 
@@ -35,12 +36,12 @@ describeEachDatabase('the seed’s failover options', (ctx) => {
   afterEach(async () => {
     await app?.close();
     app = undefined;
-    await ctx.sql.execute(`DELETE FROM ${ctx.prefix}FAILOVER_STORE`).catch(() => undefined);
+    await ctx.sql.execute(statement(`DELETE FROM ${ctx.prefix}FAILOVER_STORE`)).catch(() => undefined);
   });
   const names = async (): Promise<string[]> =>
     (
       await ctx.sql.query<{ n: string }>(
-        `SELECT DISTINCT FAILOVER_NAME AS n FROM ${ctx.prefix}FAILOVER_STORE ORDER BY n`,
+        statement(`SELECT DISTINCT FAILOVER_NAME AS n FROM ${ctx.prefix}FAILOVER_STORE ORDER BY n`),
       )
     ).map((row) => row.n);
 
@@ -112,7 +113,9 @@ describeEachDatabase('the seed’s failover options', (ctx) => {
       await quotes.quote('Q1');
       await quotes.plain('P1');
       await ctx.sql.execute(
-        `UPDATE ${ctx.prefix}FAILOVER_STORE SET PAYLOAD_CLASS = 'com.acme.Quote' WHERE FAILOVER_NAME = 'quote'`,
+        statement(
+          `UPDATE ${ctx.prefix}FAILOVER_STORE SET PAYLOAD_CLASS = 'com.acme.Quote' WHERE FAILOVER_NAME = 'quote'`,
+        ),
       );
       quotes.up = false;
       return quotes;
@@ -128,7 +131,7 @@ describeEachDatabase('the seed’s failover options', (ctx) => {
       const quotes = await storedByJava({ allowedPayloadClasses: ['com.acme'] });
       expect(await quotes.quote('Q1')).toMatchObject({ price: 42 });
       await app!.close();
-      await ctx.sql.execute(`DELETE FROM ${ctx.prefix}FAILOVER_STORE`);
+      await ctx.sql.execute(statement(`DELETE FROM ${ctx.prefix}FAILOVER_STORE`));
       const others = await storedByJava({ allowedPayloadClasses: ['com.acm'] });
       await captureWarnings(async () => {
         await expect(others.quote('Q1')).rejects.toBeInstanceOf(UpstreamDown);

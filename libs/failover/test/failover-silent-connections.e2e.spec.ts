@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { monotonicMillis, sleep, sqlClientFor } from '@holdfast/core/kit';
+import { monotonicMillis, sleep, sqlClientFor, statement } from '@holdfast/core/kit';
 import { createTestDataSource, testServerDatabases, uniqueTablePrefix, waitUntil } from '@holdfast/testing';
 import { Failover, getFailoverStoreToken } from '@holdfast/failover';
 import type { SqlFailoverStore } from '../src/internal';
@@ -39,7 +39,7 @@ describe.each(testServerDatabases())(
     afterAll(async () => {
       const dataSource = await createTestDataSource(db);
       await sqlClientFor(dataSource)
-        .execute(`DROP TABLE IF EXISTS ${prefix}FAILOVER_STORE`)
+        .execute(statement(`DROP TABLE IF EXISTS ${prefix}FAILOVER_STORE`))
         .catch(() => undefined);
       await dataSource.destroy();
     });

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { StoreTimeoutError } from '@holdfast/failover';
 import { StoreGuard } from '../src/store/store-guard';
-import { HoldfastTimers, sqlClientFor } from '@holdfast/core/kit';
+import { HoldfastTimers, sqlClientFor, statement } from '@holdfast/core/kit';
 import { createTestDataSource, testDatabases, uniqueTablePrefix, waitUntil } from '@holdfast/testing';
 import { Failover, FailoverMetrics } from '@holdfast/failover';
 import { startFailoverApp, withAppBehindProxy } from './support/failover-app';
@@ -91,7 +91,7 @@ onServers('store timeout and breaker with a blackholed database [%s]', (db) => {
   afterAll(async () => {
     const dataSource = await createTestDataSource(db);
     await sqlClientFor(dataSource)
-      .execute(`DROP TABLE IF EXISTS ${prefix}FAILOVER_STORE`)
+      .execute(statement(`DROP TABLE IF EXISTS ${prefix}FAILOVER_STORE`))
       .catch(() => undefined);
     await dataSource.destroy();
   });

@@ -8,6 +8,7 @@ import {
 import { describeEachDatabase } from '@holdfast/testing';
 import { Failover, Referential } from '@holdfast/failover';
 import { startFailoverApp } from './support/failover-app';
+import { statement } from '@holdfast/core/kit';
 
 /** Issue #47 part 4 (failover): one span per @Failover call, saying whether the answer is stale. */
 
@@ -80,7 +81,7 @@ describeEachDatabase('@Failover spans (#47 part 4)', (ctx) => {
   });
   afterEach(async () => {
     await app?.close();
-    await ctx.sql.execute(`DELETE FROM ${ctx.prefix}FAILOVER_STORE`).catch(() => undefined);
+    await ctx.sql.execute(statement(`DELETE FROM ${ctx.prefix}FAILOVER_STORE`)).catch(() => undefined);
   });
 
   it('a call answered by the upstream: one span, fresh (stale = false)', async () => {

@@ -2,7 +2,7 @@ import { Injectable, Logger, Module, SetMetadata, type INestApplication } from '
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { startFailoverApp, withAppBehindProxy } from './support/failover-app';
-import { toNumber } from '@holdfast/core/kit';
+import { toNumber, statement } from '@holdfast/core/kit';
 import { describeEachDatabase, testDataSourceOptions, type TestDatabaseContext } from '@holdfast/testing';
 import {
   Failover,
@@ -129,7 +129,7 @@ describeEachDatabase(
     let upstream: CountryUpstream;
     const table = () => `${ctx.prefix}FAILOVER_STORE`;
     const rowCount = async () =>
-      toNumber((await ctx.sql.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${table()}`))[0].n);
+      toNumber((await ctx.sql.query<{ n: unknown }>(statement(`SELECT COUNT(*) AS n FROM ${table()}`)))[0].n);
     const flush = () => nest.get(FailoverExecutor).flush();
 
     beforeAll(async () => {
@@ -140,7 +140,7 @@ describeEachDatabase(
     afterAll(() => nest?.close());
     beforeEach(async () => {
       upstream.up = true;
-      await ctx.sql.execute(`DELETE FROM ${table()}`);
+      await ctx.sql.execute(statement(`DELETE FROM ${table()}`));
     });
 
     it('a success returns the value and stores one row', async () => {
@@ -149,7 +149,7 @@ describeEachDatabase(
       await flush();
       expect(await rowCount()).toBe(1);
       const [row] = await ctx.sql.query<{ k: string; n: string }>(
-        `SELECT FAILOVER_KEY AS k, FAILOVER_NAME AS n FROM ${table()}`,
+        statement(`SELECT FAILOVER_KEY AS k, FAILOVER_NAME AS n FROM ${table()}`),
       );
       expect(row).toEqual({ n: 'countries', k: failoverKey('countries', 'FR') });
     });
@@ -323,9 +323,11 @@ describeEachDatabase(
     it('warns with the exact CREATE INDEX when the EXPIRE_ON index is missing', async () => {
       const prefix = `${ctx.prefix}noidx_`;
       await ctx.sql.execute(
-        `CREATE TABLE ${prefix}FAILOVER_STORE (FAILOVER_NAME VARCHAR(50) NOT NULL, FAILOVER_KEY VARCHAR(256) NOT NULL, ` +
-          `AS_OF ${ctx.sql.dialect.columnType({ kind: 'timestamp' })} NOT NULL, EXPIRE_ON ${ctx.sql.dialect.columnType({ kind: 'timestamp' })} NOT NULL, ` +
-          `PAYLOAD ${ctx.sql.dialect.columnType({ kind: 'text' })}, PAYLOAD_CLASS VARCHAR(256), PRIMARY KEY (FAILOVER_NAME, FAILOVER_KEY))`,
+        statement(
+          `CREATE TABLE ${prefix}FAILOVER_STORE (FAILOVER_NAME VARCHAR(50) NOT NULL, FAILOVER_KEY VARCHAR(256) NOT NULL, ` +
+            `AS_OF ${ctx.sql.dialect.columnType({ kind: 'timestamp' })} NOT NULL, EXPIRE_ON ${ctx.sql.dialect.columnType({ kind: 'timestamp' })} NOT NULL, ` +
+            `PAYLOAD ${ctx.sql.dialect.columnType({ kind: 'text' })}, PAYLOAD_CLASS VARCHAR(256), PRIMARY KEY (FAILOVER_NAME, FAILOVER_KEY))`,
+        ),
       );
       const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
       try {
@@ -343,7 +345,7 @@ describeEachDatabase(
         ).toBe(true);
       } finally {
         warn.mockRestore();
-        await ctx.sql.execute(`DROP TABLE ${prefix}FAILOVER_STORE`);
+        await ctx.sql.execute(statement(`DROP TABLE ${prefix}FAILOVER_STORE`));
       }
     });
   },

@@ -1,5 +1,5 @@
 import { describeEachDatabase } from '@holdfast/testing';
-import { SchemaMismatchError } from '@holdfast/core/kit';
+import { SchemaMismatchError, statement } from '@holdfast/core/kit';
 import {
   FailoverTypeRegistry,
   PayloadCodec,
@@ -40,7 +40,7 @@ describeEachDatabase(
       }).init();
 
     beforeAll(async () => {
-      await ctx.sql.execute(SEED_DDL[ctx.db](table()));
+      await ctx.sql.execute(statement(SEED_DDL[ctx.db](table())));
     });
 
     it('passes the schema check, stores and recovers to the millisecond', async () => {
@@ -63,7 +63,7 @@ describeEachDatabase(
     it('refuses a PAYLOAD column of another kind, naming it', async () => {
       const other = `${ctx.prefix}x_`;
       await ctx.sql.execute(
-        SEED_DDL[ctx.db](`${other}FAILOVER_STORE`).replace('PAYLOAD VARCHAR(2000)', 'PAYLOAD INT'),
+        statement(SEED_DDL[ctx.db](`${other}FAILOVER_STORE`).replace('PAYLOAD VARCHAR(2000)', 'PAYLOAD INT')),
       );
       const store = new SqlFailoverStore({
         sql: ctx.sql,
@@ -77,7 +77,7 @@ describeEachDatabase(
       } else {
         await expect(store.init()).rejects.toThrow(/column PAYLOAD: found type int/i);
       }
-      await ctx.sql.execute(`DROP TABLE ${other}FAILOVER_STORE`);
+      await ctx.sql.execute(statement(`DROP TABLE ${other}FAILOVER_STORE`));
     });
   },
   { tables: ['FAILOVER_STORE'] },

@@ -47,7 +47,7 @@ describeEachDatabase(
 
     const rows = async (where = '1 = 1') => {
       const [r] = await ctx.sql.query<{ n: unknown }>(
-        `SELECT COUNT(*) AS n FROM ${store.tableName} WHERE ${where}`,
+        statement(`SELECT COUNT(*) AS n FROM ${store.tableName} WHERE ${where}`),
       );
       return toNumber(r.n);
     };
@@ -67,7 +67,7 @@ describeEachDatabase(
     });
 
     beforeEach(async () => {
-      await ctx.sql.execute(`DELETE FROM ${store.tableName}`);
+      await ctx.sql.execute(statement(`DELETE FROM ${store.tableName}`));
     });
 
     it('answers an empty store: find nothing, delete and clean nothing', async () => {
@@ -183,7 +183,7 @@ describeEachDatabase(
         }
         protected override async update(row: FailoverRowValues) {
           this.updates++;
-          await ctx.sql.execute(`DELETE FROM ${this.tableName}`); // cleanup ran in between
+          await ctx.sql.execute(statement(`DELETE FROM ${this.tableName}`)); // cleanup ran in between
           return super.update(row);
         }
       }
@@ -216,7 +216,9 @@ describeEachDatabase(
 
     it('refuses a row whose PAYLOAD_CLASS is not allowlisted, and leaves it in place', async () => {
       await store.store(entry('n', 'k', { secret: true }));
-      await ctx.sql.execute(`UPDATE ${store.tableName} SET PAYLOAD_CLASS = 'child_process.ChildProcess'`);
+      await ctx.sql.execute(
+        statement(`UPDATE ${store.tableName} SET PAYLOAD_CLASS = 'child_process.ChildProcess'`),
+      );
       const error = await store.find('n', 'k').catch((e) => e);
       expect(error).toBeInstanceOf(FailoverStoreException);
       expect(error).toBeInstanceOf(PayloadClassNotAllowedError);
@@ -234,7 +236,7 @@ describeEachDatabase(
 
     it('reports a malformed PAYLOAD as a typed error, not a crash', async () => {
       await store.store(entry('n', 'k', { ok: true }));
-      await ctx.sql.execute(`UPDATE ${store.tableName} SET PAYLOAD = '{"broken": '`);
+      await ctx.sql.execute(statement(`UPDATE ${store.tableName} SET PAYLOAD = '{"broken": '`));
       const error = await store.find('n', 'k').catch((e) => e);
       expect(error).toBeInstanceOf(MalformedPayloadError);
       expect(error).toBeInstanceOf(FailoverStoreException);

@@ -2,6 +2,7 @@ import { describeEachDatabase } from '@holdfast/testing';
 import { InvalidMessageError, type AcceptMessage } from '../src';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';
 import { seedCorMessageDdl, type SeedLayout } from './seed-ddl';
+import { statement } from '@holdfast/core/kit';
 
 const type = { namespace: 'test', name: 'order-placed' };
 const MINUTE = 60_000;
@@ -145,7 +146,7 @@ describeEachDatabase(
     const layouts: SeedLayout[] = ctx.db === 'mariadb' ? ['seed', 'seed-timestamp'] : ['seed'];
     it.each(layouts)("works on the seed's own COR_MESSAGE (%s), unchanged", async (layout) => {
       const prefix = `${ctx.prefix}${layout === 'seed' ? 'sd' : 'ts'}_`;
-      for (const statement of seedCorMessageDdl(ctx.db, prefix, layout)) await ctx.sql.execute(statement);
+      for (const ddl of seedCorMessageDdl(ctx.db, prefix, layout)) await ctx.sql.execute(statement(ddl));
       const clock = new TestClock();
       let node: InboxTestApp | undefined;
       try {
@@ -163,7 +164,7 @@ describeEachDatabase(
         else await expect(late).resolves.toMatchObject({ accepted: true });
       } finally {
         await node?.close();
-        await ctx.sql.execute(`DROP TABLE IF EXISTS ${prefix}COR_MESSAGE`);
+        await ctx.sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}COR_MESSAGE`));
       }
     });
   },

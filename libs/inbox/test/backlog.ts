@@ -1,4 +1,5 @@
 import type { SqlClient } from '@holdfast/core/kit';
+import { statement } from '@holdfast/core/kit';
 
 /**
  * Fills COR_MESSAGE with `size` due messages in one statement (ids '0000000001'…, INSERTED one
@@ -17,31 +18,37 @@ export async function fillBacklog(
   switch (sql.dialect.name) {
     case 'postgres':
       await sql.execute(
-        `INSERT INTO ${table} (${columns}) SELECT lpad(g::text, 10, '0'), 'jackson', 'test', 'order-placed', NULL, ` +
-          `convert_to('{}', 'UTF8'), TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 millisecond', NULL, ` +
-          `CASE WHEN g > ${cut} THEN TIMESTAMPTZ '2026-01-01 00:00:00+00' ELSE clock_timestamp() + INTERVAL '1 day' END, 0, NULL, NULL ` +
-          `FROM generate_series(1, ${size}) g`,
+        statement(
+          `INSERT INTO ${table} (${columns}) SELECT lpad(g::text, 10, '0'), 'jackson', 'test', 'order-placed', NULL, ` +
+            `convert_to('{}', 'UTF8'), TIMESTAMPTZ '2026-01-01 00:00:00+00' + g * INTERVAL '1 millisecond', NULL, ` +
+            `CASE WHEN g > ${cut} THEN TIMESTAMPTZ '2026-01-01 00:00:00+00' ELSE clock_timestamp() + INTERVAL '1 day' END, 0, NULL, NULL ` +
+            `FROM generate_series(1, ${size}) g`,
+        ),
       );
-      if (analyze) await sql.execute(`ANALYZE ${table}`);
+      if (analyze) await sql.execute(statement(`ANALYZE ${table}`));
       break;
     case 'mysql':
     case 'mariadb':
       await sql.execute(
-        `INSERT INTO ${table} (${columns}) SELECT LPAD(seq, 10, '0'), 'jackson', 'test', 'order-placed', NULL, '{}', ` +
-          `CAST('2026-01-01 00:00:00' AS DATETIME(3)) + INTERVAL seq * 1000 MICROSECOND, NULL, ` +
-          `CASE WHEN seq > ${cut} THEN CAST('2026-01-01 00:00:00' AS DATETIME(3)) ELSE UTC_TIMESTAMP(3) + INTERVAL 1 DAY END, 0, NULL, NULL ` +
-          `FROM seq_1_to_${size}`,
+        statement(
+          `INSERT INTO ${table} (${columns}) SELECT LPAD(seq, 10, '0'), 'jackson', 'test', 'order-placed', NULL, '{}', ` +
+            `CAST('2026-01-01 00:00:00' AS DATETIME(3)) + INTERVAL seq * 1000 MICROSECOND, NULL, ` +
+            `CASE WHEN seq > ${cut} THEN CAST('2026-01-01 00:00:00' AS DATETIME(3)) ELSE UTC_TIMESTAMP(3) + INTERVAL 1 DAY END, 0, NULL, NULL ` +
+            `FROM seq_1_to_${size}`,
+        ),
       );
-      await sql.query(`ANALYZE TABLE ${table}`);
+      await sql.query(statement(`ANALYZE TABLE ${table}`));
       break;
     case 'sqlite':
       await sql.execute(
-        `WITH RECURSIVE g(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM g WHERE x < ${size}) ` +
-          `INSERT INTO ${table} (${columns}) SELECT substr('0000000000' || x, -10), 'jackson', 'test', 'order-placed', NULL, ` +
-          `CAST('{}' AS BLOB), strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || (x / 1000.0) || ' seconds'), NULL, ` +
-          `CASE WHEN x > ${cut} THEN '2026-01-01T00:00:00.000Z' ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+1 day') END, 0, NULL, NULL FROM g`,
+        statement(
+          `WITH RECURSIVE g(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM g WHERE x < ${size}) ` +
+            `INSERT INTO ${table} (${columns}) SELECT substr('0000000000' || x, -10), 'jackson', 'test', 'order-placed', NULL, ` +
+            `CAST('{}' AS BLOB), strftime('%Y-%m-%dT%H:%M:%fZ', '2026-01-01', '+' || (x / 1000.0) || ' seconds'), NULL, ` +
+            `CASE WHEN x > ${cut} THEN '2026-01-01T00:00:00.000Z' ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '+1 day') END, 0, NULL, NULL FROM g`,
+        ),
       );
-      await sql.execute('ANALYZE');
+      await sql.execute(statement('ANALYZE'));
       break;
     default:
       throw new Error(`no backlog filler for ${sql.dialect.name}`);
@@ -56,21 +63,20 @@ interface PgPlan {
 }
 
 /**
- * What is wrong with the plan the database chooses for `statement` (bound as it ran): a full
+ * What is wrong with the plan the database chooses for `planned` (bound as it ran): a full
  * scan of `table`, or a sort whose input reads `table`. Each dialect's own EXPLAIN.
  */
 export async function planProblems(
   sql: SqlClient,
   table: string,
-  statement: { sql: string; params: readonly unknown[] },
+  planned: { sql: string; params: readonly unknown[] },
 ): Promise<string[]> {
   const bare = table.slice(table.lastIndexOf('.') + 1);
   const problems: string[] = [];
   switch (sql.dialect.name) {
     case 'postgres': {
       const [row] = await sql.query<{ 'QUERY PLAN': [{ Plan: PgPlan }] }>(
-        `EXPLAIN (FORMAT JSON) ${statement.sql}`,
-        statement.params,
+        statement(`EXPLAIN (FORMAT JSON) ${planned.sql}`, planned.params),
       );
       const isTable = (n: PgPlan) => n['Relation Name']?.toLowerCase() === bare.toLowerCase();
       // A sort's own input: outer/inner children, not init plans or CTEs hanging off it.
@@ -90,8 +96,7 @@ export async function planProblems(
     case 'mysql':
     case 'mariadb': {
       const rows = await sql.query<{ table: string; type: string; key: string | null; Extra: string | null }>(
-        `EXPLAIN ${statement.sql}`,
-        statement.params,
+        statement(`EXPLAIN ${planned.sql}`, planned.params),
       );
       for (const r of rows) {
         if (r.table !== bare) continue;
@@ -102,8 +107,7 @@ export async function planProblems(
     }
     case 'sqlite': {
       const rows = await sql.query<{ detail: string }>(
-        `EXPLAIN QUERY PLAN ${statement.sql}`,
-        statement.params,
+        statement(`EXPLAIN QUERY PLAN ${planned.sql}`, planned.params),
       );
       for (const { detail } of rows) {
         if (new RegExp(`^SCAN ${bare}$`, 'i').test(detail)) problems.push(`full scan of ${bare}`);

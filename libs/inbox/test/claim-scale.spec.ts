@@ -1,11 +1,11 @@
-import { SchemaManager, SqlClient, sqlClientFor } from '@holdfast/core/kit';
+import { SchemaManager, SqlClient, sqlClientFor, statement } from '@holdfast/core/kit';
 import { createTestDataSource, describeEachDatabase } from '@holdfast/testing';
 import { COR_MESSAGE_TABLE, CorMessageStore } from '../src/internal';
 import { fillBacklog, planProblems } from './backlog';
 
 /** `N row lock(s)` of the transaction of connection `id` in SHOW ENGINE INNODB STATUS. */
 async function rowLocksFromMonitor(sql: SqlClient, id: number): Promise<number | undefined> {
-  const [status] = await sql.query<{ Status: string }>('SHOW ENGINE INNODB STATUS');
+  const [status] = await sql.query<{ Status: string }>(statement('SHOW ENGINE INNODB STATUS'));
   const block = status.Status.split(/^---TRANSACTION /m).find((b) =>
     new RegExp(`(?:MariaDB|MySQL) thread id ${id}\\b`).test(b),
   );
@@ -38,7 +38,7 @@ describeEachDatabase(
       await store.detectLayout();
     });
     beforeEach(async () => {
-      await ctx.sql.execute(`DELETE FROM ${table()}`);
+      await ctx.sql.execute(statement(`DELETE FROM ${table()}`));
     });
 
     if (ctx.db !== 'sqlite') {
@@ -56,8 +56,10 @@ describeEachDatabase(
           const first = await store.claims.claim(batch, undefined, 60_000, async (tx) => {
             if (ctx.db === 'mariadb') {
               const [row] = await tx.query<{ n: unknown; id: unknown }>(
-                'SELECT CONNECTION_ID() AS id, (SELECT trx_rows_locked FROM information_schema.innodb_trx ' +
-                  'WHERE trx_mysql_thread_id = CONNECTION_ID()) AS n',
+                statement(
+                  'SELECT CONNECTION_ID() AS id, (SELECT trx_rows_locked FROM information_schema.innodb_trx ' +
+                    'WHERE trx_mysql_thread_id = CONNECTION_ID()) AS n',
+                ),
               );
               // innodb_trx was seen empty on MariaDB 10.11 while transactions held locks: then
               // the InnoDB monitor's line for this connection gives the same count.
@@ -156,9 +158,9 @@ describeEachDatabase(
         // A queue filled since its last ANALYZE: the planner takes the table for nearly empty.
         // It then picked by a scan and a sort of the whole table, and updated through a hash
         // join over another scan (`ID IN (…)`).
-        await ctx.sql.execute(`ALTER TABLE ${table()} SET (autovacuum_enabled = false)`);
+        await ctx.sql.execute(statement(`ALTER TABLE ${table()} SET (autovacuum_enabled = false)`));
         try {
-          await ctx.sql.execute(`ANALYZE ${table()}`);
+          await ctx.sql.execute(statement(`ANALYZE ${table()}`));
           await fillBacklog(ctx.sql, table(), 50_000, { analyze: false });
           const statements: { sql: string; params: readonly unknown[] }[] = [];
           const { query: original } = SqlClient.prototype;
@@ -179,8 +181,8 @@ describeEachDatabase(
           const problems = await planProblems(ctx.sql, table(), statements[0]);
           expect(problems).toEqual([]);
         } finally {
-          await ctx.sql.execute(`ALTER TABLE ${table()} RESET (autovacuum_enabled)`);
-          await ctx.sql.execute(`ANALYZE ${table()}`);
+          await ctx.sql.execute(statement(`ALTER TABLE ${table()} RESET (autovacuum_enabled)`));
+          await ctx.sql.execute(statement(`ANALYZE ${table()}`));
         }
       }, 60_000);
     }
@@ -188,8 +190,9 @@ describeEachDatabase(
     if (ctx.db === 'postgres') {
       it('leases in place: a claimed row keeps its page (a HOT update, no new index entries)', async () => {
         const [options] = await ctx.sql.query<{ reloptions: string[] | null }>(
-          'SELECT reloptions FROM pg_class WHERE oid = CAST($1 AS regclass)',
-          [table().toLowerCase()],
+          statement('SELECT reloptions FROM pg_class WHERE oid = CAST($1 AS regclass)', [
+            table().toLowerCase(),
+          ]),
         );
         expect(options.reloptions).toEqual(['fillfactor=50']);
         await fillBacklog(ctx.sql, table(), 2_000);
@@ -197,7 +200,9 @@ describeEachDatabase(
           new Map(
             (
               await ctx.sql.query<{ id: string; page: string }>(
-                `SELECT ID AS id, split_part(trim(both '()' from ctid::text), ',', 1) AS page FROM ${table()}`,
+                statement(
+                  `SELECT ID AS id, split_part(trim(both '()' from ctid::text), ',', 1) AS page FROM ${table()}`,
+                ),
               )
             ).map((r) => [r.id, r.page]),
           );
@@ -226,8 +231,12 @@ describeEachDatabase(
           expect(rows).toHaveLength(5);
           // The handler's turn: the claim is over, another writer goes through at once.
           const otherSql = sqlClientFor(other);
-          await otherSql.transaction((tx) => tx.execute(`DELETE FROM ${table()} WHERE ID = ?`, [rows[0].id]));
-          expect(await otherSql.query(`SELECT ID FROM ${table()} WHERE ID = ?`, [rows[0].id])).toEqual([]);
+          await otherSql.transaction((tx) =>
+            tx.execute(statement(`DELETE FROM ${table()} WHERE ID = ?`, [rows[0].id])),
+          );
+          expect(
+            await otherSql.query(statement(`SELECT ID FROM ${table()} WHERE ID = ?`, [rows[0].id])),
+          ).toEqual([]);
         } finally {
           await other.destroy();
         }

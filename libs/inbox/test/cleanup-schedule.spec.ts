@@ -6,6 +6,7 @@
 import { ScheduleModule, SchedulerRegistry } from '@nestjs/schedule';
 import { describeEachDatabase, waitUntil, type TestDatabaseContext } from '@holdfast/testing';
 import { createInboxApp } from './inbox-test-app';
+import { statement } from '@holdfast/core/kit';
 
 jest.setTimeout(60_000);
 
@@ -14,7 +15,9 @@ describeEachDatabase(
   (ctx: TestDatabaseContext) => {
     const rows = async () =>
       Number(
-        (await ctx.sql.query<{ n: unknown }>(`SELECT COUNT(*) AS n FROM ${ctx.prefix}COR_MESSAGE`))[0].n,
+        (
+          await ctx.sql.query<{ n: unknown }>(statement(`SELECT COUNT(*) AS n FROM ${ctx.prefix}COR_MESSAGE`))
+        )[0].n,
       );
 
     for (const withSchedule of [false, true]) {

@@ -13,6 +13,7 @@ import {
 } from '../src';
 import { INBOX_OPTIONS } from '../src/internal';
 import { createInboxApp, type InboxTestApp } from './inbox-test-app';
+import { statement } from '@holdfast/core/kit';
 
 const ORDER = { namespace: 'test', name: 'order-placed' };
 const TYPE = { namespace: 'test', name: 'outage' };
@@ -37,11 +38,11 @@ describeEachDatabase(
     };
     const table = () => `${ctx.prefix}COR_MESSAGE`;
     const rowCount = async () =>
-      Number((await ctx.sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table()}`))[0].c);
+      Number((await ctx.sql.query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${table()}`)))[0].c);
 
     afterEach(async () => {
       for (const app of apps.splice(0)) await app.close();
-      await ctx.sql.execute(`DELETE FROM ${table()}`);
+      await ctx.sql.execute(statement(`DELETE FROM ${table()}`));
     });
 
     if (ctx.db !== 'sqlite') {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { InvalidOptionsError } from '@holdfast/core/kit';
+import { InvalidOptionsError, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   describeEachDatabase,
@@ -250,11 +250,11 @@ describeEachDatabase(
           expect((reason as Error).message).toContain(id);
           // Its outcome is not recorded: the row is as the claim left it, no attempt counted.
           const rows = await ctx.sql.query<{ id: string; retries: unknown }>(
-            `SELECT ID AS id, RETRIES AS retries FROM ${ctx.prefix}COR_MESSAGE`,
+            statement(`SELECT ID AS id, RETRIES AS retries FROM ${ctx.prefix}COR_MESSAGE`),
           );
           const row = rows.find((r) => r.id === id);
           expect(Number(row?.retries)).toBe(0);
-          await ctx.sql.execute(`DELETE FROM ${ctx.prefix}COR_MESSAGE`);
+          await ctx.sql.execute(statement(`DELETE FROM ${ctx.prefix}COR_MESSAGE`));
         } finally {
           proxy.cut();
           await node.close().catch(() => undefined);

@@ -6,6 +6,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { describeEachDatabase } from '@holdfast/testing';
 import { createInboxApp, type InboxTestApp } from './inbox-test-app';
+import { statement } from '@holdfast/core/kit';
 
 const ORDER = { namespace: 'test', name: 'order-placed' };
 const exporter = new InMemorySpanExporter();
@@ -26,7 +27,7 @@ describeEachDatabase(
     const table = () => `${ctx.prefix}COR_MESSAGE`;
     afterEach(async () => {
       for (const app of apps.splice(0)) await app.close();
-      await ctx.sql.execute(`DELETE FROM ${table()}`);
+      await ctx.sql.execute(statement(`DELETE FROM ${table()}`));
       exporter.reset();
     });
 

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { describeEachDatabase, forkTs, waitForExit, waitForMessage, waitUntil } from '@holdfast/testing';
 import { InboxDeliveryFencedError, InvalidFencedManagerError, type InboxHandlerContext } from '../src';
 import { createInboxApp, type InboxTestApp } from './inbox-test-app';
+import { statement } from '@holdfast/core/kit';
 
 const ORDER = { namespace: 'test', name: 'order-placed' };
 
@@ -15,17 +16,19 @@ describeEachDatabase(
     const rows = async () =>
       (
         await ctx.sql.query<{ id: string; node: string }>(
-          `SELECT ID AS id, NODE AS node FROM ${log()} ORDER BY NODE`,
+          statement(`SELECT ID AS id, NODE AS node FROM ${log()} ORDER BY NODE`),
         )
       ).map((r) => `${r.id}:${r.node}`);
 
     beforeAll(async () => {
-      await ctx.sql.execute(`CREATE TABLE ${log()} (ID VARCHAR(64) NOT NULL, NODE VARCHAR(16) NOT NULL)`);
+      await ctx.sql.execute(
+        statement(`CREATE TABLE ${log()} (ID VARCHAR(64) NOT NULL, NODE VARCHAR(16) NOT NULL)`),
+      );
     });
     afterEach(async () => {
       for (const app of apps.splice(0)) await app.close();
-      await ctx.sql.execute(`DELETE FROM ${log()}`);
-      await ctx.sql.execute(`DELETE FROM ${ctx.prefix}COR_MESSAGE`).catch(() => undefined);
+      await ctx.sql.execute(statement(`DELETE FROM ${log()}`));
+      await ctx.sql.execute(statement(`DELETE FROM ${ctx.prefix}COR_MESSAGE`)).catch(() => undefined);
     });
 
     it('commits a fenced write while the claim holds, and refuses it (nothing committed) once another claim took the row', async () => {
@@ -41,8 +44,10 @@ describeEachDatabase(
           const table = `${ctx.prefix}COR_MESSAGE`;
           const later = new Date(claim.token + 60_000);
           await ctx.sql.execute(
-            `UPDATE ${table} SET NEXT_RETRY = ${ctx.db === 'postgres' ? '$1' : '?'} WHERE ID = ${ctx.db === 'postgres' ? '$2' : '?'}`,
-            [ctx.db === 'sqlite' ? later.toISOString() : later, message.id],
+            statement(
+              `UPDATE ${table} SET NEXT_RETRY = ${ctx.db === 'postgres' ? '$1' : '?'} WHERE ID = ${ctx.db === 'postgres' ? '$2' : '?'}`,
+              [ctx.db === 'sqlite' ? later.toISOString() : later, message.id],
+            ),
           );
         }
         try {

@@ -1,6 +1,7 @@
 import { describeEachDatabase } from '@holdfast/testing';
 import type { InboxMessage } from '../src';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';
+import { statement } from '@holdfast/core/kit';
 
 const ORDER = { namespace: 'test', name: 'order-placed' };
 const groupBy = (m: InboxMessage) => (m.payload as { g: string }).g;
@@ -21,12 +22,15 @@ describeEachDatabase(
       return app;
     };
     const count = async (table: string) =>
-      Number((await ctx.sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${ctx.prefix}${table}`))[0].c);
+      Number(
+        (await ctx.sql.query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${ctx.prefix}${table}`)))[0]
+          .c,
+      );
 
     beforeEach(async () => {
       for (const table of ['COR_MESSAGE', 'HOLDFAST_INBOX_GROUP']) {
         try {
-          await ctx.sql.execute(`DELETE FROM ${ctx.prefix}${table}`);
+          await ctx.sql.execute(statement(`DELETE FROM ${ctx.prefix}${table}`));
         } catch {
           // not created yet
         }
@@ -133,7 +137,7 @@ describeEachDatabase(
       await management.delete('a1');
       expect(await count('HOLDFAST_INBOX_GROUP')).toBe(3);
       // c1 deleted by someone else (a Java client): its group row is an orphan until the cleanup.
-      await ctx.sql.execute(`DELETE FROM ${ctx.prefix}COR_MESSAGE WHERE ID = 'c1'`);
+      await ctx.sql.execute(statement(`DELETE FROM ${ctx.prefix}COR_MESSAGE WHERE ID = 'c1'`));
       clock.advance(2000);
       expect(await delivery.cleanupExpired()).toBe(1);
       expect(await count('HOLDFAST_INBOX_GROUP')).toBe(1);
@@ -150,8 +154,10 @@ describeEachDatabase(
       expect((await acceptor.acceptAll(messages)).every((r) => r.accepted)).toBe(true);
       expect(await count('HOLDFAST_INBOX_GROUP')).toBe(2000);
       const mismatched = await ctx.sql.query(
-        `SELECT g.ID FROM ${ctx.prefix}HOLDFAST_INBOX_GROUP g JOIN ${ctx.prefix}COR_MESSAGE m ON m.ID = g.ID ` +
-          `WHERE g.INSERTED <> m.INSERTED`,
+        statement(
+          `SELECT g.ID FROM ${ctx.prefix}HOLDFAST_INBOX_GROUP g JOIN ${ctx.prefix}COR_MESSAGE m ON m.ID = g.ID ` +
+            `WHERE g.INSERTED <> m.INSERTED`,
+        ),
       );
       expect(mismatched).toEqual([]);
       for (let i = 0; i < 10 && probe.calls.length < 2000; i++) await delivery.deliverDue();

@@ -1,4 +1,4 @@
-import { InvalidOptionsError } from '@holdfast/core/kit';
+import { InvalidOptionsError, statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { InvalidMessageError, MessageNotFoundError, PayloadEncodingError, type InboxMessage } from '../src';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';
@@ -17,14 +17,14 @@ export function defineInboxSuite(title: string, layout: SeedLayout | 'holdfast' 
     (ctx) => {
       if (layout !== 'holdfast') {
         beforeAll(async () => {
-          for (const statement of seedCorMessageDdl(ctx.db, ctx.prefix, layout))
-            await ctx.sql.execute(statement);
+          for (const ddl of seedCorMessageDdl(ctx.db, ctx.prefix, layout))
+            await ctx.sql.execute(statement(ddl));
         });
       }
       let inbox: InboxTestApp | undefined;
       const table = () => `${ctx.prefix}COR_MESSAGE`;
       const rowCount = async () =>
-        Number((await ctx.sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table()}`))[0].c);
+        Number((await ctx.sql.query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${table()}`)))[0].c);
       const open = async (options: Parameters<typeof createInboxApp>[1] = {}) => {
         inbox = await createInboxApp(ctx, options);
         return inbox;
@@ -33,7 +33,7 @@ export function defineInboxSuite(title: string, layout: SeedLayout | 'holdfast' 
       beforeEach(async () => {
         // The first test creates the table; later ones start from an empty one.
         try {
-          await ctx.sql.execute(`DELETE FROM ${table()}`);
+          await ctx.sql.execute(statement(`DELETE FROM ${table()}`));
         } catch {
           // not created yet
         }
@@ -82,7 +82,9 @@ export function defineInboxSuite(title: string, layout: SeedLayout | 'holdfast' 
         });
         const after = await management.get('dup');
         expect(after).toEqual(before);
-        const [row] = await ctx.sql.query<{ payload: Buffer }>(`SELECT PAYLOAD AS payload FROM ${table()}`);
+        const [row] = await ctx.sql.query<{ payload: Buffer }>(
+          statement(`SELECT PAYLOAD AS payload FROM ${table()}`),
+        );
         expect(JSON.parse(Buffer.from(row.payload).toString())).toEqual({ v: 1 });
 
         const results = await acceptor.acceptAll([
@@ -330,16 +332,18 @@ export function defineInboxSuite(title: string, layout: SeedLayout | 'holdfast' 
         await acceptor.accept({ id: 'good', type: ORDER, payload: { ok: true } });
         const d = ctx.sql.dialect;
         await ctx.sql.execute(
-          `INSERT INTO ${table()} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD, INSERTED, RETRIES) ` +
-            `VALUES (${d.placeholders(6)}, 0)`,
-          [
-            'corrupt',
-            'json',
-            'test',
-            'order-placed',
-            Buffer.from('{not json'),
-            d.timestampParam(new Date(1)),
-          ],
+          statement(
+            `INSERT INTO ${table()} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD, INSERTED, RETRIES) ` +
+              `VALUES (${d.placeholders(6)}, 0)`,
+            [
+              'corrupt',
+              'json',
+              'test',
+              'order-placed',
+              Buffer.from('{not json'),
+              d.timestampParam(new Date(1)),
+            ],
+          ),
         );
         expect(await delivery.deliverDue()).toMatchObject({ claimed: 2, delivered: 1, failed: 1 });
         expect(probe.calls.map((m) => m.id)).toEqual(['good']);
@@ -378,7 +382,7 @@ export function defineInboxSuite(title: string, layout: SeedLayout | 'holdfast' 
         expect(waiting[1].nextRetry!.getTime()).toBeGreaterThan(Date.now() + 3_000_000);
         await first.close();
         inbox = undefined;
-        await ctx.sql.execute(`DELETE FROM ${table()}`);
+        await ctx.sql.execute(statement(`DELETE FROM ${table()}`));
 
         const all = await open({ groupBy, batchMode: 'all', retry: { jitter: 0 } });
         all.probe.behaviour = fail;

@@ -2,6 +2,7 @@ import { describeEachDatabase } from '@holdfast/testing';
 import { FAR_FUTURE } from '../src/internal';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';
 import { seedCorMessageDdl } from './seed-ddl';
+import { statement } from '@holdfast/core/kit';
 
 const ORDER = { namespace: 'test', name: 'order-placed' };
 
@@ -60,28 +61,30 @@ describeEachDatabase(
     const time = (v: unknown) => (v === null ? null : ctx.sql.dialect.readTimestamp(v).getTime());
 
     beforeAll(async () => {
-      for (const statement of seedCorMessageDdl(ctx.db, ctx.prefix)) await ctx.sql.execute(statement);
+      for (const ddl of seedCorMessageDdl(ctx.db, ctx.prefix)) await ctx.sql.execute(statement(ddl));
     });
     beforeEach(async () => {
-      await ctx.sql.execute(`DELETE FROM ${table()}`);
+      await ctx.sql.execute(statement(`DELETE FROM ${table()}`));
       for (const row of PEER_FIXTURE) {
         await ctx.sql.execute(
-          `INSERT INTO ${table()} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, PAYLOAD, ` +
-            `INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) VALUES (${ctx.sql.dialect.placeholders(12)})`,
-          [
-            row.id,
-            'JACKSON',
-            ORDER.namespace,
-            ORDER.name,
-            null,
-            Buffer.from(JSON.stringify({ id: row.id })),
-            seedTime(row.inserted),
-            null,
-            null,
-            row.retries,
-            row.nextRetry === null ? null : seedTime(row.nextRetry),
-            row.error,
-          ],
+          statement(
+            `INSERT INTO ${table()} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, PAYLOAD, ` +
+              `INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) VALUES (${ctx.sql.dialect.placeholders(12)})`,
+            [
+              row.id,
+              'JACKSON',
+              ORDER.namespace,
+              ORDER.name,
+              null,
+              Buffer.from(JSON.stringify({ id: row.id })),
+              seedTime(row.inserted),
+              null,
+              null,
+              row.retries,
+              row.nextRetry === null ? null : seedTime(row.nextRetry),
+              row.error,
+            ],
+          ),
         );
       }
     });
@@ -92,8 +95,10 @@ describeEachDatabase(
 
     const raw = async (id: string) => {
       const [row] = await ctx.sql.query<{ retries: unknown; next_retry: unknown }>(
-        `SELECT RETRIES AS retries, NEXT_RETRY AS next_retry FROM ${table()} WHERE ID = ${ctx.sql.dialect.placeholder(1)}`,
-        [id],
+        statement(
+          `SELECT RETRIES AS retries, NEXT_RETRY AS next_retry FROM ${table()} WHERE ID = ${ctx.sql.dialect.placeholder(1)}`,
+          [id],
+        ),
       );
       return { retries: Number(row.retries), nextRetry: time(row.next_retry) };
     };

@@ -1,6 +1,6 @@
 import { Test, type TestingModule } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
-import { sqlClientFor } from '@holdfast/core/kit';
+import { sqlClientFor, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   TcpProxy,
@@ -45,7 +45,7 @@ for (const db of testServerDatabases()) {
     afterAll(async () => {
       await app?.close();
       if (dataSource?.isInitialized) {
-        await sqlClientFor(dataSource).execute(`DROP TABLE IF EXISTS ${prefix}COR_MESSAGE`);
+        await sqlClientFor(dataSource).execute(statement(`DROP TABLE IF EXISTS ${prefix}COR_MESSAGE`));
         await dataSource.destroy();
       }
       await proxy?.stop();

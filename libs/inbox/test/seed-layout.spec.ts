@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { SchemaManager, tableDdl, type TableSpec } from '@holdfast/core/kit';
+import { SchemaManager, tableDdl, type TableSpec, statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { ConvertCorMessageTimes1764000000405 } from '../../../migrations/1764000000405-convert-cor-message-times';
 import { PauseUnsupportedError } from '../src';
@@ -41,10 +41,10 @@ describeEachDatabase(
     const seedTime = (iso: string) => ctx.sql.dialect.timestampParam(new Date(iso));
 
     beforeAll(async () => {
-      for (const statement of seedCorMessageDdl(ctx.db, ctx.prefix)) await ctx.sql.execute(statement);
+      for (const ddl of seedCorMessageDdl(ctx.db, ctx.prefix)) await ctx.sql.execute(statement(ddl));
     });
     beforeEach(async () => {
-      await ctx.sql.execute(`DELETE FROM ${table()}`);
+      await ctx.sql.execute(statement(`DELETE FROM ${table()}`));
     });
     afterEach(async () => {
       await inbox?.close();
@@ -61,22 +61,24 @@ describeEachDatabase(
       payload?: unknown;
     }) =>
       ctx.sql.execute(
-        `INSERT INTO ${table()} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, PAYLOAD, ` +
-          `INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) VALUES (${ctx.sql.dialect.placeholders(12)})`,
-        [
-          row.id,
-          'JACKSON',
-          ORDER.namespace,
-          ORDER.name,
-          null,
-          Buffer.from(JSON.stringify(row.payload ?? { id: row.id })),
-          seedTime(row.inserted),
-          null,
-          null,
-          row.retries ?? 0,
-          row.nextRetry ? seedTime(row.nextRetry) : null,
-          row.error ?? null,
-        ],
+        statement(
+          `INSERT INTO ${table()} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, PAYLOAD, ` +
+            `INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR) VALUES (${ctx.sql.dialect.placeholders(12)})`,
+          [
+            row.id,
+            'JACKSON',
+            ORDER.namespace,
+            ORDER.name,
+            null,
+            Buffer.from(JSON.stringify(row.payload ?? { id: row.id })),
+            seedTime(row.inserted),
+            null,
+            null,
+            row.retries ?? 0,
+            row.nextRetry ? seedTime(row.nextRetry) : null,
+            row.error ?? null,
+          ],
+        ),
       );
 
     it("reads the seed's rows: JACKSON payloads, FAR_FUTURE pause, exhausted retries, INSERTED order", async () => {
@@ -130,9 +132,11 @@ describeEachDatabase(
       const raw = async (id: string) =>
         (
           await ctx.sql.query<Record<string, unknown>>(
-            `SELECT PAYLOAD_ENCODING AS enc, INSERTED AS inserted, EXPIRATION AS expiration, RETRIES AS retries, ` +
-              `NEXT_RETRY AS next_retry, ERROR AS error FROM ${table()} WHERE ID = ${ctx.sql.dialect.placeholder(1)}`,
-            [id],
+            statement(
+              `SELECT PAYLOAD_ENCODING AS enc, INSERTED AS inserted, EXPIRATION AS expiration, RETRIES AS retries, ` +
+                `NEXT_RETRY AS next_retry, ERROR AS error FROM ${table()} WHERE ID = ${ctx.sql.dialect.placeholder(1)}`,
+              [id],
+            ),
           )
         )[0];
       const time = (v: unknown) => ctx.sql.dialect.readTimestamp(v).getTime();
@@ -161,8 +165,8 @@ describeEachDatabase(
     if (ctx.db === 'mariadb') {
       it('works on a TIMESTAMP(3) table and refuses a pause there with a clear error', async () => {
         const prefix = `${ctx.prefix}ts_`;
-        for (const statement of seedCorMessageDdl('mariadb', prefix, 'seed-timestamp')) {
-          await ctx.sql.execute(statement);
+        for (const ddl of seedCorMessageDdl('mariadb', prefix, 'seed-timestamp')) {
+          await ctx.sql.execute(statement(ddl));
         }
         try {
           inbox = await createInboxApp({ ...ctx, prefix }, { retry: { jitter: 0 } });
@@ -182,7 +186,7 @@ describeEachDatabase(
         } finally {
           await inbox?.close();
           inbox = undefined;
-          await ctx.sql.execute(`DROP TABLE IF EXISTS ${prefix}COR_MESSAGE`);
+          await ctx.sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}COR_MESSAGE`));
         }
       });
     }
@@ -190,8 +194,8 @@ describeEachDatabase(
     it('converts the previous BIGINT layout, keeping every message and its state', async () => {
       const prefix = `${ctx.prefix}old_`;
       const old = `${prefix}COR_MESSAGE`;
-      for (const statement of tableDdl(ctx.sql.dialect.name, BIGINT_LAYOUT, prefix)) {
-        await ctx.sql.execute(statement);
+      for (const ddl of tableDdl(ctx.sql.dialect.name, BIGINT_LAYOUT, prefix)) {
+        await ctx.sql.execute(statement(ddl));
       }
       const t0 = Date.parse('2026-02-01T08:00:00.007Z');
       const rows: [string, string, number, number | null, number, number | null, string | null][] = [
@@ -203,9 +207,11 @@ describeEachDatabase(
       ];
       for (const r of rows) {
         await ctx.sql.execute(
-          `INSERT INTO ${old} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD, INSERTED, ` +
-            `EXPIRATION, RETRIES, NEXT_RETRY, ERROR) VALUES (${ctx.sql.dialect.placeholders(10)})`,
-          [r[0], r[1], ORDER.namespace, ORDER.name, Buffer.from('{"n":1}'), r[2], r[3], r[4], r[5], r[6]],
+          statement(
+            `INSERT INTO ${old} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD, INSERTED, ` +
+              `EXPIRATION, RETRIES, NEXT_RETRY, ERROR) VALUES (${ctx.sql.dialect.placeholders(10)})`,
+            [r[0], r[1], ORDER.namespace, ORDER.name, Buffer.from('{"n":1}'), r[2], r[3], r[4], r[5], r[6]],
+          ),
         );
       }
       const migration = new (class extends ConvertCorMessageTimes1764000000405 {
@@ -245,8 +251,9 @@ describeEachDatabase(
         expect(retrying.error).toBe('E'.repeat(4000));
         expect(list[3].error).toBe('gave up');
         const [encoding] = await ctx.sql.query<{ e: string }>(
-          `SELECT PAYLOAD_ENCODING AS e FROM ${old} WHERE ID = ${ctx.sql.dialect.placeholder(1)}`,
-          ['due'],
+          statement(`SELECT PAYLOAD_ENCODING AS e FROM ${old} WHERE ID = ${ctx.sql.dialect.placeholder(1)}`, [
+            'due',
+          ]),
         );
         expect(encoding.e).toBe('jackson');
         expect(await delivery.deliverDue()).toMatchObject({ claimed: 1, delivered: 1 });
@@ -254,8 +261,8 @@ describeEachDatabase(
       } finally {
         await inbox?.close();
         inbox = undefined;
-        await ctx.sql.execute(`DROP TABLE IF EXISTS ${old}`);
-        await ctx.sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`);
+        await ctx.sql.execute(statement(`DROP TABLE IF EXISTS ${old}`));
+        await ctx.sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_INBOX_LEASE`));
       }
     });
   },

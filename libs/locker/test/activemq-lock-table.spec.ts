@@ -4,7 +4,7 @@
  * with the lease-database and database lockers, and on a table whose columns have other names.
  */
 import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
-import { InvalidOptionsError } from '@holdfast/core/kit';
+import { InvalidOptionsError, statement } from '@holdfast/core/kit';
 import { LockerConfigurationError, type LockerModuleOptions } from '@holdfast/locker';
 import { resolveLockerOptions } from '@holdfast/locker/internal';
 import { lockerInstance, waitUntil, type TestInstance } from './locker-test-kit';
@@ -75,7 +75,7 @@ describeEachDatabase(
     };
 
     const row = async (table: string, cols = 'BROKER_NAME AS holder') =>
-      ctx.sql.query<{ holder: unknown }>(`SELECT ${cols} FROM ${table}`);
+      ctx.sql.query<{ holder: unknown }>(statement(`SELECT ${cols} FROM ${table}`));
 
     for (const [type, tag] of [
       ['lease-database', 'L_'],
@@ -84,7 +84,7 @@ describeEachDatabase(
       it(`${type}: one master on ACTIVEMQ_LOCK's row 1, a standby takes over when it leaves`, async () => {
         const prefix = `${ctx.prefix}${tag}`;
         const table = `${prefix}ACTIVEMQ_LOCK`;
-        for (const statement of activemqDdl(table)) await ctx.sql.execute(statement);
+        for (const ddl of activemqDdl(table)) await ctx.sql.execute(statement(ddl));
         const options = {
           locker: { type },
           tablePrefix: prefix,
@@ -114,7 +114,7 @@ describeEachDatabase(
 
     it("a lockName that is not a number on ACTIVEMQ_LOCK's integer ID stops startup with LockerConfigurationError", async () => {
       const prefix = `${ctx.prefix}N_`;
-      for (const statement of activemqDdl(`${prefix}ACTIVEMQ_LOCK`)) await ctx.sql.execute(statement);
+      for (const ddl of activemqDdl(`${prefix}ACTIVEMQ_LOCK`)) await ctx.sql.execute(statement(ddl));
       const instance = await start({
         locker: { type: 'lease-database' },
         tablePrefix: prefix,
@@ -130,7 +130,9 @@ describeEachDatabase(
       const prefix = `${ctx.prefix}C_`;
       const table = `${prefix}APP_LOCKS`;
       await ctx.sql.execute(
-        `CREATE TABLE ${table} (LOCK_KEY VARCHAR(64) NOT NULL, EXPIRES_AT BIGINT, OWNER VARCHAR(250), PRIMARY KEY (LOCK_KEY))`,
+        statement(
+          `CREATE TABLE ${table} (LOCK_KEY VARCHAR(64) NOT NULL, EXPIRES_AT BIGINT, OWNER VARCHAR(250), PRIMARY KEY (LOCK_KEY))`,
+        ),
       );
       const options = {
         locker: { type: 'lease-database' as const },
@@ -145,7 +147,7 @@ describeEachDatabase(
       await second.init();
       await waitUntil(() => second.locker.role === 'standby' && second.locker.lastError === undefined);
       const rows = await ctx.sql.query<{ id: unknown; holder: unknown }>(
-        `SELECT LOCK_KEY AS id, OWNER AS holder FROM ${table}`,
+        statement(`SELECT LOCK_KEY AS id, OWNER AS holder FROM ${table}`),
       );
       expect(rows.map((r) => [String(r.id), r.holder])).toEqual([['reports', first.locker.instanceId]]);
       expect(second.locker.isMaster).toBe(false);

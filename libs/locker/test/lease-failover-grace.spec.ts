@@ -4,7 +4,7 @@
  * server's, so the test moves the marker by hand (test/cluster/locker-failover-grace.spec.ts does
  * the real failover). PostgreSQL only has the marker; elsewhere the table holds the lock rows only.
  */
-import { toNumber } from '@holdfast/core/kit';
+import { toNumber, statement } from '@holdfast/core/kit';
 import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import { LockerConfigurationError, readLockerStatus, type LockerModuleOptions } from '@holdfast/locker';
 import { toLockStatus } from '@holdfast/locker/internal';
@@ -42,13 +42,15 @@ describeEachDatabase(
     const rows = async (prefix: string) =>
       (
         await ctx.sql.query<{ id: unknown; time: unknown; holder: unknown }>(
-          `SELECT ID AS id, TIME AS time, BROKER_NAME AS holder FROM ${prefix}HOLDFAST_LOCK ORDER BY ID`,
+          statement(
+            `SELECT ID AS id, TIME AS time, BROKER_NAME AS holder FROM ${prefix}HOLDFAST_LOCK ORDER BY ID`,
+          ),
         )
       ).map((r) => ({ id: String(r.id), time: r.time == null ? null : toNumber(r.time), holder: r.holder }));
     const lockRow = async (prefix: string) => (await rows(prefix)).find((r) => r.id === 'default');
     /** What the first lease write after a promotion finds: the marker names another timeline. */
     const promote = (prefix: string) =>
-      ctx.sql.execute(`UPDATE ${prefix}HOLDFAST_LOCK SET TIME = TIME + 1 WHERE ID = '${MARKER}'`);
+      ctx.sql.execute(statement(`UPDATE ${prefix}HOLDFAST_LOCK SET TIME = TIME + 1 WHERE ID = '${MARKER}'`));
     /** The row in its grace, read while it lasts (TIME: the detection time or a later expiry). */
     const graced = async (prefix: string): Promise<{ time: number }> => {
       const deadline = Date.now() + 20_000;

@@ -3,7 +3,7 @@
  * the DataSource's pool with coordinationPool false): a pool saturated by the application's own
  * work does not starve their keep-alives, and a shared pool too small to spare one is reported at startup.
  */
-import { configureCoordinationPool, sqlClientFor } from '@holdfast/core/kit';
+import { configureCoordinationPool, sqlClientFor, statement } from '@holdfast/core/kit';
 import { createTestDataSource, testDatabases, uniqueTablePrefix, type TestDatabase } from '@holdfast/testing';
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
@@ -66,7 +66,9 @@ for (const db of testDatabases().filter((d): d is Exclude<TestDatabase, 'sqlite'
         // Three 4 s statements on a pool of 3: every connection the application can get is busy
         // (the third waits, and may give up: the test DataSource bounds the wait at 3 s), for
         // four leases in a row.
-        const busy = Promise.allSettled(Array.from({ length: 3 }, () => sql.query(SLEEP_SQL[db](4))));
+        const busy = Promise.allSettled(
+          Array.from({ length: 3 }, () => sql.query(statement(SLEEP_SQL[db](4)))),
+        );
         await sleep(3_000);
         expect(instance.events.map((e) => e.type)).toEqual(['acquired']);
         expect(instance.locker.isMaster).toBe(true);
@@ -80,16 +82,20 @@ for (const db of testDatabases().filter((d): d is Exclude<TestDatabase, 'sqlite'
       const dataSource = await createTestDataSource(db, { poolSize: 3 });
       sources.push(dataSource);
       const connection = new LockConnection(sqlClientFor(dataSource), 3_000);
-      await connection.run('connect', (sql) => sql.query('SELECT 1 AS one'));
+      await connection.run('connect', (sql) => sql.query(statement('SELECT 1 AS one')));
       // The read starts, then the connection goes before it is sent: what the lease locker's
       // stop() did when a holder() read came in right after a demotion. The read used to be sent
       // on the closed connection and wait out its bound (LockStatementTimeoutError on MariaDB).
-      const reading = connection.run('read', (sql) => sql.query<{ one: unknown }>('SELECT 1 AS one'));
+      const reading = connection.run('read', (sql) =>
+        sql.query<{ one: unknown }>(statement('SELECT 1 AS one')),
+      );
       connection.retire();
       expect((await reading).map((r) => Number(r.one))).toEqual([1]);
       // Statements already sent on a retired connection are answered before it closes.
-      const slow = connection.run('slow', (sql) => sql.query(SLEEP_SQL[db](0.2)));
-      const queued = connection.run('queued', (sql) => sql.query<{ two: unknown }>('SELECT 2 AS two'));
+      const slow = connection.run('slow', (sql) => sql.query(statement(SLEEP_SQL[db](0.2))));
+      const queued = connection.run('queued', (sql) =>
+        sql.query<{ two: unknown }>(statement('SELECT 2 AS two')),
+      );
       await new Promise((resolve) => setImmediate(resolve));
       connection.retire();
       await slow;

@@ -1,6 +1,7 @@
 import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import { LockHeldError, LockerHealthIndicator, type LockerModuleOptions } from '@holdfast/locker';
 import { lockerInstance, sleep, waitUntil, type TestInstance } from './locker-test-kit';
+import { statement } from '@holdfast/core/kit';
 
 const INTERVAL = 500;
 const KEEP_ALIVE = 120;
@@ -120,8 +121,10 @@ describeEachDatabase(
       const d = ctx.sql.dialect;
       // Someone else's lease, valid for two intervals from the database's point of view.
       await ctx.sql.execute(
-        `UPDATE ${ctx.prefix}HOLDFAST_LOCK SET BROKER_NAME = ${d.placeholder(1)}, TIME = ${d.nowMillis} + ${d.placeholder(2)} WHERE ID = ${d.placeholder(3)}`,
-        ['thief', 2 * INTERVAL, lockName],
+        statement(
+          `UPDATE ${ctx.prefix}HOLDFAST_LOCK SET BROKER_NAME = ${d.placeholder(1)}, TIME = ${d.nowMillis} + ${d.placeholder(2)} WHERE ID = ${d.placeholder(3)}`,
+          ['thief', 2 * INTERVAL, lockName],
+        ),
       );
       await waitUntil(() => instance.events.some((e) => e.type === 'lost'), 10_000, 'lost');
       expect(instance.events.find((e) => e.type === 'lost')).toMatchObject({ reason: 'keep-alive-false' });
@@ -144,8 +147,10 @@ describeEachDatabase(
       const d = ctx.sql.dialect;
       const setHolder = (holder: string) =>
         ctx.sql.execute(
-          `UPDATE ${ctx.prefix}HOLDFAST_LOCK SET BROKER_NAME = ${d.placeholder(1)}, TIME = ${d.nowMillis} + ${d.placeholder(2)} WHERE ID = ${d.placeholder(3)}`,
-          [holder, 60_000, lockName],
+          statement(
+            `UPDATE ${ctx.prefix}HOLDFAST_LOCK SET BROKER_NAME = ${d.placeholder(1)}, TIME = ${d.nowMillis} + ${d.placeholder(2)} WHERE ID = ${d.placeholder(3)}`,
+            [holder, 60_000, lockName],
+          ),
         );
       await instance.init();
       await waitUntil(() => instance.locker.isMaster, 10_000, 'master');
@@ -184,17 +189,19 @@ describeEachDatabase(
       await instance.init();
       expect(instance.locker.isMaster).toBe(true);
       const table = `${ctx.prefix}LOCKER_APP_DATA`;
-      await ctx.sql.execute(`CREATE TABLE ${table} (ID INT PRIMARY KEY, V VARCHAR(20))`);
+      await ctx.sql.execute(statement(`CREATE TABLE ${table} (ID INT PRIMARY KEY, V VARCHAR(20))`));
       try {
         const d = ctx.sql.dialect;
-        await ctx.sql.execute(`INSERT INTO ${table} (ID, V) VALUES (${d.placeholders(2)})`, [1, 'written']);
-        await ctx.sql.transaction((tx) =>
-          tx.execute(`UPDATE ${table} SET V = ${d.placeholder(1)}`, ['updated']),
+        await ctx.sql.execute(
+          statement(`INSERT INTO ${table} (ID, V) VALUES (${d.placeholders(2)})`, [1, 'written']),
         );
-        expect(await ctx.sql.query(`SELECT V AS v FROM ${table}`)).toEqual([{ v: 'updated' }]);
+        await ctx.sql.transaction((tx) =>
+          tx.execute(statement(`UPDATE ${table} SET V = ${d.placeholder(1)}`, ['updated'])),
+        );
+        expect(await ctx.sql.query(statement(`SELECT V AS v FROM ${table}`))).toEqual([{ v: 'updated' }]);
         expect(instance.locker.isMaster).toBe(true);
       } finally {
-        await ctx.sql.execute(`DROP TABLE ${table}`);
+        await ctx.sql.execute(statement(`DROP TABLE ${table}`));
       }
     });
   },

@@ -13,7 +13,7 @@
 import { Logger } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import type { DataSource } from 'typeorm';
-import { HoldfastTimers, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
+import { HoldfastTimers, sqlClientFor, type SqlClient, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   TcpProxy,
@@ -53,7 +53,7 @@ for (const db of testServerDatabases()) {
 
     afterAll(async () => {
       if (dataSource?.isInitialized) {
-        await sql.execute(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_LOCK`);
+        await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}HOLDFAST_LOCK`));
         await dataSource.destroy();
       }
       await proxy?.stop();
@@ -87,8 +87,8 @@ for (const db of testServerDatabases()) {
           db === 'postgres'
             ? `SELECT current_setting('idle_in_transaction_session_timeout') AS idle`
             : 'SELECT @@session.idle_transaction_timeout AS idle, @@session.wait_timeout AS wait';
-        const [row] = await ours.connection.run('read', (tx) => tx.query(read.sql, read.params));
-        const [bound] = await ours.connection.run('read', (tx) => tx.query(idle));
+        const [row] = await ours.connection.run('read', (tx) => tx.query(statement(read.sql, read.params)));
+        const [bound] = await ours.connection.run('read', (tx) => tx.query(statement(idle)));
         expect(row.broker_name).toBe(`ours 'o' \\ holder`);
         const seconds = Math.ceil(ours.idleTimeout / 1000);
         if (db === 'postgres') expect(bound).toEqual({ idle: `${seconds}s` });
@@ -172,7 +172,7 @@ for (const db of testServerDatabases()) {
           holder: 'elsewhere',
           leaseMillis: 60_000,
         });
-        expect(await sql.execute(take.sql, take.params)).toBe(1);
+        expect(await sql.execute(statement(take.sql, take.params))).toBe(1);
         const skip = await proxy.roundTripsOf(async () => expect(await tick()).toBeUndefined());
         expect(ran).toBe(2);
         expect({ run, skip }).toEqual({ run: 2, skip: 1 });

@@ -8,7 +8,7 @@
  */
 import { Injectable } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
-import { toNumber } from '@holdfast/core/kit';
+import { toNumber, statement } from '@holdfast/core/kit';
 import { describeEachDatabase, waitUntil } from '@holdfast/testing';
 import { ScheduledLock, ScheduledLockConfigurationError, ScheduledLockModule, lockTable } from '../src';
 
@@ -50,7 +50,9 @@ describeEachDatabase(
     const rows = async () =>
       (
         await ctx.sql.query<{ id: unknown; time: unknown; holder: unknown }>(
-          `SELECT ID AS id, TIME AS time, BROKER_NAME AS holder FROM ${ctx.prefix}HOLDFAST_LOCK ORDER BY ID`,
+          statement(
+            `SELECT ID AS id, TIME AS time, BROKER_NAME AS holder FROM ${ctx.prefix}HOLDFAST_LOCK ORDER BY ID`,
+          ),
         )
       ).map((r) => ({ id: String(r.id), time: r.time == null ? null : toNumber(r.time), holder: r.holder }));
 
@@ -77,7 +79,9 @@ describeEachDatabase(
       expect((await rows()).map((r) => r.id).sort()).toEqual([MARKER, 'report']);
 
       // The new primary's timeline differs from the one the table was last written on.
-      await ctx.sql.execute(`UPDATE ${ctx.prefix}HOLDFAST_LOCK SET TIME = TIME + 1 WHERE ID = '${MARKER}'`);
+      await ctx.sql.execute(
+        statement(`UPDATE ${ctx.prefix}HOLDFAST_LOCK SET TIME = TIME + 1 WHERE ID = '${MARKER}'`),
+      );
       const b = await instance();
       await b.build();
       expect(b.runs).toBe(0);
@@ -89,7 +93,8 @@ describeEachDatabase(
       await b.build();
       const inGrace = (await rows()).find((r) => r.id === 'report');
       const now = toNumber(
-        (await ctx.sql.query<{ now: unknown }>(`SELECT ${ctx.sql.dialect.nowMillis} AS now`))[0].now,
+        (await ctx.sql.query<{ now: unknown }>(statement(`SELECT ${ctx.sql.dialect.nowMillis} AS now`)))[0]
+          .now,
       );
       if (now < graced!.time! + AT_MOST) {
         expect(a.runs + b.runs).toBe(1);
@@ -105,7 +110,8 @@ describeEachDatabase(
         { timeout: 20_000, interval: 100, message: 'a run after the grace' },
       );
       const ranAt = toNumber(
-        (await ctx.sql.query<{ now: unknown }>(`SELECT ${ctx.sql.dialect.nowMillis} AS now`))[0].now,
+        (await ctx.sql.query<{ now: unknown }>(statement(`SELECT ${ctx.sql.dialect.nowMillis} AS now`)))[0]
+          .now,
       );
       expect(ranAt).toBeGreaterThanOrEqual(graced!.time! + AT_MOST);
     });

@@ -7,6 +7,7 @@ import {
   RecordingContender,
   waitUntil,
 } from './simba-test.support';
+import { statement } from '@holdfast/core/kit';
 
 describeEachSimbaTable('one instance, many mutexes, one loop', (ctx) => {
   let app: INestApplicationContext;
@@ -35,8 +36,10 @@ describeEachSimbaTable('one instance, many mutexes, one loop', (ctx) => {
     const owners = contenders.map((c, i) => (c.count('acquired') ? c : rivals[i]));
     const d = ctx.sql.dialect;
     const rows = await ctx.sql.query<{ mutex: string; owner_id: string }>(
-      `SELECT mutex AS mutex, owner_id AS owner_id FROM ${ctx.prefix}simba_mutex WHERE mutex IN (${d.placeholders(40)})`,
-      contenders.map((c) => c.mutex),
+      statement(
+        `SELECT mutex AS mutex, owner_id AS owner_id FROM ${ctx.prefix}simba_mutex WHERE mutex IN (${d.placeholders(40)})`,
+        contenders.map((c) => c.mutex),
+      ),
     );
     const byMutex = new Map(rows.map((r) => [r.mutex, String(r.owner_id).trimEnd()]));
     expect(owners.map((o) => byMutex.get(o.mutex))).toEqual(owners.map((o) => o.contenderId));

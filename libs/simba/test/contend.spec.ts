@@ -13,6 +13,7 @@ import {
   sleepMs,
   waitUntil,
 } from './simba-test.support';
+import { statement } from '@holdfast/core/kit';
 
 describeEachSimbaTable('MutexContendService contract', (ctx) => {
   let app: INestApplicationContext;
@@ -56,8 +57,10 @@ describeEachSimbaTable('MutexContendService contract', (ctx) => {
     expect(contender.events.map((e) => e.kind)).toEqual(['acquired', 'released']);
     expect(contender.events[1].state.isReleased(contender.contenderId)).toBe(true);
     const [row] = await ctx.sql.query<{ owner_id: string }>(
-      `SELECT owner_id AS owner_id FROM ${ctx.prefix}simba_mutex WHERE mutex = ${ctx.sql.dialect.placeholder(1)}`,
-      [contender.mutex],
+      statement(
+        `SELECT owner_id AS owner_id FROM ${ctx.prefix}simba_mutex WHERE mutex = ${ctx.sql.dialect.placeholder(1)}`,
+        [contender.mutex],
+      ),
     );
     expect((row.owner_id ?? '').trimEnd()).toBe(''); // CHAR(32) pads on PostgreSQL
 

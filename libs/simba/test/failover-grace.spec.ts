@@ -7,7 +7,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { InvalidMutexNameError, MutexContendServiceFactory, OnMutexAcquired, readSimbaStatus } from '../src';
 import { MutexOwnerRepository } from '../src/internal';
-import { TIMELINE_MARKER } from '@holdfast/core/kit';
+import { TIMELINE_MARKER, statement } from '@holdfast/core/kit';
 import {
   createSimbaApp,
   describeEachSimbaTable,
@@ -35,7 +35,7 @@ describeEachSimbaTable('Simba after a promotion', (ctx) => {
   const marker = async () =>
     (
       await ctx.sql.query<{ acquired_at: unknown }>(
-        `SELECT acquired_at FROM ${ctx.prefix}simba_mutex WHERE mutex = '${TIMELINE_MARKER}'`,
+        statement(`SELECT acquired_at FROM ${ctx.prefix}simba_mutex WHERE mutex = '${TIMELINE_MARKER}'`),
       )
     )[0];
 
@@ -59,13 +59,15 @@ describeEachSimbaTable('Simba after a promotion', (ctx) => {
 
       // As if the table had last been written on the timeline before a promotion.
       await ctx.sql.execute(
-        `UPDATE ${ctx.prefix}simba_mutex SET acquired_at = 0 WHERE mutex = '${TIMELINE_MARKER}'`,
+        statement(`UPDATE ${ctx.prefix}simba_mutex SET acquired_at = 0 WHERE mutex = '${TIMELINE_MARKER}'`),
       );
       const tokenBefore = service.fencingToken!;
       await waitUntil(() => contender.count('released') === 1, 20_000, 'the owner to lose the mutex');
       const [row] = await ctx.sql.query<{ owner_id: string; transition_at: unknown; now_ms: unknown }>(
-        `SELECT owner_id, transition_at, CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT) AS now_ms FROM ${ctx.prefix}simba_mutex WHERE mutex = $1`,
-        [contender.mutex],
+        statement(
+          `SELECT owner_id, transition_at, CAST(FLOOR(EXTRACT(EPOCH FROM clock_timestamp()) * 1000) AS BIGINT) AS now_ms FROM ${ctx.prefix}simba_mutex WHERE mutex = $1`,
+          [contender.mutex],
+        ),
       );
       const heldFor = Number(row.transition_at) - Number(row.now_ms);
       const reacquired = contender.count('acquired');

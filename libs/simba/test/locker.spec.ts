@@ -1,6 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { MutexAcquireTimeoutError, MutexLockerStateError, MutexLostError, SimbaLocker } from '../src';
 import { createSimbaApp, describeEachSimbaTable, freshMutex, sleepMs, waitUntil } from './simba-test.support';
+import { statement } from '@holdfast/core/kit';
 
 describeEachSimbaTable('SimbaLocker', (ctx) => {
   let app: INestApplicationContext;
@@ -94,8 +95,10 @@ describeEachSimbaTable('SimbaLocker', (ctx) => {
     const d = ctx.sql.dialect;
     const outcome = await simba.withLock(mutex, async (signal) => {
       await ctx.sql.execute(
-        `UPDATE ${ctx.prefix}simba_mutex SET owner_id = ${d.placeholder(1)}, ttl_at = ${d.nowMillis} + 60000, transition_at = ${d.nowMillis} + 60000 WHERE mutex = ${d.placeholder(2)}`,
-        ['intruder', mutex],
+        statement(
+          `UPDATE ${ctx.prefix}simba_mutex SET owner_id = ${d.placeholder(1)}, ttl_at = ${d.nowMillis} + 60000, transition_at = ${d.nowMillis} + 60000 WHERE mutex = ${d.placeholder(2)}`,
+          ['intruder', mutex],
+        ),
       );
       await waitUntil(() => signal.aborted, 4_000, 'signal aborted');
       return signal.reason;

@@ -1,7 +1,7 @@
 import { Controller, Injectable, Module, Scope, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { NonStaticHandlerError, SchemaMissingError } from '@holdfast/core/kit';
+import { NonStaticHandlerError, SchemaMissingError, statement } from '@holdfast/core/kit';
 import { testDataSourceOptions } from '@holdfast/testing';
 import {
   MutexContendRegistry,
@@ -112,8 +112,10 @@ describeEachSimbaTable('SimbaModule', (ctx) => {
     opened.length = 0;
     // Shutdown released the row.
     const [row] = await ctx.sql.query<{ owner_id: string | null }>(
-      `SELECT owner_id AS owner_id FROM ${ctx.prefix}simba_mutex WHERE mutex = ${ctx.sql.dialect.placeholder(1)}`,
-      ['module-spec'],
+      statement(
+        `SELECT owner_id AS owner_id FROM ${ctx.prefix}simba_mutex WHERE mutex = ${ctx.sql.dialect.placeholder(1)}`,
+        ['module-spec'],
+      ),
     );
     expect((row.owner_id ?? '').trimEnd()).toBe(''); // CHAR(32) pads on PostgreSQL
   });

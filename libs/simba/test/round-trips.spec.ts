@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { SchemaManager, sqlClientFor, type SqlClient } from '@holdfast/core/kit';
+import { SchemaManager, sqlClientFor, type SqlClient, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   TcpProxy,
@@ -69,7 +69,7 @@ for (const db of testServerDatabases()) {
 
     afterAll(async () => {
       if (dataSource?.isInitialized) {
-        await sql.execute(`DROP TABLE IF EXISTS ${prefix}simba_mutex`);
+        await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}simba_mutex`));
         await dataSource.destroy();
       }
       await proxy?.stop();
@@ -113,7 +113,7 @@ for (const db of testServerDatabases()) {
       await bounded.batch([take]);
       // Free (its transition long past), so that the round below means to take it.
       await sql.execute(
-        `UPDATE ${table} SET owner_id = '', transition_at = 0, ttl_at = 0 WHERE mutex = 'held'`,
+        statement(`UPDATE ${table} SET owner_id = '', transition_at = 0, ttl_at = 0 WHERE mutex = 'held'`),
       );
       let release!: () => void;
       const released = new Promise<void>((resolve) => (release = resolve));
@@ -121,7 +121,7 @@ for (const db of testServerDatabases()) {
       const isLocked = new Promise<void>((resolve) => (locked = resolve));
       // Another transaction (an application's, or a frozen Java Simba's) holds the row.
       const holder = sql.transaction(async (tx) => {
-        await tx.execute(`UPDATE ${table} SET version = version + 1 WHERE mutex = 'held'`);
+        await tx.execute(statement(`UPDATE ${table} SET version = version + 1 WHERE mutex = 'held'`));
         locked();
         await released;
       });

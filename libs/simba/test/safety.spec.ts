@@ -9,6 +9,7 @@ import {
   sleepMs,
   waitUntil,
 } from './simba-test.support';
+import { statement } from '@holdfast/core/kit';
 
 describeEachSimbaTable('simba safety', (ctx) => {
   let app: INestApplicationContext;
@@ -21,9 +22,11 @@ describeEachSimbaTable('simba safety', (ctx) => {
   };
   const row = async (mutex: string) => {
     const [r] = await ctx.sql.query<Record<string, unknown>>(
-      `SELECT owner_id AS owner_id, ttl_at AS ttl_at, transition_at AS transition_at, version AS version, ` +
-        `${ctx.sql.dialect.nowMillis} AS now_ms FROM ${ctx.prefix}simba_mutex WHERE mutex = ${ctx.sql.dialect.placeholder(1)}`,
-      [mutex],
+      statement(
+        `SELECT owner_id AS owner_id, ttl_at AS ttl_at, transition_at AS transition_at, version AS version, ` +
+          `${ctx.sql.dialect.nowMillis} AS now_ms FROM ${ctx.prefix}simba_mutex WHERE mutex = ${ctx.sql.dialect.placeholder(1)}`,
+        [mutex],
+      ),
     );
     return {
       owner: String(r.owner_id ?? '').trimEnd(), // CHAR(32) pads on PostgreSQL
@@ -148,8 +151,10 @@ describeEachSimbaTable('simba safety', (ctx) => {
     await waitUntil(() => sa.isOwner, 5_000, 'a acquires');
     const d = ctx.sql.dialect;
     await ctx.sql.execute(
-      `UPDATE ${ctx.prefix}simba_mutex SET owner_id = ${d.placeholder(1)}, transition_at = ${d.nowMillis} + 60000, ttl_at = ${d.nowMillis} + 60000, version = version + 1 WHERE mutex = ${d.placeholder(2)}`,
-      ['intruder', a.mutex],
+      statement(
+        `UPDATE ${ctx.prefix}simba_mutex SET owner_id = ${d.placeholder(1)}, transition_at = ${d.nowMillis} + 60000, ttl_at = ${d.nowMillis} + 60000, version = version + 1 WHERE mutex = ${d.placeholder(2)}`,
+        ['intruder', a.mutex],
+      ),
     );
     await waitUntil(() => a.count('released') === 1, 4_000, 'a notices at its next renewal');
     expect(sa.isOwner).toBe(false);

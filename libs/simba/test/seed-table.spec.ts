@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import { describeEachDatabase } from '@holdfast/testing';
 import { Test } from '@nestjs/testing';
-import { SchemaMismatchError } from '@holdfast/core/kit';
+import { SchemaMismatchError, statement } from '@holdfast/core/kit';
 import {
   AbstractMutexContender,
   SimbaModule,
@@ -74,8 +74,10 @@ describeEachDatabase(
       const javaRow = freshMutex('java');
       // simba-jdbc's initMutex: insert (mutex, 0, 0, 0, '', 0).
       await ctx.sql.execute(
-        `INSERT INTO ${ctx.prefix}simba_mutex (mutex, acquired_at, ttl_at, transition_at, owner_id, version) VALUES (${d.placeholder(1)}, 0, 0, 0, '', 0)`,
-        [javaRow],
+        statement(
+          `INSERT INTO ${ctx.prefix}simba_mutex (mutex, acquired_at, ttl_at, transition_at, owner_id, version) VALUES (${d.placeholder(1)}, 0, 0, 0, '', 0)`,
+          [javaRow],
+        ),
       );
       const locker = app.get(SimbaLocker);
       const token = await locker.withLock(javaRow, (_signal, t) => t, { timeout: '5s' });
@@ -86,8 +88,10 @@ describeEachDatabase(
       await waitUntil(() => service.isOwner, 5_000, 'acquires a mutex whose row it created');
       await service.stop();
       const rows = await ctx.sql.query<Record<string, unknown>>(
-        `SELECT owner_id AS owner_id, version AS version FROM ${ctx.prefix}simba_mutex WHERE mutex IN (${d.placeholder(1)}, ${d.placeholder(2)})`,
-        [javaRow, fresh.mutex],
+        statement(
+          `SELECT owner_id AS owner_id, version AS version FROM ${ctx.prefix}simba_mutex WHERE mutex IN (${d.placeholder(1)}, ${d.placeholder(2)})`,
+          [javaRow, fresh.mutex],
+        ),
       );
       expect(rows.map((r) => String(r.owner_id).trimEnd())).toEqual(['', '']);
       // version is Simba's optimistic lock: one step per acquire and per release.

@@ -1,5 +1,5 @@
 import type { DataSource } from 'typeorm';
-import { SqlClient, sqlClientFor } from '@holdfast/core/kit';
+import { SqlClient, sqlClientFor, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   testDatabases,
@@ -50,7 +50,9 @@ export function describeEachDatabase(
       afterAll(async () => {
         if (!ctx.dataSource?.isInitialized) return;
         for (const table of options.tables ?? []) {
-          await ctx.sql.execute(`DROP TABLE IF EXISTS ${ctx.prefix}${table}`).catch(() => undefined);
+          await ctx.sql
+            .execute(statement(`DROP TABLE IF EXISTS ${ctx.prefix}${table}`))
+            .catch(() => undefined);
         }
         await ctx.dataSource.destroy();
       });

@@ -1,5 +1,5 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
-import { sqlClientFor, type SqlClient } from '@holdfast/core/kit';
+import { sqlClientFor, type SqlClient, statement } from '@holdfast/core/kit';
 import {
   type PrivateServer,
   PrivateMariadb,
@@ -23,7 +23,7 @@ async function dataSourceFor(db: 'postgres' | 'mariadb', server: PrivateServer):
 }
 
 async function answers(sql: SqlClient): Promise<boolean> {
-  const [row] = await sql.query<{ one: unknown }>('SELECT 1 AS one');
+  const [row] = await sql.query<{ one: unknown }>(statement('SELECT 1 AS one'));
   return Number(row.one) === 1;
 }
 
@@ -43,8 +43,8 @@ describe('private database servers', () => {
         dataSource = await dataSourceFor(db, server);
         const sql = sqlClientFor(dataSource);
         expect(await answers(sql)).toBe(true);
-        await sql.execute('CREATE TABLE kept (id INT PRIMARY KEY)');
-        await sql.execute('INSERT INTO kept (id) VALUES (1)');
+        await sql.execute(statement('CREATE TABLE kept (id INT PRIMARY KEY)'));
+        await sql.execute(statement('INSERT INTO kept (id) VALUES (1)'));
         const reconnected = (what: string) =>
           waitUntil(() => answers(sql), {
             timeout: 30_000,
@@ -61,7 +61,7 @@ describe('private database servers', () => {
         // kill -9 of every server process, then start: committed rows survive
         await server.crash();
         await reconnected('crash');
-        expect(await sql.query('SELECT id FROM kept')).toHaveLength(1);
+        expect(await sql.query(statement('SELECT id FROM kept'))).toHaveLength(1);
 
         // SIGSTOP: a query hangs (connections stay open) until SIGCONT
         server.pause();

@@ -2,7 +2,7 @@ import { inboxTable } from '@holdfast/inbox';
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { tableName, type SqlClient } from '@holdfast/core/kit';
+import { tableName, type SqlClient, statement } from '@holdfast/core/kit';
 import { forkTs, waitForMessage, waitUntil, type TestDatabase } from '@holdfast/testing';
 import type { simbaTerms } from '../../../tools/history/check';
 import { readHistory, type SimbaGrant, type SimbaRelease } from '../../../tools/history/history';
@@ -206,7 +206,7 @@ export class AppReplicas {
     });
     const table = tableName(prefix, inboxTable());
     const left = async () =>
-      Number((await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`))[0].c);
+      Number((await sql.query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${table}`)))[0].c);
     await waitUntil(async () => (await left()) === 0, {
       timeout: 60_000,
       message: 'the inbox to be empty',
@@ -258,19 +258,23 @@ export class AppReplicas {
   async createLedger(sql: SqlClient): Promise<void> {
     const table = tableName(this.prefix, LEDGER_TABLE);
     await sql.execute(
-      `CREATE TABLE ${table} (id VARCHAR(32) NOT NULL PRIMARY KEY, writer VARCHAR(16) NOT NULL, fence BIGINT NULL)`,
+      statement(
+        `CREATE TABLE ${table} (id VARCHAR(32) NOT NULL PRIMARY KEY, writer VARCHAR(16) NOT NULL, fence BIGINT NULL)`,
+      ),
     );
-    await sql.execute(`INSERT INTO ${table} (id, writer, fence) VALUES ('ledger', '', NULL)`);
+    await sql.execute(statement(`INSERT INTO ${table} (id, writer, fence) VALUES ('ledger', '', NULL)`));
   }
 
   async dropLedger(sql: SqlClient): Promise<void> {
-    await sql.execute(`DROP TABLE IF EXISTS ${tableName(this.prefix, LEDGER_TABLE)}`).catch(() => undefined);
+    await sql
+      .execute(statement(`DROP TABLE IF EXISTS ${tableName(this.prefix, LEDGER_TABLE)}`))
+      .catch(() => undefined);
   }
 
   /** The ledger's stored fence: the token of the last accepted write. */
   async ledgerFence(sql: SqlClient): Promise<number | null> {
     const rows = await sql.query<{ fence: unknown }>(
-      `SELECT fence FROM ${tableName(this.prefix, LEDGER_TABLE)} WHERE id = 'ledger'`,
+      statement(`SELECT fence FROM ${tableName(this.prefix, LEDGER_TABLE)} WHERE id = 'ledger'`),
     );
     return rows[0]?.fence === null || rows[0]?.fence === undefined ? null : Number(rows[0].fence);
   }

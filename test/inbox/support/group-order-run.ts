@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { Test } from '@nestjs/testing';
-import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
+import { SchemaManager, sqlClientFor, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   forkTs,
@@ -111,7 +111,9 @@ export async function runGroupOrder(db: TestDatabase, run: GroupOrderRun): Promi
     let remaining = -1;
     while (Date.now() < deadline) {
       for (const e of events) if (e.t === 'done' && !firstDone.has(e.id)) firstDone.set(e.id, e);
-      remaining = Number((await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${table}`))[0].c);
+      remaining = Number(
+        (await sql.query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${table}`)))[0].c,
+      );
       if (remaining === 0 && firstDone.size === total) break;
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -177,7 +179,9 @@ export async function runGroupOrder(db: TestDatabase, run: GroupOrderRun): Promi
     if (mode === 'competing') expect(pids.size).toBeGreaterThanOrEqual(2);
     // The group rows went with their messages.
     const groupRows = Number(
-      (await sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${prefix}HOLDFAST_INBOX_GROUP`))[0].c,
+      (
+        await sql.query<{ c: unknown }>(statement(`SELECT COUNT(*) AS c FROM ${prefix}HOLDFAST_INBOX_GROUP`))
+      )[0].c,
     );
     expect(groupRows).toBe(0);
     return summary;
@@ -186,7 +190,7 @@ export async function runGroupOrder(db: TestDatabase, run: GroupOrderRun): Promi
     await Promise.all([...workers].map((c) => waitForExit(c, 10_000)));
     await acceptor.close();
     for (const name of ['COR_MESSAGE', 'HOLDFAST_INBOX_GROUP', 'HOLDFAST_INBOX_LEASE', 'simba_mutex'])
-      await sql.execute(`DROP TABLE IF EXISTS ${prefix}${name}`).catch(() => undefined);
+      await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}${name}`)).catch(() => undefined);
     await dataSource.destroy();
   }
 }

@@ -92,18 +92,8 @@ export class SqlClient {
   }
 
   /** Runs a SELECT (or a statement with RETURNING) and returns its rows. */
-  query<T = Row>(statement: Statement, options?: StatementOptions): Promise<T[]>;
-  /**
-   * @deprecated Pass a `Statement` (`query(statement)`, built by a `StatementBinder` or a
-   * `StatementTemplate`). This form goes away once every Holdfast lib runs Statements (issue #44).
-   */
-  query<T = Row>(sql: string, params?: readonly unknown[], options?: StatementOptions): Promise<T[]>;
-  query<T = Row>(
-    statement: Statement | string,
-    paramsOrOptions?: readonly unknown[] | StatementOptions,
-    legacyOptions?: StatementOptions,
-  ): Promise<T[]> {
-    const result = this.runEither(statement, paramsOrOptions, legacyOptions);
+  query<T = Row>(statement: Statement, options?: StatementOptions): Promise<T[]> {
+    const result = this.runStatement(statement, options);
     return result instanceof Promise
       ? result.then((r) => (r.records ?? []) as T[])
       : Promise.resolve((result.records ?? []) as T[]);
@@ -114,19 +104,10 @@ export class SqlClient {
    * transaction, with no transaction holding the shared connection. Undefined otherwise (use
    * `query`). Lets a hot read skip the promise hops a driver call needs on other databases.
    */
-  querySync<T = Row>(statement: Statement): T[] | undefined;
-  /**
-   * @deprecated Pass a `Statement` (`querySync(statement)`). This form goes away once every
-   * Holdfast lib runs Statements (issue #44).
-   */
-  querySync<T = Row>(sql: string, params?: readonly unknown[]): T[] | undefined;
-  querySync<T = Row>(statement: Statement | string, params: readonly unknown[] = []): T[] | undefined {
+  querySync<T = Row>(statement: Statement): T[] | undefined {
     const channel = this.channel;
     if (!channel?.runSync || !this.gate || this.gate.isLocked()) return undefined;
-    const result =
-      typeof statement === 'string'
-        ? channel.runSync(statement, params)
-        : channel.runSync(statement.sql, statement.params);
+    const result = channel.runSync(statement.sql, statement.params);
     return (result.records ?? []) as T[];
   }
 
@@ -143,19 +124,10 @@ export class SqlClient {
    * it changed, or undefined when it cannot (use `execute`). Lets a hot write skip the promise
    * hops a driver call needs on other databases. A driver error is thrown, not returned.
    */
-  executeSync(statement: Statement): number | undefined;
-  /**
-   * @deprecated Pass a `Statement` (`executeSync(statement)`). This form goes away once every
-   * Holdfast lib runs Statements (issue #44).
-   */
-  executeSync(sql: string, params?: readonly unknown[]): number | undefined;
-  executeSync(statement: Statement | string, params: readonly unknown[] = []): number | undefined {
+  executeSync(statement: Statement): number | undefined {
     const channel = this.channel;
     if (!channel?.runSync || !this.gate || this.gate.isLocked()) return undefined;
-    const result =
-      typeof statement === 'string'
-        ? channel.runSync(statement, params)
-        : channel.runSync(statement.sql, statement.params);
+    const result = channel.runSync(statement.sql, statement.params);
     return this.dialect.affectedRows(result);
   }
 
@@ -166,26 +138,10 @@ export class SqlClient {
    * cannot (use `query(template.bind(values))`). Undefined for a database that cannot read
    * synchronously (anything but SQLite) or inside a transaction.
    */
-  rowReader<V extends object>(template: StatementTemplate<V>): SqlRowReader<V> | undefined;
-  /**
-   * @deprecated Pass a `StatementTemplate`, whose slots are bound by name. With SQL text,
-   * `row(params)` takes the values in placeholder order. This form goes away once every Holdfast
-   * lib runs Statements (issue #44).
-   */
-  rowReader(sql: string): SqlRowReader | undefined;
-  rowReader<V extends object>(
-    source: StatementTemplate<V> | string,
-  ): SqlRowReader<V> | SqlRowReader | undefined {
+  rowReader<V extends object>(source: StatementTemplate<V>): SqlRowReader<V> | undefined {
     const channel = this.channel;
     const gate = this.gate;
     if (!channel?.rowReader || !gate) return undefined;
-    if (typeof source === 'string') {
-      const reader = channel.rowReader(source);
-      return {
-        columns: reader.columns,
-        row: (params: readonly unknown[]) => (gate.isLocked() ? undefined : reader.row(params)),
-      };
-    }
     const reader = channel.rowReader(source.sql);
     return {
       columns: reader.columns,
@@ -194,18 +150,8 @@ export class SqlClient {
   }
 
   /** Runs a write statement and returns the number of rows it changed. */
-  execute(statement: Statement, options?: StatementOptions): Promise<number>;
-  /**
-   * @deprecated Pass a `Statement` (`execute(statement)`, built by a `StatementBinder` or a
-   * `StatementTemplate`). This form goes away once every Holdfast lib runs Statements (issue #44).
-   */
-  execute(sql: string, params?: readonly unknown[], options?: StatementOptions): Promise<number>;
-  execute(
-    statement: Statement | string,
-    paramsOrOptions?: readonly unknown[] | StatementOptions,
-    legacyOptions?: StatementOptions,
-  ): Promise<number> {
-    const result = this.runEither(statement, paramsOrOptions, legacyOptions);
+  execute(statement: Statement, options?: StatementOptions): Promise<number> {
+    const result = this.runStatement(statement, options);
     return result instanceof Promise
       ? result.then((r) => this.dialect.affectedRows(r))
       : Promise.resolve(this.dialect.affectedRows(result));
@@ -260,21 +206,11 @@ export class SqlClient {
     return this.gate ? this.gate.runExclusive(exec) : exec();
   }
 
-  /** `run` for a call in either form: `(statement, options?)`, or the deprecated `(sql, params?, options?)`. */
-  private runEither(
-    statement: Statement | string,
-    second: readonly unknown[] | StatementOptions | undefined,
-    third: StatementOptions | undefined,
+  /** `run` for a statement and its options. */
+  private runStatement(
+    statement: Statement,
+    options: StatementOptions | undefined,
   ): StatementResult | Promise<StatementResult> {
-    if (typeof statement === 'string') {
-      return this.run(
-        statement,
-        (second as readonly unknown[] | undefined) ?? [],
-        third?.prepared,
-        third?.commit,
-      );
-    }
-    const options = second as StatementOptions | undefined;
     return this.run(statement.sql, statement.params, options?.prepared, options?.commit);
   }
 

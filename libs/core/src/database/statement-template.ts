@@ -50,7 +50,7 @@ export class StatementTemplate<V extends object> {
 
   /**
    * The same slots in a text made from this one (`rewrite(this.sql)`), such as the statement
-   * wrapped in a subquery or bounded by `SqlDialect.withStatementTimeout`. `rewrite` must keep
+   * wrapped in a subquery or bounded by a statement timeout. `rewrite` must keep
    * the placeholders as they are and add none.
    */
   withText(rewrite: (sql: string) => string): StatementTemplate<V> {
@@ -89,7 +89,7 @@ function paramsReader<V extends object>(
  * Writes a {@link StatementTemplate}: hands out the placeholder of a named slot (`slot(name)`,
  * filled by each call's value of that name) or of a constant (`bind(value)`, the same for every
  * call), in order, as {@link StatementBinder} does for one statement. It is a `SqlBinder`, so the
- * dialect's pieces that bind constants (`timestampSql().at(b, ms)`, `lockWaitBound(b, ms)`) write
+ * dialect's pieces that bind constants (`timestampSql().at(b, ms)`) write
  * into a template as into a statement.
  *
  * A slot used twice gets two placeholders, each bound to the same value: right on every dialect,

@@ -1,5 +1,5 @@
 import type { SqliteAffinity } from './sqlite-affinity';
-import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, SqlDialect, UpsertSpec } from './sql-dialect';
+import { ColumnType, SqlDialect, UpsertSpec } from './sql-dialect';
 import type { KeyedRows } from './sql-dialect';
 import { Dialect } from './dialect';
 import type { SqlBinder, TimestampSql, TimestampStorage } from './timestamp-sql';
@@ -21,7 +21,6 @@ export abstract class BaseDialect implements SqlDialect {
   abstract readonly nowMillis: string;
   abstract readonly supportsSkipLocked: boolean;
   readonly supportsListenNotify: boolean = false;
-  readonly cleanupBatchRows: number = 5_000;
   readonly singleConnection: boolean = false;
 
   placeholder(_index: number): string {
@@ -94,29 +93,6 @@ export abstract class BaseDialect implements SqlDialect {
 
   abstract timestampSql(storage?: TimestampStorage): TimestampSql;
 
-  /** `INSERT ... SELECT` of table-less rows (`selectRow`) whose key is not in the table yet. */
-  insertMissing(spec: InsertMissingSpec): string {
-    const rows = Array.from({ length: spec.rows }, (_, i) =>
-      this.selectRow(`${this.placeholder(i + 1)} AS ${spec.key}`),
-    ).join(' UNION ALL ');
-    return (
-      `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) SELECT ${spec.row(`v.${spec.key}`)} FROM (${rows}) v ` +
-      `WHERE NOT EXISTS (SELECT 1 FROM ${spec.table} t WHERE t.${spec.key} = v.${spec.key})`
-    );
-  }
-
-  /** `INSERT ... VALUES ...` of `spec.rows` rows, each keyed by its own placeholder. */
-  protected insertValues(spec: InsertMissingSpec): string {
-    const values = Array.from({ length: spec.rows }, (_, i) => `(${spec.row(this.placeholder(i + 1))})`).join(
-      ', ',
-    );
-    return `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) VALUES ${values}`;
-  }
-
-  atLeastAfter(value: string, previous: string): string {
-    return `GREATEST(${value}, ${previous} + 1)`;
-  }
-
   forUpdate(skipLocked = false): string {
     return skipLocked ? ' FOR UPDATE SKIP LOCKED' : ' FOR UPDATE';
   }
@@ -125,31 +101,8 @@ export abstract class BaseDialect implements SqlDialect {
     return `${select} LIMIT ${Math.trunc(count)}`;
   }
 
-  abstract deleteLimited(spec: DeleteLimitedSpec): string;
-
-  /** The row bound of `deleteLimited`: a whole number, at least 1. */
-  protected deleteBound(spec: DeleteLimitedSpec): number {
-    return Math.max(1, Math.trunc(spec.limit));
-  }
-
-  idleTransactionTimeouts(_idleMillis: number): string[] {
-    return [];
-  }
-
   selectRow(list: string): string {
     return `SELECT ${list}`;
-  }
-
-  withStatementTimeout(sql: string, _ms: number): string {
-    return sql;
-  }
-
-  transactionStatementTimeout(_ms: number): { sql: string; params: unknown[] } | undefined {
-    return undefined;
-  }
-
-  busyTimeoutQuery(): string | undefined {
-    return undefined;
   }
 
   /** The column types this database names otherwise than {@link STANDARD_COLUMN_TYPES}. */

@@ -1,5 +1,5 @@
 import { BaseDialect, unqualified, utcDateTime } from './base.dialect';
-import { DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
+import { UpsertSpec } from './sql-dialect';
 import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
 
 /**
@@ -49,10 +49,6 @@ export class MssqlDialect extends BaseDialect {
   }
 
   /** SQL Server has no GREATEST before 2022. */
-  override atLeastAfter(value: string, previous: string): string {
-    return `CASE WHEN ${value} > ${previous} THEN ${value} ELSE ${previous} + 1 END`;
-  }
-
   /** SQL Server locks with table hints (WITH (UPDLOCK, READPAST)), placed by the caller. */
   override forUpdate(): string {
     return '';
@@ -60,10 +56,6 @@ export class MssqlDialect extends BaseDialect {
 
   override limit(select: string, count: number): string {
     return select.replace(/^SELECT\s/i, `SELECT TOP (${Math.trunc(count)}) `);
-  }
-
-  deleteLimited(spec: DeleteLimitedSpec): string {
-    return `DELETE TOP (${this.deleteBound(spec)}) FROM ${spec.table} WHERE ${spec.where}`;
   }
 
   protected override readonly columnTypeNames = {

@@ -1,12 +1,6 @@
 import { BaseDialect, utcDateTime } from './base.dialect';
 import { MARIADB_TRANSACTIONS } from './mariadb-transactions';
-import {
-  DeleteLimitedSpec,
-  InsertMissingSpec,
-  KeyedRows,
-  UpsertSpec,
-  type CompoundTransactionSql,
-} from './sql-dialect';
+import { KeyedRows, UpsertSpec, type CompoundTransactionSql } from './sql-dialect';
 import {
   epochMillis,
   YEAR_9999_END,
@@ -54,13 +48,6 @@ const TIMESTAMPS: TimestampSql = {
 export class MysqlDialect extends BaseDialect {
   readonly nowMillis = 'CAST(FLOOR(UNIX_TIMESTAMP(CURRENT_TIMESTAMP(3)) * 1000) AS SIGNED)';
   readonly supportsSkipLocked = true;
-  /**
-   * InnoDB deletes several times slower than PostgreSQL: at 1,000,000 expired rows a concurrent
-   * upsert waited up to 297–523 ms behind 5,000-row deletes, 108 ms behind 1,000-row ones
-   * (`npm run bench -- scale-failover --db mariadb --sizes 1000000 --batch N`).
-   */
-  override readonly cleanupBatchRows: number = 1_000;
-
   constructor(
     readonly name: 'mysql' | 'mariadb' = 'mysql',
     /** The driver's `timezone` option: how mysql2 turns DATETIME values into Dates. */
@@ -108,44 +95,6 @@ export class MysqlDialect extends BaseDialect {
 
   timestampSql(storage: TimestampStorage = 'datetime'): TimestampSql {
     return storage === 'timestamp' ? TIMESTAMPS : DATETIMES;
-  }
-
-  override insertMissing(spec: InsertMissingSpec): string {
-    return `${this.insertValues(spec)} ON DUPLICATE KEY UPDATE ${spec.key} = ${spec.key}`;
-  }
-
-  deleteLimited(spec: DeleteLimitedSpec): string {
-    const order = spec.orderBy ? ` ORDER BY ${spec.orderBy}` : '';
-    return `DELETE FROM ${spec.table} WHERE ${spec.where}${order} LIMIT ${this.deleteBound(spec)}`;
-  }
-
-  /**
-   * Whole seconds, session scope. MariaDB ends an idle transaction itself
-   * (`idle_transaction_timeout`); MySQL has no such variable, so its bound is the connection's
-   * idle timeout (`wait_timeout`), which MariaDB gets too.
-   */
-  override idleTransactionTimeouts(idleMillis: number): string[] {
-    const ms = Math.max(1, Math.ceil(idleMillis));
-    const seconds = Math.max(1, Math.ceil(ms / 1000));
-    return this.name === 'mariadb'
-      ? [`SET SESSION idle_transaction_timeout = ${seconds}`, `SET SESSION wait_timeout = ${seconds}`]
-      : [`SET SESSION wait_timeout = ${seconds}`];
-  }
-
-  /** MariaDB only: MySQL's `max_execution_time` hint bounds SELECTs alone. */
-  override withStatementTimeout(sql: string, ms: number): string {
-    if (this.name !== 'mariadb') return sql;
-    const seconds = (Math.max(1, Math.trunc(ms)) / 1000).toFixed(3);
-    return `SET STATEMENT max_statement_time = ${seconds} FOR ${sql}`;
-  }
-
-  /** MariaDB only (see `SqlDialect.withLockWaitTimeout`); MySQL's statement as it is. */
-  withLockWaitTimeout(sql: string, ms: number): string {
-    if (this.name !== 'mariadb') return sql;
-    const bound = Math.max(1, Math.trunc(ms));
-    const seconds = (bound / 1000).toFixed(3);
-    const lockWait = Math.max(1, Math.floor(bound / 1000));
-    return `SET STATEMENT max_statement_time = ${seconds}, innodb_lock_wait_timeout = ${lockWait} FOR ${sql}`;
   }
 
   /** MySQL has no `CREATE INDEX IF NOT EXISTS`; MariaDB has both. */

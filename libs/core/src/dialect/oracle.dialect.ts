@@ -1,5 +1,5 @@
 import { BaseDialect, utcDateTime } from './base.dialect';
-import { DeleteLimitedSpec, UpsertSpec } from './sql-dialect';
+import { UpsertSpec } from './sql-dialect';
 import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
 
 /** UTC times (`SYS_EXTRACT_UTC`), written as `YYYY-MM-DD HH24:MI:SS.FF3` text. */
@@ -56,10 +56,6 @@ export class OracleDialect extends BaseDialect {
 
   override limit(select: string, count: number): string {
     return `${select} FETCH FIRST ${Math.trunc(count)} ROWS ONLY`;
-  }
-
-  deleteLimited(spec: DeleteLimitedSpec): string {
-    return `DELETE FROM ${spec.table} WHERE ${spec.where} AND ROWNUM <= ${this.deleteBound(spec)}`;
   }
 
   protected override readonly columnTypeNames = {

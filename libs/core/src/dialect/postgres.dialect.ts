@@ -1,6 +1,6 @@
 import { BaseDialect } from './base.dialect';
-import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, UpsertSpec } from './sql-dialect';
-import { epochMillis, YEAR_9999_END, type SqlBinder, type TimestampSql } from './timestamp-sql';
+import { ColumnType, UpsertSpec } from './sql-dialect';
+import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
 
 /**
  * statement_timestamp(), not now() (frozen for a whole transaction) nor clock_timestamp()
@@ -63,35 +63,6 @@ export class PostgresDialect extends BaseDialect {
 
   timestampSql(): TimestampSql {
     return TIMESTAMPS;
-  }
-
-  override insertMissing(spec: InsertMissingSpec): string {
-    return `${this.insertValues(spec)} ON CONFLICT (${spec.key}) DO NOTHING`;
-  }
-
-  /** No DELETE ... LIMIT: the rows are picked by `ctid` in a bounded subquery, then re-checked. */
-  deleteLimited(spec: DeleteLimitedSpec): string {
-    const { table: t, where } = spec;
-    return `DELETE FROM ${t} WHERE ctid = ANY(ARRAY(SELECT ctid FROM ${t} WHERE ${where} LIMIT ${this.deleteBound(spec)})) AND ${where}`;
-  }
-
-  override idleTransactionTimeouts(idleMillis: number): string[] {
-    const ms = Math.max(1, Math.ceil(idleMillis));
-    return [`SELECT set_config('idle_in_transaction_session_timeout', '${ms}', true) AS t`];
-  }
-
-  override transactionStatementTimeout(ms: number): { sql: string; params: unknown[] } {
-    const value = `${Math.max(1, Math.trunc(ms))}ms`;
-    return {
-      sql:
-        `SELECT set_config('statement_timeout', ${this.placeholder(1)}, true) AS a, ` +
-        `set_config('idle_in_transaction_session_timeout', ${this.placeholder(2)}, true) AS b`,
-      params: [value, value],
-    };
-  }
-
-  lockWaitBound(b: SqlBinder, ms: number): string {
-    return `set_config('lock_timeout', ${b.bind(`${Math.max(1, Math.trunc(ms))}ms`)}, true)`;
   }
 
   arraySource(columns: ReadonlyArray<{ name: string; type: ColumnType; placeholder: string }>): string {

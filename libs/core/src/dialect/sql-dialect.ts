@@ -16,32 +16,6 @@ export interface UpsertSpec {
   rows?: number;
 }
 
-/** One bounded DELETE: see `SqlDialect.deleteLimited`. */
-export interface DeleteLimitedSpec {
-  /** Fully prefixed table name (already validated). */
-  table: string;
-  /** The rows' condition, spliced as is and joined with AND: parenthesize a condition with OR. */
-  where: string;
-  /** MySQL/MariaDB delete in this order (an indexed column keeps a batch to the rows it deletes). */
-  orderBy?: string;
-  /** At most this many rows (truncated; at least 1). */
-  limit: number;
-}
-
-/** Rows inserted unless their key exists: see `SqlDialect.insertMissing`. */
-export interface InsertMissingSpec {
-  /** Fully prefixed table name (already validated). */
-  table: string;
-  /** Every column written, in the order of `row`'s values. */
-  columns: readonly string[];
-  /** The one key column; a row whose key already exists is left alone. */
-  key: string;
-  /** Number of rows; the key of row `i` (0-based) is bound at placeholder `i + 1`. */
-  rows: number;
-  /** The values of one row, comma-separated, given the SQL expression of its key. */
-  row(key: string): string;
-}
-
 /** The rows of a table picked by key values: see `SqlDialect.keyedRows`. */
 export interface KeyedRows {
   /** The target of an UPDATE, or what a SELECT reads FROM. */
@@ -69,23 +43,10 @@ export interface SqlDialect {
   /** A single-statement insert-or-update of `rows` rows on the key columns. */
   upsert(spec: UpsertSpec): string;
   /**
-   * Rows one DELETE of a bounded cleanup removes by default: small enough that the statement,
-   * and so a concurrent writer's wait behind its locks, stays short on this database.
-   */
-  readonly cleanupBatchRows: number;
-  /**
    * True where the database is an embedded file behind one connection (SQLite): there is no pool
    * to wait for and no row lock; a writer takes the whole database's write lock.
    */
   readonly singleConnection: boolean;
-  /**
-   * One statement that inserts the rows whose key is missing and leaves existing ones alone
-   * (`ON CONFLICT DO NOTHING`, MySQL/MariaDB `ON DUPLICATE KEY UPDATE key = key`, elsewhere an
-   * `INSERT ... SELECT ... WHERE NOT EXISTS` over table-less rows).
-   */
-  insertMissing(spec: InsertMissingSpec): string;
-  /** `value`, or `previous + 1` when `value` is not greater than `previous` (a counter that never goes back). */
-  atLeastAfter(value: string, previous: string): string;
   /** True when the dialect has `SELECT ... FOR UPDATE SKIP LOCKED`. */
   readonly supportsSkipLocked: boolean;
   /** True when the database has LISTEN/NOTIFY channels (PostgreSQL). */
@@ -94,53 +55,8 @@ export interface SqlDialect {
   forUpdate(skipLocked?: boolean): string;
   /** `SELECT ...` with a row limit: returns the query text with the limit applied. */
   limit(select: string, count: number): string;
-  /**
-   * One `DELETE` of at most `spec.limit` rows matching `spec.where`, bounded the dialect's way
-   * (PostgreSQL by `ctid`, SQLite by `rowid`, MySQL/MariaDB `LIMIT`, SQL Server `TOP`, Oracle
-   * `ROWNUM`). PostgreSQL's statement has `where` twice; its `$n` placeholders name the same
-   * parameters, so every dialect binds them once.
-   */
-  deleteLimited(spec: DeleteLimitedSpec): string;
-  /**
-   * Statements that make the server end the session's open transaction (and free its row locks)
-   * once its client has been silent inside it for `idleMillis`, run inside that transaction.
-   * PostgreSQL: transaction-local (`set_config(..., true)`), so it works behind PgBouncer.
-   * MySQL/MariaDB: whole seconds, session scope (the caller must not return the connection to a
-   * pool with them set). Empty where the dialect has no such setting.
-   */
-  idleTransactionTimeouts(idleMillis: number): string[];
   /** `SELECT <list>` of expressions without a table (Oracle's reads `FROM DUAL`). */
   selectRow(list: string): string;
-  /**
-   * `sql` bounded to `ms` server-side where the dialect has a per-statement form (MariaDB's
-   * `SET STATEMENT max_statement_time = <s> FOR ...`); `sql` itself elsewhere.
-   */
-  withStatementTimeout(sql: string, ms: number): string;
-  /**
-   * Optional: `withStatementTimeout`, and every lock wait of `sql` bounded to `ms` as well, which a
-   * statement inside a compound statement needs: MariaDB ignores `max_statement_time` there, while a
-   * lock wait reads its own bound when it begins (`SET STATEMENT max_statement_time = …,
-   * innodb_lock_wait_timeout = … FOR …`; whole seconds for the lock wait, at least 1). Where
-   * undefined, `withStatementTimeout` is all there is.
-   */
-  withLockWaitTimeout?(sql: string, ms: number): string;
-  /**
-   * A statement run first in a transaction that bounds every later statement of it, and the time
-   * it may stay idle, to `ms`, where the database has a transaction-scoped setting (PostgreSQL);
-   * undefined elsewhere.
-   */
-  transactionStatementTimeout(ms: number): { sql: string; params: unknown[] } | undefined;
-  /**
-   * Optional (PostgreSQL): an expression that, once evaluated in a statement, bounds every later
-   * wait of that statement for a lock (a row another transaction is writing) to `ms`, server-side,
-   * and is reverted with the statement's transaction (`set_config('lock_timeout', …, true)`; the
-   * wait reads the setting when it begins, where a statement timeout is fixed when the statement
-   * starts). For a statement that is its own transaction: referenced in the condition of each of
-   * its writes, it bounds their waits with nothing sent before the statement. Undefined elsewhere.
-   */
-  lockWaitBound?(b: SqlBinder, ms: number): string;
-  /** The query that reads the connection's busy timeout in ms (SQLite's write-lock wait); undefined elsewhere. */
-  busyTimeoutQuery(): string | undefined;
   /** DDL type for a logical column type. */
   columnType(type: ColumnType): string;
   /** Converts a timestamp to the bound parameter form the driver stores exactly (ms). */

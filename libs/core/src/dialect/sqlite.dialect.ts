@@ -1,6 +1,6 @@
 import { BaseDialect } from './base.dialect';
 import { sqliteAffinitiesFor, type SqliteAffinity } from './sqlite-affinity';
-import { ColumnType, DeleteLimitedSpec, InsertMissingSpec, UpsertSpec } from './sql-dialect';
+import { ColumnType, UpsertSpec } from './sql-dialect';
 import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
 
 /** ISO-8601 UTC text with milliseconds, which sorts and compares correctly as text. */
@@ -45,28 +45,9 @@ export class SqliteDialect extends BaseDialect {
     return TIMESTAMPS;
   }
 
-  override insertMissing(spec: InsertMissingSpec): string {
-    return `${this.insertValues(spec)} ON CONFLICT (${spec.key}) DO NOTHING`;
-  }
-
-  /** SQLite's two-argument MAX is its GREATEST. */
-  override atLeastAfter(value: string, previous: string): string {
-    return `MAX(${value}, ${previous} + 1)`;
-  }
-
   /** SQLite locks the whole database for writers; a row lock clause does not exist. */
   override forUpdate(): string {
     return '';
-  }
-
-  /** DELETE ... LIMIT needs a compile-time option; the rows are picked by `rowid` instead. */
-  deleteLimited(spec: DeleteLimitedSpec): string {
-    const { table: t, where } = spec;
-    return `DELETE FROM ${t} WHERE rowid IN (SELECT rowid FROM ${t} WHERE ${where} LIMIT ${this.deleteBound(spec)})`;
-  }
-
-  override busyTimeoutQuery(): string {
-    return 'PRAGMA busy_timeout';
   }
 
   /** ISO-8601 UTC text with milliseconds (see above). */

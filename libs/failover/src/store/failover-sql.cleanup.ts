@@ -1,5 +1,6 @@
 import { sleep } from '@holdfast/core/kit';
 import type { CleanupBatchOptions } from './failover-store';
+import { cleanupBatchRows } from './failover-sql.dialect';
 import type { FailoverRowValues } from './failover-store-query.resolver';
 import { retried, type SqlStoreState } from './sql-store.state';
 
@@ -33,7 +34,7 @@ export class FailoverSqlCleanup {
       options.onBatch?.(removed);
       return removed;
     }
-    const batch = queries.cleanBatch(ctx, cutoff, options.batchSize ?? sql.dialect.cleanupBatchRows);
+    const batch = queries.cleanBatch(ctx, cutoff, options.batchSize ?? cleanupBatchRows(sql.dialect));
     let total = 0;
     for (;;) {
       const removed = await retried(() => sql.execute(batch));

@@ -1,4 +1,4 @@
-import { toNumber, type SqlRowReader } from '@holdfast/core/kit';
+import { statement, StatementTemplate, toNumber, type SqlRowReader } from '@holdfast/core/kit';
 import type { PayloadType } from '../payload/payload-type';
 import { DatabaseClock } from './database-clock';
 import type { FailoverRow } from './failover-row.codec';
@@ -43,8 +43,19 @@ interface WaitingRead {
   reject(error: unknown): void;
 }
 
+/** The point read's values, in the order of its placeholders (see `texts`). */
+interface FindKey {
+  name: string;
+  key: string;
+}
+
+/** The point read's text as a template: its two placeholders take the name, then the key. */
+function findTemplate(sql: string): StatementTemplate<FindKey> {
+  return new StatementTemplate<FindKey>(sql, ['name', 'key'], [undefined, undefined]);
+}
+
 interface FindReader {
-  reader: SqlRowReader;
+  reader: SqlRowReader<FindKey>;
   /** Where each column sits in a row of the reader. */
   asOf: number;
   expireOn: number;
@@ -141,7 +152,7 @@ export class FailoverSqlReads {
     if (this.findReader !== undefined) return this.findReader;
     const sql = this.state.sql;
     const find = this.texts().plain;
-    let reader = sql.rowReader(find);
+    let reader = sql.rowReader(findTemplate(find));
     const needed = ['as_of', 'expire_on', 'payload', 'payload_class'];
     if (!reader || !needed.every((c) => reader!.columns.includes(c))) return (this.findReader = null);
     // The timestamps in epoch ms when the database computes them more cheaply than Date parses them.
@@ -149,7 +160,9 @@ export class FailoverSqlReads {
     if (millis) {
       try {
         reader = sql.rowReader(
-          `SELECT ${millis('as_of')} AS as_of, ${millis('expire_on')} AS expire_on, payload, payload_class FROM (${find})`,
+          findTemplate(
+            `SELECT ${millis('as_of')} AS as_of, ${millis('expire_on')} AS expire_on, payload, payload_class FROM (${find})`,
+          ),
         )!;
       } catch {
         // A (custom) find that cannot be a subquery: read as it is.
@@ -191,7 +204,8 @@ export class FailoverSqlReads {
     const sample = this.wantsClock();
     const sent = sample ? DatabaseClock.monotonic() : 0;
     const texts = this.texts();
-    return sql.query<FailoverRow>(sample ? texts.withClock : texts.plain, [name, key], PREPARED).then(
+    const find = statement(sample ? texts.withClock : texts.plain, [name, key]);
+    return sql.query<FailoverRow>(find, PREPARED).then(
       (rows) => {
         this.answered();
         const row = rows[0];
@@ -270,7 +284,7 @@ export class FailoverSqlReads {
     const fast = !sample && this.rowReader();
     if (fast) {
       // The common read: one cached statement, one row as an array, no object per row.
-      const values = fast.reader.row([name, key]);
+      const values = fast.reader.row({ name, key });
       if (values === undefined) return NOT_NOW;
       this.readInTurn();
       if (values === null) return undefined;
@@ -284,7 +298,7 @@ export class FailoverSqlReads {
     }
     const sent = sample ? DatabaseClock.monotonic() : 0;
     const texts = this.texts();
-    const rows = sql.querySync<FailoverRow>(sample ? texts.withClock : texts.plain, [name, key]);
+    const rows = sql.querySync<FailoverRow>(statement(sample ? texts.withClock : texts.plain, [name, key]));
     if (!rows) return NOT_NOW;
     this.readInTurn();
     const row = rows[0];

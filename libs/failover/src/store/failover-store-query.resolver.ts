@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { StatementBinder, statement, type SqlDialect, type Statement } from '@holdfast/core/kit';
+import { deleteLimited } from './failover-sql.dialect';
 
 export interface FailoverQueryContext {
   /** The prefixed, validated table name. */
@@ -125,7 +126,7 @@ export class FailoverStoreQueryResolver {
   cleanBatch(ctx: FailoverQueryContext, cutoff: unknown, limit: number): Statement {
     const b = new StatementBinder(ctx.dialect);
     const where = `EXPIRE_ON < ${b.bind(cutoff)}`;
-    return b.statement(ctx.dialect.deleteLimited({ table: ctx.table, where, orderBy: 'EXPIRE_ON', limit }));
+    return b.statement(deleteLimited(ctx.dialect, { table: ctx.table, where, orderBy: 'EXPIRE_ON', limit }));
   }
 
   /** Takes the cleanup lease row if it has expired; 1 row updated = claimed. */

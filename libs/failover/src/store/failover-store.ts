@@ -10,7 +10,7 @@ export interface FailoverEntry<T = unknown> {
 }
 
 export interface CleanupBatchOptions {
-  /** Most rows per DELETE statement. Default: the dialect's `cleanupBatchRows` (1,000 on MySQL/MariaDB, else 5,000). */
+  /** Most rows per DELETE statement. Default: 1,000 on MySQL/MariaDB, else 5,000). */
   batchSize?: number;
   /** Milliseconds between statements (default 0: one turn of the event loop). */
   pause?: number;

@@ -1,4 +1,4 @@
-import { sqliteGate, StatementBinder, type Statement } from '@holdfast/core/kit';
+import { SqlClient, sqliteGate, StatementBinder, type Statement } from '@holdfast/core/kit';
 import { DataSource, EntityManager } from 'typeorm';
 import { CorMessageStatements, type CorMessageTable } from '../store/cor-message.base';
 import { InboxDeliveryFencedError, InvalidFencedManagerError } from './fencing.errors';
@@ -28,6 +28,15 @@ export class MessageFenceStatements extends CorMessageStatements {
       return b.statement(`UPDATE ${this.table} SET RETRIES = RETRIES WHERE ${where} RETURNING ID`);
     }
     return b.statement(`SELECT ID FROM ${this.table} WHERE ${where}${this.d.forUpdate()}`);
+  }
+
+  /**
+   * A client on the transaction `manager` is in (the user's): its statements run on that
+   * transaction's connection, as the user's own do.
+   */
+  inTransactionOf(manager: EntityManager): SqlClient {
+    if (!manager.queryRunner) throw new InvalidFencedManagerError(manager);
+    return new SqlClient(manager.connection, this.d, manager.queryRunner, {}, true);
   }
 
   /** True on SQLite, where TypeORM has one connection per DataSource and transactions take turns. */
@@ -94,10 +103,8 @@ export class DeliveryClaim implements InboxDeliveryClaim {
     const inTransaction = async (m: EntityManager) => {
       const ends = this.fence.leaseEndsOf(this.messageId);
       if (!ends.length) throw new InboxDeliveryFencedError(this.messageId, this.token);
-      const s = statements.held(this.messageId, ends);
-      const rows: unknown = await m.query(s.sql, s.params);
-      if (!Array.isArray(rows) || rows.length === 0)
-        throw new InboxDeliveryFencedError(this.messageId, this.token);
+      const rows = await statements.inTransactionOf(m).query(statements.held(this.messageId, ends));
+      if (rows.length === 0) throw new InboxDeliveryFencedError(this.messageId, this.token);
       return work(m);
     };
     if (manager.queryRunner?.isTransactionActive) return inTransaction(manager);

@@ -1,4 +1,4 @@
-import { monotonicMillis, type SqlClient } from '@holdfast/core/kit';
+import { monotonicMillis, type SqlClient, statement } from '@holdfast/core/kit';
 import { GaleraRowLockError } from '../errors';
 import { prepareLockRow } from '../store/lock-row';
 import { AbstractLocker } from './abstract.locker';
@@ -137,7 +137,7 @@ export class DatabaseLocker extends AbstractLocker {
 async function refuseGalera(sql: SqlClient, lockName: string): Promise<void> {
   if (sql.dialect.name !== 'mysql' && sql.dialect.name !== 'mariadb') return;
   const rows = await sql.query<Record<string, unknown>>(
-    "SHOW GLOBAL VARIABLES WHERE Variable_name IN ('wsrep_on', 'wsrep_provider')",
+    statement("SHOW GLOBAL VARIABLES WHERE Variable_name IN ('wsrep_on', 'wsrep_provider')"),
   );
   const value = (name: string) => {
     const row = rows.find((r) => String(r.Variable_name ?? r.VARIABLE_NAME).toLowerCase() === name);
@@ -146,7 +146,9 @@ async function refuseGalera(sql: SqlClient, lockName: string): Promise<void> {
   const on = value('wsrep_on')?.toUpperCase();
   const provider = value('wsrep_provider') ?? '';
   if ((on !== 'ON' && on !== '1') || provider === '' || provider.toLowerCase() === 'none') return;
-  const [size] = await sql.query<Record<string, unknown>>("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'");
+  const [size] = await sql.query<Record<string, unknown>>(
+    statement("SHOW GLOBAL STATUS LIKE 'wsrep_cluster_size'"),
+  );
   const members = Number(size?.Value ?? size?.VALUE);
   throw new GaleraRowLockError(lockName, Number.isFinite(members) && size ? members : undefined);
 }

@@ -1,6 +1,7 @@
 import { statement, StatementBinder, tableName, type SqlDialect, type Statement } from '@holdfast/core/kit';
 import { DEFAULT_LOCK_TABLE_NAMES, type LockTableNames } from './holdfast-lock.table';
 import { FAILOVER_GRACE_HOLDER, TIMELINE_MARKER } from './lease-failover-grace';
+import { idleTransactionTimeouts } from './lock-sql.dialect';
 
 /** One lease on a lock row: the lock, who takes it, and for how long (ms, database clock). */
 export interface LeaseClaim {
@@ -228,7 +229,7 @@ export class LockQueryResolver {
    *   or rolls back; its one result row (`held`) says which.
    */
   acquireRowLock(id: string, holder: string, idleMillis: number): RowLockAcquire | undefined {
-    const timeouts = idleMillis > 0 ? this.dialect.idleTransactionTimeouts(idleMillis) : [];
+    const timeouts = idleMillis > 0 ? idleTransactionTimeouts(this.dialect, idleMillis) : [];
     const now = this.dialect.nowMillis;
     const skipLocked = this.dialect.forUpdate(true);
     if (this.dialect.name === 'postgres' && this.dialect.supportsSkipLocked) {
@@ -257,12 +258,12 @@ export class LockQueryResolver {
   /**
    * Statements that make the server end the lock's transaction (and free the row) once its
    * client has been silent inside it for `idleMillis`: a vanished master (partition, hung host)
-   * cannot keep the lock for hours. The dialect's `idleTransactionTimeouts`: PostgreSQL's is
+   * cannot keep the lock for hours. `idleTransactionTimeouts`: PostgreSQL's is
    * transaction-local, so it works behind PgBouncer; MySQL/MariaDB have only whole seconds and
    * session scope, which is why the lock connection is destroyed, never returned to the pool.
    * Empty where the dialect has no such setting.
    */
   holdTimeouts(idleMillis: number): Statement[] {
-    return this.dialect.idleTransactionTimeouts(idleMillis).map((sql) => statement(sql));
+    return idleTransactionTimeouts(this.dialect, idleMillis).map((sql) => statement(sql));
   }
 }

@@ -107,8 +107,7 @@ export class MutexRepository implements BatchSource {
           const found = new Map<string, MutexOwner>();
           for (const [i, step] of tick.steps.entries()) {
             // In a transaction, the last statement goes with the COMMIT (MariaDB: one round trip).
-            const { sql, params } = step.statement;
-            const records = await connection.query<MutexRowRecord>(sql, params, {
+            const records = await connection.query<MutexRowRecord>(step.statement, {
               commit: i === tick.steps.length - 1,
             });
             if (step.read)

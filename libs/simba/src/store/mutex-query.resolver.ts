@@ -7,6 +7,15 @@ import {
   SIMBA_MUTEX_TABLE,
 } from './simba-mutex.table';
 import { FailoverGrace, TIMELINE_MARKER } from './failover-grace';
+import {
+  atLeastAfter,
+  busyTimeoutQuery,
+  insertMissing,
+  lockWaitBound,
+  transactionStatementTimeout,
+  withLockWaitTimeout,
+  withStatementTimeout,
+} from './mutex-sql.dialect';
 
 /** The columns of a row as the repositories read them (`now_ms` aside). */
 const ROW_COLUMNS = 'mutex, acquired_at, ttl_at, transition_at, owner_id, version';
@@ -68,7 +77,7 @@ export class MutexQueryResolver {
     timeoutMs: number,
   ): TickStatements {
     const d = this.dialect;
-    if (acquires.length && d.writableCte && d.arraySource && d.lockWaitBound) {
+    if (acquires.length && d.writableCte && d.arraySource && d.name === 'postgres') {
       return {
         steps: [{ statement: this.tickInOneStatement(acquires, reads, graceMs, timeoutMs), read: true }],
         alone: true,
@@ -89,10 +98,10 @@ export class MutexQueryResolver {
     }
     const compound = d.compoundTransactions;
     // Inside a compound statement MariaDB ignores the statement timeout: the lock waits get their
-    // own bound (SqlDialect.withLockWaitTimeout).
+    // own bound (withLockWaitTimeout).
     const timedWrites = writes.map((w) =>
-      compound && d.withLockWaitTimeout
-        ? rewritten(w, (sql) => d.withLockWaitTimeout!(sql, timeoutMs))
+      compound
+        ? rewritten(w, (sql) => withLockWaitTimeout(d, sql, timeoutMs) ?? sql)
         : this.timed(w, timeoutMs),
     );
     if (compound) {
@@ -123,7 +132,7 @@ export class MutexQueryResolver {
    * A tick in one statement of data-modifying CTEs (PostgreSQL), its own transaction:
    * - `hf_asked`: every mutex asked about, from bound arrays (one request per mutex: a row is
    *   updated once per statement), with what is asked of it (0 read, 1 take, 2 take or renew);
-   * - `hf_bound`: the lock-wait bound (`SqlDialect.lockWaitBound`), named in the condition of
+   * - `hf_bound`: the lock-wait bound (`lockWaitBound`), named in the condition of
    *   every UPDATE, so it is set before any of them can wait for a row another transaction
    *   writes: the statement ends server-side after `timeoutMs` of such a wait, as the old
    *   transaction's `statement_timeout` made it, with nothing sent before it;
@@ -174,7 +183,7 @@ export class MutexQueryResolver {
     const bounded = '(SELECT hf_on FROM hf_bound) IS NOT NULL';
     const ctes = [
       `hf_asked AS (SELECT a_mutex, a_owner, a_ttl, a_lease, a_kind FROM ${source})`,
-      `hf_bound AS (SELECT ${d.lockWaitBound!(b, timeoutMs)} AS hf_on)`,
+      `hf_bound AS (SELECT ${lockWaitBound(d, b, timeoutMs)!} AS hf_on)`,
     ];
     const grace = this.grace.ctes(b, graceMs, bounded);
     if (grace) ctes.push(grace.sql);
@@ -211,14 +220,13 @@ export class MutexQueryResolver {
    * column (Simba's DDL has no defaults); an existing row is left alone, whoever created it.
    */
   ensureRows(mutexes: readonly string[]): Statement {
-    const sql = this.dialect.insertMissing({
+    return insertMissing(this.dialect, {
       table: this.table,
       columns: ['mutex', 'acquired_at', 'ttl_at', 'transition_at', 'owner_id', 'version'],
       key: 'mutex',
-      rows: mutexes.length,
+      keys: mutexes,
       row: (mutex) => `${mutex}, 0, 0, 0, '', 0`,
     });
-    return statement(sql, [...mutexes]);
   }
 
   /**
@@ -291,7 +299,7 @@ export class MutexQueryResolver {
 
   /** `acquired_at` of a grant: the database time, at least the previous token + 1. */
   private nextToken(): string {
-    return this.dialect.atLeastAfter(this.dialect.nowMillis, 'acquired_at');
+    return atLeastAfter(this.dialect, this.dialect.nowMillis, 'acquired_at');
   }
 
   /**
@@ -349,7 +357,7 @@ export class MutexQueryResolver {
    * transaction left idle (a client that hung mid-way) so its row lock cannot block standbys.
    */
   transactionTimeout(ms: number): Statement | undefined {
-    return this.dialect.transactionStatementTimeout(ms);
+    return transactionStatementTimeout(this.dialect, ms);
   }
 
   /**
@@ -358,12 +366,12 @@ export class MutexQueryResolver {
    * the client-side timeout (and SQLite on the DataSource's busy timeout).
    */
   timed(bound: Statement, ms: number): Statement {
-    return rewritten(bound, (sql) => this.dialect.withStatementTimeout(sql, ms));
+    return rewritten(bound, (sql) => withStatementTimeout(this.dialect, sql, ms));
   }
 
   /** SQLite: reads the connection's busy timeout (how long a statement waits for the write lock). */
   busyTimeout(): Statement | undefined {
-    const sql = this.dialect.busyTimeoutQuery();
+    const sql = busyTimeoutQuery(this.dialect);
     return sql === undefined ? undefined : statement(sql);
   }
 }
