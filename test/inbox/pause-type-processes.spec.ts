@@ -1,6 +1,6 @@
 import type { ChildProcess, Serializable } from 'node:child_process';
 import { join } from 'node:path';
-import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
+import { SchemaManager, sqlClientFor, statement } from '@holdfast/core/kit';
 import { INBOX_PAUSE_TABLE } from '@holdfast/inbox/internal';
 import {
   createTestDataSource,
@@ -74,11 +74,13 @@ describe('pausing a message type across processes', () => {
         await waitUntil(() => delivered.has('r4'), { timeout: 30_000 });
         expect(orders.filter((id) => delivered.has(id))).toEqual([]);
         const [waiting] = await sql.query<{ n: unknown }>(
-          `SELECT COUNT(*) AS n FROM ${prefix}COR_MESSAGE WHERE PAYLOAD_TYPE_NAME = 'order'`,
+          statement(`SELECT COUNT(*) AS n FROM ${prefix}COR_MESSAGE WHERE PAYLOAD_TYPE_NAME = 'order'`),
         );
         expect(Number(waiting.n)).toBe(orders.length);
         const [row] = await sql.query<{ paused_by: string; reason: string }>(
-          `SELECT PAUSED_BY AS paused_by, REASON AS reason FROM ${prefix}HOLDFAST_INBOX_PAUSE WHERE TYPE_KEY = 'shop:order'`,
+          statement(
+            `SELECT PAUSED_BY AS paused_by, REASON AS reason FROM ${prefix}HOLDFAST_INBOX_PAUSE WHERE TYPE_KEY = 'shop:order'`,
+          ),
         );
         expect(row).toEqual({ paused_by: `worker ${admin.pid}`, reason: 'supplier down' });
 
@@ -95,7 +97,7 @@ describe('pausing a message type across processes', () => {
           'HOLDFAST_INBOX_PAUSE',
           'simba_mutex',
         ])
-          await sql.execute(`DROP TABLE IF EXISTS ${prefix}${table}`).catch(() => undefined);
+          await sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}${table}`)).catch(() => undefined);
         await dataSource.destroy();
       }
     },

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DataSource } from 'typeorm';
-import { sqlClientFor } from '@holdfast/core/kit';
+import { sqlClientFor, statement } from '@holdfast/core/kit';
 import { tempSqliteFile } from '@holdfast/testing';
 import { eventually, startDemo, type DemoProcess } from './demo-process';
 
@@ -64,9 +64,11 @@ describe('the dashboard in Chromium: history and charts of the last hour, across
         [10, 'next-leader:2@host', 3],
       ] as const) {
         await sql.execute(
-          'INSERT INTO HOLDFAST_INBOX_STATS (ENTRY_ID, NODE, MINUTE_MS, DELIVERED, FAILED, PARKED, DEPTH, PARKED_NOW, LEADER) ' +
-            `VALUES (${sql.dialect.placeholders(9)})`,
-          [`fixture-${ago}`, leader, minute - ago * 60_000, 0, 0, 0, depth, 0, leader],
+          statement(
+            'INSERT INTO HOLDFAST_INBOX_STATS (ENTRY_ID, NODE, MINUTE_MS, DELIVERED, FAILED, PARKED, DEPTH, PARKED_NOW, LEADER) ' +
+              `VALUES (${sql.dialect.placeholders(9)})`,
+            [`fixture-${ago}`, leader, minute - ago * 60_000, 0, 0, 0, depth, 0, leader],
+          ),
         );
       }
     } finally {

@@ -1,4 +1,4 @@
-import { tableName } from '@holdfast/core/kit';
+import { tableName, statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { HOLDFAST_TABLES } from '../src';
 import type { TypePauseReport } from '../src/commands/messages.command';
@@ -10,8 +10,10 @@ describeEachDatabase(
     let env: NodeJS.ProcessEnv;
     const pauseRows = async () =>
       ctx.sql.query<{ type_key: string; paused_by: string; reason: string | null }>(
-        `SELECT TYPE_KEY AS type_key, PAUSED_BY AS paused_by, REASON AS reason ` +
-          `FROM ${tableName(ctx.prefix, 'HOLDFAST_INBOX_PAUSE')} ORDER BY TYPE_KEY`,
+        statement(
+          `SELECT TYPE_KEY AS type_key, PAUSED_BY AS paused_by, REASON AS reason ` +
+            `FROM ${tableName(ctx.prefix, 'HOLDFAST_INBOX_PAUSE')} ORDER BY TYPE_KEY`,
+        ),
       );
 
     beforeAll(async () => {
@@ -91,7 +93,7 @@ describeEachDatabase(
       });
       expect(noTable.code).toBe(1);
       expect(noTable.stderr).toContain(`there is no table ${ctx.prefix}none_COR_MESSAGE`);
-      await ctx.sql.execute(`DROP TABLE ${tableName(ctx.prefix, 'HOLDFAST_INBOX_PAUSE')}`);
+      await ctx.sql.execute(statement(`DROP TABLE ${tableName(ctx.prefix, 'HOLDFAST_INBOX_PAUSE')}`));
       const missing = await cli(['messages', 'pause-type', 'shop:order'], env);
       expect(missing.code).toBe(1);
       expect(missing.stderr).toContain(

@@ -16,7 +16,7 @@ export { NOT_NOW } from './store/failover-store';
 export { MemoryFailoverStore } from './store/memory-failover.store';
 export { SqlFailoverStore, type SqlFailoverStoreConfig } from './store/sql-failover.store';
 export { DatabaseClock } from './store/database-clock';
-export { cleanupBatchRows, deleteLimited } from './store/failover-sql.dialect';
+export { cleanupBatchRows } from './store/failover-sql.dialect';
 export { FAILOVER_STORE_TABLE } from './store/failover-store.table';
 export { selectFailoverStatus, toFailoverStatus, type FailoverStatus } from './store/failover-status';
 // The executor's parts, each a provider of FailoverModule (tests replace them with overrideProvider).

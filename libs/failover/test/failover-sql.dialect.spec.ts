@@ -1,5 +1,6 @@
 import { DIALECTS, sqlDialect } from '@holdfast/core/kit';
-import { cleanupBatchRows, deleteLimited } from '@holdfast/failover/internal';
+import { deleteLimited } from '@holdfast/core/kit';
+import { cleanupBatchRows } from '@holdfast/failover/internal';
 import { countPlaceholders as placeholderCount } from '@holdfast/testing';
 
 describe('failover store SQL per dialect', () => {

@@ -1,3 +1,4 @@
+import { statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { InboxPriorityColumnError, InvalidMessageError, type InboxMessage } from '../src';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';
@@ -21,7 +22,7 @@ describeEachDatabase(
     };
     const drop = async (prefix: string) => {
       for (const table of ['COR_MESSAGE', 'HOLDFAST_INBOX_GROUP'])
-        await ctx.sql.execute(`DROP TABLE IF EXISTS ${prefix}${table}`);
+        await ctx.sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}${table}`));
     };
     afterEach(async () => {
       for (const app of apps.splice(0)) await app.close();
@@ -151,7 +152,7 @@ describeEachDatabase(
 
     it("the seed's COR_MESSAGE (no PRIORITY column) stops startup with InboxPriorityColumnError; off it works", async () => {
       const prefix = `${ctx.prefix}ps_`;
-      for (const statement of seedCorMessageDdl(ctx.db, prefix)) await ctx.sql.execute(statement);
+      for (const ddl of seedCorMessageDdl(ctx.db, prefix)) await ctx.sql.execute(statement(ddl));
       try {
         const error = await createInboxApp({ ...ctx, prefix }, { priorities: true }).catch((e: unknown) => e);
         expect(error).toBeInstanceOf(InboxPriorityColumnError);
@@ -160,7 +161,7 @@ describeEachDatabase(
         expect((error as Error).message).toMatch(/1764000000412-cor-message-priority/);
         expect((error as Error).message).toMatch(/ALTER TABLE \S*COR_MESSAGE ADD COLUMN PRIORITY/);
         // 'create' never changes a live table: the column is still missing.
-        const columns = await ctx.sql.query(`SELECT * FROM ${prefix}COR_MESSAGE WHERE 1 = 0`);
+        const columns = await ctx.sql.query(statement(`SELECT * FROM ${prefix}COR_MESSAGE WHERE 1 = 0`));
         expect(columns).toEqual([]);
         const node = await createInboxApp({ ...ctx, prefix }, {});
         apps.push(node);
@@ -175,11 +176,11 @@ describeEachDatabase(
 
     it("the migration's DDL gives the seed table the column; a row written without it sorts as 0", async () => {
       const prefix = `${ctx.prefix}pm_`;
-      for (const statement of seedCorMessageDdl(ctx.db, prefix)) await ctx.sql.execute(statement);
+      for (const ddl of seedCorMessageDdl(ctx.db, prefix)) await ctx.sql.execute(statement(ddl));
       try {
         const { addPriorityColumnSql } = await import('../src/store/cor-message.priority');
-        for (const statement of addPriorityColumnSql(ctx.sql.dialect, prefix))
-          await ctx.sql.execute(statement);
+        for (const ddl of addPriorityColumnSql(ctx.sql.dialect, prefix))
+          await ctx.sql.execute(statement(ddl));
         const { acceptor, delivery, probe } = await open({ batchSize: 1 }, prefix);
         await acceptor.accept({ id: 'late', type, payload: {}, priority: 1 });
         await acceptor.accept({ id: 'plain', type, payload: {} });
@@ -187,8 +188,10 @@ describeEachDatabase(
         // A writer that knows only the seed's columns (a Java client): PRIORITY takes its DEFAULT 0
         // ('java' has plain's INSERTED and sorts before it by ID).
         await ctx.sql.execute(
-          `INSERT INTO ${prefix}COR_MESSAGE (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD, INSERTED, RETRIES) ` +
-            `SELECT 'java', PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD, INSERTED, 0 FROM ${prefix}COR_MESSAGE WHERE ID = 'plain'`,
+          statement(
+            `INSERT INTO ${prefix}COR_MESSAGE (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD, INSERTED, RETRIES) ` +
+              `SELECT 'java', PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD, INSERTED, 0 FROM ${prefix}COR_MESSAGE WHERE ID = 'plain'`,
+          ),
         );
         for (let i = 0; i < 5; i++) await delivery.deliverDue();
         expect(probe.calls.map((m) => m.id)).toEqual(['urgent', 'java', 'plain', 'late']);

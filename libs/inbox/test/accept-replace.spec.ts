@@ -1,3 +1,4 @@
+import { statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { InboxDeliveryFencedError, InvalidMessageError, type InboxMessage } from '../src';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';
@@ -24,7 +25,7 @@ describeEachDatabase(
       clock = new TestClock();
       for (const table of ['COR_MESSAGE', 'HOLDFAST_INBOX_GROUP']) {
         try {
-          await ctx.sql.execute(`DELETE FROM ${ctx.prefix}${table}`);
+          await ctx.sql.execute(statement(`DELETE FROM ${ctx.prefix}${table}`));
         } catch {
           // not created yet
         }
@@ -234,7 +235,9 @@ describeEachDatabase(
       );
       expect(result).toEqual({ id: 'b1', accepted: true, replaced: true });
       const groups = await ctx.sql.query<{ id: string; group_key: string }>(
-        `SELECT ID AS id, GROUP_KEY AS group_key FROM ${ctx.prefix}HOLDFAST_INBOX_GROUP ORDER BY ID`,
+        statement(
+          `SELECT ID AS id, GROUP_KEY AS group_key FROM ${ctx.prefix}HOLDFAST_INBOX_GROUP ORDER BY ID`,
+        ),
       );
       expect(groups).toEqual([
         { id: 'b1', group_key: 'c' },

@@ -1,3 +1,4 @@
+import { statement } from '@holdfast/core/kit';
 import { propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
@@ -45,7 +46,7 @@ describeEachDatabase(
 
     beforeEach(async () => {
       // Each test makes the table it needs: with TRACE_CONTEXT, without, or the seed's.
-      await ctx.sql.execute(`DROP TABLE IF EXISTS ${table()}`);
+      await ctx.sql.execute(statement(`DROP TABLE IF EXISTS ${table()}`));
     });
     afterEach(async () => {
       for (const app of apps.splice(0)) await app.close();
@@ -90,7 +91,7 @@ describeEachDatabase(
       expect(failed.status.code).toBe(SpanStatusCode.ERROR);
       expect(failed.events.map((e) => e.name)).toEqual(['exception']);
       // traceContext off (the default): nothing is created or written.
-      const columns = await ctx.sql.query(`SELECT * FROM ${table()} WHERE ID = 'one'`);
+      const columns = await ctx.sql.query(statement(`SELECT * FROM ${table()} WHERE ID = 'one'`));
       expect(Object.keys(columns[0] as object).map((c) => c.toUpperCase())).not.toContain('TRACE_CONTEXT');
     });
 
@@ -106,7 +107,7 @@ describeEachDatabase(
       );
       const [single, batch, inTx] = spans('send');
       const stored = await ctx.sql.query<{ id: string; tc: string }>(
-        `SELECT ID AS id, TRACE_CONTEXT AS tc FROM ${table()} ORDER BY ID`,
+        statement(`SELECT ID AS id, TRACE_CONTEXT AS tc FROM ${table()} ORDER BY ID`),
       );
       const traceparent = (s: ReadableSpan) => `00-${s.spanContext().traceId}-${s.spanContext().spanId}-01`;
       expect(Object.fromEntries(stored.map((r) => [r.id, JSON.parse(r.tc)]))).toEqual({
@@ -181,7 +182,7 @@ describeEachDatabase(
     });
 
     it("the seed's table: 'when-present' delivers without the context and no error; true stops startup naming the column and the migration, which adds it", async () => {
-      for (const statement of seedCorMessageDdl(ctx.db, ctx.prefix)) await ctx.sql.execute(statement);
+      for (const ddl of seedCorMessageDdl(ctx.db, ctx.prefix)) await ctx.sql.execute(statement(ddl));
       const fallback = await start({ traceContext: 'when-present' });
       await fallback.acceptor.accept({ id: 'plain', type: ORDER, payload: 1 });
       await fallback.delivery.deliverDue();

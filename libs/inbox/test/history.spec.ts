@@ -1,3 +1,4 @@
+import { statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { InboxHistory } from '../src/internal';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';
@@ -19,8 +20,11 @@ describeEachDatabase(
     const clock = new TestClock();
     const historyRows = async (prefix = ctx.prefix): Promise<number> =>
       Number(
-        (await ctx.sql.query<{ c: unknown }>(`SELECT COUNT(*) AS c FROM ${prefix}HOLDFAST_INBOX_HISTORY`))[0]
-          .c,
+        (
+          await ctx.sql.query<{ c: unknown }>(
+            statement(`SELECT COUNT(*) AS c FROM ${prefix}HOLDFAST_INBOX_HISTORY`),
+          )
+        )[0].c,
       );
     const open = async (options: Parameters<typeof createInboxApp>[1] = {}) => {
       inbox = await createInboxApp(ctx, {
@@ -34,7 +38,7 @@ describeEachDatabase(
     beforeEach(async () => {
       for (const table of ['COR_MESSAGE', 'HOLDFAST_INBOX_HISTORY', 'HOLDFAST_INBOX_STATS']) {
         try {
-          await ctx.sql.execute(`DELETE FROM ${ctx.prefix}${table}`);
+          await ctx.sql.execute(statement(`DELETE FROM ${ctx.prefix}${table}`));
         } catch {
           // not created yet
         }
@@ -57,9 +61,9 @@ describeEachDatabase(
       // (toHaveProperty: better-sqlite3's errors may come from another test file's realm)
       await expect(historyRows(prefix)).rejects.toHaveProperty('message');
       await expect(
-        (async () => ctx.sql.query(`SELECT COUNT(*) AS c FROM ${prefix}HOLDFAST_INBOX_STATS`))(),
+        (async () => ctx.sql.query(statement(`SELECT COUNT(*) AS c FROM ${prefix}HOLDFAST_INBOX_STATS`)))(),
       ).rejects.toHaveProperty('message');
-      await ctx.sql.execute(`DROP TABLE IF EXISTS ${prefix}COR_MESSAGE`);
+      await ctx.sql.execute(statement(`DROP TABLE IF EXISTS ${prefix}COR_MESSAGE`));
     });
 
     it('shows every attempt of a message that failed twice and then succeeded, with both errors', async () => {
@@ -143,7 +147,7 @@ describeEachDatabase(
 
     it('never holds up the delivery while it cannot write: bounded, what does not fit is dropped and counted', async () => {
       const { acceptor, delivery, history } = await open({ history: { maxBuffered: 2 } });
-      await ctx.sql.execute(`DROP TABLE ${ctx.prefix}HOLDFAST_INBOX_HISTORY`);
+      await ctx.sql.execute(statement(`DROP TABLE ${ctx.prefix}HOLDFAST_INBOX_HISTORY`));
       for (const id of ['d-1', 'd-2', 'd-3']) await acceptor.accept({ id, type: ORDER, payload: {} });
       expect(await delivery.deliverDue()).toMatchObject({ delivered: 3 });
       expect(history.dropped).toBe(1);

@@ -1,3 +1,4 @@
+import { statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { InvalidManagementArgumentError, PauseTableMissingError } from '../src';
 import { createInboxApp } from './inbox-test-app';
@@ -72,7 +73,7 @@ describeEachDatabase(
     });
 
     it('without the pause table (schema check, migration not run) starts, delivers, and says what is missing', async () => {
-      await ctx.sql.execute(`DROP TABLE IF EXISTS ${ctx.prefix}HOLDFAST_INBOX_PAUSE`);
+      await ctx.sql.execute(statement(`DROP TABLE IF EXISTS ${ctx.prefix}HOLDFAST_INBOX_PAUSE`));
       const node = await createInboxApp(ctx, { schema: 'check' });
       try {
         await node.acceptor.acceptAll([

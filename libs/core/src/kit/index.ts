@@ -8,6 +8,7 @@ export { DIALECTS, isDialect, type Dialect } from '../dialect/dialect';
 export type { ColumnType, KeyedRows, SqlDialect, UpsertSpec } from '../dialect/sql-dialect';
 export { sqlDialect, type SqlDialectOptions } from '../dialect/dialects';
 export { utcDateTime } from '../dialect/base.dialect';
+export { deleteLimited, type DeleteLimitedSpec } from '../dialect/delete-limited';
 export type { SqlBinder, TimestampSql, TimestampStorage } from '../dialect/timestamp-sql';
 export { DatabaseResolver } from '../database/database-resolver';
 export {

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { StatementBinder, statement, type SqlDialect, type Statement } from '@holdfast/core/kit';
-import { deleteLimited } from './failover-sql.dialect';
+import { deleteLimited } from '@holdfast/core/kit';
 
 export interface FailoverQueryContext {
   /** The prefixed, validated table name. */

@@ -1,4 +1,11 @@
-import { statement, StatementBinder, tableName, type SqlDialect, type Statement } from '@holdfast/core/kit';
+import {
+  deleteLimited,
+  statement,
+  StatementBinder,
+  tableName,
+  type SqlDialect,
+  type Statement,
+} from '@holdfast/core/kit';
 import type { HistoryOutcome, HistoryTypeFilter } from './history.types';
 import { INBOX_HISTORY_TABLE, INBOX_STATS_TABLE } from './inbox-history.tables';
 
@@ -144,7 +151,7 @@ export class InboxHistoryStatements {
   private pruneBefore(table: string, column: string, beforeMs: number, limit: number): Statement {
     const b = new StatementBinder(this.d);
     return b.statement(
-      this.d.deleteLimited({ table, where: `${column} < ${b.bind(beforeMs)}`, orderBy: column, limit }),
+      deleteLimited(this.d, { table, where: `${column} < ${b.bind(beforeMs)}`, orderBy: column, limit }),
     );
   }
 }
