@@ -1,6 +1,6 @@
 import { statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
-import { InvalidManagementArgumentError, PauseTableMissingError } from '../src';
+import { InvalidManagementArgumentError, PauseTableMissingError, type InboxMessage } from '../src';
 import { createInboxApp } from './inbox-test-app';
 
 describeEachDatabase(
@@ -45,6 +45,28 @@ describeEachDatabase(
         await delivery.deliverDue();
         expect(probe.calls.map((m) => m.id).sort()).toEqual(['b1', 'o1', 'o2', 'o3']);
         expect(await management.pausedTypes()).toEqual([]);
+      } finally {
+        await node.close();
+      }
+    });
+
+    it('with groupBy, a paused message holds back the later messages of its group, whatever their type', async () => {
+      const groupBy = (m: InboxMessage) => (m.payload as { g: string }).g;
+      const node = await createInboxApp(ctx, { groupBy });
+      try {
+        const { acceptor, management, delivery, probe } = node;
+        await management.pauseType('test:order-placed');
+        await acceptor.acceptAll([
+          { id: 'x1', type: { namespace: 'test', name: 'order-placed' }, payload: { g: 'x' } },
+          { id: 'x2', type: { name: 'blob' }, payload: { g: 'x' } },
+          { id: 'y1', type: { name: 'blob' }, payload: { g: 'y' } },
+        ]);
+        await delivery.deliverDue();
+        // x2 waits behind the paused x1 of its group; group y goes.
+        expect(probe.calls.map((m) => m.id)).toEqual(['y1']);
+        await management.resumeType('test:order-placed');
+        await delivery.deliverDue();
+        expect(probe.calls.map((m) => m.id)).toEqual(['y1', 'x1', 'x2']);
       } finally {
         await node.close();
       }

@@ -1,5 +1,6 @@
 import { type SqlClient, StatementBinder } from '@holdfast/core/kit';
 import { CorMessageGroupedStatements } from './cor-message.groups';
+import { pausedTypeMatch } from './cor-message.paused';
 import type { MessageRow, Now } from './cor-message.rows';
 
 /** Runs inside a claim's transaction once its rows are locked (tests). */
@@ -46,21 +47,11 @@ export abstract class ClaimStatements extends CorMessageGroupedStatements {
 
   /**
    * ` AND NOT (…)`: none of the paused types (see CorMessageTable.pausedTypes), or '' when none is
-   * paused, so the claim of an inbox without pauses is the statement it always was. Null-safe: a
-   * NULL revision or namespace is '' here, never an unknown that would drop the row.
+   * paused, so the claim of an inbox without pauses is the statement it always was.
    */
   private notPaused(b: StatementBinder): string {
-    const paused = this.on.pausedTypes;
-    if (!paused.length) return '';
-    const one = (type: (typeof paused)[number]) => {
-      const terms = [`PAYLOAD_TYPE_NAME = ${b.bind(type.name)}`];
-      if (type.namespace !== undefined)
-        terms.push(`COALESCE(PAYLOAD_TYPE_NAMESPACE, '') = ${b.bind(type.namespace ?? '')}`);
-      if (type.revision !== undefined)
-        terms.push(`COALESCE(PAYLOAD_TYPE_REVISION, '') = ${b.bind(type.revision ?? '')}`);
-      return `(${terms.join(' AND ')})`;
-    };
-    return ` AND NOT (${paused.map(one).join(' OR ')})`;
+    const match = pausedTypeMatch(b, this.on.pausedTypes);
+    return match ? ` AND NOT ${match}` : '';
   }
 
   /**

@@ -1,5 +1,6 @@
 import { toNumber, type SqlClient, StatementBinder, type Statement } from '@holdfast/core/kit';
 import { CorMessageStatements, type CorMessageTable } from './cor-message.base';
+import { pausedTypeMatch } from './cor-message.paused';
 import type { Now } from './cor-message.rows';
 
 /** `e` comes before `g` in delivery order (two aliases of the group table). */
@@ -26,28 +27,33 @@ export class CorMessageGroups extends CorMessageStatements {
    * in 100 groups.
    */
   groupReady(b: StatementBinder, now: Now, m: string): string {
+    // Bound in the order the placeholders appear (SQLite and MySQL number '?' by position).
     const n1 = this.now(b, now);
+    const paused = pausedTypeMatch(b, this.on.pausedTypes, 'hf_em');
     const n2 = this.now(b, now);
     return (
       ` AND NOT EXISTS (SELECT 1 FROM ${this.groupTable} hf_g JOIN ${this.groupTable} hf_e ` +
       `ON hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${earlier('hf_e', 'hf_g')} ` +
       `JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID WHERE hf_g.ID = ${m}.ID ` +
-      `AND ${this.waitsElsewhere(n1, m)} AND hf_em.RETRIES < ${Math.trunc(this.on.maxRetries)} ` +
+      `AND ${this.waitsElsewhere(n1, m, paused)} AND hf_em.RETRIES < ${Math.trunc(this.on.maxRetries)} ` +
       `AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${n2})${this.d.subqueryFence})`
     );
   }
 
   /**
    * The earlier group member `hf_em` holds `m` back: it waits for something else (NEXT_RETRY
-   * ahead); with priorities also when it is due with a later priority than `m`'s. A message thus
+   * ahead, or its type is paused: `paused`, see pausedTypeMatch); with priorities also when it is
+   * due with a later priority than `m`'s. A message thus
    * never comes before an earlier one of its group in the claim's order (PRIORITY, INSERTED, ID),
    * so the claim's LIMIT never takes a later member without the earlier ones (which would keep
    * none of them, claim after claim): within a group acceptance order rules, and a message with a
    * better priority waits behind the earlier ones (as if it had theirs).
    */
-  private waitsElsewhere(now: string, m: string): string {
-    if (!this.on.priority) return `hf_em.NEXT_RETRY > ${now}`;
-    return `(hf_em.NEXT_RETRY > ${now} OR hf_em.PRIORITY > ${m}.PRIORITY)`;
+  private waitsElsewhere(now: string, m: string, paused: string): string {
+    const alsoPaused = paused ? ` OR ${paused}` : '';
+    if (!this.on.priority)
+      return alsoPaused ? `(hf_em.NEXT_RETRY > ${now}${alsoPaused})` : `hf_em.NEXT_RETRY > ${now}`;
+    return `(hf_em.NEXT_RETRY > ${now} OR hf_em.PRIORITY > ${m}.PRIORITY${alsoPaused})`;
   }
 
   /**
