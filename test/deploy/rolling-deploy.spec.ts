@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { sqlClientFor, tableName, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
-  testDatabases,
+  soakDatabase,
   uniqueTablePrefix,
   waitForExit,
   waitUntil,
@@ -36,8 +36,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * moves within about `standbyPoll`, never two leaders, no message lost or handled twice, no failed
  * call, no ERROR line.
  */
+// A process's lifecycle (shutdown hooks, drain, handover) on one database (HOLDFAST_TEST_SOAK_ALL=1:
+// all three); the statements behind it run on every database in the default suites.
 describe('deploy: a rolling deploy is a non-event', () => {
-  it.each(testDatabases())(
+  it.each(soakDatabase(['postgres', 'mariadb', 'sqlite'] as const))(
     `[%s] ${REPLICAS} replicas replaced one by one under load`,
     async (db) => {
       const dir = mkdtempSync(join(tmpdir(), 'rolling-deploy-'));

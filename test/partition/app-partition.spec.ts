@@ -5,7 +5,7 @@ import { sqlClientFor, tableName, statement } from '@holdfast/core/kit';
 import {
   createTestDataSource,
   TcpProxy,
-  testDatabases,
+  soakDatabase,
   tsRegisterPath,
   uniqueTablePrefix,
   waitForExit,
@@ -47,7 +47,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * grow, no leader job outside its term, no accepted message lost, no stale answer past its expiry,
  * and leadership must move away from a leader cut off for good.
  */
-const servers = testDatabases().filter((db): db is 'postgres' | 'mariadb' => db !== 'sqlite');
+// One server (HOLDFAST_TEST_SOAK_ALL=1: both): how each driver notices a dead path (statement
+// bounds, keepalives, a blackholed or silenced connection) is tested on both servers in the default
+// suites (test/inbox/blackhole, unanswered-claim, unanswered-heartbeat, silent-connections of each
+// module, quiet-outage); this soak checks the whole app's history under partitions, on MariaDB.
+const servers = soakDatabase(['mariadb', 'postgres'] as const);
 
 describe('network partitions between app processes and the database', () => {
   it('can make a network namespace here (root and ip netns, as on the CI machine)', () => {
