@@ -14,12 +14,8 @@ import { readHealth } from './sections/health.section';
 import { dashboardMessage, readInboxSection } from './sections/inbox.section';
 import { readLockerSection, readScheduledSection } from './sections/locker.section';
 import { readSimbaSection } from './sections/simba.section';
-import {
-  readInboxStats,
-  readMessageHistory,
-  type DashboardHistory,
-  type DashboardStats,
-} from './sections/inbox-history.section';
+import { readInboxStats, readMessageHistory } from './sections/inbox-history.section';
+import type { DashboardHistory, DashboardStats } from './sections/inbox-history.types';
 
 /**
  * The inbox admin operations the dashboard's actions call (an inbox's MessageManagement): a

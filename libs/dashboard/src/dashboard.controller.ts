@@ -24,7 +24,7 @@ import { DashboardReadsGuard, DashboardRequestGuard } from './dashboard-request.
 import type { DashboardState } from './dashboard-state';
 import { DashboardStateService } from './dashboard-state.service';
 import { historyQuery } from './dashboard-history.requests';
-import type { DashboardHistory, DashboardStats } from './sections/inbox-history.section';
+import type { DashboardHistory, DashboardStats } from './sections/inbox-history.types';
 
 export { DASHBOARD_ACTIONS, type DashboardAction } from './dashboard-inbox.requests';
 

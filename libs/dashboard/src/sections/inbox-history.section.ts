@@ -1,36 +1,9 @@
 import type { HistoryEntry, InboxStatsMinute } from '@holdfast/inbox';
 import { shownError } from '../error-text';
 import type { Management } from '../holdfast-lookup';
+import type { DashboardHistory, DashboardStats } from './inbox-history.types';
 
-/** One outcome of a message as the page shows it. */
-export interface DashboardHistoryEntry {
-  at: string;
-  outcome: string;
-  attempt: number;
-  node: string;
-  error: string | null;
-}
-
-/** `api/inbox/history`: a message's attempts, oldest first (empty without the `history` option). */
-export interface DashboardHistory {
-  id: string;
-  entries: DashboardHistoryEntry[];
-}
-
-/** `api/inbox/stats`: the minutes of the last hour that have figures (empty without `stats`). */
-export interface DashboardStats {
-  /** The database clock when read: the charts end here. */
-  now: string;
-  minutes: Array<{
-    minute: string;
-    delivered: number;
-    failed: number;
-    parked: number;
-    depth: number | null;
-    parkedNow: number | null;
-    leader: string | null;
-  }>;
-}
+export type { DashboardHistory, DashboardHistoryEntry, DashboardStats } from './inbox-history.types';
 
 export async function readMessageHistory(
   management: Management,
