@@ -9,6 +9,7 @@ import {
   TcpProxy,
   waitForExit,
   tempSqliteFile,
+  soakDatabase,
   testDatabases,
   uniqueTablePrefix,
   type TestDatabase,
@@ -315,7 +316,10 @@ const servers = {
   mariadb: () => new PrivateMariadb({ port: 25431 }),
 };
 
-for (const db of testDatabases().filter((d): d is 'postgres' | 'mariadb' => d !== 'sqlite')) {
+// A restart and a freeze of a private server, on one server (HOLDFAST_TEST_SOAK_ALL=1: both): how
+// each driver notices a dead or frozen server runs on both in the default suites (quiet-outage,
+// the lockers' silent-connection tests) and in the HA clusters' step.
+for (const db of soakDatabase(['postgres', 'mariadb'] as const)) {
   describe(`LockerModule on a private ${db} server that restarts or freezes`, () => {
     let server: PrivateServer;
     let savedUrl: string | undefined;

@@ -80,9 +80,9 @@ status=0
 # HOLDFAST_TEST_PG_DIRECT_URL: the server itself, for what cannot go through a transaction-mode
 # bouncer (the inbox's LISTEN connection, notifyListenUrl), as the inbox README tells users.
 # Also left out: suites that never open a PostgreSQL connection (the demo on its SQLite file, the
-# browser tests, the packages' manifests, the file lockers, pure unit suites). They ran in the main
-# suite already; here they would only repeat it.
-never_postgres="/apps/demo/test/dashboard,/apps/demo/test/demo.e2e,/apps/demo/test/metrics.e2e,/apps/demo/test/prometheus-alerts,/apps/demo/test/scheduler-registry,/libs/cli/test/status-demo.e2e,/test/package/,/test/activemq/file-pairing,/test/error-codes.spec.ts,/test/interop/history-checker,/libs/locker/test/shared-file,/libs/locker/test/file-lock-mount,/libs/testing/test/"
+# browser tests, the packages' manifests, the file lockers, pure unit suites), and the Java clients'
+# interop (JDBC beside Holdfast, no pooling question). They ran in the main suite already.
+never_postgres="/apps/demo/test/dashboard,/apps/demo/test/demo.e2e,/apps/demo/test/metrics.e2e,/apps/demo/test/prometheus-alerts,/apps/demo/test/scheduler-registry,/libs/cli/test/status-demo.e2e,/test/package/,/test/activemq/file-pairing,/test/error-codes.spec.ts,/test/interop/history-checker,/test/interop/java-clients,/libs/locker/test/shared-file,/libs/locker/test/file-lock-mount,/libs/testing/test/"
 HOLDFAST_TEST_PG_URL="postgres://postgres@127.0.0.1:$port/$database" HOLDFAST_TEST_DATABASES=postgres \
   HOLDFAST_TEST_PG_DIRECT_URL="postgres://postgres@$target_host:$target_port/$database" \
   HOLDFAST_TEST_EXCLUDE="/test/inbox/silent-worker.spec.ts,/test/simba/frozen-renewal.spec.ts,/libs/inbox/test/round-trips.spec.ts,/libs/simba/test/round-trips.spec.ts,/libs/locker/test/round-trips.spec.ts,$never_postgres" \
