@@ -6,7 +6,7 @@ import {
   type SqlDialect,
   type Statement,
 } from '@holdfast/core/kit';
-import type { HistoryOutcome, HistoryTypeFilter } from './history.types';
+import type { HistoryOutcome, HistoryTypeFilter, InboxStatsMinute } from './history.types';
 import { INBOX_HISTORY_TABLE, INBOX_STATS_TABLE } from './inbox-history.tables';
 
 /** One history row as written. */
@@ -24,16 +24,10 @@ export interface HistoryRecord {
 }
 
 /** One stats row as written: a node's counters of a minute, or a sample (depth, parked, leader). */
-export interface StatsRecord {
+export interface StatsRecord extends Omit<InboxStatsMinute, 'minute'> {
   entryId: string;
   node: string;
   minuteMs: number;
-  delivered: number;
-  failed: number;
-  parked: number;
-  depth: number | null;
-  parkedNow: number | null;
-  leader: string | null;
 }
 
 const HISTORY_COLUMNS =
