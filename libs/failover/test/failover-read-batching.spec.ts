@@ -54,7 +54,14 @@ describeEachDatabase(
 
     it('reads keys that wait behind four reads in flight together, each caller getting its own entry', async () => {
       const sent = countStatements();
-      const found = await Promise.all(keys.map((key) => store.find<{ i: number }>('batch', key)));
+      // The 40 calls go out in one synchronous loop, so the four in flight cannot have answered:
+      // the monotonic clock is held still meanwhile, so that a busy machine descheduling this
+      // process for longer than the stall bound (50 ms) does not send the waiting reads one by one.
+      const now = performance.now();
+      const held = jest.spyOn(performance, 'now').mockReturnValue(now);
+      const calls = keys.map((key) => store.find<{ i: number }>('batch', key));
+      held.mockRestore();
+      const found = await Promise.all(calls);
       found.forEach((entry, i) => {
         if (i % 2) expect(entry).toBeUndefined();
         else expect(entry).toMatchObject({ name: 'batch', key: keys[i], payload: { i } });

@@ -76,7 +76,8 @@ describeEachDatabase(
         clock.advance(60_000);
       }
       expect(calls).toBe(3);
-      expect(await history.flush()).toBe(3);
+      // (the periodic flush may have written some of the three already: the rows below count)
+      await history.flush();
       const entries = await management.history('h-1');
       expect(entries.map((e) => [e.outcome, e.attempt, e.error?.split('\n')[0]])).toEqual([
         ['failed', 1, 'Error: upstream down #1'],
