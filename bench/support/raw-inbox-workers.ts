@@ -17,7 +17,7 @@ export type RawHandler = (message: InboxMessage) => Promise<void>;
 
 /** A running raw worker. */
 export interface RawInboxWorker {
-  /** Stops claiming; a claim in flight is let fail. Closes the connections. */
+  /** Stops claiming, waits for the claim in flight and the deletes sent, then closes the connections. */
   stop(): Promise<void>;
 }
 
@@ -65,6 +65,8 @@ const DUE = (now: string) =>
 /**
  * The servers' loop: one claim ahead while a batch is handled (as the inbox prefetches), each
  * batch's delete sent without waiting for it, deletes one after the other on their own connection.
+ * Once stopped it ends after the claim in flight and the deletes sent, so that nothing is sent on
+ * a connection being closed (the claim ahead keeps its rows leased: the bench is over).
  */
 async function claimLoop<L>(
   claim: () => Promise<{ lease: L; rows: InboxMessage[] }>,
@@ -74,41 +76,57 @@ async function claimLoop<L>(
 ): Promise<void> {
   let deleting: Promise<unknown> = Promise.resolve();
   let next = claim();
-  while (!stopped()) {
-    const { lease, rows } = await next;
-    if (!rows.length) {
-      await new Promise((r) => setTimeout(r, 50));
+  next.catch(() => undefined);
+  try {
+    while (!stopped()) {
+      const { lease, rows } = await next;
+      if (!rows.length) {
+        await new Promise((r) => setTimeout(r, 50));
+        next = claim();
+        next.catch(() => undefined); // awaited below; not a rejection left unhandled meanwhile
+        continue;
+      }
       next = claim();
-      continue;
+      next.catch(() => undefined);
+      const ids: string[] = [];
+      await Promise.all(
+        rows.map(async (message) => {
+          await handler(message);
+          ids.push(message.id);
+        }),
+      );
+      deleting = deleting.then(() => remove(ids, lease));
+      deleting.catch(() => undefined); // awaited at the end
     }
-    next = claim();
-    const ids: string[] = [];
-    await Promise.all(
-      rows.map(async (message) => {
-        await handler(message);
-        ids.push(message.id);
-      }),
-    );
-    deleting = deleting.then(() => remove(ids, lease));
-    deleting.catch(() => undefined); // one cut short by stop() fails on its closed connection
+  } finally {
+    // Whatever ended the loop, the claim ahead and the deletes are answered before it returns.
+    await Promise.allSettled([next, deleting]);
   }
-  await deleting.catch(() => undefined);
+  await deleting;
 }
 
-/** Runs until `stop`: a claim in flight then fails on its closed connection, which is expected. */
+/**
+ * Runs until `stop`, which lets the loop end (its claim in flight and its deletes answered)
+ * before it closes the connections.
+ */
 function untilStopped(
   loop: (stopped: () => boolean) => Promise<void>,
   close: () => Promise<unknown>,
 ): RawInboxWorker {
   let stopped = false;
-  const running = loop(() => stopped).catch((error) => {
+  const running = loop(() => stopped);
+  // A failure before stop() ends the worker loudly; after it, stop() reports it.
+  running.catch((error) => {
     if (!stopped) throw error;
   });
   return {
     stop: async () => {
       stopped = true;
-      await close().catch(() => undefined);
-      await running.catch(() => undefined);
+      try {
+        await running;
+      } finally {
+        await close();
+      }
     },
   };
 }
