@@ -1,4 +1,5 @@
-import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -13,11 +14,14 @@ const exporter = new InMemorySpanExporter();
 const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
 
 beforeAll(() => {
+  // As an SDK registers one: without a context manager no span is ever the active one.
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   trace.setGlobalTracerProvider(provider);
 });
 afterAll(async () => {
   await provider.shutdown();
   trace.disable();
+  context.disable();
 });
 
 describeEachDatabase(
@@ -70,6 +74,26 @@ describeEachDatabase(
         expect(s.attributes['messaging.message.id']).toBe('bad');
       });
       expect(settle[0].attributes['messaging.holdfast.retry_delay_ms']).toBe(0);
+    });
+
+    it("runs the handler inside its attempt's span: the spans the handler starts are its children", async () => {
+      const node = await createInboxApp(ctx);
+      apps.push(node);
+      node.probe.behaviour = async () => {
+        // A span of the handler's own, after an await (the context survives it).
+        await new Promise((resolve) => setImmediate(resolve));
+        trace.getTracer('handler').startSpan('handler work').end();
+      };
+      await node.acceptor.accept({ id: 'inside', type: ORDER, payload: 1 });
+      await node.delivery.deliverDue();
+
+      const spans = exporter.getFinishedSpans();
+      const process = spans.find((s) => s.name === `process ${table()}`)!;
+      const work = spans.find((s) => s.name === 'handler work')!;
+      expect(work.parentSpanContext?.spanId).toBe(process.spanContext().spanId);
+      expect(work.spanContext().traceId).toBe(process.spanContext().traceId);
+      // Nothing of the delivery leaks out: the caller's context has no span afterwards.
+      expect(trace.getActiveSpan()).toBeUndefined();
     });
   },
   { tag: 'trace' },

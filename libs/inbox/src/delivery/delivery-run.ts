@@ -127,7 +127,9 @@ export class DeliveryRun {
       const span = ctx.tracing.process(row.id, row.retries, row.traceContext);
       try {
         if (decodeError) throw decodeError;
-        const call = run.execute(() => handler!.handle(message!, run.context), ctx.deadlines);
+        const call = ctx.tracing.within(span, () =>
+          run.execute(() => handler!.handle(message!, run.context), ctx.deadlines),
+        );
         if (call) await call;
         if (run.aborted) throw run.reason;
         this.report.delivered++;

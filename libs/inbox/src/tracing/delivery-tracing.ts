@@ -69,6 +69,17 @@ export class DeliveryTracing {
     );
   }
 
+  /**
+   * Runs the handler's call with the attempt's span as the active context, so that the spans the
+   * handler starts (its HTTP calls, its queries) are the delivery's children; as it is without a
+   * span.
+   */
+  within<R>(span: Span | undefined, call: () => R): R {
+    const otel = span && this.api;
+    if (!otel) return call();
+    return otel.context.with(otel.trace.setSpan(otel.context.active(), span), call);
+  }
+
   /** The attempt failed: its span records the error, and the settle span says retry or park. */
   failed(
     span: Span | undefined,
