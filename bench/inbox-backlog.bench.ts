@@ -29,9 +29,9 @@ import {
   uniqueTablePrefix,
   type TestDatabase,
 } from '@holdfast/testing';
-import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
+import { InboxHandler, InboxModule, type InboxMessage, INBOX_TABLES } from '@holdfast/inbox';
 import { SimbaModule } from '@holdfast/simba';
-import { COR_MESSAGE_TABLE, CorMessageStore, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
+import { CorMessageStore } from '@holdfast/inbox/internal';
 import { fillBacklog } from '../libs/inbox/test/backlog';
 import { benchDatabases, median, numberArg, printTable } from './support/bench-kit';
 
@@ -123,8 +123,8 @@ async function storeLoop(
 }
 
 async function createTables(sql: SqlClient, prefix: string): Promise<void> {
-  await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, prefix, 'create');
-  await new SchemaManager(sql).apply(INBOX_LEASE_TABLE, prefix, 'create');
+  await new SchemaManager(sql).apply(INBOX_TABLES.message, prefix, 'create');
+  await new SchemaManager(sql).apply(INBOX_TABLES.lease, prefix, 'create');
 }
 
 async function dropTables(sql: SqlClient, prefix: string): Promise<void> {

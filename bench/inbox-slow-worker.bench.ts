@@ -10,8 +10,7 @@ import { Injectable, Module, type INestApplicationContext } from '@nestjs/common
 import { NestFactory } from '@nestjs/core';
 import { SchemaManager, sqlClientFor, type SqlClient, statement } from '@holdfast/core/kit';
 import { createTestDataSource, uniqueTablePrefix } from '@holdfast/testing';
-import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
-import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
+import { InboxHandler, InboxModule, type InboxMessage, INBOX_TABLES } from '@holdfast/inbox';
 import type { DataSource } from 'typeorm';
 import { fillBacklog } from '../libs/inbox/test/backlog';
 import { SlowSilentProxy } from '../test/inbox/support/slow-silent-proxy';
@@ -71,8 +70,8 @@ async function run(db: Server, messages: number, delayMs: number, withSlow: bool
   let slowSource: DataSource | undefined;
   const apps: INestApplicationContext[] = [];
   try {
-    await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, prefix, 'create');
-    await new SchemaManager(sql).apply(INBOX_LEASE_TABLE, prefix, 'create');
+    await new SchemaManager(sql).apply(INBOX_TABLES.message, prefix, 'create');
+    await new SchemaManager(sql).apply(INBOX_TABLES.lease, prefix, 'create');
     await fillBacklog(sql, table, messages);
     const a = { n: 0 };
     const b = { n: 0 };

@@ -31,7 +31,7 @@ import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { SchemaManager, sqlClientFor, statement } from '@holdfast/core/kit';
 import { createTestDataSource, TcpProxy, uniqueTablePrefix, type TestDatabase } from '@holdfast/testing';
-import { MutexQueryResolver, SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { MutexQueryResolver } from '@holdfast/simba/internal';
 import { Failover, FailoverModule } from '@holdfast/failover';
 import { InboxModule, MessageAcceptor } from '@holdfast/inbox';
 import { MutexRepository } from '../libs/simba/src/mutex/mutex.repository';
@@ -39,6 +39,7 @@ import { InboxConnection } from '../libs/inbox/src/store/inbox-connection';
 import type { Lease } from '../libs/inbox/src/store/cor-message.rows';
 import { median, numberArg, printTable } from './support/bench-kit';
 import { lockerOperations } from './support/locker-operations';
+import { SIMBA_TABLES } from '@holdfast/simba';
 
 type ServerDb = Extract<TestDatabase, 'postgres' | 'mariadb'>;
 const SERVERS: Record<ServerDb, { env: string; fallback: string }> = {
@@ -105,7 +106,7 @@ async function fixture(db: ServerDb): Promise<Fixture> {
   };
 
   // Simba: one round of one mutex (acquire, then renewals), as the contend loop's tick runs it.
-  await new SchemaManager(sql).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
+  await new SchemaManager(sql).apply(SIMBA_TABLES.mutex, prefix, 'create');
   const repository = new MutexRepository(sql, new MutexQueryResolver(sql.dialect, prefix), 2_000);
   let owns = false;
   const simbaRound = async () => {

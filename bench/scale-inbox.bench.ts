@@ -16,8 +16,8 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { SchemaManager, sqlClientFor, type SqlClient, statement } from '@holdfast/core/kit';
 import { createTestDataSource, uniqueTablePrefix, type TestDatabase } from '@holdfast/testing';
-import { InboxModule, MessageAcceptor } from '@holdfast/inbox';
-import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, CorMessageStore } from '@holdfast/inbox/internal';
+import { InboxModule, MessageAcceptor, INBOX_TABLES } from '@holdfast/inbox';
+import { CorMessageStore } from '@holdfast/inbox/internal';
 import { fillBacklog } from '../libs/inbox/test/backlog';
 import { benchDatabases, opsPerSecond, printTable } from './support/bench-kit';
 
@@ -83,8 +83,8 @@ export async function runScaleInbox(options: ScaleInboxOptions = {}): Promise<Sc
       // A short warm-up round (JIT, pools, plan caches), not reported.
       const warm = uniqueTablePrefix(`scale_inbox_warm_${db}`);
       try {
-        await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, warm, 'create');
-        await new SchemaManager(sql).apply(INBOX_LEASE_TABLE, warm, 'create');
+        await new SchemaManager(sql).apply(INBOX_TABLES.message, warm, 'create');
+        await new SchemaManager(sql).apply(INBOX_TABLES.lease, warm, 'create');
         await fillBacklog(sql, `${warm}COR_MESSAGE`, 3_000);
         const warmStore = new CorMessageStore(sql, warm);
         await warmStore.detectLayout();
@@ -100,8 +100,8 @@ export async function runScaleInbox(options: ScaleInboxOptions = {}): Promise<Sc
         const prefix = uniqueTablePrefix(`scale_inbox_${db}`);
         const table = `${prefix}COR_MESSAGE`;
         try {
-          await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, prefix, 'create');
-          await new SchemaManager(sql).apply(INBOX_LEASE_TABLE, prefix, 'create');
+          await new SchemaManager(sql).apply(INBOX_TABLES.message, prefix, 'create');
+          await new SchemaManager(sql).apply(INBOX_TABLES.lease, prefix, 'create');
           // The oldest `deliver` are delivered; `waiting` more wait behind them.
           await fillBacklog(sql, table, waiting + deliver);
           const store = new CorMessageStore(sql, prefix);

@@ -19,9 +19,10 @@ import {
   waitForExit,
   type TestDatabase,
 } from '@holdfast/testing';
-import { MutexQueryResolver, SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { MutexQueryResolver } from '@holdfast/simba/internal';
 import { MutexRepository } from '../libs/simba/src/mutex/mutex.repository';
 import { median, printTable } from './support/bench-kit';
+import { SIMBA_TABLES } from '@holdfast/simba';
 
 const WORKER = join(__dirname, '..', 'test', 'simba', 'workers', 'contender.worker.ts');
 
@@ -78,7 +79,7 @@ async function measure(db: TestDatabase, o: Options) {
   const sqliteFile = db === 'sqlite' ? tempSqliteFile('simba-bench') : undefined;
   const setup = await createTestDataSource(db, { sqliteFile });
   const sql = sqlClientFor(setup);
-  await new SchemaManager(sql).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
+  await new SchemaManager(sql).apply(SIMBA_TABLES.mutex, prefix, 'create');
 
   // Baseline: uncontended acquire transactions from this process.
   const repository = new MutexRepository(sql, new MutexQueryResolver(sql.dialect, prefix), 2_000);

@@ -103,6 +103,21 @@ describeEachDatabase(
       expect(consumer.store).toBeInstanceOf(failoverInternal.SqlFailoverStore);
     });
 
+    it("each lib's status tokens find the running module's parts, from the main entry (issue 44, item 5)", async () => {
+      const consumer = moduleRef.select(FeatureModule).get(Consumer);
+      const get = <T>(token: unknown) => moduleRef.get<T>(token as symbol, { strict: false });
+      expect(get(simba.SIMBA_STATUS_TOKENS.options)).toBe(consumer.simbaOptions);
+      expect(get(locker.LOCKER_STATUS_TOKENS.options)).toBe(consumer.lockerOptions);
+      expect(get(inbox.INBOX_STATUS_TOKENS.name)).toBe(inbox.INBOX_STATUS_TOKENS.defaultName);
+      expect(typeof (await get<{ now(): Promise<number> }>(inbox.INBOX_STATUS_TOKENS.clock).now())).toBe(
+        'number',
+      );
+      const f = failover.FAILOVER_STATUS_TOKENS;
+      expect(get(f.storeName)).toBe(f.defaultStore);
+      expect(get(f.registry)).toBeInstanceOf(failoverInternal.FailoverRegistry);
+      expect(get(f.writer)).toBeInstanceOf(failoverInternal.FailoverWriter);
+    });
+
     it('InjectXOptions() injects the validated options, defaults filled in', () => {
       const consumer = moduleRef.select(FeatureModule).get(Consumer);
       expect(consumer.simbaOptions).toMatchObject({ ttl: 7000, transition: 3000, autoStart: false });
@@ -118,6 +133,21 @@ describeEachDatabase(
 );
 
 describe('the main entries', () => {
+  it("export each lib's table specs by role, the ones the lib creates (issue 44, item 5)", () => {
+    expect(failover.FAILOVER_TABLES.store).toBe(failoverInternal.FAILOVER_STORE_TABLE);
+    expect(inbox.INBOX_TABLES).toEqual({
+      message: inboxInternal.COR_MESSAGE_TABLE,
+      lease: inboxInternal.INBOX_LEASE_TABLE,
+      group: inboxInternal.INBOX_GROUP_TABLE,
+      history: inboxInternal.INBOX_HISTORY_TABLE,
+      stats: inboxInternal.INBOX_STATS_TABLE,
+      pause: inboxInternal.INBOX_PAUSE_TABLE,
+    });
+    expect(locker.LOCKER_TABLES.lock.name).toBe('HOLDFAST_LOCK');
+    expect(simba.SIMBA_TABLES.mutex.name).toBe('simba_mutex');
+    expect(inbox.readMessageHistory).toBe(inboxInternal.readMessageHistory);
+  });
+
   it('leave the plumbing to the internal subpath', () => {
     for (const name of ['FailoverWriter', 'FailoverStores', 'PayloadCodec', 'SqlFailoverStore']) {
       expect(Object.keys(failover)).not.toContain(name);

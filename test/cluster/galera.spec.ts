@@ -11,7 +11,6 @@ import type { ChildProcess } from 'node:child_process';
 import { DataSource } from 'typeorm';
 import { monotonicMillis, SchemaManager, sqlClientFor } from '@holdfast/core/kit';
 import { GaleraCluster, TcpProxy, uniqueTablePrefix } from '@holdfast/testing';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { seedInbox } from '../inbox/support/seed-inbox';
 import { LockerCluster, overlaps } from '../locker/cluster';
 import {
@@ -25,6 +24,7 @@ import {
   until,
   type FailoverCall,
 } from './support/processes';
+import { SIMBA_TABLES } from '@holdfast/simba';
 
 const BASE_PORT = 26500;
 const TTL = 2_000;
@@ -77,7 +77,7 @@ describe('Holdfast on a three-node Galera cluster', () => {
 
   it('Simba, one contender per node: SIGKILL of the owner, then of its node: one owner at a time, tokens grow', async () => {
     const prefix = uniqueTablePrefix('galera_simba');
-    await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
+    await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_TABLES.mutex, prefix, 'create');
     const ticks = join(dir, `${prefix}ticks.log`);
     writeFileSync(ticks, '');
     const grants: { pid: number; token: number; at: number; node: number }[] = [];
@@ -304,7 +304,7 @@ describe('Holdfast on a three-node Galera cluster', () => {
     // the outage. waitForSize waits for one view of every node, so the next statement (and the
     // next test's CREATE TABLE on node 0) finds a synced cluster.
     const prefix = uniqueTablePrefix('galera_cut');
-    await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
+    await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_TABLES.mutex, prefix, 'create');
     const ticks = join(dir, `${prefix}ticks.log`);
     writeFileSync(ticks, '');
     const grants: { pid: number; token: number; at: number; node: number }[] = [];
@@ -343,7 +343,7 @@ describe('Holdfast on a three-node Galera cluster', () => {
     const thawed = await connect(frozen.url);
     try {
       await new SchemaManager(sqlClientFor(thawed)).apply(
-        SIMBA_MUTEX_TABLE,
+        SIMBA_TABLES.mutex,
         uniqueTablePrefix('galera_thawed'),
         'create',
       );
@@ -376,7 +376,7 @@ describe('Holdfast on a three-node Galera cluster', () => {
     // namespace: the kit's nodes all listen on the loopback, and one firewall rule there would
     // cut every node's SQL and group traffic alike.
     const prefix = uniqueTablePrefix('galera_path');
-    await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
+    await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_TABLES.mutex, prefix, 'create');
     const ticks = join(dir, `${prefix}ticks.log`);
     writeFileSync(ticks, '');
     const grants: { pid: number; token: number; at: number; node: number }[] = [];

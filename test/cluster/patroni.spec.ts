@@ -17,7 +17,6 @@ import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
 import { PatroniCluster, uniqueTablePrefix, type PatroniNode } from '@holdfast/testing';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { seedInbox } from '../inbox/support/seed-inbox';
 import { LOCKER_WORKER, checkLockerTicks } from './support/locker-ticks';
 import {
@@ -31,6 +30,7 @@ import {
   until,
   type FailoverCall,
 } from './support/processes';
+import { SIMBA_TABLES } from '@holdfast/simba';
 
 /** The cluster's first port (3 + 2 × 3 consecutive ports); a shared machine may move it. */
 const BASE_PORT = Number(process.env.HOLDFAST_TEST_PATRONI_PORT ?? 26560);
@@ -103,7 +103,7 @@ describe('Holdfast on PostgreSQL under Patroni (3 nodes, etcd, HAProxy)', () => 
       connectTimeoutMS: 3_000,
     }).initialize();
     const prefix = uniqueTablePrefix(tag);
-    await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
+    await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_TABLES.mutex, prefix, 'create');
     const ids = await seedInbox(
       setup,
       prefix,

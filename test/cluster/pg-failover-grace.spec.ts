@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import type { DataSource } from 'typeorm';
 import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
 import { uniqueTablePrefix } from '@holdfast/testing';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { LossyFailoverRig } from './support/lossy-failover';
 import { CONTENDER, checkTicks, sleep, until } from './support/processes';
+import { SIMBA_TABLES } from '@holdfast/simba';
 
 const PRIMARY = 26520;
 const STANDBY = 26521;
@@ -40,7 +40,7 @@ describe('Simba after a lossy PostgreSQL failover (asynchronous standby, promote
     const { primary, standby } = await rig.start();
     const prefix = uniqueTablePrefix('grace');
     const table = `${prefix}simba_mutex`;
-    await new SchemaManager(sqlClientFor(primary)).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
+    await new SchemaManager(sqlClientFor(primary)).apply(SIMBA_TABLES.mutex, prefix, 'create');
     await until(
       async () => (await standby.query(`SELECT 1 FROM pg_tables WHERE tablename = $1`, [table])).length > 0,
       20_000,

@@ -10,14 +10,14 @@ import {
   waitForExit,
   waitForMessage,
 } from '@holdfast/testing';
-import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { FAILOVER_TABLES } from '@holdfast/failover';
+import { INBOX_TABLES } from '@holdfast/inbox';
+import { SIMBA_TABLES } from '@holdfast/simba';
 
 const WORKER = join(__dirname, 'workers', 'boot-app.worker.ts');
 const REPLICAS = 4;
 const ROUNDS = 4;
-const TABLES: readonly TableSpec[] = [SIMBA_MUTEX_TABLE, COR_MESSAGE_TABLE, FAILOVER_STORE_TABLE];
+const TABLES: readonly TableSpec[] = [SIMBA_TABLES.mutex, INBOX_TABLES.message, FAILOVER_TABLES.store];
 
 interface Booted {
   t: 'booted';

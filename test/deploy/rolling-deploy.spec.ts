@@ -9,12 +9,12 @@ import {
   waitForExit,
   waitUntil,
 } from '@holdfast/testing';
-import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
-import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { checkHistory, formatReport, simbaTerms } from '../../tools/history/check';
 import { readHistory } from '../../tools/history/history';
 import { AppReplicas, LEADER_MUTEX as MUTEX } from './support/app-replicas';
+import { FAILOVER_TABLES } from '@holdfast/failover';
+import { INBOX_TABLES } from '@holdfast/inbox';
+import { SIMBA_TABLES } from '@holdfast/simba';
 
 const REPLICAS = 3;
 /** Simba's standbyPoll in the apps (its default); ttl and transition keep their defaults (10 s + 6 s). */
@@ -168,7 +168,12 @@ describe('deploy: a rolling deploy is a non-event', () => {
         for (const r of replicas)
           if (r.child.exitCode === null && r.child.signalCode === null) r.child.kill('SIGTERM');
         await Promise.all(replicas.map((r) => waitForExit(r.child, EXIT_BOUND)));
-        for (const spec of [SIMBA_MUTEX_TABLE, COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, FAILOVER_STORE_TABLE]) {
+        for (const spec of [
+          SIMBA_TABLES.mutex,
+          INBOX_TABLES.message,
+          INBOX_TABLES.lease,
+          FAILOVER_TABLES.store,
+        ]) {
           await sql
             .execute(statement(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`))
             .catch(() => undefined);

@@ -9,12 +9,12 @@ import {
   waitForExit,
   waitUntil,
 } from '@holdfast/testing';
-import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
-import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { checkHistory, formatReport } from '../../tools/history/check';
 import { readHistory } from '../../tools/history/history';
 import { AppReplicas, LEADER_MUTEX, type Replica } from '../deploy/support/app-replicas';
+import { FAILOVER_TABLES } from '@holdfast/failover';
+import { INBOX_TABLES } from '@holdfast/inbox';
+import { SIMBA_TABLES } from '@holdfast/simba';
 
 const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 const REPLICAS = 3;
@@ -155,7 +155,12 @@ describe('a wall-clock jump of an application process', () => {
         await apps.stopLoad();
         for (const r of apps.alive()) r.child.kill('SIGTERM');
         await Promise.all(apps.replicas.map((r) => waitForExit(r.child, EXIT_BOUND)));
-        for (const spec of [SIMBA_MUTEX_TABLE, COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, FAILOVER_STORE_TABLE]) {
+        for (const spec of [
+          SIMBA_TABLES.mutex,
+          INBOX_TABLES.message,
+          INBOX_TABLES.lease,
+          FAILOVER_TABLES.store,
+        ]) {
           await sql
             .execute(statement(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`))
             .catch(() => undefined);

@@ -10,7 +10,7 @@ import {
   waitForMessage,
   type TestDatabase,
 } from '@holdfast/testing';
-import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
+import { INBOX_TABLES } from '@holdfast/inbox';
 
 const WORKER = join(__dirname, 'workers', 'accept-deliver-worker.ts');
 const PROCESSES = 3;
@@ -35,8 +35,8 @@ if (databases.length)
         const table = `${prefix}COR_MESSAGE`;
         const workers: ChildProcess[] = [];
         try {
-          await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, prefix, 'create');
-          await new SchemaManager(sql).apply(INBOX_LEASE_TABLE, prefix, 'create');
+          await new SchemaManager(sql).apply(INBOX_TABLES.message, prefix, 'create');
+          await new SchemaManager(sql).apply(INBOX_TABLES.lease, prefix, 'create');
           const handled = new Map<string, number[]>();
           const results: { accepted: number; failures: string[] }[] = [];
           for (let i = 0; i < PROCESSES; i++) {

@@ -12,8 +12,7 @@ import {
   waitForMessage,
   waitUntil,
 } from '@holdfast/testing';
-import { InboxModule, MessageAcceptor } from '@holdfast/inbox';
-import { INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
+import { InboxModule, MessageAcceptor, INBOX_TABLES } from '@holdfast/inbox';
 
 const WORKER = join(__dirname, 'workers', 'cleanup-worker.ts');
 const NODES = 3;
@@ -58,7 +57,7 @@ describe('inbox expiry cleanup once per cluster per tick', () => {
       let feeding = true;
       let feeder: Promise<void> | undefined;
       try {
-        await new SchemaManager(sql).apply(INBOX_LEASE_TABLE, prefix, 'create');
+        await new SchemaManager(sql).apply(INBOX_TABLES.lease, prefix, 'create');
         // Expired messages all along, so every cleanup pass that runs deletes some and says so.
         const accept = acceptor.get(MessageAcceptor);
         feeder = (async () => {

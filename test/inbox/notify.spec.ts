@@ -13,9 +13,9 @@ import {
   waitForMessage,
   waitUntil,
 } from '@holdfast/testing';
-import { MessageAcceptor, type InboxModuleOptions } from '@holdfast/inbox';
+import { MessageAcceptor, type InboxModuleOptions, INBOX_TABLES } from '@holdfast/inbox';
 import { InboxConnection, InboxNotifyListener } from '@holdfast/inbox/internal';
-import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, inboxNotifyChannel } from '@holdfast/inbox/internal';
+import { inboxNotifyChannel } from '@holdfast/inbox/internal';
 import { inboxNode } from './support/inbox-node';
 
 /**
@@ -77,7 +77,7 @@ describe('inbox wake-up by PostgreSQL LISTEN/NOTIFY', () => {
     dataSource = await createTestDataSource('postgres');
     prefix = uniqueTablePrefix('notify');
     // The competing nodes' cleanup lease table, for the check-mode worker process.
-    await new SchemaManager(sqlClientFor(dataSource)).apply(INBOX_LEASE_TABLE, prefix, 'create');
+    await new SchemaManager(sqlClientFor(dataSource)).apply(INBOX_TABLES.lease, prefix, 'create');
     warn = jest.spyOn(Logger.prototype, 'warn');
   });
 
@@ -85,7 +85,7 @@ describe('inbox wake-up by PostgreSQL LISTEN/NOTIFY', () => {
     warn.mockRestore();
     for (const app of apps.splice(0).reverse()) await app.close().catch(() => undefined);
     for (const proxy of proxies.splice(0)) await proxy.stop();
-    for (const table of [COR_MESSAGE_TABLE, INBOX_LEASE_TABLE]) {
+    for (const table of [INBOX_TABLES.message, INBOX_TABLES.lease]) {
       await sqlClientFor(dataSource)
         .execute(statement(`DROP TABLE IF EXISTS ${prefix}${table.name}`))
         .catch(() => undefined);

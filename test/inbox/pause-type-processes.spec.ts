@@ -1,7 +1,6 @@
 import type { ChildProcess, Serializable } from 'node:child_process';
 import { join } from 'node:path';
 import { SchemaManager, sqlClientFor, statement } from '@holdfast/core/kit';
-import { INBOX_PAUSE_TABLE } from '@holdfast/inbox/internal';
 import {
   createTestDataSource,
   forkTs,
@@ -13,6 +12,7 @@ import {
   waitUntil,
 } from '@holdfast/testing';
 import { seedInbox } from './support/seed-inbox';
+import { INBOX_TABLES } from '@holdfast/inbox';
 
 const WORKER = join(__dirname, 'workers', 'pause-worker.ts');
 /** Well past the workers' pollInterval (100 ms): the longest a node may use the paused types it read before a pause. */
@@ -36,7 +36,7 @@ describe('pausing a message type across processes', () => {
       const workers: ChildProcess[] = [];
       try {
         await seedInbox(dataSource, prefix, [], mode);
-        await new SchemaManager(sql).apply(INBOX_PAUSE_TABLE, prefix, 'create');
+        await new SchemaManager(sql).apply(INBOX_TABLES.pause, prefix, 'create');
         const delivered = new Map<string, string>();
         const deliverer = forkTs(WORKER, [db, prefix, 'deliver', mode, sqliteFile ?? '']);
         const admin = forkTs(WORKER, [db, prefix, 'admin', mode, sqliteFile ?? '']);

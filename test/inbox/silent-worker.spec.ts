@@ -2,8 +2,7 @@ import { Injectable, Module, type INestApplicationContext } from '@nestjs/common
 import { NestFactory } from '@nestjs/core';
 import { SchemaManager, sqlClientFor, type SqlClient, statement } from '@holdfast/core/kit';
 import { createTestDataSource, uniqueTablePrefix } from '@holdfast/testing';
-import { InboxHandler, InboxModule, type InboxMessage } from '@holdfast/inbox';
-import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
+import { InboxHandler, InboxModule, type InboxMessage, INBOX_TABLES } from '@holdfast/inbox';
 import type { DataSource } from 'typeorm';
 import { serverDatabases } from '../partition/support/server-url';
 import { fillBacklog } from '../../libs/inbox/test/backlog';
@@ -112,8 +111,8 @@ describe('inbox with a slow, then silent worker', () => {
       let b: INestApplicationContext | undefined;
       let slowSource: DataSource | undefined;
       try {
-        await new SchemaManager(sql).apply(COR_MESSAGE_TABLE, prefix, 'create');
-        await new SchemaManager(sql).apply(INBOX_LEASE_TABLE, prefix, 'create');
+        await new SchemaManager(sql).apply(INBOX_TABLES.message, prefix, 'create');
+        await new SchemaManager(sql).apply(INBOX_TABLES.lease, prefix, 'create');
         await fillBacklog(sql, table, MESSAGES);
         await proxy.start();
         slowSource = await createTestDataSource(db, { port: proxy.port, poolSize: 4 });

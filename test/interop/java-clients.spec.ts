@@ -33,8 +33,8 @@ import {
   MessageManagement,
   type InboxMessage,
   type InboxModuleOptions,
+  INBOX_TABLES,
 } from '@holdfast/inbox';
-import { INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
 import { checkHistory, formatReport, simbaTerms } from '../../tools/history/check';
 import { readHistory } from '../../tools/history/history';
 import {
@@ -426,7 +426,7 @@ for (const db of SERVERS) {
       dataSource = await createTestDataSource(db, { poolSize: 4 });
       await dataSource.query(corMessageDdl(db, table));
       // Holdfast's own table beside the seed's (competing nodes take turns at the cleanup there).
-      await new SchemaManager(sqlClientFor(dataSource)).apply(INBOX_LEASE_TABLE, prefix, 'create');
+      await new SchemaManager(sqlClientFor(dataSource)).apply(INBOX_TABLES.lease, prefix, 'create');
     }, 60_000);
 
     afterEach(async () => {

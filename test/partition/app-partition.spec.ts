@@ -11,14 +11,14 @@ import {
   waitForExit,
   waitUntil,
 } from '@holdfast/testing';
-import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
-import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
 import { checkHistory, formatReport, simbaTerms } from '../../tools/history/check';
 import { readHistory } from '../../tools/history/history';
 import { AppReplicas, LEADER_MUTEX, type Replica } from '../deploy/support/app-replicas';
 import { NetworkNamespace } from './support/network-namespace';
 import { serverPort, serverUrlThrough } from './support/server-url';
+import { FAILOVER_TABLES } from '@holdfast/failover';
+import { INBOX_TABLES } from '@holdfast/inbox';
+import { SIMBA_TABLES } from '@holdfast/simba';
 
 const REPLICAS = 3;
 const STANDBY_POLL = 500;
@@ -231,7 +231,12 @@ describe('network partitions between app processes and the database', () => {
         for (const proxy of proxies) await proxy.stop().catch(() => undefined);
         for (const ns of namespaces) ns.destroy();
         await apps.dropLedger(sql);
-        for (const spec of [SIMBA_MUTEX_TABLE, COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, FAILOVER_STORE_TABLE]) {
+        for (const spec of [
+          SIMBA_TABLES.mutex,
+          INBOX_TABLES.message,
+          INBOX_TABLES.lease,
+          FAILOVER_TABLES.store,
+        ]) {
           await sql
             .execute(statement(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`))
             .catch(() => undefined);

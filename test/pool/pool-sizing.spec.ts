@@ -21,15 +21,12 @@ import {
   uniqueTablePrefix,
   waitUntil,
 } from '@holdfast/testing';
-import { FailoverModule } from '@holdfast/failover';
-import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
-import { InboxHandler, InboxModule } from '@holdfast/inbox';
-import { COR_MESSAGE_TABLE, INBOX_LEASE_TABLE, InboxConnection } from '@holdfast/inbox/internal';
-import { LockerModule } from '@holdfast/locker';
+import { FailoverModule, FAILOVER_TABLES } from '@holdfast/failover';
+import { InboxHandler, InboxModule, INBOX_TABLES } from '@holdfast/inbox';
+import { InboxConnection } from '@holdfast/inbox/internal';
+import { LockerModule, LOCKER_TABLES } from '@holdfast/locker';
 import { LockerDatabase } from '../../libs/locker/src/service/locker-database';
-import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
-import { SimbaModule } from '@holdfast/simba';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { SimbaModule, SIMBA_TABLES } from '@holdfast/simba';
 import { SimbaConnection } from '../../libs/simba/src/mutex/simba-connection';
 
 @Injectable()
@@ -74,11 +71,11 @@ describe.each(testDatabases())('pool sizing across the modules [%s]', (db) => {
   afterAll(async () => {
     const dataSource = await createTestDataSource(db);
     for (const spec of [
-      SIMBA_MUTEX_TABLE,
-      COR_MESSAGE_TABLE,
-      INBOX_LEASE_TABLE,
-      FAILOVER_STORE_TABLE,
-      HOLDFAST_LOCK_TABLE,
+      SIMBA_TABLES.mutex,
+      INBOX_TABLES.message,
+      INBOX_TABLES.lease,
+      FAILOVER_TABLES.store,
+      LOCKER_TABLES.lock,
     ]) {
       await dataSource.query(`DROP TABLE IF EXISTS ${tableName(prefix, spec.name)}`).catch(() => undefined);
     }

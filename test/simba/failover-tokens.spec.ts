@@ -9,8 +9,7 @@ import { connect as tcpConnect, createServer, type AddressInfo, type Server } fr
 import { Column, DataSource, Entity, PrimaryColumn } from 'typeorm';
 import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
 import { forkTs, testDatabases, uniqueTablePrefix, waitForExit } from '@holdfast/testing';
-import { FenceColumn, fenced } from '@holdfast/simba';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { FenceColumn, fenced, SIMBA_TABLES } from '@holdfast/simba';
 import { join } from 'node:path';
 import { PgReplicaPair } from './support/pg-cluster';
 import { SwitchableProxy } from './support/switchable-proxy';
@@ -181,7 +180,7 @@ if (pgSelected)
       const prefix = uniqueTablePrefix('fo');
       const setup = await connect(ENDPOINT);
       open.push(setup);
-      await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
+      await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_TABLES.mutex, prefix, 'create');
       const standby = await connect(STANDBY);
       open.push(standby);
       await until(

@@ -86,8 +86,8 @@ async function soak(db: TestDatabase): Promise<SoakResult> {
   // Create the table first so that five processes do not race on CREATE TABLE.
   const setup = await createTestDataSource(db, { sqliteFile: sqliteFile === '-' ? undefined : sqliteFile });
   const { SchemaManager, sqlClientFor } = await import('@holdfast/core/kit');
-  const { SIMBA_MUTEX_TABLE } = await import('@holdfast/simba/internal');
-  await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
+  const { SIMBA_TABLES } = await import('@holdfast/simba');
+  await new SchemaManager(sqlClientFor(setup)).apply(SIMBA_TABLES.mutex, prefix, 'create');
   try {
     for (let i = 0; i < PROCESSES; i++) spawn();
     const end = performance.now() + SECONDS * 1_000;

@@ -1,28 +1,21 @@
 import type { TableSpec } from '@holdfast/core/kit';
-import { FAILOVER_STORE_TABLE } from '@holdfast/failover/internal';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
-import { HOLDFAST_LOCK_TABLE } from '@holdfast/locker/internal';
-import {
-  COR_MESSAGE_TABLE,
-  INBOX_GROUP_TABLE,
-  INBOX_HISTORY_TABLE,
-  INBOX_LEASE_TABLE,
-  INBOX_STATS_TABLE,
-  INBOX_PAUSE_TABLE,
-} from '@holdfast/inbox/internal';
+import { FAILOVER_TABLES } from '@holdfast/failover';
+import { SIMBA_TABLES } from '@holdfast/simba';
+import { LOCKER_TABLES } from '@holdfast/locker';
+import { INBOX_TABLES } from '@holdfast/inbox';
 
 /**
  * Every table Holdfast owns, in creation order. `holdfast ddl --dialect <d>` prints them and
- * HOLDFAST_MIGRATIONS create them. Each module adds its TableSpec here.
+ * HOLDFAST_MIGRATIONS create them. Each module exports its TableSpecs (`<LIB>_TABLES`) for here.
  */
 export const HOLDFAST_TABLES: readonly TableSpec[] = [
-  FAILOVER_STORE_TABLE,
-  SIMBA_MUTEX_TABLE,
-  HOLDFAST_LOCK_TABLE,
-  COR_MESSAGE_TABLE,
-  INBOX_LEASE_TABLE,
-  INBOX_GROUP_TABLE,
-  INBOX_HISTORY_TABLE,
-  INBOX_STATS_TABLE,
-  INBOX_PAUSE_TABLE,
+  FAILOVER_TABLES.store,
+  SIMBA_TABLES.mutex,
+  LOCKER_TABLES.lock,
+  INBOX_TABLES.message,
+  INBOX_TABLES.lease,
+  INBOX_TABLES.group,
+  INBOX_TABLES.history,
+  INBOX_TABLES.stats,
+  INBOX_TABLES.pause,
 ];

@@ -68,10 +68,16 @@ export class DashboardStateService {
     const details = this.options.errorDetails;
     const inboxes = this.lookup.inboxes();
     const [failover, simba, locker, scheduled, health, ...inboxSections] = await Promise.all([
-      f ? this.section(f.FailoverRegistry, () => readFailoverSection(this.lookup, details)) : undefined,
+      f
+        ? this.section(f.FAILOVER_STATUS_TOKENS.registry, () => readFailoverSection(this.lookup, details))
+        : undefined,
       s ? this.section(s.MutexContendRegistry, () => readSimbaSection(this.lookup)) : undefined,
       l ? this.section(l.LockerService, () => readLockerSection(this.lookup, details)) : undefined,
-      l ? this.section(l.ScheduledLockExecutor, () => readScheduledSection(this.lookup, details)) : undefined,
+      l
+        ? this.section(l.LOCKER_STATUS_TOKENS.scheduledExecutor, () =>
+            readScheduledSection(this.lookup, details),
+          )
+        : undefined,
       readHealth(this.lookup, details),
       ...inboxes.map((instance) =>
         this.guarded(() => readInboxSection(instance, this.options.messageLimit, details)),
@@ -80,7 +86,7 @@ export class DashboardStateService {
     let inbox: Section<InboxSection> | undefined;
     const namedInboxes: Record<string, Section<InboxSection>> = {};
     inboxes.forEach(({ name }, i) => {
-      if (name === holdfastModules().inbox?.DEFAULT_INBOX_NAME) inbox = inboxSections[i];
+      if (name === holdfastModules().inbox?.INBOX_STATUS_TOKENS.defaultName) inbox = inboxSections[i];
       else namedInboxes[name] = inboxSections[i];
     });
     return {

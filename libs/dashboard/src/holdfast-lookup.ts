@@ -4,7 +4,7 @@ import { resolveDataSource, sqlClientFor, type SqlClient } from '@holdfast/core/
 import { holdfastModules, type HoldfastModules } from './holdfast-modules';
 
 export type Management = InstanceType<NonNullable<HoldfastModules['inbox']>['MessageManagement']>;
-type Clock = InstanceType<NonNullable<HoldfastModules['inbox']>['InboxClock']>;
+type Clock = InstanceType<NonNullable<HoldfastModules['inbox']>['INBOX_STATUS_TOKENS']['clock']>;
 
 /** One InboxModule of the application: its name and the services of that module instance. */
 export interface InboxInstance {
@@ -52,9 +52,9 @@ export class HoldfastLookup {
    * module's. Without a default module, whichever module has it.
    */
   defaultFailover<T>(token: Type<T> | string | symbol): T | undefined {
-    const { FAILOVER_STORE_NAME, DEFAULT_FAILOVER_STORE } = holdfastModules().failover!;
+    const { storeName, defaultStore } = holdfastModules().failover!.FAILOVER_STATUS_TOKENS;
     for (const module of this.modules.values()) {
-      if (module.providers.get(FAILOVER_STORE_NAME)?.instance !== DEFAULT_FAILOVER_STORE) continue;
+      if (module.providers.get(storeName)?.instance !== defaultStore) continue;
       return module.providers.get(token as Type<T>)?.instance as T | undefined;
     }
     return this.optional<T>(token);
@@ -72,20 +72,20 @@ export class HoldfastLookup {
     const found: InboxInstance[] = [];
     if (!inbox) return (this._inboxes = found);
     for (const module of this.modules.values()) {
-      const name = module.providers.get(inbox.INBOX_NAME)?.instance as string | undefined;
+      const name = module.providers.get(inbox.INBOX_STATUS_TOKENS.name)?.instance as string | undefined;
       const management = module.providers.get(inbox.MessageManagement)?.instance as Management | undefined;
       if (typeof name !== 'string' || !management) continue;
-      const clock = module.providers.get(inbox.InboxClock)?.instance as Clock | undefined;
+      const clock = module.providers.get(inbox.INBOX_STATUS_TOKENS.clock)?.instance as Clock | undefined;
       found.push({ name, management, clock });
     }
-    const first = inbox.DEFAULT_INBOX_NAME;
+    const first = inbox.INBOX_STATUS_TOKENS.defaultName;
     found.sort((a, b) => (a.name === first ? -1 : b.name === first ? 1 : a.name.localeCompare(b.name)));
     return (this._inboxes = found);
   }
 
   /** The inbox named `name` (the default one without a name). */
   inbox(name?: string): InboxInstance | undefined {
-    const wanted = name ?? holdfastModules().inbox?.DEFAULT_INBOX_NAME;
+    const wanted = name ?? holdfastModules().inbox?.INBOX_STATUS_TOKENS.defaultName;
     return this.inboxes().find((inbox) => inbox.name === wanted);
   }
 }

@@ -1,11 +1,7 @@
 import type * as Failover from '@holdfast/failover';
-import type * as FailoverInternal from '@holdfast/failover/internal';
 import type * as Inbox from '@holdfast/inbox';
-import type * as InboxInternal from '@holdfast/inbox/internal';
 import type * as Locker from '@holdfast/locker';
-import type * as LockerInternal from '@holdfast/locker/internal';
 import type * as Simba from '@holdfast/simba';
-import type * as SimbaInternal from '@holdfast/simba/internal';
 
 /**
  * The Holdfast modules are optional peers of the dashboard: an application installs those it
@@ -13,10 +9,10 @@ import type * as SimbaInternal from '@holdfast/simba/internal';
  * package that is not installed is simply absent (any other failure to load it is thrown).
  */
 export interface HoldfastModules {
-  failover?: typeof Failover & typeof FailoverInternal;
-  inbox?: typeof Inbox & typeof InboxInternal;
-  locker?: typeof Locker & typeof LockerInternal;
-  simba?: typeof Simba & typeof SimbaInternal;
+  failover?: typeof Failover;
+  inbox?: typeof Inbox;
+  locker?: typeof Locker;
+  simba?: typeof Simba;
 }
 
 function isMissing(error: unknown, specifier: string): boolean {
@@ -29,10 +25,10 @@ function isMissing(error: unknown, specifier: string): boolean {
 function optionalPackage<T>(name: string): T | undefined {
   try {
     /* eslint-disable @typescript-eslint/no-require-imports */
-    return { ...require(name), ...require(`${name}/internal`) } as T;
+    return require(name) as T;
     /* eslint-enable @typescript-eslint/no-require-imports */
   } catch (error) {
-    if (isMissing(error, name) || isMissing(error, `${name}/internal`)) return undefined;
+    if (isMissing(error, name)) return undefined;
     throw error;
   }
 }

@@ -2,8 +2,7 @@ import type { CanActivate, ExecutionContext, INestApplication, LoggerService } f
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { describeEachDatabase } from '@holdfast/testing';
-import { InboxModule, MessageAcceptor, MessageManagement } from '@holdfast/inbox';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
+import { InboxModule, MessageAcceptor, MessageManagement, INBOX_TABLES } from '@holdfast/inbox';
 import { HoldfastDashboardModule } from '../src';
 import { statement } from '@holdfast/core/kit';
 
@@ -104,7 +103,7 @@ describeEachDatabase(
       expect(await listed('parked', 'op:other')).toBe(1);
       expect(await listed('due', 'op:note')).toBe(1);
       const [row] = await ctx.sql.query<{ n: unknown }>(
-        statement(`SELECT COUNT(*) AS n FROM ${ctx.prefix}${COR_MESSAGE_TABLE.name}`),
+        statement(`SELECT COUNT(*) AS n FROM ${ctx.prefix}${INBOX_TABLES.message.name}`),
       );
       expect(Number(row.n)).toBe(2);
       expect(logger.lines).toEqual([
@@ -126,5 +125,5 @@ describeEachDatabase(
       expect(await listed('paused', 'op:note')).toBe(1);
     });
   },
-  { tables: [COR_MESSAGE_TABLE.name, 'HOLDFAST_INBOX_LEASE', 'HOLDFAST_INBOX_GROUP'] },
+  { tables: [INBOX_TABLES.message.name, 'HOLDFAST_INBOX_LEASE', 'HOLDFAST_INBOX_GROUP'] },
 );

@@ -1,7 +1,8 @@
 import { SchemaManager, SqlClient, sqlClientFor, statement } from '@holdfast/core/kit';
 import { createTestDataSource, describeEachDatabase } from '@holdfast/testing';
-import { COR_MESSAGE_TABLE, CorMessageStore } from '../src/internal';
+import { CorMessageStore } from '../src/internal';
 import { fillBacklog, planProblems } from './backlog';
+import { INBOX_TABLES } from '../src';
 
 /** `N row lock(s)` of the transaction of connection `id` in SHOW ENGINE INNODB STATUS. */
 async function rowLocksFromMonitor(sql: SqlClient, id: number): Promise<number | undefined> {
@@ -33,7 +34,7 @@ describeEachDatabase(
     const table = () => `${ctx.prefix}COR_MESSAGE`;
 
     beforeAll(async () => {
-      await new SchemaManager(ctx.sql).apply(COR_MESSAGE_TABLE, ctx.prefix, 'create');
+      await new SchemaManager(ctx.sql).apply(INBOX_TABLES.message, ctx.prefix, 'create');
       store = new CorMessageStore(ctx.sql, ctx.prefix);
       await store.detectLayout();
     });

@@ -2,8 +2,8 @@ import { DataSource } from 'typeorm';
 import { SchemaManager, tableDdl, type TableSpec, statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { ConvertCorMessageTimes1764000000405 } from '../../../migrations/1764000000405-convert-cor-message-times';
-import { PauseUnsupportedError } from '../src';
-import { FAR_FUTURE, INBOX_LEASE_TABLE } from '../src/internal';
+import { PauseUnsupportedError, INBOX_TABLES } from '../src';
+import { FAR_FUTURE } from '../src/internal';
 import { createInboxApp, TestClock, type InboxTestApp } from './inbox-test-app';
 import { seedCorMessageDdl } from './seed-ddl';
 
@@ -230,7 +230,7 @@ describeEachDatabase(
         await runner.release();
       }
       // What the next migration (1764000000406) adds: the competing nodes' cleanup tick.
-      await new SchemaManager(ctx.sql).apply(INBOX_LEASE_TABLE, prefix, 'create');
+      await new SchemaManager(ctx.sql).apply(INBOX_TABLES.lease, prefix, 'create');
       const clock = new TestClock(t0 + 1000);
       try {
         inbox = await createInboxApp(

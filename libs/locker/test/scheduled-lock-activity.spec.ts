@@ -8,8 +8,7 @@ import {
   PeriodicExportingMetricReader,
 } from '@opentelemetry/sdk-metrics';
 import { describeEachDatabase } from '@holdfast/testing';
-import { ScheduledLock, ScheduledLockModule, lockTable } from '../src';
-import { ScheduledLockExecutor } from '../src/internal';
+import { LOCKER_STATUS_TOKENS, ScheduledLock, ScheduledLockModule, lockTable } from '../src';
 
 /** A job whose lock outlives its run (lockAtLeastFor), so a second tick right after is skipped. */
 @Injectable()
@@ -69,7 +68,7 @@ describeEachDatabase(
         await digest.send();
         await digest.send();
         expect(digest.runs).toBe(1);
-        const [job] = app.get(ScheduledLockExecutor).jobs();
+        const [job] = app.get(LOCKER_STATUS_TOKENS.scheduledExecutor).jobs();
         expect(job).toMatchObject({
           name: 'digest',
           where: 'Digest.send',

@@ -12,8 +12,8 @@ import {
   SimbaModule,
   type ResolvedSimbaOptions,
   type SimbaModuleOptions,
+  SIMBA_STATUS_TOKENS,
 } from '../src';
-import { SIMBA_OPTIONS } from '../src/internal';
 import { describeEachSimbaTable, waitUntil } from './simba-test.support';
 
 @Injectable()
@@ -79,7 +79,7 @@ describeEachSimbaTable('SimbaModule', (ctx) => {
     ],
   ])('%s resolves the same options and exports the services', async (_name, build) => {
     const app = await open([build()]);
-    const options = app.get<ResolvedSimbaOptions>(SIMBA_OPTIONS);
+    const options = app.get<ResolvedSimbaOptions>(SIMBA_STATUS_TOKENS.options);
     expect(options).toMatchObject({
       ttl: 3_000,
       transition: 6_000,

@@ -9,8 +9,8 @@ import {
   type TestDatabase,
 } from '@holdfast/testing';
 import { MutexQueryResolver } from '../src/internal';
-import { SIMBA_MUTEX_TABLE } from '../src/internal';
 import { MutexRepository } from '../src/mutex/mutex.repository';
+import { SIMBA_TABLES } from '../src';
 
 /**
  * PostgreSQL and MariaDB only (left out of the run otherwise, see jest.config.js).
@@ -63,7 +63,7 @@ for (const db of testServerDatabases()) {
       proxy = new TcpProxy(Number(url.port), url.hostname);
       dataSource = await createTestDataSource(db, { port: await proxy.start() });
       sql = sqlClientFor(dataSource);
-      await new SchemaManager(sql).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
+      await new SchemaManager(sql).apply(SIMBA_TABLES.mutex, prefix, 'create');
       repository = new MutexRepository(sql, new MutexQueryResolver(sql.dialect, prefix), 5_000);
     });
 

@@ -11,8 +11,7 @@ import {
   waitForMessage,
   type TestDatabase,
 } from '@holdfast/testing';
-import { InboxModule, MessageAcceptor, type InboxMessage } from '@holdfast/inbox';
-import { INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
+import { InboxModule, MessageAcceptor, type InboxMessage, INBOX_TABLES } from '@holdfast/inbox';
 
 const WORKER = join(__dirname, '..', 'workers', 'group-worker.ts');
 
@@ -66,7 +65,7 @@ export async function runGroupOrder(db: TestDatabase, run: GroupOrderRun): Promi
     .compile()
     .then((m) => m.init());
   try {
-    await new SchemaManager(sql).apply(INBOX_LEASE_TABLE, prefix, 'create');
+    await new SchemaManager(sql).apply(INBOX_TABLES.lease, prefix, 'create');
     // Acceptance order: the index i (ids sort the same way), groups interleaved.
     const messages = Array.from({ length: total }, (_, i) => ({
       id: `m${String(i).padStart(7, '0')}`,

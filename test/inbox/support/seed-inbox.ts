@@ -1,7 +1,6 @@
 import { Test } from '@nestjs/testing';
 import { SchemaManager, sqlClientFor } from '@holdfast/core/kit';
-import { InboxModule, MessageAcceptor, type AcceptMessage } from '@holdfast/inbox';
-import { COR_MESSAGE_TABLE, INBOX_GROUP_TABLE, INBOX_LEASE_TABLE } from '@holdfast/inbox/internal';
+import { InboxModule, MessageAcceptor, type AcceptMessage, INBOX_TABLES } from '@holdfast/inbox';
 import type { DataSource } from 'typeorm';
 
 /**
@@ -14,10 +13,10 @@ export async function seedInbox(
   messages: AcceptMessage<unknown>[],
   cluster?: 'leader' | 'competing',
 ): Promise<string[]> {
-  await new SchemaManager(sqlClientFor(dataSource)).apply(COR_MESSAGE_TABLE, prefix, 'create');
-  await new SchemaManager(sqlClientFor(dataSource)).apply(INBOX_LEASE_TABLE, prefix, 'create');
+  await new SchemaManager(sqlClientFor(dataSource)).apply(INBOX_TABLES.message, prefix, 'create');
+  await new SchemaManager(sqlClientFor(dataSource)).apply(INBOX_TABLES.lease, prefix, 'create');
   // Workers with groupBy (schema 'check') need the group table too.
-  await new SchemaManager(sqlClientFor(dataSource)).apply(INBOX_GROUP_TABLE, prefix, 'create');
+  await new SchemaManager(sqlClientFor(dataSource)).apply(INBOX_TABLES.group, prefix, 'create');
   const app = await Test.createTestingModule({
     imports: [
       InboxModule.forRoot({ dataSource, tablePrefix: prefix, schema: 'check', deliver: false, cluster }),

@@ -10,7 +10,7 @@ import {
   waitForExit,
   type TestDatabase,
 } from '@holdfast/testing';
-import { SIMBA_MUTEX_TABLE } from '@holdfast/simba/internal';
+import { SIMBA_TABLES } from '@holdfast/simba';
 
 const WORKER = join(__dirname, '..', 'workers', 'scale.worker.ts');
 
@@ -135,7 +135,7 @@ export async function runScale(o: ScaleOptions): Promise<ScaleResult> {
     ...base,
     ...(o.url ? { url: o.url } : {}),
   } as never).initialize();
-  await new SchemaManager(sqlClientFor(dataSource)).apply(SIMBA_MUTEX_TABLE, prefix, 'create');
+  await new SchemaManager(sqlClientFor(dataSource)).apply(SIMBA_TABLES.mutex, prefix, 'create');
   const output: string[] = [];
   const env = {
     ...process.env,

@@ -1,6 +1,5 @@
 import { tableName, validateTablePrefix } from '@holdfast/core/kit';
-import { messageTypeLabel, type HistoryEntry } from '@holdfast/inbox';
-import { INBOX_HISTORY_TABLE, readMessageHistory } from '@holdfast/inbox/internal';
+import { INBOX_TABLES, messageTypeLabel, readMessageHistory, type HistoryEntry } from '@holdfast/inbox';
 import { withDatabase } from '../database';
 import { HistoryTableMissingError } from '../errors';
 
@@ -27,7 +26,7 @@ export async function messageHistoryCommand(options: {
   const prefix = validateTablePrefix(options.prefix ?? '');
   return withDatabase(options.url, true, async (sql) => {
     const entries = await readMessageHistory(sql, prefix, options.id, options.limit);
-    if (!entries) throw new HistoryTableMissingError(tableName(prefix, INBOX_HISTORY_TABLE.name));
+    if (!entries) throw new HistoryTableMissingError(tableName(prefix, INBOX_TABLES.history.name));
     return {
       id: options.id,
       entries: entries.map((e) => ({

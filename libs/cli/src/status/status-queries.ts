@@ -1,8 +1,8 @@
 import type { SqlClient } from '@holdfast/core/kit';
-import { readFailoverStatus, type FailoverStatus } from '@holdfast/failover';
-import { readInboxStatus, type InboxStatus } from '@holdfast/inbox';
-import { readLockerStatus, type LockStatus, type LockTableOptions } from '@holdfast/locker';
-import { readSimbaStatus, type MutexStatus } from '@holdfast/simba';
+import { FAILOVER_TABLES, readFailoverStatus, type FailoverStatus } from '@holdfast/failover';
+import { INBOX_TABLES, readInboxStatus, type InboxStatus } from '@holdfast/inbox';
+import { LOCKER_TABLES, readLockerStatus, type LockStatus, type LockTableOptions } from '@holdfast/locker';
+import { readSimbaStatus, SIMBA_TABLES, type MutexStatus } from '@holdfast/simba';
 
 // Each lib's own status types, read by its own read-model.
 export type { FailoverStatus, InboxStatus, LockStatus, MutexStatus };
@@ -19,7 +19,12 @@ export interface HoldfastStatus {
 }
 
 /** The base names of the tables a status reads, one per section (each under the prefix). */
-export const STATUS_TABLES = ['simba_mutex', 'HOLDFAST_LOCK', 'COR_MESSAGE', 'FAILOVER_STORE'] as const;
+export const STATUS_TABLES: readonly string[] = [
+  SIMBA_TABLES.mutex.name,
+  LOCKER_TABLES.lock.name,
+  INBOX_TABLES.message.name,
+  FAILOVER_TABLES.store.name,
+];
 
 /** The sections of a status, as `read(sections)` names them. */
 export const STATUS_SECTIONS = ['owners', 'masters', 'inbox', 'failover'] as const;

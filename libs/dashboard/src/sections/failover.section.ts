@@ -11,9 +11,9 @@ export async function readFailoverSection(
   errorDetails: boolean,
 ): Promise<FailoverSection> {
   const f = holdfastModules().failover!;
-  const registry = lookup.defaultFailover(f.FailoverRegistry)!;
+  const registry = lookup.defaultFailover(f.FAILOVER_STATUS_TOKENS.registry)!;
   const metrics = lookup.defaultFailover(f.FailoverMetrics);
-  const writer = lookup.defaultFailover(f.FailoverWriter);
+  const writer = lookup.defaultFailover(f.FAILOVER_STATUS_TOKENS.writer);
   const store = lookup.defaultFailover<FailoverStoreLike>(f.getFailoverStoreToken());
   const now = new Date();
   const failovers = await Promise.all(

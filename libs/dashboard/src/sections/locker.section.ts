@@ -24,7 +24,7 @@ export async function readLockerSection(
 ): Promise<LockerSection> {
   const l = holdfastModules().locker!;
   const locker = lookup.optional(l.LockerService)!;
-  const options = lookup.optional<LockerOptionsLike>(l.LOCKER_OPTIONS);
+  const options = lookup.optional<LockerOptionsLike>(l.LOCKER_STATUS_TOKENS.options);
   let locks: LockerSection['locks'] = null;
   if (options && (options.locker.type === 'lease-database' || options.locker.type === 'database')) {
     const names = options.lockTable;
@@ -60,8 +60,10 @@ export async function readScheduledSection(
   errorDetails: boolean,
 ): Promise<ScheduledSection> {
   const l = holdfastModules().locker!;
-  const executor = lookup.optional(l.ScheduledLockExecutor)!;
-  const options = lookup.optional<{ dataSource?: unknown; tablePrefix: string }>(l.SCHEDULED_LOCK_OPTIONS);
+  const executor = lookup.optional(l.LOCKER_STATUS_TOKENS.scheduledExecutor)!;
+  const options = lookup.optional<{ dataSource?: unknown; tablePrefix: string }>(
+    l.LOCKER_STATUS_TOKENS.scheduledOptions,
+  );
   const activity = executor.jobs();
   const rows = options
     ? ((await l.readLockerStatus(lookup.sqlClient(options.dataSource), { tablePrefix: options.tablePrefix }))

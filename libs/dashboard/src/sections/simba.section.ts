@@ -10,7 +10,9 @@ import { holdfastModules } from '../holdfast-modules';
 export async function readSimbaSection(lookup: HoldfastLookup): Promise<SimbaSection> {
   const simba = holdfastModules().simba!;
   const registry = lookup.optional(simba.MutexContendRegistry)!;
-  const options = lookup.optional<{ dataSource?: unknown; tablePrefix?: string }>(simba.SIMBA_OPTIONS);
+  const options = lookup.optional<{ dataSource?: unknown; tablePrefix?: string }>(
+    simba.SIMBA_STATUS_TOKENS.options,
+  );
   const sql = lookup.sqlClient(options?.dataSource);
   const status = await simba.readSimbaStatus(sql, { tablePrefix: options?.tablePrefix ?? '' });
   const local = new Map(registry.all().map((s) => [s.mutex, s]));

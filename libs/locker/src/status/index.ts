@@ -7,3 +7,4 @@ export {
   type LockStatus,
   type LockTableOptions,
 } from './locker-status';
+export { LOCKER_STATUS_TOKENS, LOCKER_TABLES } from './locker-module-parts';

@@ -7,3 +7,4 @@ export {
   type SimbaStatus,
   type SimbaTableOptions,
 } from './simba-status';
+export { SIMBA_STATUS_TOKENS, SIMBA_TABLES } from './simba-module-parts';
