@@ -19,6 +19,16 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       'max-params': ['error', 6],
       'max-lines-per-function': ['error', { max: 90, skipBlankLines: true, skipComments: true }],
+      // One lib reads another through its public entry only (the CLI and the dashboard included):
+      // `/internal` entries are for the lib's own tests and benches.
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@holdfast/*/internal'], message: "Use the lib's public entry (its status exports)." },
+          ],
+        },
+      ],
     },
   },
   {
