@@ -72,7 +72,7 @@ export class InboxTable {
     await store.detectLayout();
     // Deletes also remove the messages' group rows when the inbox keeps groups.
     const groups = tableName(prefix, INBOX_GROUP_TABLE.name);
-    if (await schema.tableExists(groups)) store.on.groupTable = groups;
+    if (await schema.tableExists(groups)) store.configure({ groupTable: groups });
     // A pause or resume tells the delivering nodes at once where they listen (PostgreSQL).
     const pauseTable = tableName(prefix, INBOX_PAUSE_TABLE.name);
     const channel = sql.dialect.supportsListenNotify ? inboxNotifyChannel(store.table) : undefined;

@@ -73,7 +73,7 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     const live = await this.applySchema(traceContext === false ? spec : withTraceContextColumn(spec));
     const { coordination, heartbeats, application } = this.storesOnce();
     const carries = carriesTraceContext(traceContext, live);
-    for (const store of [coordination, heartbeats, application]) store.on.traceContext = carries;
+    for (const store of [coordination, heartbeats, application]) store.configure({ traceContext: carries });
     if (traceContext === 'when-present' && !carries)
       this.logger.log(
         `${application.table} has no TRACE_CONTEXT column: deliveries do not carry the accepting trace context`,
@@ -84,10 +84,8 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
       .catch((error: Error) =>
         this.logger.warn(`Could not read the layout of ${application.table}: ${error.message}`),
       );
-    for (const store of [coordination, heartbeats]) {
-      store.on.t = application.on.t;
-      store.on.hasOrderIndex = application.on.hasOrderIndex;
-    }
+    for (const store of [coordination, heartbeats])
+      store.configure({ t: application.on.t, hasOrderIndex: application.on.hasOrderIndex });
     if (this.options.priorities) await this.enablePriorities(live, [application, coordination, heartbeats]);
     const leadership = this.leadership;
     // Competing nodes take turns at the expiry cleanup through a row of their own table.
@@ -123,7 +121,7 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     }
     await this.applySchema(corMessageSpecWithPriority(true));
     const layout = await detectPriorityLayout(stores[0].sql, tablePrefix);
-    for (const store of stores) store.on.priority = layout;
+    for (const store of stores) store.configure({ priority: layout });
   }
 
   /** Creates or checks a table of the inbox's opt-in parts (history, stats) under its prefix and schema mode. */
@@ -225,9 +223,12 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     if (!this.stores) {
       const build = (sql: SqlClient) => {
         const store = new CorMessageStore(sql, this.options.tablePrefix, this.options.retry.maxRetries);
-        store.on.notifyChannel = this.notifyChannel;
-        if (this.options.groupBy)
-          store.on.groupTable = tableName(this.options.tablePrefix, INBOX_GROUP_TABLE.name);
+        store.configure({
+          notifyChannel: this.notifyChannel,
+          groupTable: this.options.groupBy
+            ? tableName(this.options.tablePrefix, INBOX_GROUP_TABLE.name)
+            : undefined,
+        });
         return store;
       };
       const coordination = build(this.sql);
