@@ -8,6 +8,7 @@ import {
 import type { CorMessageShared } from './cor-message.shared';
 import { CorMessageReplace } from './cor-message.replace';
 import type { NewMessageRow, Now } from './cor-message.rows';
+import { messageRowValues, notBeforeValue, priorityValue } from './cor-message.row-values';
 import {
   MAX_ID_LENGTH,
   MAX_TTL_LENGTH,
@@ -173,28 +174,18 @@ export class CorMessageAccept {
     const b = new StatementBinder(this.on.d);
     // Bound in the order the placeholders appear: MySQL and SQLite number '?' by position.
     const values = rows.map((r) => {
-      // NULLs as literals: fewer parameters make large inserts noticeably cheaper to parse.
-      const opt = (v: string | null) => (v === null ? 'NULL' : b.bind(v));
-      const head = `${b.bind(r.id)}, ${b.bind(r.encoding)}, ${b.bind(r.namespace ?? '')}, ${b.bind(r.name)}, ${opt(r.revision)}, ${b.bind(r.payload)}`;
-      const inserted = this.on.now(b, now);
-      const ttl = opt(r.ttl);
-      const expiration =
-        r.expiration !== null
-          ? this.on.t.at(b, r.expiration)
-          : r.ttlMs !== null
-            ? this.on.nowPlus(b, now, r.ttlMs)
-            : 'NULL';
+      const id = b.bind(r.id);
+      const v = messageRowValues(this.on, b, r, now);
       // NEXT_RETRY: the seed's "not before" (deliverAt, or INSERTED + delay); NULL is due now.
-      const notBefore =
-        r.notBefore !== undefined
-          ? this.on.t.at(b, r.notBefore)
-          : r.delayMs !== undefined
-            ? this.on.nowPlus(b, now, r.delayMs)
-            : 'NULL';
-      const traceContext = this.on.traceContext ? `, ${opt(r.traceContext ?? null)}` : '';
-      // PRIORITY (priorities on): a literal, an integer validated at accept.
-      const priority = this.on.priority ? `, ${Math.trunc(r.priority ?? 0)}` : '';
-      return `(${head}, ${inserted}, ${ttl}, ${expiration}, 0, ${notBefore}, NULL${traceContext}${priority})`;
+      const notBefore = notBeforeValue(this.on, b, r, now);
+      const traceContext = this.on.traceContext
+        ? `, ${(r.traceContext ?? null) === null ? 'NULL' : b.bind(r.traceContext)}`
+        : '';
+      const priority = this.on.priority ? `, ${priorityValue(r)}` : '';
+      return (
+        `(${id}, ${v.encoding}, ${v.namespace}, ${v.name}, ${v.revision}, ${v.payload}, ${v.inserted}, ` +
+        `${v.ttl}, ${v.expiration}, 0, ${notBefore}, NULL${traceContext}${priority})`
+      );
     });
     return this.runInsert(client, {
       text:

@@ -1,6 +1,7 @@
 import { type SqlClient, StatementBinder, type Statement } from '@holdfast/core/kit';
 import type { CorMessageShared } from './cor-message.shared';
 import type { NewMessageRow, Now } from './cor-message.rows';
+import { messageRowValues, notBeforeValue, priorityValue } from './cor-message.row-values';
 
 /** What an accept does with an id that exists already (see AcceptMessage.onExisting). */
 export type OnExisting = 'keep' | 'replace' | 'debounce';
@@ -40,23 +41,15 @@ export class CorMessageReplace {
   replaceStatement(row: NewMessageRow, mode: 'replace' | 'debounce', now: Now): Statement {
     const b = new StatementBinder(this.on.d);
     // Bound in the order the placeholders appear (MySQL and SQLite number '?' by position).
-    const opt = (v: string | null) => (v === null ? 'NULL' : b.bind(v));
+    const v = messageRowValues(this.on, b, row, now);
     const content =
-      `PAYLOAD_ENCODING = ${b.bind(row.encoding)}, PAYLOAD_TYPE_NAMESPACE = ${b.bind(row.namespace ?? '')}, ` +
-      `PAYLOAD_TYPE_NAME = ${b.bind(row.name)}, PAYLOAD_TYPE_REVISION = ${opt(row.revision)}, PAYLOAD = ${b.bind(row.payload)}`;
-    const inserted = this.on.now(b, now);
-    const ttl = opt(row.ttl);
-    const expiration =
-      row.expiration !== null
-        ? this.on.t.at(b, row.expiration)
-        : row.ttlMs !== null
-          ? this.on.nowPlus(b, now, row.ttlMs)
-          : 'NULL';
+      `PAYLOAD_ENCODING = ${v.encoding}, PAYLOAD_TYPE_NAMESPACE = ${v.namespace}, ` +
+      `PAYLOAD_TYPE_NAME = ${v.name}, PAYLOAD_TYPE_REVISION = ${v.revision}, PAYLOAD = ${v.payload}`;
     const next = this.nextRetry(b, row, mode, now);
-    const priority = this.on.priority ? `, PRIORITY = ${Math.trunc(row.priority ?? 0)}` : '';
+    const priority = this.on.priority ? `, PRIORITY = ${priorityValue(row)}` : '';
     return b.statement(
-      `UPDATE ${this.on.table} SET ${content}, INSERTED = ${inserted}, TTL_DURATION = ${ttl}, ` +
-        `EXPIRATION = ${expiration}, RETRIES = 0, ERROR = NULL, NEXT_RETRY = ${next}${priority} WHERE ID = ${b.bind(row.id)}`,
+      `UPDATE ${this.on.table} SET ${content}, INSERTED = ${v.inserted}, TTL_DURATION = ${v.ttl}, ` +
+        `EXPIRATION = ${v.expiration}, RETRIES = 0, ERROR = NULL, NEXT_RETRY = ${next}${priority} WHERE ID = ${b.bind(row.id)}`,
     );
   }
 
@@ -64,15 +57,8 @@ export class CorMessageReplace {
   private nextRetry(b: StatementBinder, row: NewMessageRow, mode: 'replace' | 'debounce', now: Now): string {
     const paused = `NEXT_RETRY >= ${this.on.farFuture()}`;
     const scheduled = row.notBefore !== undefined || row.delayMs !== undefined;
-    if (mode === 'debounce' || scheduled) {
-      const notBefore =
-        row.notBefore !== undefined
-          ? this.on.t.at(b, row.notBefore)
-          : row.delayMs !== undefined
-            ? this.on.nowPlus(b, now, row.delayMs)
-            : 'NULL';
-      return `CASE WHEN ${paused} THEN NEXT_RETRY ELSE ${notBefore} END`;
-    }
+    if (mode === 'debounce' || scheduled)
+      return `CASE WHEN ${paused} THEN NEXT_RETRY ELSE ${notBeforeValue(this.on, b, row, now)} END`;
     return `CASE WHEN ${paused} THEN NEXT_RETRY WHEN NEXT_RETRY > ${this.on.now(b, now)} THEN ${this.nextRetryPlusOneMs()} ELSE NEXT_RETRY END`;
   }
 
