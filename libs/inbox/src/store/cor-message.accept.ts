@@ -17,6 +17,7 @@ import {
   MAX_TYPE_REVISION_LENGTH,
 } from './cor-message.table';
 import { MAX_GROUP_KEY_LENGTH as MAX_GROUP_KEY } from './inbox-group.table';
+import { keyedRows, upsertClause } from './inbox-sql.dialect';
 
 const varchar = (length: number): ColumnType => ({ kind: 'varchar', length });
 
@@ -140,7 +141,7 @@ export class CorMessageAccept {
   private async insertGroups(tx: SqlClient, rows: readonly NewMessageRow[], at: number): Promise<void> {
     const grouped = rows.filter((r) => r.group !== undefined);
     if (!grouped.length) return;
-    const conflict = this.on.d.upsertClause(['ID'], ['GROUP_KEY', 'INSERTED']);
+    const conflict = upsertClause(this.on.d, ['ID'], ['GROUP_KEY', 'INSERTED']);
     if (conflict === undefined) {
       const gone = this.deleteGroupRowsStatement(grouped.map((r) => r.id));
       await tx.execute(gone);
@@ -152,7 +153,7 @@ export class CorMessageAccept {
   /** The group rows of these ids (before their insert where the dialect has no upsert). */
   private deleteGroupRowsStatement(ids: readonly string[]): Statement {
     const b = new StatementBinder(this.on.d);
-    const gone = this.on.d.keyedRows(b, this.on.groupTable!, 'ID', ids);
+    const gone = keyedRows(this.on.d, b, this.on.groupTable!, 'ID', ids);
     return b.statement(`DELETE ${gone.deleteFrom} WHERE ${gone.where}1 = 1`);
   }
 
@@ -251,7 +252,7 @@ export class CorMessageAccept {
       `WITH hf_inserted AS (${insert} RETURNING ID, INSERTED), hf_grouped AS (` +
         `INSERT INTO ${this.on.groupTable} (ID, GROUP_KEY, INSERTED) SELECT u.id, u.grp, i.INSERTED ` +
         `FROM hf_inserted i JOIN ${source} ON u.id = i.ID ` +
-        `${this.on.d.upsertClause(['ID'], ['GROUP_KEY', 'INSERTED'])}) ${tail}`,
+        `${upsertClause(this.on.d, ['ID'], ['GROUP_KEY', 'INSERTED'])}) ${tail}`,
     );
   }
 

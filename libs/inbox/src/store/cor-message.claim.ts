@@ -2,6 +2,7 @@ import type { SqlClient, StatementBinder } from '@holdfast/core/kit';
 import type { CorMessageShared } from './cor-message.shared';
 import { pausedTypeMatch, type PausedTypeFilter } from './cor-message.paused';
 import type { MessageRow, Now } from './cor-message.rows';
+import { forceIndex } from './inbox-sql.dialect';
 
 /** Runs inside a claim's transaction once its rows are locked (tests). */
 export type Hold = (tx: SqlClient) => Promise<void>;
@@ -105,8 +106,8 @@ export class CorMessageClaimTerms {
    */
   orderIndexHint(): string {
     const priority = this.on.priority;
-    if (priority) return priority.indexed ? this.on.d.forceIndex(priority.index) : '';
-    return this.on.hasOrderIndex ? this.on.d.forceIndex(this.on.orderIndex) : '';
+    if (priority) return priority.indexed ? forceIndex(this.on.d, priority.index) : '';
+    return this.on.hasOrderIndex ? forceIndex(this.on.d, this.on.orderIndex) : '';
   }
 
   /**

@@ -2,6 +2,7 @@ import { StatementBinder, type Statement } from '@holdfast/core/kit';
 import type { CorMessageGroups } from './cor-message.groups';
 import type { CorMessageShared } from './cor-message.shared';
 import type { Lease, Now } from './cor-message.rows';
+import { keysInFrom } from './inbox-sql.dialect';
 
 /** A failed attempt to record (see recordFailure). */
 export interface FailedAttempt {
@@ -74,7 +75,7 @@ export class CorMessageCompletion {
     // Bound in the order the placeholders appear: the keys of the join first on MySQL/MariaDB,
     // after the SET elsewhere (ID IN …).
     const b = new StatementBinder(this.on.d);
-    const early = this.on.d.keysInFrom ? this.on.keyed(b, ids) : undefined;
+    const early = keysInFrom(this.on.d) ? this.on.keyed(b, ids) : undefined;
     const set = this.on.t.at(b, until);
     const { from, where } = early ?? this.on.keyed(b, ids);
     return b.statement(`UPDATE ${from} SET NEXT_RETRY = ${set} WHERE ${where}${this.owned(b, leases)}`);
@@ -155,7 +156,7 @@ export class CorMessageCompletion {
     // Bound in the order the placeholders appear: the keys come first on MySQL/MariaDB (a join),
     // last elsewhere (ID IN …).
     const b = new StatementBinder(this.on.d);
-    const target = this.on.d.keysInFrom ? this.on.keyed(b, ids) : undefined;
+    const target = keysInFrom(this.on.d) ? this.on.keyed(b, ids) : undefined;
     const next = this.on.nowPlus(b, now, Math.max(0, Math.round(delayMs)));
     const err = error === undefined ? '' : `, ERROR = ${b.bind(error)}`;
     const { from, where } = target ?? this.on.keyed(b, ids);

@@ -2,6 +2,7 @@ import { toNumber, type SqlClient, StatementBinder, type Statement } from '@hold
 import type { CorMessageShared } from './cor-message.shared';
 import { pausedTypeMatch, type PausedTypeFilter } from './cor-message.paused';
 import type { Now } from './cor-message.rows';
+import { keyedRows, keysInFrom, subqueryFence } from './inbox-sql.dialect';
 
 /** `e` comes before `g` in delivery order (two aliases of the group table). */
 export function earlier(e: string, g: string): string {
@@ -40,7 +41,7 @@ export class CorMessageGroups {
       `ON hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${earlier('hf_e', 'hf_g')} ` +
       `JOIN ${this.on.table} hf_em ON hf_em.ID = hf_e.ID WHERE hf_g.ID = ${m}.ID ` +
       `AND ${this.waitsElsewhere(n1, m, pausedMatch)} AND hf_em.RETRIES < ${Math.trunc(this.on.maxRetries)} ` +
-      `AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${n2})${this.on.d.subqueryFence})`
+      `AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${n2})${subqueryFence(this.on.d)})`
     );
   }
 
@@ -133,8 +134,8 @@ export class CorMessageGroups {
   deleteGroupsOfStatement(ids: readonly string[]): Statement {
     const b = new StatementBinder(this.on.d);
     // Where the keys are a join (MySQL/MariaDB), the orphans are found by an anti-join.
-    if (this.on.d.keysInFrom) {
-      const target = this.on.d.keyedRows(b, this.on.groupTable!, 'ID', ids);
+    if (keysInFrom(this.on.d)) {
+      const target = keyedRows(this.on.d, b, this.on.groupTable!, 'ID', ids);
       return b.statement(
         `DELETE ${target.deleteFrom} LEFT JOIN ${this.on.table} hf_m ON hf_m.ID = m.ID WHERE hf_m.ID IS NULL`,
       );

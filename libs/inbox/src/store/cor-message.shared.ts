@@ -3,7 +3,6 @@ import {
   type SqlClient,
   tableName,
   toNumber,
-  type KeyedRows,
   type SqlDialect,
   type TimestampSql,
   type StatementBinder,
@@ -13,6 +12,7 @@ import { COR_MESSAGE_ORDER_INDEX, COR_MESSAGE_TABLE } from './cor-message.table'
 import type { MessageRow, Now, RawRow } from './cor-message.rows';
 import { FAR_FUTURE } from './next-retry';
 import type { PriorityLayout } from './cor-message.priority';
+import { keyedRows, type KeyedRows } from './inbox-sql.dialect';
 
 /**
  * What the inbox knows of its table once it has looked (see CorMessageStore.configure): each
@@ -231,7 +231,7 @@ export class CorMessageShared {
   }
 
   /**
-   * The rows with these ids, as a statement target (see SqlDialect.keyedRows). PostgreSQL: one
+   * The rows with these ids, as a statement target (see keyedRows in inbox-sql.dialect.ts). PostgreSQL: one
    * array parameter (`ID = ANY($n)`), so the statement's text is the same for any number of ids
    * and it can stay parsed and planned per connection (see keyedTextIsFixed).
    */
@@ -242,7 +242,7 @@ export class CorMessageShared {
         deleteFrom: `FROM ${this.table}`,
         where: `ID = ANY(${this.idArray(b, ids)}) AND `,
       };
-    return this.d.keyedRows(b, this.table, 'ID', ids);
+    return keyedRows(this.d, b, this.table, 'ID', ids);
   }
 
   /** True where keyed binds its ids as one array (PostgreSQL): statements built on it may be prepared. */

@@ -9,6 +9,7 @@ import { CorMessageGroups } from './cor-message.groups';
 import { detectCorMessageLayout } from './cor-message.layout';
 import { CorMessageManagement } from './cor-message.management';
 import { CorMessageShared, type CorMessageFacts } from './cor-message.shared';
+import { locksScannedRows } from './inbox-sql.dialect';
 
 /** The jobs on one CorMessageShared, each built once (see CorMessageStore). */
 interface CorMessageJobs {
@@ -27,7 +28,7 @@ function jobsOn(on: CorMessageShared): CorMessageJobs {
     on,
     accept: new CorMessageAccept(on),
     // The way to claim, by what the dialect's locking reads lock (see CorMessageClaim).
-    claims: on.d.locksScannedRows
+    claims: locksScannedRows(on.d)
       ? new CorMessageClaimByKeys(on, groups, terms)
       : new CorMessageClaimOneStatement(on, groups, terms),
     completion: new CorMessageCompletion(on, groups),

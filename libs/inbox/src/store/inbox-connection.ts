@@ -35,6 +35,7 @@ import { INBOX_GROUP_TABLE } from './inbox-group.table';
 import { INBOX_LEASE_TABLE } from './inbox-lease.table';
 import { InboxPauseStatements } from './inbox-pause.statements';
 import { INBOX_PAUSE_TABLE } from './inbox-pause.table';
+import { supportsListenNotify } from './inbox-sql.dialect';
 
 const tableNameOf = (prefix: string) => tableName(prefix, COR_MESSAGE_TABLE.name);
 
@@ -247,9 +248,9 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
    */
   get notifyChannel(): string | undefined {
     const dialect = this.sql.dialect;
-    if (this.options.notify === true && !dialect.supportsListenNotify)
+    if (this.options.notify === true && !supportsListenNotify(dialect))
       throw new InboxNotifyUnsupportedError(dialect.name);
-    if (this.options.notify === false || !dialect.supportsListenNotify) return undefined;
+    if (this.options.notify === false || !supportsListenNotify(dialect)) return undefined;
     return inboxNotifyChannel(tableNameOf(this.options.tablePrefix));
   }
 
