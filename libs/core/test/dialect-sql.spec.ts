@@ -111,8 +111,8 @@ describe('dialect SQL', () => {
     expect(DIALECTS.filter((d) => sqlDialect(d).singleConnection)).toEqual(['sqlite']);
   });
 
-  it('says PostgreSQL alone has LISTEN/NOTIFY', () => {
-    expect(DIALECTS.filter((d) => sqlDialect(d).supportsListenNotify)).toEqual(['postgres']);
+  it('says PostgreSQL alone has writable CTEs', () => {
+    expect(DIALECTS.filter((d) => sqlDialect(d).writableCte)).toEqual(['postgres']);
   });
 
   it('reads no catalog where Holdfast does not execute SQL (SQL Server, Oracle)', async () => {

@@ -78,19 +78,4 @@ describe('dialect timestamp SQL', () => {
       );
     }
   });
-
-  it('renders the upsert clause of an INSERT where the dialect has one', () => {
-    const clause = (d: (typeof DIALECTS)[number]) => sqlDialect(d).upsertClause(['ID'], ['A', 'B']);
-    expect(clause('postgres')).toBe('ON CONFLICT (ID) DO UPDATE SET A = EXCLUDED.A, B = EXCLUDED.B');
-    expect(clause('sqlite')).toBe('ON CONFLICT (ID) DO UPDATE SET A = excluded.A, B = excluded.B');
-    expect(clause('mariadb')).toBe('ON DUPLICATE KEY UPDATE A = VALUES(A), B = VALUES(B)');
-    expect(clause('mssql')).toBeUndefined();
-    expect(clause('oracle')).toBeUndefined();
-  });
-
-  it('renames a table the way of each dialect', () => {
-    expect(sqlDialect('postgres').renameTable('S.P_NEW', 'S.P_T')).toBe('ALTER TABLE S.P_NEW RENAME TO P_T');
-    expect(sqlDialect('mysql').renameTable('S.P_NEW', 'S.P_T')).toBe('RENAME TABLE S.P_NEW TO S.P_T');
-    expect(sqlDialect('mssql').renameTable('S.P_NEW', 'S.P_T')).toBe("EXEC sp_rename 'S.P_NEW', 'P_T'");
-  });
 });

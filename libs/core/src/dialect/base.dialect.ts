@@ -1,8 +1,7 @@
 import type { SqliteAffinity } from './sqlite-affinity';
 import { ColumnType, SqlDialect, UpsertSpec } from './sql-dialect';
-import type { KeyedRows } from './sql-dialect';
 import { Dialect } from './dialect';
-import type { SqlBinder, TimestampSql, TimestampStorage } from './timestamp-sql';
+import type { TimestampSql, TimestampStorage } from './timestamp-sql';
 
 /** The column types by their SQL-standard names; `varchar` and `char` take their length in parentheses. */
 const STANDARD_COLUMN_TYPES: Readonly<Record<ColumnType['kind'], string>> = {
@@ -20,7 +19,6 @@ export abstract class BaseDialect implements SqlDialect {
   abstract readonly name: Dialect;
   abstract readonly nowMillis: string;
   abstract readonly supportsSkipLocked: boolean;
-  readonly supportsListenNotify: boolean = false;
   readonly singleConnection: boolean = false;
 
   placeholder(_index: number): string {
@@ -59,36 +57,11 @@ export abstract class BaseDialect implements SqlDialect {
     return `ON CONFLICT (${keys.join(', ')}) DO UPDATE SET ${updates.join(', ')}`;
   }
 
-  upsertClause(_keys: readonly string[], _columns: readonly string[]): string | undefined {
-    return undefined;
-  }
-
-  readonly keysInFrom: boolean = false;
-  readonly locksScannedRows: boolean = false;
   readonly timeline: string | undefined = undefined;
   readonly writableCte: boolean = false;
-  readonly rowAddress: string | undefined = undefined;
-  readonly subqueryFence: string = '';
-
-  indexWalkFilter(condition: string): string {
-    return condition;
-  }
 
   keyIn(key: string, subquery: string): string {
     return `${key} IN (${subquery})`;
-  }
-
-  keyedRows(b: SqlBinder, table: string, key: string, values: readonly unknown[]): KeyedRows {
-    const where = `${key} IN (${values.map((v) => b.bind(v)).join(', ')}) AND `;
-    return { from: table, deleteFrom: `FROM ${table}`, where };
-  }
-
-  forceIndex(_index: string): string {
-    return '';
-  }
-
-  renameTable(from: string, to: string): string {
-    return `ALTER TABLE ${from} RENAME TO ${unqualified(to)}`;
   }
 
   abstract timestampSql(storage?: TimestampStorage): TimestampSql;
@@ -162,11 +135,6 @@ export abstract class BaseDialect implements SqlDialect {
   poolSizeOptions(size: number): Record<string, number> {
     return { connectionLimit: size, maxIdle: size };
   }
-}
-
-/** A table name without its schema (`S.P_T` → `P_T`). */
-export function unqualified(table: string): string {
-  return table.slice(table.lastIndexOf('.') + 1);
 }
 
 /** Formats a Date as `YYYY-MM-DD HH:MM:SS.mmm` in UTC. */

@@ -1,4 +1,4 @@
-import { BaseDialect, unqualified, utcDateTime } from './base.dialect';
+import { BaseDialect, utcDateTime } from './base.dialect';
 import { UpsertSpec } from './sql-dialect';
 import { epochMillis, YEAR_9999_END, type TimestampSql } from './timestamp-sql';
 
@@ -38,10 +38,6 @@ export class MssqlDialect extends BaseDialect {
       (updates.length ? `WHEN MATCHED THEN UPDATE SET ${updates.join(', ')} ` : '') +
       `WHEN NOT MATCHED THEN INSERT (${cols.join(', ')}) VALUES (${cols.map((c) => `s.${c}`).join(', ')});`
     );
-  }
-
-  override renameTable(from: string, to: string): string {
-    return `EXEC sp_rename '${from}', '${unqualified(to)}'`;
   }
 
   timestampSql(): TimestampSql {

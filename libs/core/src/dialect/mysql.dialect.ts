@@ -1,13 +1,7 @@
 import { BaseDialect, utcDateTime } from './base.dialect';
 import { MARIADB_TRANSACTIONS } from './mariadb-transactions';
-import { KeyedRows, UpsertSpec, type CompoundTransactionSql } from './sql-dialect';
-import {
-  epochMillis,
-  YEAR_9999_END,
-  type SqlBinder,
-  type TimestampSql,
-  type TimestampStorage,
-} from './timestamp-sql';
+import { UpsertSpec, type CompoundTransactionSql } from './sql-dialect';
+import { epochMillis, YEAR_9999_END, type TimestampSql, type TimestampStorage } from './timestamp-sql';
 
 /** A constant instant as a `DATETIME(3)`: UTC wall-clock text. */
 const datetimeLiteral = (ms: number) => `CAST('${utcDateTime(new Date(ms))}' AS DATETIME(3))`;
@@ -41,6 +35,10 @@ const TIMESTAMPS: TimestampSql = {
   maxMillis: Date.parse('2038-01-19T03:14:07.999Z'),
 };
 
+/** `ON DUPLICATE KEY UPDATE c = VALUES(c), …`: the proposed row's `columns`. */
+const duplicateKeyUpdate = (columns: readonly string[]) =>
+  `ON DUPLICATE KEY UPDATE ${columns.map((c) => `${c} = VALUES(${c})`).join(', ')}`;
+
 /**
  * MySQL 8 and MariaDB 10.6+. DATETIME(3) holds UTC; values are bound as UTC strings so the
  * driver's `timezone` setting cannot shift them, and read back through `readTimestamp`.
@@ -65,32 +63,8 @@ export class MysqlDialect extends BaseDialect {
     const key = spec.keys[0];
     return (
       `INSERT INTO ${spec.table} (${spec.columns.join(', ')}) VALUES ${this.valueRows(spec.columns.length, spec.rows ?? 1)} ` +
-      (updatable.length ? this.upsertClause(spec.keys, updatable) : `ON DUPLICATE KEY UPDATE ${key} = ${key}`)
+      (updatable.length ? duplicateKeyUpdate(updatable) : `ON DUPLICATE KEY UPDATE ${key} = ${key}`)
     );
-  }
-
-  override upsertClause(_keys: readonly string[], columns: readonly string[]): string {
-    return `ON DUPLICATE KEY UPDATE ${columns.map((c) => `${c} = VALUES(${c})`).join(', ')}`;
-  }
-
-  override readonly keysInFrom = true;
-  override readonly locksScannedRows = true;
-
-  /** The table (alias `m`) joined with the keys (`k.hf_key`): InnoDB looks each up by primary key. */
-  override keyedRows(b: SqlBinder, table: string, key: string, values: readonly unknown[]): KeyedRows {
-    const keys = values
-      .map((v, i) => `SELECT ${b.bind(v)}${i === 0 ? ' AS hf_key' : ''}`)
-      .join(' UNION ALL ');
-    const from = `${table} AS m JOIN (${keys}) AS k ON m.${key} = k.hf_key`;
-    return { from, deleteFrom: `m FROM ${from}`, where: '' };
-  }
-
-  override forceIndex(index: string): string {
-    return `FORCE INDEX (${index}) `;
-  }
-
-  override renameTable(from: string, to: string): string {
-    return `RENAME TABLE ${from} TO ${to}`;
   }
 
   timestampSql(storage: TimestampStorage = 'datetime'): TimestampSql {

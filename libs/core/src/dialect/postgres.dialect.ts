@@ -35,7 +35,6 @@ export class PostgresDialect extends BaseDialect {
    * progress"), as a write beside it would.
    */
   override readonly timeline = `('x' || substr(pg_walfile_name(pg_current_wal_lsn()), 1, 8))::bit(32)::bigint`;
-  override readonly supportsListenNotify = true;
 
   override placeholder(index: number): string {
     return `$${index}`;
@@ -45,20 +44,10 @@ export class PostgresDialect extends BaseDialect {
     return this.onConflictUpsert(spec, 'EXCLUDED');
   }
 
-  override readonly subqueryFence = ' OFFSET 0';
   override readonly writableCte = true;
-  override readonly rowAddress = 'ctid';
-
-  override indexWalkFilter(condition: string): string {
-    return `COALESCE((${condition}), FALSE)`;
-  }
 
   override keyIn(key: string, subquery: string): string {
     return `${key} = ANY(ARRAY(${subquery}))`;
-  }
-
-  override upsertClause(keys: readonly string[], columns: readonly string[]): string {
-    return this.onConflictUpdate(keys, columns, 'EXCLUDED');
   }
 
   timestampSql(): TimestampSql {

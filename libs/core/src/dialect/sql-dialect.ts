@@ -1,7 +1,7 @@
 import type { ColumnType } from './column-type';
 import { Dialect } from './dialect';
 import type { SqliteAffinity } from './sqlite-affinity';
-import type { SqlBinder, TimestampSql, TimestampStorage } from './timestamp-sql';
+import type { TimestampSql, TimestampStorage } from './timestamp-sql';
 
 export type { ColumnType } from './column-type';
 
@@ -14,16 +14,6 @@ export interface UpsertSpec {
   keys: readonly string[];
   /** Number of rows (parameter groups); default 1. */
   rows?: number;
-}
-
-/** The rows of a table picked by key values: see `SqlDialect.keyedRows`. */
-export interface KeyedRows {
-  /** The target of an UPDATE, or what a SELECT reads FROM. */
-  from: string;
-  /** What follows DELETE. */
-  deleteFrom: string;
-  /** `key IN (…) AND `, or '' where `from` holds the keys: ready for one more condition. */
-  where: string;
 }
 
 /**
@@ -49,8 +39,6 @@ export interface SqlDialect {
   readonly singleConnection: boolean;
   /** True when the dialect has `SELECT ... FOR UPDATE SKIP LOCKED`. */
   readonly supportsSkipLocked: boolean;
-  /** True when the database has LISTEN/NOTIFY channels (PostgreSQL). */
-  readonly supportsListenNotify: boolean;
   /** The row-locking suffix for a SELECT, or '' where the dialect locks otherwise (SQLite). */
   forUpdate(skipLocked?: boolean): string;
   /** `SELECT ...` with a row limit: returns the query text with the limit applied. */
@@ -76,31 +64,6 @@ export interface SqlDialect {
    */
   timestampSql(storage?: TimestampStorage): TimestampSql;
   /**
-   * The clause that makes an `INSERT` an insert-or-update on the key columns `keys`, setting
-   * `columns` from the proposed row (`ON CONFLICT … DO UPDATE`, MySQL/MariaDB `ON DUPLICATE KEY
-   * UPDATE`); undefined where an INSERT has no such clause (SQL Server, Oracle).
-   */
-  upsertClause(keys: readonly string[], columns: readonly string[]): string | undefined;
-  /**
-   * The rows of `table` whose `key` is one of `values` (each bound through `b`), as a statement
-   * target. MySQL/MariaDB: the table (alias `m`) joined with the keys as a derived table, which
-   * InnoDB resolves by primary key at any table size (an `IN (…)` list can turn into a scan of a
-   * small table, and a scanning write locks, and waits for, every row it passes). Elsewhere
-   * `key IN (…)` in `where`.
-   */
-  keyedRows(b: SqlBinder, table: string, key: string, values: readonly unknown[]): KeyedRows;
-  /**
-   * True where `keyedRows` puts the keys in `from` (a join): a statement with bound values in a
-   * SET binds the keys first there, after the SET elsewhere.
-   */
-  readonly keysInFrom: boolean;
-  /**
-   * True where a locking read locks every row it looks at, also those its WHERE then refuses
-   * (InnoDB): a statement that must lock only the rows it takes reads their keys first, without a
-   * lock, then locks them by key.
-   */
-  readonly locksScannedRows: boolean;
-  /**
    * An SQL expression of the server's timeline, a number that changes at every promotion of a
    * standby (PostgreSQL: from the current WAL file's name), where a promotion can lose commits
    * that a client saw committed (asynchronous replication). Undefined where it cannot or there is
@@ -113,41 +76,12 @@ export interface SqlDialect {
    */
   readonly writableCte: boolean;
   /**
-   * A column naming a row's place in the table, valid within one statement (PostgreSQL `ctid`);
-   * undefined elsewhere. A statement that locks rows in a subquery and changes them in its outer
-   * query finds them by it without a second walk of the primary key's index. A row changed by
-   * another transaction between the two has another address: the outer query then does not see
-   * it (never a row the subquery did not lock).
-   */
-  readonly rowAddress: string | undefined;
-  /**
-   * The hint after a table name in FROM that makes the optimizer walk `index` (MySQL/MariaDB
-   * `FORCE INDEX (…) `, trailing space included); '' where the dialect takes no such hint.
-   */
-  forceIndex(index: string): string;
-  /**
-   * The suffix that keeps a correlated subquery a subquery run per outer row, stopping at its
-   * first match, instead of a join the planner may prefer (PostgreSQL `OFFSET 0`); '' elsewhere.
-   */
-  readonly subqueryFence: string;
-  /**
    * `key` is one of the keys `subquery` selects. PostgreSQL runs the subquery once, as an array
    * (`key = ANY(ARRAY(…))`), so the outer statement finds those rows by the key's index whatever
    * the table's statistics say: with `IN (…)` a queue table filled since its last ANALYZE is
    * read whole (a hash semi-join over a sequential scan). `key IN (…)` elsewhere.
    */
   keyIn(key: string, subquery: string): string;
-  /**
-   * `condition` as the filter of a walk of an index in order (`ORDER BY … LIMIT n`), estimated
-   * so that the planner keeps to the index whatever the statistics say. PostgreSQL estimates a
-   * queue's due condition from statistics that may predate its backlog (a table filled since its
-   * last ANALYZE looks empty), and then reads the whole table and sorts it for every claim;
-   * wrapped in `COALESCE(…, FALSE)` the condition gets a fixed estimate and the index walk wins.
-   * The condition itself elsewhere.
-   */
-  indexWalkFilter(condition: string): string;
-  /** The statement that renames table `from` to `to` (both prefixed names, in the same schema). */
-  renameTable(from: string, to: string): string;
   /** Number of rows a write statement changed, from `dataSource.query` / QueryRunner raw results. */
   affectedRows(result: unknown): number;
   /** True where CREATE TABLE (`'table'`) or CREATE INDEX (`'index'`) takes `IF NOT EXISTS`. */

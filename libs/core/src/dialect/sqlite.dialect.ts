@@ -37,10 +37,6 @@ export class SqliteDialect extends BaseDialect {
   /** SQLite is one file behind one connection. */
   override readonly singleConnection = true;
 
-  override upsertClause(keys: readonly string[], columns: readonly string[]): string {
-    return this.onConflictUpdate(keys, columns, 'excluded');
-  }
-
   timestampSql(): TimestampSql {
     return TIMESTAMPS;
   }

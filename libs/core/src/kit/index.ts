@@ -5,7 +5,7 @@
 // also carries everything of the main entry, so a module imports from one place.
 export * from '../errors/holdfast.error';
 export { DIALECTS, isDialect, type Dialect } from '../dialect/dialect';
-export type { ColumnType, KeyedRows, SqlDialect, UpsertSpec } from '../dialect/sql-dialect';
+export type { ColumnType, SqlDialect, UpsertSpec } from '../dialect/sql-dialect';
 export { sqlDialect, type SqlDialectOptions } from '../dialect/dialects';
 export { utcDateTime } from '../dialect/base.dialect';
 export { deleteLimited, type DeleteLimitedSpec } from '../dialect/delete-limited';

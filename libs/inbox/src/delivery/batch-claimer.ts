@@ -72,11 +72,11 @@ export class BatchClaimer {
     const clockNow = await ctx.clock.bindable();
     const pauses = ctx.connection.pauses;
     // The paused types, read at most once per poll interval (or again after a pause or resume).
-    if (pauses) ctx.connection.store.on.pausedTypes = await pauses.snapshot(this.pauseReadMs);
+    const paused = pauses ? await pauses.snapshot(this.pauseReadMs) : [];
     const { rows, now } = await ctx.metrics.retry('claim', async () => {
       const lease = await ctx.ledger.nextLease(clockNow, () => ctx.clock.now());
       try {
-        return await ctx.connection.store.claims.claim(size, clockNow, lease);
+        return await ctx.connection.store.claims.claim(size, clockNow, lease, undefined, paused);
       } catch (error) {
         ctx.ledger.claimUnanswered(lease.until);
         throw error;

@@ -1,6 +1,6 @@
 import { SqlClient, sqliteGate, StatementBinder, type Statement } from '@holdfast/core/kit';
 import { DataSource, EntityManager } from 'typeorm';
-import { CorMessageStatements, type CorMessageTable } from '../store/cor-message.base';
+import type { CorMessageShared } from '../store/cor-message.shared';
 import { InboxDeliveryFencedError, InvalidFencedManagerError } from './fencing.errors';
 
 /**
@@ -12,22 +12,22 @@ import { InboxDeliveryFencedError, InvalidFencedManagerError } from './fencing.e
  * SQLite: a no-op `UPDATE … RETURNING`, which takes the database's write lock for the rest of
  * the transaction (a read alone would not keep a writer out under WAL).
  */
-export class MessageFenceStatements extends CorMessageStatements {
-  constructor(on: CorMessageTable) {
-    super(on);
-  }
+export class MessageFenceStatements {
+  constructor(private readonly on: CorMessageShared) {}
 
   held(id: string, leaseEnds: readonly number[]): Statement {
-    const b = new StatementBinder(this.d);
+    const b = new StatementBinder(this.on.d);
     const idParam = b.bind(id);
     const ranges = leaseEnds
-      .map((until) => `(NEXT_RETRY >= ${this.t.at(b, until)} AND NEXT_RETRY < ${this.t.at(b, until + 1)})`)
+      .map(
+        (until) => `(NEXT_RETRY >= ${this.on.t.at(b, until)} AND NEXT_RETRY < ${this.on.t.at(b, until + 1)})`,
+      )
       .join(' OR ');
     const where = `ID = ${idParam} AND (${ranges})`;
-    if (this.d.singleConnection) {
-      return b.statement(`UPDATE ${this.table} SET RETRIES = RETRIES WHERE ${where} RETURNING ID`);
+    if (this.on.d.singleConnection) {
+      return b.statement(`UPDATE ${this.on.table} SET RETRIES = RETRIES WHERE ${where} RETURNING ID`);
     }
-    return b.statement(`SELECT ID FROM ${this.table} WHERE ${where}${this.d.forUpdate()}`);
+    return b.statement(`SELECT ID FROM ${this.on.table} WHERE ${where}${this.on.d.forUpdate()}`);
   }
 
   /**
@@ -36,12 +36,12 @@ export class MessageFenceStatements extends CorMessageStatements {
    */
   inTransactionOf(manager: EntityManager): SqlClient {
     if (!manager.queryRunner) throw new InvalidFencedManagerError(manager);
-    return new SqlClient(manager.connection, this.d, manager.queryRunner, {}, true);
+    return new SqlClient(manager.connection, this.on.d, manager.queryRunner, {}, true);
   }
 
   /** True on SQLite, where TypeORM has one connection per DataSource and transactions take turns. */
   get singleConnection(): boolean {
-    return this.d.singleConnection;
+    return this.on.d.singleConnection;
   }
 }
 

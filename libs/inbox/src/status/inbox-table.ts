@@ -12,6 +12,7 @@ import { pauseDetails, pauseKey, type PausedType, type TypePauseOptions } from '
 import { inboxNotifyChannel } from '../notify/notify-channel';
 import { InboxPauseStatements } from '../store/inbox-pause.statements';
 import { INBOX_PAUSE_TABLE } from '../store/inbox-pause.table';
+import { supportsListenNotify } from '../store/inbox-sql.dialect';
 
 export { MESSAGE_STATUSES };
 
@@ -72,10 +73,10 @@ export class InboxTable {
     await store.detectLayout();
     // Deletes also remove the messages' group rows when the inbox keeps groups.
     const groups = tableName(prefix, INBOX_GROUP_TABLE.name);
-    if (await schema.tableExists(groups)) store.on.groupTable = groups;
+    if (await schema.tableExists(groups)) store.configure({ groupTable: groups });
     // A pause or resume tells the delivering nodes at once where they listen (PostgreSQL).
     const pauseTable = tableName(prefix, INBOX_PAUSE_TABLE.name);
-    const channel = sql.dialect.supportsListenNotify ? inboxNotifyChannel(store.table) : undefined;
+    const channel = supportsListenNotify(sql.dialect) ? inboxNotifyChannel(store.table) : undefined;
     const pauses = (await schema.tableExists(pauseTable))
       ? new InboxPauseStatements(sql, pauseTable, channel)
       : undefined;

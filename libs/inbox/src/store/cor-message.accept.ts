@@ -5,9 +5,10 @@ import {
   statement,
   type Statement,
 } from '@holdfast/core/kit';
-import { CorMessageStatements, type CorMessageTable } from './cor-message.base';
+import type { CorMessageShared } from './cor-message.shared';
 import { CorMessageReplace } from './cor-message.replace';
 import type { NewMessageRow, Now } from './cor-message.rows';
+import { messageRowValues, notBeforeValue, priorityValue } from './cor-message.row-values';
 import {
   MAX_ID_LENGTH,
   MAX_TTL_LENGTH,
@@ -16,6 +17,7 @@ import {
   MAX_TYPE_REVISION_LENGTH,
 } from './cor-message.table';
 import { MAX_GROUP_KEY_LENGTH as MAX_GROUP_KEY } from './inbox-group.table';
+import { keyedRows, upsertClause } from './inbox-sql.dialect';
 
 const varchar = (length: number): ColumnType => ({ kind: 'varchar', length });
 
@@ -63,15 +65,20 @@ interface PendingInsert {
 }
 
 /** Accepting messages: which ids exist, and the inserts (with their group rows). */
-export class CorMessageAccept extends CorMessageStatements {
+export class CorMessageAccept {
+  /** Replace or debounce by id. */
+  private readonly replacing: CorMessageReplace;
+
+  constructor(private readonly on: CorMessageShared) {
+    this.replacing = new CorMessageReplace(on);
+  }
+
   /**
-   * The same statements through another client (a caller's transaction): the table's facts (its
-   * layout, group table, NOTIFY channel) are read from this one's, live.
+   * The same statements through another client (a caller's transaction), on the same table facts
+   * (its layout, group table, NOTIFY channel).
    */
   through(sql: SqlClient): CorMessageAccept {
-    const on = Object.create(this.on) as CorMessageTable;
-    Object.defineProperty(on, 'sql', { value: sql });
-    return new CorMessageAccept(on);
+    return new CorMessageAccept(this.on.through(sql));
   }
 
   /** `, TRACE_CONTEXT` in an insert's column list when the inbox carries the accepting context. */
@@ -86,20 +93,20 @@ export class CorMessageAccept extends CorMessageStatements {
 
   /** Replace or debounce by id (see CorMessageReplace): true when the id existed and was replaced. */
   replace(row: NewMessageRow, mode: 'replace' | 'debounce', now: Now): Promise<boolean> {
-    return new CorMessageReplace(this.on).replace(row, mode, now);
+    return this.replacing.replace(row, mode, now);
   }
 
   /** The ids among `ids` that already exist. */
   async existingIds(ids: readonly string[]): Promise<Set<string>> {
     if (!ids.length) return new Set();
     const s = this.existingIdsStatement(ids);
-    const rows = await this.sql.query<{ id: string }>(s);
+    const rows = await this.on.sql.query<{ id: string }>(s);
     return new Set(rows.map((r) => r.id));
   }
 
   existingIdsStatement(ids: readonly string[]): Statement {
-    const b = new StatementBinder(this.d);
-    return b.statement(`SELECT ID AS id FROM ${this.table} WHERE ID IN (${b.list(ids)})`);
+    const b = new StatementBinder(this.on.d);
+    return b.statement(`SELECT ID AS id FROM ${this.on.table} WHERE ID IN (${b.list(ids)})`);
   }
 
   /**
@@ -108,18 +115,18 @@ export class CorMessageAccept extends CorMessageStatements {
    * and the caller sorts that out. Every column gets a value: the seed's DDL has no defaults.
    */
   async insert(rows: readonly NewMessageRow[], now: Now): Promise<number> {
-    const grouped = this.groupTable !== undefined && rows.some((r) => r.group !== undefined);
-    if (!grouped) return this.insertRows(this.sql, rows, now);
+    const grouped = this.on.groupTable !== undefined && rows.some((r) => r.group !== undefined);
+    if (!grouped) return this.insertRows(this.on.sql, rows, now);
     // The messages and their groups commit together: a message is never seen without its group.
     // Where the database takes arrays (PostgreSQL): in one statement (see runGroupedInsert);
     // elsewhere in one transaction.
-    if (this.d.arraySource) return this.insertRows(this.sql, rows, now, rows);
+    if (this.on.d.arraySource) return this.insertRows(this.on.sql, rows, now, rows);
     // Elsewhere INSERTED is the database clock read once in the transaction and bound into both
     // inserts: the group rows never read COR_MESSAGE (on InnoDB an INSERT … SELECT locks what it
     // reads, and parallel chunks of one acceptAll deadlocked on it).
-    return this.sql.transaction(async (tx) => {
-      const clock = statement(`SELECT ${this.t.read(this.t.now)} AS db_now`);
-      const at = now ?? this.t.toMillis((await tx.query<{ db_now: unknown }>(clock))[0].db_now);
+    return this.on.sql.transaction(async (tx) => {
+      const clock = statement(`SELECT ${this.on.t.read(this.on.t.now)} AS db_now`);
+      const at = now ?? this.on.t.toMillis((await tx.query<{ db_now: unknown }>(clock))[0].db_now);
       const n = await this.insertRows(tx, rows, at);
       await this.insertGroups(tx, rows, at);
       return n;
@@ -134,7 +141,7 @@ export class CorMessageAccept extends CorMessageStatements {
   private async insertGroups(tx: SqlClient, rows: readonly NewMessageRow[], at: number): Promise<void> {
     const grouped = rows.filter((r) => r.group !== undefined);
     if (!grouped.length) return;
-    const conflict = this.d.upsertClause(['ID'], ['GROUP_KEY', 'INSERTED']);
+    const conflict = upsertClause(this.on.d, ['ID'], ['GROUP_KEY', 'INSERTED']);
     if (conflict === undefined) {
       const gone = this.deleteGroupRowsStatement(grouped.map((r) => r.id));
       await tx.execute(gone);
@@ -145,16 +152,16 @@ export class CorMessageAccept extends CorMessageStatements {
 
   /** The group rows of these ids (before their insert where the dialect has no upsert). */
   private deleteGroupRowsStatement(ids: readonly string[]): Statement {
-    const b = new StatementBinder(this.d);
-    const gone = this.d.keyedRows(b, this.groupTable!, 'ID', ids);
+    const b = new StatementBinder(this.on.d);
+    const gone = keyedRows(this.on.d, b, this.on.groupTable!, 'ID', ids);
     return b.statement(`DELETE ${gone.deleteFrom} WHERE ${gone.where}1 = 1`);
   }
 
   private insertGroupsStatement(grouped: readonly NewMessageRow[], at: number, conflict?: string): Statement {
-    const b = new StatementBinder(this.d);
-    const values = grouped.map((r) => `(${b.bind(r.id)}, ${b.bind(r.group!)}, ${this.t.at(b, at)})`);
+    const b = new StatementBinder(this.on.d);
+    const values = grouped.map((r) => `(${b.bind(r.id)}, ${b.bind(r.group!)}, ${this.on.t.at(b, at)})`);
     return b.statement(
-      `INSERT INTO ${this.groupTable} (ID, GROUP_KEY, INSERTED) VALUES ${values.join(', ')}${conflict ? ` ${conflict}` : ''}`,
+      `INSERT INTO ${this.on.groupTable} (ID, GROUP_KEY, INSERTED) VALUES ${values.join(', ')}${conflict ? ` ${conflict}` : ''}`,
     );
   }
 
@@ -164,36 +171,26 @@ export class CorMessageAccept extends CorMessageStatements {
     now: Now,
     groups?: readonly NewMessageRow[],
   ): Promise<number> {
-    if (rows.length > 1 && this.d.arraySource) return this.insertFromArrays(client, rows, now, groups);
-    const b = new StatementBinder(this.d);
+    if (rows.length > 1 && this.on.d.arraySource) return this.insertFromArrays(client, rows, now, groups);
+    const b = new StatementBinder(this.on.d);
     // Bound in the order the placeholders appear: MySQL and SQLite number '?' by position.
     const values = rows.map((r) => {
-      // NULLs as literals: fewer parameters make large inserts noticeably cheaper to parse.
-      const opt = (v: string | null) => (v === null ? 'NULL' : b.bind(v));
-      const head = `${b.bind(r.id)}, ${b.bind(r.encoding)}, ${b.bind(r.namespace ?? '')}, ${b.bind(r.name)}, ${opt(r.revision)}, ${b.bind(r.payload)}`;
-      const inserted = this.now(b, now);
-      const ttl = opt(r.ttl);
-      const expiration =
-        r.expiration !== null
-          ? this.t.at(b, r.expiration)
-          : r.ttlMs !== null
-            ? this.nowPlus(b, now, r.ttlMs)
-            : 'NULL';
+      const id = b.bind(r.id);
+      const v = messageRowValues(this.on, b, r, now);
       // NEXT_RETRY: the seed's "not before" (deliverAt, or INSERTED + delay); NULL is due now.
-      const notBefore =
-        r.notBefore !== undefined
-          ? this.t.at(b, r.notBefore)
-          : r.delayMs !== undefined
-            ? this.nowPlus(b, now, r.delayMs)
-            : 'NULL';
-      const traceContext = this.on.traceContext ? `, ${opt(r.traceContext ?? null)}` : '';
-      // PRIORITY (priorities on): a literal, an integer validated at accept.
-      const priority = this.on.priority ? `, ${Math.trunc(r.priority ?? 0)}` : '';
-      return `(${head}, ${inserted}, ${ttl}, ${expiration}, 0, ${notBefore}, NULL${traceContext}${priority})`;
+      const notBefore = notBeforeValue(this.on, b, r, now);
+      const traceContext = this.on.traceContext
+        ? `, ${(r.traceContext ?? null) === null ? 'NULL' : b.bind(r.traceContext)}`
+        : '';
+      const priority = this.on.priority ? `, ${priorityValue(r)}` : '';
+      return (
+        `(${id}, ${v.encoding}, ${v.namespace}, ${v.name}, ${v.revision}, ${v.payload}, ${v.inserted}, ` +
+        `${v.ttl}, ${v.expiration}, 0, ${notBefore}, NULL${traceContext}${priority})`
+      );
     });
     return this.runInsert(client, {
       text:
-        `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
+        `INSERT INTO ${this.on.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
         `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR${this.traceContextColumn}${this.priorityColumn}) VALUES ${values.join(', ')}`,
       binder: b,
       rows: rows.length,
@@ -235,7 +232,7 @@ export class CorMessageAccept extends CorMessageStatements {
     groups: readonly NewMessageRow[],
   ): Statement {
     const grouped = groups.filter((r) => r.group !== undefined);
-    const source = this.d.arraySource!([
+    const source = this.on.d.arraySource!([
       {
         name: 'id',
         type: varchar(MAX_ID_LENGTH),
@@ -253,9 +250,9 @@ export class CorMessageAccept extends CorMessageStatements {
         : `SELECT pg_notify(${b.bind(this.on.notifyChannel)}, '') AS notified`;
     return b.statement(
       `WITH hf_inserted AS (${insert} RETURNING ID, INSERTED), hf_grouped AS (` +
-        `INSERT INTO ${this.groupTable} (ID, GROUP_KEY, INSERTED) SELECT u.id, u.grp, i.INSERTED ` +
+        `INSERT INTO ${this.on.groupTable} (ID, GROUP_KEY, INSERTED) SELECT u.id, u.grp, i.INSERTED ` +
         `FROM hf_inserted i JOIN ${source} ON u.id = i.ID ` +
-        `${this.d.upsertClause(['ID'], ['GROUP_KEY', 'INSERTED'])}) ${tail}`,
+        `${upsertClause(this.on.d, ['ID'], ['GROUP_KEY', 'INSERTED'])}) ${tail}`,
     );
   }
 
@@ -270,27 +267,27 @@ export class CorMessageAccept extends CorMessageStatements {
     now: Now,
     groups?: readonly NewMessageRow[],
   ): Promise<number> {
-    const b = new StatementBinder(this.d);
+    const b = new StatementBinder(this.on.d);
     const withSchedule = rows.some(scheduled);
     const columns = withSchedule ? [...ARRAY_COLUMNS, ...SCHEDULE_COLUMNS] : [...ARRAY_COLUMNS];
     if (this.on.traceContext) columns.push(...TRACE_CONTEXT_COLUMNS);
     if (this.on.priority) columns.push(PRIORITY_ARRAY);
-    const source = this.d.arraySource!(
+    const source = this.on.d.arraySource!(
       columns.map(({ name, type, value }) => ({ name, type, placeholder: b.bind(rows.map(value)) })),
     );
-    const inserted = this.now(b, now);
+    const inserted = this.on.now(b, now);
     // EXPIRATION: absolute epoch ms, or INSERTED + the TTL (one clock value per statement).
     const expiration =
-      `CASE WHEN u.exp IS NOT NULL THEN ${this.t.fromMillis('u.exp')} ` +
+      `CASE WHEN u.exp IS NOT NULL THEN ${this.on.t.fromMillis('u.exp')} ` +
       `WHEN u.ttlms IS NOT NULL THEN i.ins + u.ttlms * INTERVAL '1 millisecond' END`;
     // NEXT_RETRY: deliverAt, or INSERTED + delay; NULL (due now) when no row is scheduled.
     const notBefore = withSchedule
-      ? `CASE WHEN u.nb IS NOT NULL THEN ${this.t.fromMillis('u.nb')} ` +
+      ? `CASE WHEN u.nb IS NOT NULL THEN ${this.on.t.fromMillis('u.nb')} ` +
         `WHEN u.dly IS NOT NULL THEN i.ins + u.dly * INTERVAL '1 millisecond' END`
       : 'NULL';
     return this.runInsert(client, {
       text:
-        `INSERT INTO ${this.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
+        `INSERT INTO ${this.on.table} (ID, PAYLOAD_ENCODING, PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, ` +
         `PAYLOAD, INSERTED, TTL_DURATION, EXPIRATION, RETRIES, NEXT_RETRY, ERROR${this.traceContextColumn}${this.priorityColumn}) ` +
         `SELECT u.id, u.enc, u.ns, u.name, u.rev, u.payload, i.ins, u.ttl, ${expiration}, 0, ${notBefore}, NULL` +
         `${this.on.traceContext ? ', u.tc' : ''}${this.on.priority ? ', u.prio' : ''} ` +

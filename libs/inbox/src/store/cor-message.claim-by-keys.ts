@@ -1,5 +1,8 @@
 import { type SqlClient, StatementBinder, type Statement } from '@holdfast/core/kit';
-import { ClaimStatements, type ClaimLease, type Claimed, type Hold } from './cor-message.claim-base';
+import type { ClaimLease, Claimed, CorMessageClaim, CorMessageClaimTerms, Hold } from './cor-message.claim';
+import type { CorMessageGroups } from './cor-message.groups';
+import type { PausedTypeFilter } from './cor-message.paused';
+import type { CorMessageShared } from './cor-message.shared';
 import type { Now, RawRow } from './cor-message.rows';
 
 /** A due key read before the locking read (MySQL/MariaDB). */
@@ -15,16 +18,29 @@ interface CandidateRead {
   limit: number;
   now: Now;
   lease: ClaimLease;
+  paused: readonly PausedTypeFilter[];
   after?: Candidate;
 }
 
 /**
  * MySQL/MariaDB (InnoDB locks every row a locking read looks at): candidates by a plain read of
  * the delivery-order index, then a locking read of exactly those keys, then the lease (see
- * CorMessageClaim).
+ * CorMessageClaim.claim).
  */
-export class ClaimByKeys extends ClaimStatements {
-  async claim(limit: number, now: Now, leaseOf: ClaimLease, hold?: Hold): Promise<Claimed> {
+export class CorMessageClaimByKeys implements CorMessageClaim {
+  constructor(
+    private readonly on: CorMessageShared,
+    private readonly groups: CorMessageGroups,
+    private readonly terms: CorMessageClaimTerms,
+  ) {}
+
+  async claim(
+    limit: number,
+    now: Now,
+    leaseOf: ClaimLease,
+    hold?: Hold,
+    paused: readonly PausedTypeFilter[] = [],
+  ): Promise<Claimed> {
     // READ COMMITTED: at REPEATABLE READ InnoDB keeps the lock on every row a locking read looked
     // at, also on those its WHERE then refused: a claim would hold rows another node had just
     // leased, and that node's delete of them would wait for this claim to commit (measured: a
@@ -34,9 +50,9 @@ export class ClaimByKeys extends ClaimStatements {
     // The first candidates are read before it: a plain read needs no transaction, an empty inbox
     // then costs this one round trip, and a batch three: this read, the locking read (with the
     // transaction's opening on MariaDB) and the lease UPDATE (with its COMMIT on MariaDB).
-    const first = await this.candidates(this.sql, { limit, now, lease: leaseOf });
+    const first = await this.candidates(this.on.sql, { limit, now, lease: leaseOf, paused });
     if (!first.length) return { rows: [], now: now ?? NaN };
-    return this.sql.transaction(
+    return this.on.sql.transaction(
       async (tx) => {
         const taken: (RawRow & { db_now: unknown })[] = [];
         let after: Candidate | undefined;
@@ -54,7 +70,9 @@ export class ClaimByKeys extends ClaimStatements {
         for (let round = 0; round < 4 && taken.length < limit; round++) {
           const ask = round === 0 ? limit : Math.min(limit, Math.max(2 * (limit - taken.length), 64));
           const candidates =
-            round === 0 ? first : await this.candidates(tx, { limit: ask, now, lease: leaseOf, after });
+            round === 0
+              ? first
+              : await this.candidates(tx, { limit: ask, now, lease: leaseOf, paused, after });
           if (!candidates.length) break;
           after = candidates[candidates.length - 1];
           order.push(...candidates.map((c) => c.id));
@@ -62,6 +80,7 @@ export class ClaimByKeys extends ClaimStatements {
             candidates.map((c) => c.id),
             now,
             leaseOf,
+            paused,
           );
           const locked = await tx.query<RawRow & { db_now: unknown }>(lock);
           if (locked.length <= limit - taken.length) taken.push(...locked);
@@ -76,7 +95,7 @@ export class ClaimByKeys extends ClaimStatements {
           if (candidates.length < ask) break;
         }
         let groups: Map<string, string> | undefined;
-        if (this.groupTable !== undefined && taken.length) {
+        if (this.on.groupTable !== undefined && taken.length) {
           const found = await this.groups.groupsOfTaken(
             tx,
             taken.map((r) => r.id),
@@ -92,11 +111,12 @@ export class ClaimByKeys extends ClaimStatements {
         const position = new Map(order.map((id, i) => [id, i]));
         taken.sort((x, y) => position.get(x.id)! - position.get(y.id)!);
         // Grouped with priorities: picked by priority, run in acceptance order (a group's run in its order).
-        if (groups && this.on.priority) taken.sort((x, y) => byAcceptance(x, y, (v) => this.t.toMillis(v)));
+        if (groups && this.on.priority)
+          taken.sort((x, y) => byAcceptance(x, y, (v) => this.on.t.toMillis(v)));
         // (the join returns the rows in no particular order)
         // The lease end as a bound value (the database clock read above, plus the lease), so the
         // node knows exactly what it wrote: that value is its claim (see extendLeases).
-        const dbNow = this.t.toMillis(taken[0].db_now);
+        const dbNow = this.on.t.toMillis(taken[0].db_now);
         const until = typeof leaseOf === 'number' ? (now ?? dbNow) + leaseOf : leaseOf.until;
         const lease = this.leaseKeysStatement(
           taken.map((r) => r.id),
@@ -106,7 +126,7 @@ export class ClaimByKeys extends ClaimStatements {
         await tx.execute(lease, { commit: !hold });
         if (hold) await hold(tx);
         const rows = taken.map((r) => {
-          const row = this.read(r);
+          const row = this.on.read(r);
           row.nextRetry = until;
           const group = groups?.get(r.id);
           if (group !== undefined) row.group = group;
@@ -125,44 +145,49 @@ export class ClaimByKeys extends ClaimStatements {
   }
 
   /** MySQL/MariaDB: those of `keys` still due, locked (FOR UPDATE), with the database clock. */
-  private lockDueStatement(keys: readonly string[], now: Now, leaseOf: ClaimLease): Statement {
-    const b = new StatementBinder(this.d);
-    const dbNow = `${this.claimClock(b, now)} AS db_now`;
-    const target = this.keyed(b, keys);
-    const due = this.due(b, now, leaseOf);
+  private lockDueStatement(
+    keys: readonly string[],
+    now: Now,
+    leaseOf: ClaimLease,
+    paused: readonly PausedTypeFilter[],
+  ): Statement {
+    const b = new StatementBinder(this.on.d);
+    const dbNow = `${this.on.claimClock(b, now)} AS db_now`;
+    const target = this.on.keyed(b, keys);
+    const due = this.terms.due(b, now, leaseOf, paused);
     // NEXT_RETRY is the lease end this claim writes (bound: see claim).
     return b.statement(
-      `SELECT ${dbNow}, ${this.columns(true, { leaseKnown: true })} FROM ${target.from} WHERE ${target.where}${due}` +
-        this.d.forUpdate(true),
+      `SELECT ${dbNow}, ${this.on.columns(true, { leaseKnown: true })} FROM ${target.from} WHERE ${target.where}${due}` +
+        this.on.d.forUpdate(true),
     );
   }
 
   /** MySQL/MariaDB: the lease of the rows taken, until `until` (epoch ms, bound). */
   private leaseKeysStatement(ids: readonly string[], until: number): Statement {
-    const b = new StatementBinder(this.d);
-    const target = this.keyed(b, ids);
+    const b = new StatementBinder(this.on.d);
+    const target = this.on.keyed(b, ids);
     return b.statement(
-      `UPDATE ${target.from} SET NEXT_RETRY = ${this.t.at(b, until)} WHERE ${target.where}1 = 1`,
+      `UPDATE ${target.from} SET NEXT_RETRY = ${this.on.t.at(b, until)} WHERE ${target.where}1 = 1`,
     );
   }
 
-  private candidatesStatement({ limit, now, lease: leaseOf, after }: CandidateRead): Statement {
-    const b = new StatementBinder(this.d);
-    let where = this.due(b, now, leaseOf);
+  private candidatesStatement({ limit, now, lease: leaseOf, paused, after }: CandidateRead): Statement {
+    const b = new StatementBinder(this.on.d);
+    let where = this.terms.due(b, now, leaseOf, paused);
     if (after) {
       // Bound in the order the placeholders appear (MySQL numbers '?' by position). With
       // priorities the keyset is (PRIORITY, INSERTED, ID): a later priority, or the same one later.
       const p = Number(after.priority);
       const head = this.on.priority ? `(PRIORITY > ${b.bind(p)} OR (PRIORITY = ${b.bind(p)} AND ` : '';
-      const at = this.t.at(b, this.t.toMillis(after.inserted_ms));
-      const again = this.t.at(b, this.t.toMillis(after.inserted_ms));
+      const at = this.on.t.at(b, this.on.t.toMillis(after.inserted_ms));
+      const again = this.on.t.at(b, this.on.t.toMillis(after.inserted_ms));
       where += ` AND ${head}(INSERTED > ${at} OR (INSERTED = ${again} AND ID > ${b.bind(after.id)}))${head ? '))' : ''}`;
     }
-    if (this.groupTable !== undefined) where += this.groups.groupReady(b, now, 'hf_m');
+    if (this.on.groupTable !== undefined) where += this.groups.groupReady(b, now, 'hf_m', paused);
     return b.statement(
-      this.d.limit(
-        `SELECT ID AS id, ${this.t.read('INSERTED')} AS inserted_ms${this.on.priority ? ', PRIORITY AS priority' : ''} FROM ${this.table} ${this.groupTable !== undefined ? 'hf_m ' : ''}${this.orderIndexHint()}` +
-          `WHERE ${where} ORDER BY ${this.pickOrder}`,
+      this.on.d.limit(
+        `SELECT ID AS id, ${this.on.t.read('INSERTED')} AS inserted_ms${this.on.priority ? ', PRIORITY AS priority' : ''} FROM ${this.on.table} ${this.on.groupTable !== undefined ? 'hf_m ' : ''}${this.terms.orderIndexHint()}` +
+          `WHERE ${where} ORDER BY ${this.terms.pickOrder}`,
         limit,
       ),
     );

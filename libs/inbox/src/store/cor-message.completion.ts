@@ -1,6 +1,8 @@
 import { StatementBinder, type Statement } from '@holdfast/core/kit';
-import { CorMessageGroupedStatements } from './cor-message.groups';
+import type { CorMessageGroups } from './cor-message.groups';
+import type { CorMessageShared } from './cor-message.shared';
 import type { Lease, Now } from './cor-message.rows';
+import { keysInFrom } from './inbox-sql.dialect';
 
 /** A failed attempt to record (see recordFailure). */
 export interface FailedAttempt {
@@ -19,7 +21,12 @@ function idsOf(leases: readonly Lease[]): string[] {
 }
 
 /** What follows a claim: heartbeats, deletes of delivered messages, failures, releases. */
-export class CorMessageCompletion extends CorMessageGroupedStatements {
+export class CorMessageCompletion {
+  constructor(
+    private readonly on: CorMessageShared,
+    private readonly groups: CorMessageGroups,
+  ) {}
+
   /**
    * Rows still claimed by this node: NEXT_RETRY is still the lease end this node wrote (cut to
    * the millisecond), within the same millisecond. Nothing else writes that value: another node
@@ -37,10 +44,10 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
       else byEnd.set(until, [id]);
     }
     const range = (until: number) =>
-      `NEXT_RETRY >= ${this.t.at(b, until)} AND NEXT_RETRY < ${this.t.at(b, until + 1)}`;
+      `NEXT_RETRY >= ${this.on.t.at(b, until)} AND NEXT_RETRY < ${this.on.t.at(b, until + 1)}`;
     if (byEnd.size === 1) return `(${range([...byEnd.keys()][0])})`;
     const some = (ids: string[]) =>
-      this.keyedTextIsFixed ? `ID = ANY(${this.idArray(b, ids)})` : `ID IN (${b.list(ids)})`;
+      this.on.keyedTextIsFixed ? `ID = ANY(${this.on.idArray(b, ids)})` : `ID IN (${b.list(ids)})`;
     const terms = [...byEnd].map(([until, ids]) => `(${some(ids)} AND ${range(until)})`);
     return `(${terms.join(' OR ')})`;
   }
@@ -55,11 +62,11 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
     if (!leases.length) return new Set();
     const ids = idsOf(leases);
     const s = this.extendLeasesStatement(leases, until);
-    const changed = await this.sql.execute(s, { prepared: this.keyedTextIsFixed });
+    const changed = await this.on.sql.execute(s, { prepared: this.on.keyedTextIsFixed });
     if (changed >= ids.length) return new Set(ids);
     // Some were not ours any more (or a driver counts unchanged rows apart): ask which are.
     const q = this.ownedIdsStatement(ids, until);
-    const rows = await this.sql.query<{ id: string }>(q);
+    const rows = await this.on.sql.query<{ id: string }>(q);
     return new Set(rows.map((row) => row.id));
   }
 
@@ -67,17 +74,17 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
     const ids = idsOf(leases);
     // Bound in the order the placeholders appear: the keys of the join first on MySQL/MariaDB,
     // after the SET elsewhere (ID IN …).
-    const b = new StatementBinder(this.d);
-    const early = this.d.keysInFrom ? this.keyed(b, ids) : undefined;
-    const set = this.t.at(b, until);
-    const { from, where } = early ?? this.keyed(b, ids);
+    const b = new StatementBinder(this.on.d);
+    const early = keysInFrom(this.on.d) ? this.on.keyed(b, ids) : undefined;
+    const set = this.on.t.at(b, until);
+    const { from, where } = early ?? this.on.keyed(b, ids);
     return b.statement(`UPDATE ${from} SET NEXT_RETRY = ${set} WHERE ${where}${this.owned(b, leases)}`);
   }
 
   /** Those of `ids` whose lease ends at `until` (this node's, after a heartbeat). */
   ownedIdsStatement(ids: readonly string[], until: number): Statement {
-    const b = new StatementBinder(this.d);
-    const target = this.keyed(b, ids);
+    const b = new StatementBinder(this.on.d);
+    const target = this.on.keyed(b, ids);
     const owned = this.owned(
       b,
       ids.map((id) => ({ id, until })),
@@ -91,13 +98,13 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
     const ids = idsOf(leases);
     const s = this.deleteOwnedStatement(leases, ids);
     // PostgreSQL: the text depends only on how many lease ends the rows may hold (see keyed).
-    const prepared = this.keyedTextIsFixed;
+    const prepared = this.on.keyedTextIsFixed;
     return this.groups.deleting(ids, (client) => client.execute(s, { prepared }));
   }
 
   deleteOwnedStatement(leases: readonly Lease[], ids = idsOf(leases)): Statement {
-    const b = new StatementBinder(this.d);
-    const target = this.keyed(b, ids);
+    const b = new StatementBinder(this.on.d);
+    const target = this.on.keyed(b, ids);
     return b.statement(`DELETE ${target.deleteFrom} WHERE ${target.where}${this.owned(b, leases)}`);
   }
 
@@ -109,8 +116,8 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
   }
 
   deleteDeliveredStatement(ids: readonly string[]): Statement {
-    const b = new StatementBinder(this.d);
-    const target = this.keyed(b, ids);
+    const b = new StatementBinder(this.on.d);
+    const target = this.on.keyed(b, ids);
     return b.statement(`DELETE ${target.deleteFrom} WHERE ${target.where}1 = 1`);
   }
 
@@ -121,17 +128,17 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
    */
   async recordFailure(attempt: FailedAttempt): Promise<boolean> {
     const s = this.recordFailureStatement(attempt);
-    return (await this.sql.execute(s)) > 0;
+    return (await this.on.sql.execute(s)) > 0;
   }
 
   recordFailureStatement({ id, seenRetries, error, delayMs, now }: FailedAttempt): Statement {
-    const b = new StatementBinder(this.d);
+    const b = new StatementBinder(this.on.d);
     const retries = b.bind(seenRetries + 1);
-    const next = delayMs === undefined ? 'NULL' : this.nowPlus(b, now, Math.round(delayMs));
+    const next = delayMs === undefined ? 'NULL' : this.on.nowPlus(b, now, Math.round(delayMs));
     const err = b.bind(error);
-    const where = `ID = ${b.bind(id)} AND RETRIES = ${b.bind(seenRetries)} AND (NEXT_RETRY IS NULL OR NEXT_RETRY < ${this.farFuture()})`;
+    const where = `ID = ${b.bind(id)} AND RETRIES = ${b.bind(seenRetries)} AND (NEXT_RETRY IS NULL OR NEXT_RETRY < ${this.on.farFuture()})`;
     return b.statement(
-      `UPDATE ${this.table} SET RETRIES = ${retries}, NEXT_RETRY = ${next}, ERROR = ${err} WHERE ${where}`,
+      `UPDATE ${this.on.table} SET RETRIES = ${retries}, NEXT_RETRY = ${next}, ERROR = ${err} WHERE ${where}`,
     );
   }
 
@@ -142,19 +149,19 @@ export class CorMessageCompletion extends CorMessageGroupedStatements {
   async release(ids: readonly string[], delayMs: number, now: Now, error?: string): Promise<number> {
     if (!ids.length) return 0;
     const s = this.releaseStatement(ids, delayMs, now, error);
-    return this.sql.execute(s);
+    return this.on.sql.execute(s);
   }
 
   releaseStatement(ids: readonly string[], delayMs: number, now: Now, error?: string): Statement {
     // Bound in the order the placeholders appear: the keys come first on MySQL/MariaDB (a join),
     // last elsewhere (ID IN …).
-    const b = new StatementBinder(this.d);
-    const target = this.d.keysInFrom ? this.keyed(b, ids) : undefined;
-    const next = this.nowPlus(b, now, Math.max(0, Math.round(delayMs)));
+    const b = new StatementBinder(this.on.d);
+    const target = keysInFrom(this.on.d) ? this.on.keyed(b, ids) : undefined;
+    const next = this.on.nowPlus(b, now, Math.max(0, Math.round(delayMs)));
     const err = error === undefined ? '' : `, ERROR = ${b.bind(error)}`;
-    const { from, where } = target ?? this.keyed(b, ids);
+    const { from, where } = target ?? this.on.keyed(b, ids);
     return b.statement(
-      `UPDATE ${from} SET NEXT_RETRY = ${next}${err} WHERE ${where}(NEXT_RETRY IS NULL OR NEXT_RETRY < ${this.farFuture()})`,
+      `UPDATE ${from} SET NEXT_RETRY = ${next}${err} WHERE ${where}(NEXT_RETRY IS NULL OR NEXT_RETRY < ${this.on.farFuture()})`,
     );
   }
 }

@@ -8,6 +8,7 @@ import {
 } from '@holdfast/core/kit';
 import { COR_MESSAGE_TABLE } from './cor-message.table';
 import { FAR_FUTURE } from './next-retry';
+import { renameTable } from './inbox-sql.dialect';
 
 /** The previous Holdfast layout kept times as BIGINT epoch ms with two far-future sentinels. */
 const OLD_PAUSED = 8_000_000_000_000_000;
@@ -45,7 +46,7 @@ export function corMessageConversionSql(dialect: Dialect, prefix = ''): string[]
       `PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION, PAYLOAD, ${t.fromMillis('INSERTED')}, TTL_DURATION, ` +
       `${time('EXPIRATION')}, RETRIES, ${nextRetry}, ERROR FROM ${table}`,
     `DROP TABLE ${table}`,
-    d.renameTable(next, table),
+    renameTable(d, next, table),
     ...(COR_MESSAGE_TABLE.indexes ?? []).map((index) =>
       createIndexSql(dialect, COR_MESSAGE_TABLE, index, prefix),
     ),

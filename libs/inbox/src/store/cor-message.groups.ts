@@ -1,7 +1,8 @@
 import { toNumber, type SqlClient, StatementBinder, type Statement } from '@holdfast/core/kit';
-import { CorMessageStatements, type CorMessageTable } from './cor-message.base';
-import { pausedTypeMatch } from './cor-message.paused';
+import type { CorMessageShared } from './cor-message.shared';
+import { pausedTypeMatch, type PausedTypeFilter } from './cor-message.paused';
 import type { Now } from './cor-message.rows';
+import { keyedRows, keysInFrom, subqueryFence } from './inbox-sql.dialect';
 
 /** `e` comes before `g` in delivery order (two aliases of the group table). */
 export function earlier(e: string, g: string): string {
@@ -13,7 +14,9 @@ export function earlier(e: string, g: string): string {
  * Strict order per group (`<prefix>HOLDFAST_INBOX_GROUP`): the conditions a grouped claim adds,
  * and the deletes that take a message's group row with it.
  */
-export class CorMessageGroups extends CorMessageStatements {
+export class CorMessageGroups {
+  constructor(private readonly on: CorMessageShared) {}
+
   /**
    * ` AND …`: the message `m` (an alias of COR_MESSAGE) has no earlier message of its group that
    * waits for something else: leased by a node (possibly this one's other batch), waiting for a
@@ -25,18 +28,20 @@ export class CorMessageGroups extends CorMessageStatements {
    * at the first match, through the group index), instead of an anti-join over the whole group
    * table that PostgreSQL's planner otherwise chooses: 8 s for one claim on a backlog of 30,000
    * in 100 groups.
+   *
+   * `paused`: the types paused across the cluster (see CorMessageClaim.claim).
    */
-  groupReady(b: StatementBinder, now: Now, m: string): string {
+  groupReady(b: StatementBinder, now: Now, m: string, paused: readonly PausedTypeFilter[]): string {
     // Bound in the order the placeholders appear (SQLite and MySQL number '?' by position).
-    const n1 = this.now(b, now);
-    const paused = pausedTypeMatch(b, this.on.pausedTypes, 'hf_em');
-    const n2 = this.now(b, now);
+    const n1 = this.on.now(b, now);
+    const pausedMatch = pausedTypeMatch(b, paused, 'hf_em');
+    const n2 = this.on.now(b, now);
     return (
-      ` AND NOT EXISTS (SELECT 1 FROM ${this.groupTable} hf_g JOIN ${this.groupTable} hf_e ` +
+      ` AND NOT EXISTS (SELECT 1 FROM ${this.on.groupTable} hf_g JOIN ${this.on.groupTable} hf_e ` +
       `ON hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${earlier('hf_e', 'hf_g')} ` +
-      `JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID WHERE hf_g.ID = ${m}.ID ` +
-      `AND ${this.waitsElsewhere(n1, m, paused)} AND hf_em.RETRIES < ${Math.trunc(this.on.maxRetries)} ` +
-      `AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${n2})${this.d.subqueryFence})`
+      `JOIN ${this.on.table} hf_em ON hf_em.ID = hf_e.ID WHERE hf_g.ID = ${m}.ID ` +
+      `AND ${this.waitsElsewhere(n1, m, pausedMatch)} AND hf_em.RETRIES < ${Math.trunc(this.on.maxRetries)} ` +
+      `AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${n2})${subqueryFence(this.on.d)})`
     );
   }
 
@@ -63,8 +68,9 @@ export class CorMessageGroups extends CorMessageStatements {
   holdsGroup(b: StatementBinder, now: Now): string {
     const max = Math.trunc(this.on.maxRetries);
     return (
-      // Parked: exhausted whatever NEXT_RETRY says (see CorMessageStatements.statusCondition).
-      `hf_em.RETRIES < ${max} ` + `AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${this.now(b, now)})`
+      // Parked: exhausted whatever NEXT_RETRY says (see CorMessageShared.statusCondition).
+      `hf_em.RETRIES < ${max} ` +
+      `AND (hf_em.EXPIRATION IS NULL OR hf_em.EXPIRATION > ${this.on.now(b, now)})`
     );
   }
 
@@ -90,14 +96,14 @@ export class CorMessageGroups extends CorMessageStatements {
   }
 
   groupsOfTakenStatement(ids: readonly string[], now: Now): Statement {
-    const b = new StatementBinder(this.d);
+    const b = new StatementBinder(this.on.d);
     const inner =
-      `SELECT 1 FROM ${this.groupTable} hf_e JOIN ${this.table} hf_em ON hf_em.ID = hf_e.ID ` +
+      `SELECT 1 FROM ${this.on.groupTable} hf_e JOIN ${this.on.table} hf_em ON hf_em.ID = hf_e.ID ` +
       `WHERE hf_e.GROUP_KEY = hf_g.GROUP_KEY AND ${earlier('hf_e', 'hf_g')} ` +
       `AND ${this.holdsGroup(b, now)} AND hf_e.ID NOT IN (${b.list(ids)})`;
     return b.statement(
       `SELECT hf_g.ID AS id, hf_g.GROUP_KEY AS group_key, CASE WHEN EXISTS (${inner}) THEN 1 ELSE 0 END AS blocked ` +
-        `FROM ${this.groupTable} hf_g WHERE hf_g.ID IN (${b.list(ids)})`,
+        `FROM ${this.on.groupTable} hf_g WHERE hf_g.ID IN (${b.list(ids)})`,
     );
   }
 
@@ -106,8 +112,8 @@ export class CorMessageGroups extends CorMessageStatements {
    * rows, so a crash between the two leaves no group row behind.
    */
   async deleting(ids: readonly string[], work: (client: SqlClient) => Promise<number>): Promise<number> {
-    if (this.groupTable === undefined) return work(this.sql);
-    return this.sql.transaction(async (tx) => {
+    if (this.on.groupTable === undefined) return work(this.on.sql);
+    return this.on.sql.transaction(async (tx) => {
       const deleted = await work(tx);
       await this.deleteGroupsOf(tx, ids);
       return deleted;
@@ -119,34 +125,24 @@ export class CorMessageGroups extends CorMessageStatements {
    * table, e.g. whose claim another node took meanwhile, keeps its group).
    */
   async deleteGroupsOf(client: SqlClient, ids: readonly string[]): Promise<void> {
-    if (this.groupTable === undefined || !ids.length) return;
+    if (this.on.groupTable === undefined || !ids.length) return;
     const s = this.deleteGroupsOfStatement(ids);
     await client.execute(s);
   }
 
   /** The group rows of `ids` whose message is gone (see deleteGroupsOf; with a group table). */
   deleteGroupsOfStatement(ids: readonly string[]): Statement {
-    const b = new StatementBinder(this.d);
+    const b = new StatementBinder(this.on.d);
     // Where the keys are a join (MySQL/MariaDB), the orphans are found by an anti-join.
-    if (this.d.keysInFrom) {
-      const target = this.d.keyedRows(b, this.groupTable!, 'ID', ids);
+    if (keysInFrom(this.on.d)) {
+      const target = keyedRows(this.on.d, b, this.on.groupTable!, 'ID', ids);
       return b.statement(
-        `DELETE ${target.deleteFrom} LEFT JOIN ${this.table} hf_m ON hf_m.ID = m.ID WHERE hf_m.ID IS NULL`,
+        `DELETE ${target.deleteFrom} LEFT JOIN ${this.on.table} hf_m ON hf_m.ID = m.ID WHERE hf_m.ID IS NULL`,
       );
     }
     return b.statement(
-      `DELETE FROM ${this.groupTable} AS hf_g WHERE hf_g.ID IN (${b.list(ids)}) ` +
-        `AND NOT EXISTS (SELECT 1 FROM ${this.table} hf_m WHERE hf_m.ID = hf_g.ID)`,
+      `DELETE FROM ${this.on.groupTable} AS hf_g WHERE hf_g.ID IN (${b.list(ids)}) ` +
+        `AND NOT EXISTS (SELECT 1 FROM ${this.on.table} hf_m WHERE hf_m.ID = hf_g.ID)`,
     );
-  }
-}
-
-/** Statements whose claims or deletes take the group rows into account (see CorMessageGroups). */
-export abstract class CorMessageGroupedStatements extends CorMessageStatements {
-  constructor(
-    on: CorMessageTable,
-    protected readonly groups: CorMessageGroups,
-  ) {
-    super(on);
   }
 }

@@ -1,7 +1,8 @@
 import { toNumber, StatementBinder, statement, type Statement } from '@holdfast/core/kit';
 import { PauseUnsupportedError } from '../errors';
 import type { MessageStatus } from '../inbox-message';
-import { CorMessageGroupedStatements } from './cor-message.groups';
+import type { CorMessageGroups } from './cor-message.groups';
+import type { CorMessageShared } from './cor-message.shared';
 import type { MessageRow, Now, RawRow } from './cor-message.rows';
 import { FAR_FUTURE } from './next-retry';
 
@@ -19,7 +20,12 @@ export interface TypeFilter {
 }
 
 /** What an admin does: counts, lists, one message read, paused, resumed, retried or deleted. */
-export class CorMessageManagement extends CorMessageGroupedStatements {
+export class CorMessageManagement {
+  constructor(
+    private readonly on: CorMessageShared,
+    private readonly groups: CorMessageGroups,
+  ) {}
+
   async list(
     status: MessageStatus | undefined,
     limit: number,
@@ -28,8 +34,8 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
     type?: TypeFilter,
   ): Promise<MessageRow[]> {
     const s = this.listStatement(status, limit, offset, now, type);
-    const rows = await this.sql.query<RawRow>(s);
-    return rows.map((r) => this.read(r));
+    const rows = await this.on.sql.query<RawRow>(s);
+    return rows.map((r) => this.on.read(r));
   }
 
   /** A page of messages in delivery order, of one status or all, of one type or all. */
@@ -40,9 +46,9 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
     now: number,
     type?: TypeFilter,
   ): Statement {
-    const b = new StatementBinder(this.d);
-    const select = this.d.limit(
-      `SELECT ${this.columns(false)} FROM ${this.table}${this.where(b, status, type, now)} ORDER BY INSERTED, ID`,
+    const b = new StatementBinder(this.on.d);
+    const select = this.on.d.limit(
+      `SELECT ${this.on.columns(false)} FROM ${this.on.table}${this.where(b, status, type, now)} ORDER BY INSERTED, ID`,
       limit,
     );
     return b.statement(offset > 0 ? `${select} OFFSET ${Math.trunc(offset)}` : select);
@@ -55,7 +61,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
     now: number,
   ): Promise<number> {
     const s = this.countMatchingStatement(status, type, now);
-    const [row] = await this.sql.query<{ c: unknown }>(s);
+    const [row] = await this.on.sql.query<{ c: unknown }>(s);
     return toNumber(row?.c ?? 0) || 0;
   }
 
@@ -64,8 +70,8 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
     type: TypeFilter | undefined,
     now: number,
   ): Statement {
-    const b = new StatementBinder(this.d);
-    return b.statement(`SELECT COUNT(*) AS c FROM ${this.table}${this.where(b, status, type, now)}`);
+    const b = new StatementBinder(this.on.d);
+    return b.statement(`SELECT COUNT(*) AS c FROM ${this.on.table}${this.where(b, status, type, now)}`);
   }
 
   /** The WHERE clause (with its leading space) of `list` and `countMatching`, or '' for every row. */
@@ -76,7 +82,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
     now: number,
   ): string {
     const conditions: string[] = [];
-    if (status) conditions.push(this.statusCondition(status, () => this.t.at(b, now)));
+    if (status) conditions.push(this.on.statusCondition(status, () => this.on.t.at(b, now)));
     if (type) {
       conditions.push(`PAYLOAD_TYPE_NAME = ${b.bind(type.name)}`);
       const column = (name: string, value: string | null | undefined) => {
@@ -94,18 +100,20 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
 
   async find(id: string, withPayload = false): Promise<MessageRow | undefined> {
     const s = this.findStatement(id, withPayload);
-    const [row] = await this.sql.query<RawRow>(s);
-    return row ? this.read(row) : undefined;
+    const [row] = await this.on.sql.query<RawRow>(s);
+    return row ? this.on.read(row) : undefined;
   }
 
   findStatement(id: string, withPayload = false): Statement {
-    const b = new StatementBinder(this.d);
-    return b.statement(`SELECT ${this.columns(withPayload)} FROM ${this.table} WHERE ID = ${b.bind(id)}`);
+    const b = new StatementBinder(this.on.d);
+    return b.statement(
+      `SELECT ${this.on.columns(withPayload)} FROM ${this.on.table} WHERE ID = ${b.bind(id)}`,
+    );
   }
 
   async counts(now: number): Promise<Record<MessageStatus, number> & { total: number }> {
     const s = this.countsStatement(now);
-    const [row] = await this.sql.query<Record<string, unknown>>(s);
+    const [row] = await this.on.sql.query<Record<string, unknown>>(s);
     const out = { total: toNumber(row?.total ?? 0) } as Record<MessageStatus, number> & { total: number };
     for (const status of COUNTED) out[status] = toNumber(row?.[status] ?? 0) || 0;
     return out;
@@ -113,11 +121,12 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
 
   /** The total and the count per status, in one row. */
   countsStatement(now: number): Statement {
-    const b = new StatementBinder(this.d);
+    const b = new StatementBinder(this.on.d);
     const sums = COUNTED.map(
-      (s) => `SUM(CASE WHEN ${this.statusCondition(s, () => this.t.at(b, now))} THEN 1 ELSE 0 END) AS ${s}`,
+      (s) =>
+        `SUM(CASE WHEN ${this.on.statusCondition(s, () => this.on.t.at(b, now))} THEN 1 ELSE 0 END) AS ${s}`,
     );
-    return b.statement(`SELECT COUNT(*) AS total, ${sums.join(', ')} FROM ${this.table}`);
+    return b.statement(`SELECT COUNT(*) AS total, ${sums.join(', ')} FROM ${this.on.table}`);
   }
 
   /**
@@ -126,15 +135,15 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
    */
   async countByRetries(now: number): Promise<{ retries: number; count: number }[]> {
     const s = this.countByRetriesStatement(now);
-    const rows = await this.sql.query<{ r: unknown; c: unknown }>(s);
+    const rows = await this.on.sql.query<{ r: unknown; c: unknown }>(s);
     return rows.map((r) => ({ retries: toNumber(r.r), count: toNumber(r.c) }));
   }
 
   countByRetriesStatement(now: number): Statement {
-    const b = new StatementBinder(this.d);
+    const b = new StatementBinder(this.on.d);
     return b.statement(
-      `SELECT RETRIES AS r, COUNT(*) AS c FROM ${this.table} ` +
-        `WHERE EXPIRATION IS NULL OR EXPIRATION > ${this.t.at(b, now)} GROUP BY RETRIES ORDER BY RETRIES`,
+      `SELECT RETRIES AS r, COUNT(*) AS c FROM ${this.on.table} ` +
+        `WHERE EXPIRATION IS NULL OR EXPIRATION > ${this.on.t.at(b, now)} GROUP BY RETRIES ORDER BY RETRIES`,
     );
   }
 
@@ -142,7 +151,7 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
     { namespace: string | null; name: string; revision: string | null; count: number }[]
   > {
     const s = this.countByTypeStatement();
-    const rows = await this.sql.query<{
+    const rows = await this.on.sql.query<{
       ns: string | null;
       name: string;
       revision: string | null;
@@ -159,20 +168,20 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
   countByTypeStatement(): Statement {
     return statement(
       `SELECT PAYLOAD_TYPE_NAMESPACE AS ns, PAYLOAD_TYPE_NAME AS name, PAYLOAD_TYPE_REVISION AS revision, COUNT(*) AS c ` +
-        `FROM ${this.table} GROUP BY PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION`,
+        `FROM ${this.on.table} GROUP BY PAYLOAD_TYPE_NAMESPACE, PAYLOAD_TYPE_NAME, PAYLOAD_TYPE_REVISION`,
     );
   }
 
   /** Paused: NEXT_RETRY at the seed's FAR_FUTURE. */
   async pause(id: string): Promise<number> {
-    if (!this.on.canPause) throw new PauseUnsupportedError(this.table, id);
+    if (!this.on.canPause) throw new PauseUnsupportedError(this.on.table, id);
     return this.run(this.pauseStatement(id));
   }
 
   pauseStatement(id: string): Statement {
-    const b = new StatementBinder(this.d);
-    const set = this.t.at(b, FAR_FUTURE);
-    return b.statement(`UPDATE ${this.table} SET NEXT_RETRY = ${set} WHERE ID = ${b.bind(id)}`);
+    const b = new StatementBinder(this.on.d);
+    const set = this.on.t.at(b, FAR_FUTURE);
+    return b.statement(`UPDATE ${this.on.table} SET NEXT_RETRY = ${set} WHERE ID = ${b.bind(id)}`);
   }
 
   /**
@@ -185,10 +194,10 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
   }
 
   resumeStatement(id: string, now: Now): Statement {
-    const b = new StatementBinder(this.d);
-    const set = `CASE WHEN RETRIES = 0 THEN NULL ELSE ${this.now(b, now)} END`;
-    const where = `ID = ${b.bind(id)} AND NEXT_RETRY >= ${this.farFuture()}`;
-    return b.statement(`UPDATE ${this.table} SET NEXT_RETRY = ${set} WHERE ${where}`);
+    const b = new StatementBinder(this.on.d);
+    const set = `CASE WHEN RETRIES = 0 THEN NULL ELSE ${this.on.now(b, now)} END`;
+    const where = `ID = ${b.bind(id)} AND NEXT_RETRY >= ${this.on.farFuture()}`;
+    return b.statement(`UPDATE ${this.on.table} SET NEXT_RETRY = ${set} WHERE ${where}`);
   }
 
   /**
@@ -202,11 +211,11 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
   }
 
   retryNowStatement(id: string, now: Now): Statement {
-    const b = new StatementBinder(this.d);
+    const b = new StatementBinder(this.on.d);
     const max = Math.trunc(this.on.maxRetries);
-    const set = this.now(b, now);
+    const set = this.on.now(b, now);
     return b.statement(
-      `UPDATE ${this.table} SET NEXT_RETRY = ${set}, ` +
+      `UPDATE ${this.on.table} SET NEXT_RETRY = ${set}, ` +
         `RETRIES = CASE WHEN RETRIES >= ${max} THEN ${max - 1} ELSE RETRIES END WHERE ID = ${b.bind(id)}`,
     );
   }
@@ -216,8 +225,8 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
   }
 
   setRetriesStatement(id: string, retries: number): Statement {
-    const b = new StatementBinder(this.d);
-    return b.statement(`UPDATE ${this.table} SET RETRIES = ${b.bind(retries)} WHERE ID = ${b.bind(id)}`);
+    const b = new StatementBinder(this.on.d);
+    return b.statement(`UPDATE ${this.on.table} SET RETRIES = ${b.bind(retries)} WHERE ID = ${b.bind(id)}`);
   }
 
   async delete(id: string): Promise<number> {
@@ -226,11 +235,11 @@ export class CorMessageManagement extends CorMessageGroupedStatements {
   }
 
   deleteStatement(id: string): Statement {
-    const b = new StatementBinder(this.d);
-    return b.statement(`DELETE FROM ${this.table} WHERE ID = ${b.bind(id)}`);
+    const b = new StatementBinder(this.on.d);
+    return b.statement(`DELETE FROM ${this.on.table} WHERE ID = ${b.bind(id)}`);
   }
 
   private run(s: Statement): Promise<number> {
-    return this.sql.execute(s);
+    return this.on.sql.execute(s);
   }
 }

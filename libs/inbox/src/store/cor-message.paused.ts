@@ -1,10 +1,16 @@
 import type { StatementBinder } from '@holdfast/core/kit';
-import type { PausedTypeFilter } from './cor-message.base';
+
+/** A paused type: its name, and its namespace and revision when the pause names them (undefined: any). */
+export interface PausedTypeFilter {
+  name: string;
+  namespace?: string | null;
+  revision?: string | null;
+}
 
 /**
  * `(…)`: the row (columns of `alias`, or unqualified) is of one of the `paused` types, or '' when
  * none is paused. Null-safe: a NULL revision or namespace is '' here, never an unknown that would
- * drop the row. The claims leave such rows where they are (ClaimStatements.due), and a grouped
+ * drop the row. The claims leave such rows where they are (CorMessageClaimTerms.due), and a grouped
  * claim treats an earlier group member of a paused type as one that holds its group
  * (CorMessageGroups.groupReady).
  */

@@ -34,7 +34,7 @@ export const COR_MESSAGE_PRIORITY_INDEX: IndexSpec = {
   columns: ['PRIORITY', 'INSERTED', 'ID'],
 };
 
-/** What the statements need to know when priorities are on (see CorMessageTable.priority). */
+/** What the statements need to know when priorities are on (see CorMessageFacts.priority). */
 export interface PriorityLayout {
   /** The prefixed name of COR_MESSAGE_PRIORITY_INDEX (MySQL/MariaDB force it when it exists). */
   index: string;

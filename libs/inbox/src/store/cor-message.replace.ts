@@ -1,6 +1,7 @@
 import { type SqlClient, StatementBinder, type Statement } from '@holdfast/core/kit';
-import { CorMessageStatements } from './cor-message.base';
+import type { CorMessageShared } from './cor-message.shared';
 import type { NewMessageRow, Now } from './cor-message.rows';
+import { messageRowValues, notBeforeValue, priorityValue } from './cor-message.row-values';
 
 /** What an accept does with an id that exists already (see AcceptMessage.onExisting). */
 export type OnExisting = 'keep' | 'replace' | 'debounce';
@@ -20,15 +21,17 @@ export type OnExisting = 'keep' | 'replace' | 'debounce';
  *   aborts with InboxClaimLostError, `claim.fenced(…)` refuses its writes, and the new content is
  *   delivered when that lease ends.
  */
-export class CorMessageReplace extends CorMessageStatements {
+export class CorMessageReplace {
+  constructor(private readonly on: CorMessageShared) {}
+
   /**
    * Replaces the message `row.id` if it exists; true when it did. With groups, its group row
    * follows (the new group key, the new INSERTED) in the same transaction.
    */
   async replace(row: NewMessageRow, mode: 'replace' | 'debounce', now: Now): Promise<boolean> {
-    if (this.groupTable === undefined || row.group === undefined)
-      return (await this.sql.execute(this.replaceStatement(row, mode, now))) > 0;
-    return this.sql.transaction(async (tx: SqlClient) => {
+    if (this.on.groupTable === undefined || row.group === undefined)
+      return (await this.on.sql.execute(this.replaceStatement(row, mode, now))) > 0;
+    return this.on.sql.transaction(async (tx: SqlClient) => {
       if (!(await tx.execute(this.replaceStatement(row, mode, now)))) return false;
       for (const s of this.regroupStatements(row)) await tx.execute(s);
       return true;
@@ -36,59 +39,44 @@ export class CorMessageReplace extends CorMessageStatements {
   }
 
   replaceStatement(row: NewMessageRow, mode: 'replace' | 'debounce', now: Now): Statement {
-    const b = new StatementBinder(this.d);
+    const b = new StatementBinder(this.on.d);
     // Bound in the order the placeholders appear (MySQL and SQLite number '?' by position).
-    const opt = (v: string | null) => (v === null ? 'NULL' : b.bind(v));
+    const v = messageRowValues(this.on, b, row, now);
     const content =
-      `PAYLOAD_ENCODING = ${b.bind(row.encoding)}, PAYLOAD_TYPE_NAMESPACE = ${b.bind(row.namespace ?? '')}, ` +
-      `PAYLOAD_TYPE_NAME = ${b.bind(row.name)}, PAYLOAD_TYPE_REVISION = ${opt(row.revision)}, PAYLOAD = ${b.bind(row.payload)}`;
-    const inserted = this.now(b, now);
-    const ttl = opt(row.ttl);
-    const expiration =
-      row.expiration !== null
-        ? this.t.at(b, row.expiration)
-        : row.ttlMs !== null
-          ? this.nowPlus(b, now, row.ttlMs)
-          : 'NULL';
+      `PAYLOAD_ENCODING = ${v.encoding}, PAYLOAD_TYPE_NAMESPACE = ${v.namespace}, ` +
+      `PAYLOAD_TYPE_NAME = ${v.name}, PAYLOAD_TYPE_REVISION = ${v.revision}, PAYLOAD = ${v.payload}`;
     const next = this.nextRetry(b, row, mode, now);
-    const priority = this.on.priority ? `, PRIORITY = ${Math.trunc(row.priority ?? 0)}` : '';
+    const priority = this.on.priority ? `, PRIORITY = ${priorityValue(row)}` : '';
     return b.statement(
-      `UPDATE ${this.table} SET ${content}, INSERTED = ${inserted}, TTL_DURATION = ${ttl}, ` +
-        `EXPIRATION = ${expiration}, RETRIES = 0, ERROR = NULL, NEXT_RETRY = ${next}${priority} WHERE ID = ${b.bind(row.id)}`,
+      `UPDATE ${this.on.table} SET ${content}, INSERTED = ${v.inserted}, TTL_DURATION = ${v.ttl}, ` +
+        `EXPIRATION = ${v.expiration}, RETRIES = 0, ERROR = NULL, NEXT_RETRY = ${next}${priority} WHERE ID = ${b.bind(row.id)}`,
     );
   }
 
   /** NEXT_RETRY after the replace (see the class). */
   private nextRetry(b: StatementBinder, row: NewMessageRow, mode: 'replace' | 'debounce', now: Now): string {
-    const paused = `NEXT_RETRY >= ${this.farFuture()}`;
+    const paused = `NEXT_RETRY >= ${this.on.farFuture()}`;
     const scheduled = row.notBefore !== undefined || row.delayMs !== undefined;
-    if (mode === 'debounce' || scheduled) {
-      const notBefore =
-        row.notBefore !== undefined
-          ? this.t.at(b, row.notBefore)
-          : row.delayMs !== undefined
-            ? this.nowPlus(b, now, row.delayMs)
-            : 'NULL';
-      return `CASE WHEN ${paused} THEN NEXT_RETRY ELSE ${notBefore} END`;
-    }
-    return `CASE WHEN ${paused} THEN NEXT_RETRY WHEN NEXT_RETRY > ${this.now(b, now)} THEN ${this.nextRetryPlusOneMs()} ELSE NEXT_RETRY END`;
+    if (mode === 'debounce' || scheduled)
+      return `CASE WHEN ${paused} THEN NEXT_RETRY ELSE ${notBeforeValue(this.on, b, row, now)} END`;
+    return `CASE WHEN ${paused} THEN NEXT_RETRY WHEN NEXT_RETRY > ${this.on.now(b, now)} THEN ${this.nextRetryPlusOneMs()} ELSE NEXT_RETRY END`;
   }
 
   /** NEXT_RETRY one millisecond later, in the column's type. */
   private nextRetryPlusOneMs(): string {
-    if (this.t.millis) return this.t.fromMillis(`(${this.t.millis('NEXT_RETRY')} + 1)`);
-    if (this.d.name === 'postgres') return `NEXT_RETRY + INTERVAL '1 millisecond'`;
+    if (this.on.t.millis) return this.on.t.fromMillis(`(${this.on.t.millis('NEXT_RETRY')} + 1)`);
+    if (this.on.d.name === 'postgres') return `NEXT_RETRY + INTERVAL '1 millisecond'`;
     return 'NEXT_RETRY + INTERVAL 1000 MICROSECOND';
   }
 
   /** The group row of a replaced message: its new group, with the message's new INSERTED. */
   private regroupStatements(row: NewMessageRow): Statement[] {
-    const gone = new StatementBinder(this.d);
-    const drop = gone.statement(`DELETE FROM ${this.groupTable} WHERE ID = ${gone.bind(row.id)}`);
-    const b = new StatementBinder(this.d);
+    const gone = new StatementBinder(this.on.d);
+    const drop = gone.statement(`DELETE FROM ${this.on.groupTable} WHERE ID = ${gone.bind(row.id)}`);
+    const b = new StatementBinder(this.on.d);
     const add = b.statement(
-      `INSERT INTO ${this.groupTable} (ID, GROUP_KEY, INSERTED) SELECT ID, ${b.bind(row.group!)}, INSERTED ` +
-        `FROM ${this.table} WHERE ID = ${b.bind(row.id)}`,
+      `INSERT INTO ${this.on.groupTable} (ID, GROUP_KEY, INSERTED) SELECT ID, ${b.bind(row.group!)}, INSERTED ` +
+        `FROM ${this.on.table} WHERE ID = ${b.bind(row.id)}`,
     );
     return [drop, add];
   }

@@ -1,40 +1,84 @@
 import type { SqlClient } from '@holdfast/core/kit';
 import { CorMessageAccept } from './cor-message.accept';
-import { CorMessageTable } from './cor-message.base';
-import { CorMessageClaim } from './cor-message.claim';
+import { CorMessageClaimTerms, type CorMessageClaim } from './cor-message.claim';
+import { CorMessageClaimByKeys } from './cor-message.claim-by-keys';
+import { CorMessageClaimOneStatement } from './cor-message.claim-one-statement';
 import { CorMessageCleanup } from './cor-message.cleanup';
 import { CorMessageCompletion } from './cor-message.completion';
 import { CorMessageGroups } from './cor-message.groups';
 import { detectCorMessageLayout } from './cor-message.layout';
 import { CorMessageManagement } from './cor-message.management';
+import { CorMessageShared, type CorMessageFacts } from './cor-message.shared';
+import { locksScannedRows } from './inbox-sql.dialect';
+
+/** The jobs on one CorMessageShared, each built once (see CorMessageStore). */
+interface CorMessageJobs {
+  readonly on: CorMessageShared;
+  readonly accept: CorMessageAccept;
+  readonly claims: CorMessageClaim;
+  readonly completion: CorMessageCompletion;
+  readonly cleanup: CorMessageCleanup;
+  readonly management: CorMessageManagement;
+}
+
+function jobsOn(on: CorMessageShared): CorMessageJobs {
+  const groups = new CorMessageGroups(on);
+  const terms = new CorMessageClaimTerms(on);
+  return {
+    on,
+    accept: new CorMessageAccept(on),
+    // The way to claim, by what the dialect's locking reads lock (see CorMessageClaim).
+    claims: locksScannedRows(on.d)
+      ? new CorMessageClaimByKeys(on, groups, terms)
+      : new CorMessageClaimOneStatement(on, groups, terms),
+    completion: new CorMessageCompletion(on, groups),
+    cleanup: new CorMessageCleanup(on, groups),
+    management: new CorMessageManagement(on, groups),
+  };
+}
 
 /**
  * The statements on `<prefix>COR_MESSAGE` through one client, one class per job (each in its own
- * file): callers use the class whose statement they run (`store.claims.claim(…)`). They share
- * one CorMessageTable: the names, and the facts learnt after construction (the time columns'
- * layout, the group table, the NOTIFY channel).
+ * file), and the one place that builds them: callers use the class whose statement they run
+ * (`store.claims.claim(…)`). The jobs share one CorMessageShared (the client, the names, the
+ * facts learnt of the table); none of them changes after construction. What the inbox learns of
+ * the table at startup (`configure`, `detectLayout`) builds the jobs anew on the new facts.
  */
 export class CorMessageStore {
-  readonly on: CorMessageTable;
-  /** Accepting: which ids exist, the inserts. */
-  readonly accept: CorMessageAccept;
-  /** Claiming due messages under a lease. */
-  readonly claims: CorMessageClaim;
-  /** Heartbeats, deletes of delivered messages, failures, releases. */
-  readonly completion: CorMessageCompletion;
-  /** The expiry cleanup. */
-  readonly cleanup: CorMessageCleanup;
-  /** What an admin does: counts, lists, pause, resume, retry, delete. */
-  readonly management: CorMessageManagement;
+  private jobs: CorMessageJobs;
 
   constructor(sql: SqlClient, prefix: string, maxRetries = 5) {
-    const on = (this.on = new CorMessageTable(sql, prefix, maxRetries));
-    const groups = new CorMessageGroups(on);
-    this.accept = new CorMessageAccept(on);
-    this.claims = new CorMessageClaim(on, groups);
-    this.completion = new CorMessageCompletion(on, groups);
-    this.cleanup = new CorMessageCleanup(on, groups);
-    this.management = new CorMessageManagement(on, groups);
+    this.jobs = jobsOn(new CorMessageShared(sql, prefix, maxRetries));
+  }
+
+  /** What every job shares. */
+  get on(): CorMessageShared {
+    return this.jobs.on;
+  }
+
+  /** Accepting: which ids exist, the inserts. */
+  get accept(): CorMessageAccept {
+    return this.jobs.accept;
+  }
+
+  /** Claiming due messages under a lease. */
+  get claims(): CorMessageClaim {
+    return this.jobs.claims;
+  }
+
+  /** Heartbeats, deletes of delivered messages, failures, releases. */
+  get completion(): CorMessageCompletion {
+    return this.jobs.completion;
+  }
+
+  /** The expiry cleanup. */
+  get cleanup(): CorMessageCleanup {
+    return this.jobs.cleanup;
+  }
+
+  /** What an admin does: counts, lists, pause, resume, retry, delete. */
+  get management(): CorMessageManagement {
+    return this.jobs.management;
   }
 
   get sql(): SqlClient {
@@ -45,8 +89,13 @@ export class CorMessageStore {
     return this.on.table;
   }
 
+  /** The jobs built anew with `facts` added to what is known of the table (at startup). */
+  configure(facts: CorMessageFacts): void {
+    this.jobs = jobsOn(this.on.learnt(facts));
+  }
+
   /** See detectCorMessageLayout. Call once the table exists. */
-  detectLayout(): Promise<void> {
-    return detectCorMessageLayout(this.on);
+  async detectLayout(): Promise<void> {
+    this.configure(await detectCorMessageLayout(this.on));
   }
 }

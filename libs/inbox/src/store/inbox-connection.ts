@@ -35,6 +35,7 @@ import { INBOX_GROUP_TABLE } from './inbox-group.table';
 import { INBOX_LEASE_TABLE } from './inbox-lease.table';
 import { InboxPauseStatements } from './inbox-pause.statements';
 import { INBOX_PAUSE_TABLE } from './inbox-pause.table';
+import { supportsListenNotify } from './inbox-sql.dialect';
 
 const tableNameOf = (prefix: string) => tableName(prefix, COR_MESSAGE_TABLE.name);
 
@@ -73,7 +74,7 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     const live = await this.applySchema(traceContext === false ? spec : withTraceContextColumn(spec));
     const { coordination, heartbeats, application } = this.storesOnce();
     const carries = carriesTraceContext(traceContext, live);
-    for (const store of [coordination, heartbeats, application]) store.on.traceContext = carries;
+    for (const store of [coordination, heartbeats, application]) store.configure({ traceContext: carries });
     if (traceContext === 'when-present' && !carries)
       this.logger.log(
         `${application.table} has no TRACE_CONTEXT column: deliveries do not carry the accepting trace context`,
@@ -84,10 +85,8 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
       .catch((error: Error) =>
         this.logger.warn(`Could not read the layout of ${application.table}: ${error.message}`),
       );
-    for (const store of [coordination, heartbeats]) {
-      store.on.t = application.on.t;
-      store.on.hasOrderIndex = application.on.hasOrderIndex;
-    }
+    for (const store of [coordination, heartbeats])
+      store.configure({ t: application.on.t, hasOrderIndex: application.on.hasOrderIndex });
     if (this.options.priorities) await this.enablePriorities(live, [application, coordination, heartbeats]);
     const leadership = this.leadership;
     // Competing nodes take turns at the expiry cleanup through a row of their own table.
@@ -123,7 +122,7 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     }
     await this.applySchema(corMessageSpecWithPriority(true));
     const layout = await detectPriorityLayout(stores[0].sql, tablePrefix);
-    for (const store of stores) store.on.priority = layout;
+    for (const store of stores) store.configure({ priority: layout });
   }
 
   /** Creates or checks a table of the inbox's opt-in parts (history, stats) under its prefix and schema mode. */
@@ -225,9 +224,12 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     if (!this.stores) {
       const build = (sql: SqlClient) => {
         const store = new CorMessageStore(sql, this.options.tablePrefix, this.options.retry.maxRetries);
-        store.on.notifyChannel = this.notifyChannel;
-        if (this.options.groupBy)
-          store.on.groupTable = tableName(this.options.tablePrefix, INBOX_GROUP_TABLE.name);
+        store.configure({
+          notifyChannel: this.notifyChannel,
+          groupTable: this.options.groupBy
+            ? tableName(this.options.tablePrefix, INBOX_GROUP_TABLE.name)
+            : undefined,
+        });
         return store;
       };
       const coordination = build(this.sql);
@@ -246,9 +248,9 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
    */
   get notifyChannel(): string | undefined {
     const dialect = this.sql.dialect;
-    if (this.options.notify === true && !dialect.supportsListenNotify)
+    if (this.options.notify === true && !supportsListenNotify(dialect))
       throw new InboxNotifyUnsupportedError(dialect.name);
-    if (this.options.notify === false || !dialect.supportsListenNotify) return undefined;
+    if (this.options.notify === false || !supportsListenNotify(dialect)) return undefined;
     return inboxNotifyChannel(tableNameOf(this.options.tablePrefix));
   }
 

@@ -1,33 +1,28 @@
 import {
   indexName,
-  SqlClient,
+  type SqlClient,
   tableName,
   toNumber,
-  type KeyedRows,
   type SqlDialect,
   type TimestampSql,
-  StatementBinder,
+  type StatementBinder,
 } from '@holdfast/core/kit';
 import type { MessageStatus } from '../inbox-message';
 import { COR_MESSAGE_ORDER_INDEX, COR_MESSAGE_TABLE } from './cor-message.table';
 import type { MessageRow, Now, RawRow } from './cor-message.rows';
 import { FAR_FUTURE } from './next-retry';
 import type { PriorityLayout } from './cor-message.priority';
+import { keyedRows, type KeyedRows } from './inbox-sql.dialect';
 
 /**
- * What every group of statements on `<prefix>COR_MESSAGE` shares: the client, the names, and the
- * facts learnt after construction (the time columns' live layout, the group table, the NOTIFY
- * channel), which all of them see at once.
+ * What the inbox knows of its table once it has looked (see CorMessageStore.configure): each
+ * unset fact is the default of a table not looked at yet.
  */
-export class CorMessageTable {
-  readonly table: string;
-  /** The delivery-order index (MySQL/MariaDB force it when it exists). */
-  readonly orderIndex: string;
-  hasOrderIndex = false;
-  /** Due/parked boundary: RETRIES at or above it is parked (exhausted), whatever NEXT_RETRY says. */
-  readonly maxRetries: number;
-  /** How the time columns are written and read (see detectCorMessageLayout). */
-  t: TimestampSql;
+export interface CorMessageFacts {
+  /** How the time columns are written and read (see detectCorMessageLayout); the dialect's default otherwise. */
+  t?: TimestampSql;
+  /** The delivery-order index exists (MySQL/MariaDB force it then). */
+  hasOrderIndex?: boolean;
   /**
    * PostgreSQL: the channel each insert notifies, in its own statement (so in its own
    * transaction: one notification per insert statement, sent when it commits). Unset: no NOTIFY.
@@ -43,38 +38,9 @@ export class CorMessageTable {
    * `traceContext` on and the table has TRACE_CONTEXT (see cor-message.trace-context.ts): accepts
    * write the accepting context there, claims read it back. Off: neither names the column.
    */
-  traceContext = false;
+  traceContext?: boolean;
   /** Set when the inbox option `priorities` is on (and the PRIORITY column exists): claims order by it first. */
   priority?: PriorityLayout;
-  /**
-   * The types paused across the cluster as the delivery loop last read them (see
-   * InboxPauseStatements.snapshot): claims leave their messages where they are. Empty: no
-   * condition at all in the claim.
-   */
-  pausedTypes: readonly PausedTypeFilter[] = [];
-
-  constructor(
-    readonly sql: SqlClient,
-    prefix: string,
-    maxRetries: number,
-  ) {
-    this.table = tableName(prefix, COR_MESSAGE_TABLE.name);
-    this.t = sql.dialect.timestampSql();
-    this.maxRetries = Math.max(1, maxRetries);
-    this.orderIndex = indexName(prefix, COR_MESSAGE_ORDER_INDEX);
-  }
-
-  /** False where NEXT_RETRY cannot hold FAR_FUTURE, so messages cannot be paused. */
-  get canPause(): boolean {
-    return FAR_FUTURE <= this.t.maxMillis;
-  }
-}
-
-/** A paused type: its name, and its namespace and revision when the pause names them (undefined: any). */
-export interface PausedTypeFilter {
-  name: string;
-  namespace?: string | null;
-  revision?: string | null;
 }
 
 /**
@@ -92,57 +58,90 @@ export interface ClaimColumns {
 }
 
 /**
- * The pieces every group of statements builds from. Times are the seed's timestamp columns,
- * compared with the database clock inside each statement unless a test clock supplies `now`
- * (epoch ms, bound). Rows come back with times in epoch ms.
+ * What every job on `<prefix>COR_MESSAGE` shares, handed to each job's constructor: the client,
+ * the names, the facts learnt of the table (CorMessageFacts), and the pieces every statement
+ * builds from. Times are the seed's timestamp columns, compared with the database clock inside
+ * each statement unless a test clock supplies `now` (epoch ms, bound). Rows come back with times
+ * in epoch ms. Nothing in it changes after construction: new facts make a new one.
  */
-export abstract class CorMessageStatements {
-  constructor(protected readonly on: CorMessageTable) {}
+export class CorMessageShared {
+  readonly table: string;
+  /** The delivery-order index (MySQL/MariaDB force it when it exists). */
+  readonly orderIndex: string;
+  readonly hasOrderIndex: boolean;
+  /** Due/parked boundary: RETRIES at or above it is parked (exhausted), whatever NEXT_RETRY says. */
+  readonly maxRetries: number;
+  /** How the time columns are written and read (see detectCorMessageLayout). */
+  readonly t: TimestampSql;
+  /** See CorMessageFacts.notifyChannel. */
+  readonly notifyChannel?: string;
+  /** See CorMessageFacts.groupTable. */
+  readonly groupTable?: string;
+  /** See CorMessageFacts.traceContext. */
+  readonly traceContext: boolean;
+  /** See CorMessageFacts.priority. */
+  readonly priority?: PriorityLayout;
 
-  protected get sql(): SqlClient {
-    return this.on.sql;
+  constructor(
+    readonly sql: SqlClient,
+    readonly prefix: string,
+    maxRetries: number,
+    readonly facts: CorMessageFacts = {},
+  ) {
+    this.table = tableName(prefix, COR_MESSAGE_TABLE.name);
+    this.t = facts.t ?? sql.dialect.timestampSql();
+    this.maxRetries = Math.max(1, maxRetries);
+    this.orderIndex = indexName(prefix, COR_MESSAGE_ORDER_INDEX);
+    this.hasOrderIndex = facts.hasOrderIndex ?? false;
+    this.notifyChannel = facts.notifyChannel;
+    this.groupTable = facts.groupTable;
+    this.traceContext = facts.traceContext ?? false;
+    this.priority = facts.priority;
   }
 
-  protected get d(): SqlDialect {
-    return this.on.sql.dialect;
+  /** The same table and facts through another client (a caller's transaction). */
+  through(sql: SqlClient): CorMessageShared {
+    return new CorMessageShared(sql, this.prefix, this.maxRetries, this.facts);
   }
 
-  protected get t(): TimestampSql {
-    return this.on.t;
+  /** The same client and table with `more` facts learnt. */
+  learnt(more: CorMessageFacts): CorMessageShared {
+    return new CorMessageShared(this.sql, this.prefix, this.maxRetries, { ...this.facts, ...more });
   }
 
-  protected get table(): string {
-    return this.on.table;
+  /** False where NEXT_RETRY cannot hold FAR_FUTURE, so messages cannot be paused. */
+  get canPause(): boolean {
+    return FAR_FUTURE <= this.t.maxMillis;
   }
 
-  protected get groupTable(): string | undefined {
-    return this.on.groupTable;
+  get d(): SqlDialect {
+    return this.sql.dialect;
   }
 
   /** now: the database clock inline, or the bound test clock. */
-  protected now(b: StatementBinder, now: Now): string {
+  now(b: StatementBinder, now: Now): string {
     return now === undefined ? this.t.now : this.t.at(b, now);
   }
 
   /** now + delta: the database clock plus a bound delta, or the bound test clock plus delta. */
-  protected nowPlus(b: StatementBinder, now: Now, delta: number): string {
+  nowPlus(b: StatementBinder, now: Now, delta: number): string {
     return now === undefined ? this.t.nowPlus(b, delta) : this.t.at(b, now + delta);
   }
 
   /** FAR_FUTURE as a constant of the column's type (never a parameter). */
-  protected farFuture(): string {
+  farFuture(): string {
     return this.t.literal(FAR_FUTURE);
   }
 
   /** `claim`: the columns a claim reads (see ClaimColumns); else every column, for lists. */
-  protected columns(withPayload: boolean, claim?: ClaimColumns): string {
+  columns(withPayload: boolean, claim?: ClaimColumns): string {
     return this.selected(withPayload, claim)
       .map(([expression, alias]) => `${expression} AS ${alias}`)
       .join(', ');
   }
 
   /** The names `columns(withPayload, claim)` gives its columns, to select them again from a CTE. */
-  protected columnAliases(withPayload: boolean, claim?: ClaimColumns): string {
+  columnAliases(withPayload: boolean, claim?: ClaimColumns): string {
     return this.selected(withPayload, claim)
       .map(([, alias]) => alias)
       .join(', ');
@@ -166,10 +165,10 @@ export abstract class CorMessageStatements {
       [time('EXPIRATION'), 'expiration_ms'],
     );
     columns.push(['RETRIES', 'retries']);
-    if (this.on.priority) columns.push(['PRIORITY', 'priority']);
+    if (this.priority) columns.push(['PRIORITY', 'priority']);
     if (!claim?.leaseKnown) columns.push([t.read('NEXT_RETRY'), 'next_retry_ms']);
     if (!claim) columns.push(['ERROR', 'error']);
-    if (claim && this.on.traceContext) columns.push(['TRACE_CONTEXT', 'trace_context']);
+    if (claim && this.traceContext) columns.push(['TRACE_CONTEXT', 'trace_context']);
     return columns;
   }
 
@@ -179,12 +178,12 @@ export abstract class CorMessageStatements {
    * subquery without a reference to the row is evaluated once), as a number. A test clock is
    * bound once and read as it is.
    */
-  protected claimClock(b: StatementBinder, now: Now): string {
+  claimClock(b: StatementBinder, now: Now): string {
     if (now !== undefined || !this.t.millis) return this.t.read(this.now(b, now));
     return `(SELECT ${this.t.millis(this.t.now)})`;
   }
 
-  protected read(raw: RawRow): MessageRow {
+  read(raw: RawRow): MessageRow {
     const t = this.t;
     const row: MessageRow = {
       id: raw.id,
@@ -210,9 +209,9 @@ export abstract class CorMessageStatements {
   }
 
   /** SQL conditions per status; `n()` binds now once more (MySQL and SQLite number '?' by position). */
-  protected statusCondition(status: MessageStatus, n: () => string, orphaned?: () => string): string {
+  statusCondition(status: MessageStatus, n: () => string, orphaned?: () => string): string {
     const notExpired = () => `(EXPIRATION IS NULL OR EXPIRATION > ${n()})`;
-    const max = Math.trunc(this.on.maxRetries);
+    const max = Math.trunc(this.maxRetries);
     switch (status) {
       case 'expired':
         return `(EXPIRATION IS NOT NULL AND EXPIRATION <= ${n()})`;
@@ -232,27 +231,27 @@ export abstract class CorMessageStatements {
   }
 
   /**
-   * The rows with these ids, as a statement target (see SqlDialect.keyedRows). PostgreSQL: one
+   * The rows with these ids, as a statement target (see keyedRows in inbox-sql.dialect.ts). PostgreSQL: one
    * array parameter (`ID = ANY($n)`), so the statement's text is the same for any number of ids
    * and it can stay parsed and planned per connection (see keyedTextIsFixed).
    */
-  protected keyed(b: StatementBinder, ids: readonly string[]): KeyedRows {
+  keyed(b: StatementBinder, ids: readonly string[]): KeyedRows {
     if (this.keyedTextIsFixed)
       return {
         from: this.table,
         deleteFrom: `FROM ${this.table}`,
         where: `ID = ANY(${this.idArray(b, ids)}) AND `,
       };
-    return this.d.keyedRows(b, this.table, 'ID', ids);
+    return keyedRows(this.d, b, this.table, 'ID', ids);
   }
 
   /** True where keyed binds its ids as one array (PostgreSQL): statements built on it may be prepared. */
-  protected get keyedTextIsFixed(): boolean {
+  get keyedTextIsFixed(): boolean {
     return this.d.name === 'postgres';
   }
 
   /** PostgreSQL: `ids` as one bound `VARCHAR[]`. */
-  protected idArray(b: StatementBinder, ids: readonly string[]): string {
+  idArray(b: StatementBinder, ids: readonly string[]): string {
     return `${b.bind([...ids])}::VARCHAR[]`;
   }
 }
