@@ -70,7 +70,7 @@ export class Catalog {
 
   /**
    * True when `table` has an index named exactly `index`, any case (an index of another name on
-   * the same columns does not count: `SqlDialect.forceIndex` names it). False where the catalog
+   * the same columns does not count: the inbox's index hint names it). False where the catalog
    * is not read.
    */
   async hasIndexNamed(table: string, index: string): Promise<boolean> {
