@@ -4,6 +4,8 @@ import { DatabaseResolver } from '@holdfast/core/kit';
 import { FailoverCleanupService } from './cleanup/failover-cleanup.service';
 import { FailoverAnswers } from './executor/failover-answers';
 import { FailoverBypass } from './executor/failover-bypass';
+import { FailoverCallTracing } from './executor/failover-call-tracing';
+import { FailoverCalls } from './executor/failover-calls';
 import { FailoverExecutor } from './executor/failover-executor';
 import { FailoverFlights } from './executor/failover-flights';
 import { FailoverFreshness } from './executor/failover-freshness';
@@ -58,6 +60,8 @@ import { PayloadColumnResolver } from './store/payload-column.resolver';
     FailoverFreshness,
     FailoverBypass,
     FailoverAnswers,
+    FailoverCalls,
+    FailoverCallTracing,
     FailoverExecutor,
     FailoverRegistry,
     FailoverDeclarations,

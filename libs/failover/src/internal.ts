@@ -29,3 +29,5 @@ export { FailoverRecovery } from './executor/failover-recovery';
 export { FailoverFreshness } from './executor/failover-freshness';
 export { FailoverFlights } from './executor/failover-flights';
 export { FailoverBypass } from './executor/failover-bypass';
+export { FailoverCalls } from './executor/failover-calls';
+export { FailoverCallTracing } from './executor/failover-call-tracing';

@@ -8,13 +8,23 @@ import type { Runtime } from './failover-runtimes';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Upstream = (...args: any[]) => unknown;
 
+/** The decorated method's own call: what the undecorated method would have run. */
+export interface UpstreamCall {
+  /** `this` of the call. */
+  readonly instance: unknown;
+  readonly method: Upstream;
+  readonly args: unknown[];
+}
+
+/** Runs the undecorated method (its value or its synchronous throw). */
+export function callUpstream(upstream: UpstreamCall): unknown {
+  return upstream.method.apply(upstream.instance, upstream.args);
+}
+
 /** A call of a @Failover method as it arrives, before its store and key are known. */
 export interface FailoverInvocation {
   readonly meta: FailoverMetadata;
-  /** `this` of the call. */
-  readonly instance: unknown;
-  readonly upstream: Upstream;
-  readonly args: unknown[];
+  readonly upstream: UpstreamCall;
   /** What the call's span learns as it runs (only when a span records it). */
   readonly trace?: CallTrace;
 }

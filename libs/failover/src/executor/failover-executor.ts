@@ -5,19 +5,20 @@ import type { FailoverMetadata } from '../decorators/failover-options';
 import { StoreWriteFailed } from '../errors';
 import { FailoverRegistry } from '../explorer/failover.registry';
 import type { FailoverMetrics } from '../metrics/failover.metrics';
-import type { FailoverStore } from '../store/failover-store';
 import type { StoreGuard } from '../store/store-guard';
 import { FailoverStores } from '../tenant/failover-stores';
-import { FAILOVER_SPAN_ATTRIBUTES, withFailoverSpan } from '../tracing/failover-tracer';
 import { FailoverAnswers } from './failover-answers';
 import { bypassCause, type FailoverBypass } from './failover-bypass';
 import {
+  callUpstream,
   settle,
-  type CallTrace,
   type FailoverCall,
   type FailoverInvocation,
   type Upstream,
+  type UpstreamCall,
 } from './failover-call';
+import { FailoverCallTracing } from './failover-call-tracing';
+import { FailoverCalls } from './failover-calls';
 import type { FailoverFlights } from './failover-flights';
 import type { FailoverFreshness, FreshnessRoutes } from './failover-freshness';
 import type { FailoverKeeper } from './failover-keeper';
@@ -53,6 +54,8 @@ export class FailoverExecutor {
   constructor(
     parts: FailoverParts,
     answers: FailoverAnswers,
+    private readonly calls: FailoverCalls,
+    private readonly tracing: FailoverCallTracing,
     private readonly stores: FailoverStores,
     private readonly registry: FailoverRegistry,
   ) {
@@ -79,35 +82,11 @@ export class FailoverExecutor {
   execute<T>(
     meta: FailoverMetadata,
     instance: unknown,
-    upstream: Upstream,
+    method: Upstream,
     args: unknown[],
   ): Promise<T | null> {
-    return withFailoverSpan(meta.name, (span) => {
-      if (!span) return this.run<T>({ meta, instance, upstream, args });
-      const trace: CallTrace = {};
-      const traced = (): void => {
-        const { outcome, shared } = trace;
-        if (outcome) {
-          span.setAttribute(FAILOVER_SPAN_ATTRIBUTES.outcome, outcome);
-          if (outcome !== 'failed' && outcome !== 'not-recoverable')
-            span.setAttribute(
-              FAILOVER_SPAN_ATTRIBUTES.stale,
-              outcome === 'recovered' || outcome === 'handler',
-            );
-        }
-        if (shared) span.setAttribute(FAILOVER_SPAN_ATTRIBUTES.shared, true);
-      };
-      return this.run<T>({ meta, instance, upstream, args, trace }).then(
-        (value) => {
-          traced();
-          return value;
-        },
-        (error: unknown) => {
-          traced();
-          throw error;
-        },
-      );
-    });
+    const upstream: UpstreamCall = { instance, method, args };
+    return this.tracing.traced(meta.name, (trace) => this.run<T>({ meta, upstream, trace }));
   }
 
   /**
@@ -116,76 +95,26 @@ export class FailoverExecutor {
    * which shows on a recovery answered by a SQLite read of a few microseconds.
    */
   private run<T>(invocation: FailoverInvocation): Promise<T | null> {
-    const { meta } = invocation;
     try {
-      // A tenant refused (no tenant, or an unknown one with `strict`) throws here: that is the
-      // policy the application chose, not a failure of the store.
-      const forCall = this.stores.forCall();
-      // A tenant's store seen for the first time: built before anything else.
-      if (forCall instanceof Promise)
-        return forCall.then(
-          (built) => this.executeWith<T>(invocation, built),
-          (storeError: unknown) => {
-            // The tenant's store could not be built (its table missing, the database down): the
-            // call is the upstream's alone; the next call tries to build it again.
-            this.bypass.report(meta.name, 'store', storeError);
-            return this.plain<T>(invocation);
-          },
-        );
-      return this.executeWith<T>(invocation, forCall);
+      const call = this.calls.resolve(invocation);
+      if (call instanceof Promise) return call.then((resolved) => this.answer<T>(invocation, resolved));
+      return this.answer<T>(invocation, call);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  private executeWith<T>(invocation: FailoverInvocation, store: FailoverStore): Promise<T | null> {
-    const { meta, instance, upstream, args, trace } = invocation;
-    const runtime = this.runtimes.get(meta);
-    let rawKey: string;
-    try {
-      rawKey = this.runtimes.rawKey(runtime, args);
-    } catch (keyError) {
-      // No key: nothing can be stored or recovered, but the plain method would still have
-      // answered, so the call is the upstream's alone (SPEC §3 as amended by issue #34 §4).
-      this.bypass.report(meta.name, 'key', keyError);
-      return this.plain<T>(invocation);
-    }
-    const call: FailoverCall = { meta, instance, upstream, args, trace, runtime, store, rawKey };
-    if (meta.freshMs) return this.freshness.serve<T>(call, this.routes);
+  /** The call answered: the plain upstream when it has no store or key, else through the window or the flight. */
+  private answer<T>(invocation: FailoverInvocation, call: FailoverCall | undefined): Promise<T | null> {
+    if (!call) return this.plain<T>(invocation);
+    if (call.meta.freshMs) return this.freshness.serve<T>(call, this.routes);
     return this.flight<T>(call);
   }
 
   /** The call, sharing the attempt of a call with its key already running when `singleFlight`. */
   private flight<T>(call: FailoverCall): Promise<T | null> {
     if (!call.meta.singleFlight) return this.call<T>(call);
-    const { answer, trace, shared } = this.flights.join(call, (flightCall) => this.call<T>(flightCall));
-    if (!shared) {
-      // The caller that started the flight: its outcome is the flight's (counted once, by it).
-      if (!call.trace) return answer;
-      const told = () => {
-        call.trace!.outcome = trace.outcome;
-      };
-      return answer.then(
-        (value) => (told(), value),
-        (error: unknown) => {
-          told();
-          throw error;
-        },
-      );
-    }
-    // A caller that joined: counted with the flight's outcome, its span marked shared.
-    const joined = () => {
-      const outcome = trace.outcome ?? 'failed';
-      this.metrics.call(call.meta.name, outcome);
-      if (call.trace) Object.assign(call.trace, { outcome, shared: true });
-    };
-    return answer.then(
-      (value) => (joined(), value),
-      (error: unknown) => {
-        joined();
-        throw error;
-      },
-    );
+    return this.flights.share(call, (flightCall) => this.call<T>(flightCall));
   }
 
   /**
@@ -194,10 +123,9 @@ export class FailoverExecutor {
    * `exceptionPolicy: 'never-throw'`, as for any call nothing could be recovered for).
    */
   private plain<T>(invocation: FailoverInvocation): Promise<T | null> {
-    const { instance, upstream, args } = invocation;
     let result: unknown;
     try {
-      result = upstream.apply(instance, args);
+      result = callUpstream(invocation.upstream);
     } catch (error) {
       return this.unanswered<T>(invocation, error);
     }
@@ -234,12 +162,12 @@ export class FailoverExecutor {
 
   /** The upstream, then the value kept or the failure recovered (settled in one continuation). */
   private call<T>(call: FailoverCall): Promise<T | null> {
-    const { runtime, upstream, instance, args } = call;
+    const { runtime, upstream } = call;
     let result: unknown;
     try {
       result = runtime.breaker
-        ? runtime.breaker.execute(() => upstream.apply(instance, args))
-        : upstream.apply(instance, args);
+        ? runtime.breaker.execute(() => callUpstream(upstream))
+        : callUpstream(upstream);
     } catch (error) {
       // A synchronous throw is recovered in this turn, as the awaited call did.
       try {

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { FailoverMetrics } from '../metrics/failover.metrics';
 import type { FailoverStore } from '../store/failover-store';
 import type { CallTrace, FailoverCall } from './failover-call';
 
@@ -17,6 +18,8 @@ interface Flight {
 @Injectable()
 export class FailoverFlights {
   private readonly flights = new WeakMap<FailoverStore, Map<string, Flight>>();
+
+  constructor(private readonly metrics: FailoverMetrics) {}
 
   /** Flights running now, for one store (tests and the bench read it). */
   running(store: FailoverStore): number {
@@ -50,5 +53,39 @@ export class FailoverFlights {
     };
     answer.then(done, done);
     return { answer, trace, shared: false };
+  }
+
+  /**
+   * The call's answer through the flight of its key (`singleFlight`): the caller that starts the
+   * flight settles its own outcome (counted once, by it) and its span learns the flight's; a
+   * caller that joins is counted with the flight's outcome, its span marked shared.
+   */
+  share<T>(call: FailoverCall, start: (flightCall: FailoverCall) => Promise<T>): Promise<T> {
+    const { answer, trace, shared } = this.join(call, start);
+    if (!shared) {
+      if (!call.trace) return answer;
+      const told = () => {
+        call.trace!.outcome = trace.outcome;
+      };
+      return answer.then(
+        (value) => (told(), value),
+        (error: unknown) => {
+          told();
+          throw error;
+        },
+      );
+    }
+    const joined = () => {
+      const outcome = trace.outcome ?? 'failed';
+      this.metrics.call(call.meta.name, outcome);
+      if (call.trace) Object.assign(call.trace, { outcome, shared: true });
+    };
+    return answer.then(
+      (value) => (joined(), value),
+      (error: unknown) => {
+        joined();
+        throw error;
+      },
+    );
   }
 }

@@ -58,7 +58,7 @@ export class FailoverKeeper {
     const { runtimes, writer, metrics, options } = this.parts;
     let slices;
     try {
-      slices = runtime.splitter!.splitOnStore(call.args, value);
+      slices = runtime.splitter!.splitOnStore(call.upstream.args, value);
     } catch (error) {
       runtimes.splitterFailed(runtime, 'splitOnStore', error);
       return;

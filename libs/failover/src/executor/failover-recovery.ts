@@ -104,9 +104,9 @@ export class FailoverRecovery {
 
   /** Nothing stored: the failover's handler, else null or the upstream's error. */
   private async notRecovered<T>(call: FailoverCall, key: string, error: unknown): Promise<T | null> {
-    const { meta, rawKey, args } = call;
+    const { meta, rawKey } = call;
     const { metrics, options } = this.parts;
-    const handled = await this.fromHandler(meta, { rawKey, key, args, error });
+    const handled = await this.fromHandler(meta, { rawKey, key, args: call.upstream.args, error });
     if (handled !== undefined) {
       settle(metrics, call, 'handler');
       return handled as T;
@@ -118,7 +118,8 @@ export class FailoverRecovery {
 
   /** Scatter/gather recovery: every slice looked up, merged with `null` for missing ones. */
   private async gather<T>(call: FailoverCall, error: unknown): Promise<T | undefined> {
-    const { meta, runtime, store, args } = call;
+    const { meta, runtime, store } = call;
+    const { args } = call.upstream;
     const { guard, metrics, runtimes, options } = this.parts;
     const splitter = runtime.splitter!;
     let payloads: Array<unknown | null>;

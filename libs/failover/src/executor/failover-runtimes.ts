@@ -12,12 +12,12 @@ import {
   FAILOVER_STORE_NAME,
   getFailoverKeyGeneratorToken,
 } from '../failover.tokens';
-import { failoverKey } from '../key/failover-key';
-import type { FailoverKeyContext, KeyGenerator } from '../key/key-generator';
+import type { KeyGenerator } from '../key/key-generator';
 import { moduleKeyGenerator } from '../key/module-key-generator';
 import type { ResolvedFailoverOptions } from '../failover.options';
 import type { Class, PayloadType } from '../payload/payload-type';
 import type { PayloadSplitter } from '../scatter/payload-splitter';
+import { RuntimeKeys } from './runtime-keys';
 
 /**
  * A failover's per-method context, built once (at bootstrap, or on first use) and not changed
@@ -26,11 +26,8 @@ import type { PayloadSplitter } from '../scatter/payload-splitter';
 export interface Runtime {
   /** The failover's declaration. */
   readonly meta: FailoverMetadata;
-  readonly keyGenerator: KeyGenerator;
-  readonly context: FailoverKeyContext;
-  readonly splitterName: string;
-  /** rawKey -> UUID, so a hot key does not pay an MD5 per call (bounded; the one thing that changes). */
-  readonly keys: Map<string, string>;
+  /** Its key generator, and the stored keys of raw keys. */
+  readonly keys: RuntimeKeys;
   readonly splitter?: PayloadSplitter;
   readonly breaker?: CircuitBreakerPolicy;
   /** The type of one stored entry: the element type when a splitter stores slices. */
@@ -136,19 +133,10 @@ export class FailoverRuntimes {
     const entryType: PayloadType | undefined = meta.javaClass
       ? { javaClass: meta.javaClass, type: declared }
       : declared;
-    const context: FailoverKeyContext = {
-      name: meta.name,
-      domain: meta.domain,
-      effectiveName: meta.effectiveName,
-      method: meta.method,
-    };
     return {
       meta,
-      keyGenerator: keyGenerator ?? this.defaultKeys(),
-      context,
-      keys: new Map(),
+      keys: new RuntimeKeys(keyGenerator ?? this.defaultKeys(), meta),
       splitter,
-      splitterName: splitter?.constructor?.name ?? 'PayloadSplitter',
       breaker,
       entryType,
     };
@@ -156,18 +144,12 @@ export class FailoverRuntimes {
 
   /** Layer 1 for this failover; a key error names the failover. */
   rawKey(runtime: Runtime, args: readonly unknown[]): string {
-    return runtime.keyGenerator.key(args, runtime.context);
+    return runtime.keys.raw(args);
   }
 
   /** The stored key of a raw key. */
   key(runtime: Runtime, rawKey: string): string {
-    let key = runtime.keys.get(rawKey);
-    if (key === undefined) {
-      key = failoverKey(runtime.meta.effectiveName, rawKey);
-      if (runtime.keys.size >= 1_000) runtime.keys.clear();
-      runtime.keys.set(rawKey, key);
-    }
-    return key;
+    return runtime.keys.storedKey(rawKey);
   }
 
   /** The failover's `recoverOn` predicate; one that throws means "not recoverable". */
@@ -183,7 +165,8 @@ export class FailoverRuntimes {
   }
 
   splitterFailed(runtime: Runtime, operation: PayloadSplitterError['operation'], cause: unknown): void {
-    const error = new PayloadSplitterError(runtime.splitterName, operation, runtime.meta.name, cause);
+    const splitterName = runtime.splitter?.constructor?.name ?? 'PayloadSplitter';
+    const error = new PayloadSplitterError(splitterName, operation, runtime.meta.name, cause);
     this.metrics.storeError(operation);
     this.logger.error(error.message);
   }

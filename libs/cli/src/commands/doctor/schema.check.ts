@@ -1,0 +1,71 @@
+import {
+  Catalog,
+  checkLiveTable,
+  indexName,
+  LiveTable,
+  tableName,
+  type SqlClient,
+  type TableSpec,
+} from '@holdfast/core/kit';
+import { HOLDFAST_TABLES } from '../../tables';
+import type { DoctorCheck } from './doctor-report';
+
+/** Each Holdfast table under the prefix against what its module expects: columns, types, indexes. */
+export async function schemaChecks(sql: SqlClient, prefix: string): Promise<DoctorCheck[]> {
+  const catalog = Catalog.of(sql);
+  const found: { spec: TableSpec; table: string }[] = [];
+  const absent: string[] = [];
+  for (const spec of HOLDFAST_TABLES) {
+    const table = tableName(prefix, spec.name);
+    if (await catalog.tableExists(table)) found.push({ spec, table });
+    else absent.push(table);
+  }
+  const checks: DoctorCheck[] = absent.length
+    ? [
+        {
+          check: 'schema',
+          status: 'skipped',
+          detail: `${absent.join(', ')} not created: the modules that use them are not used here (or create them with \`holdfast migrate\`)`,
+        },
+      ]
+    : [];
+  if (!found.length) {
+    return [
+      {
+        check: 'schema',
+        status: 'warning',
+        detail: `no Holdfast table under prefix '${prefix}' (${HOLDFAST_TABLES.map((s) => tableName(prefix, s.name)).join(', ')})`,
+        fix: "check --prefix (or HOLDFAST_TABLE_PREFIX); create the tables with `holdfast migrate`, or let the modules create theirs (schema 'create')",
+      },
+    ];
+  }
+  for (const { spec, table } of found) {
+    const columns = (await catalog.columns(table)) ?? [];
+    try {
+      checkLiveTable(sql.dialect, spec, new LiveTable(table, true, columns));
+    } catch (error) {
+      checks.push({
+        check: 'schema',
+        status: 'failure',
+        detail: `${table}: ${error instanceof Error ? error.message : String(error)}`,
+        fix: 'the module refuses to start on this table (schema check): alter the column as the detail says',
+      });
+      continue;
+    }
+    const indexes = new Set(((await catalog.indexes(table)) ?? []).map((i) => i.name.toLowerCase()));
+    const missing = (spec.indexes ?? [])
+      .map((index) => indexName(prefix, index))
+      .filter((name) => !indexes.has(name.toLowerCase()));
+    if (missing.length) {
+      checks.push({
+        check: 'schema',
+        status: 'warning',
+        detail: `${table}: index(es) ${missing.join(', ')} missing: the statements that use them scan the table`,
+        fix: `create them from \`holdfast ddl --dialect ${sql.dialect.name}${prefix ? ` --prefix ${prefix}` : ''}\``,
+      });
+      continue;
+    }
+    checks.push({ check: 'schema', status: 'ok', detail: `${table}: every column and index as expected` });
+  }
+  return checks;
+}
