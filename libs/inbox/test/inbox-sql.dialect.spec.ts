@@ -50,7 +50,11 @@ describe("the inbox's dialect SQL: statement targets, planner hints, locking, up
     expect(indexWalkFilter(sqlDialect('postgres'), 'A = 1')).toBe('COALESCE((A = 1), FALSE)');
     expect(DIALECTS.filter((d) => indexWalkFilter(sqlDialect(d), 'A = 1') !== 'A = 1')).toEqual(['postgres']);
     expect(rowAddress(sqlDialect('postgres'))).toBe('ctid');
-    expect(DIALECTS.filter((d) => rowAddress(sqlDialect(d)) !== undefined)).toEqual(['postgres']);
+    expect(rowAddress(sqlDialect('sqlite'))).toBe('rowid');
+    expect(DIALECTS.filter((d) => rowAddress(sqlDialect(d)) !== undefined).sort()).toEqual([
+      'postgres',
+      'sqlite',
+    ]);
   });
 
   it('says InnoDB locks the rows a locking read scans', () => {
