@@ -30,16 +30,45 @@ export class CorMessageReplace {
    */
   async replace(row: NewMessageRow, mode: 'replace' | 'debounce', now: Now): Promise<boolean> {
     if (this.on.groupTable === undefined || row.group === undefined)
-      return (await this.on.sql.execute(this.replaceStatement(row, mode, now))) > 0;
+      return this.run(this.on.sql, row, mode, now);
     return this.on.sql.transaction(async (tx: SqlClient) => {
-      if (!(await tx.execute(this.replaceStatement(row, mode, now)))) return false;
+      if (!(await this.run(tx, row, mode, now))) return false;
       for (const s of this.regroupStatements(row)) await tx.execute(s);
       return true;
     });
   }
 
+  /**
+   * The UPDATE; with a NOTIFY channel (PostgreSQL), as the data-modifying part of one statement
+   * that also notifies when a row was replaced, as an insert does: the other nodes hear of the
+   * new content (due now, or at its new time) when the transaction commits.
+   */
+  private async run(
+    sql: SqlClient,
+    row: NewMessageRow,
+    mode: 'replace' | 'debounce',
+    now: Now,
+  ): Promise<boolean> {
+    const b = new StatementBinder(this.on.d);
+    const update = this.replaceText(b, row, mode, now);
+    if (this.on.notifyChannel === undefined) return (await sql.execute(b.statement(update))) > 0;
+    // The channel is bound after the UPDATE's values, in the order the placeholders appear.
+    const channel = b.bind(this.on.notifyChannel);
+    const text = `WITH hf_replaced AS (${update} RETURNING ID) SELECT pg_notify(${channel}, '') AS notified FROM hf_replaced`;
+    return (await sql.query(b.statement(text))).length > 0;
+  }
+
   replaceStatement(row: NewMessageRow, mode: 'replace' | 'debounce', now: Now): Statement {
     const b = new StatementBinder(this.on.d);
+    return b.statement(this.replaceText(b, row, mode, now));
+  }
+
+  private replaceText(
+    b: StatementBinder,
+    row: NewMessageRow,
+    mode: 'replace' | 'debounce',
+    now: Now,
+  ): string {
     // Bound in the order the placeholders appear (MySQL and SQLite number '?' by position).
     const v = messageRowValues(this.on, b, row, now);
     const content =
@@ -47,9 +76,9 @@ export class CorMessageReplace {
       `PAYLOAD_TYPE_NAME = ${v.name}, PAYLOAD_TYPE_REVISION = ${v.revision}, PAYLOAD = ${v.payload}`;
     const next = this.nextRetry(b, row, mode, now);
     const priority = this.on.priority ? `, PRIORITY = ${priorityValue(row)}` : '';
-    return b.statement(
+    return (
       `UPDATE ${this.on.table} SET ${content}, INSERTED = ${v.inserted}, TTL_DURATION = ${v.ttl}, ` +
-        `EXPIRATION = ${v.expiration}, RETRIES = 0, ERROR = NULL, NEXT_RETRY = ${next}${priority} WHERE ID = ${b.bind(row.id)}`,
+      `EXPIRATION = ${v.expiration}, RETRIES = 0, ERROR = NULL, NEXT_RETRY = ${next}${priority} WHERE ID = ${b.bind(row.id)}`
     );
   }
 
