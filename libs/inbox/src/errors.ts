@@ -179,6 +179,17 @@ export class InboxPriorityColumnError extends HoldfastError {
   }
 }
 
+/** `fairShare` is on together with an option it does not work with in this version. */
+export class InboxFairShareError extends HoldfastError {
+  constructor(readonly option: string) {
+    super(
+      `Inbox option 'fairShare' cannot be combined with '${option}': a fair-share claim counts shares by ` +
+        `message type name in acceptance order, and does not keep '${option}''s order. Leave one of them off.`,
+      'HOLDFAST_INBOX_FAIR_SHARE',
+    );
+  }
+}
+
 /** A type pause needs `<prefix>HOLDFAST_INBOX_PAUSE`, and the inbox's database has none. */
 export class PauseTableMissingError extends HoldfastError {
   constructor(readonly table: string) {

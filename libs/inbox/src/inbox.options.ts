@@ -38,6 +38,15 @@ export interface InboxModuleOptions {
    * table without it stops startup with `InboxPriorityColumnError`.
    */
   priorities?: boolean;
+  /**
+   * Fair share across message types (default off): a claim takes at most `perKey` messages of
+   * one type name, round by round (every name's first due message, then every name's second, …),
+   * so a name with a large backlog cannot hold the others back. Claims reach each name through
+   * the index COR_MESSAGE_TYPE_IDX (created under `schema: 'create'`, else migration
+   * `1764000000413-cor-message-type-index`). Not with `groupBy` or `priorities`
+   * (`InboxFairShareError`).
+   */
+  fairShare?: InboxFairShareOptions;
   retry?: InboxRetryOptions;
   /** TTL for messages that bring none: an ISO-8601 duration ('PT1H') or a Duration (ms, '1h'). */
   defaultTtl?: Duration;
@@ -191,4 +200,10 @@ export interface InboxHistoryOptions {
 export interface InboxStatsOptions {
   /** Minutes older than this are deleted at the cleanup tick (default '24h'). */
   retention?: Duration;
+}
+
+/** `fairShare` of `InboxModule.forRoot()`. */
+export interface InboxFairShareOptions {
+  /** Most messages of one type name in one claim (1 to 10,000). */
+  perKey: number;
 }

@@ -30,3 +30,4 @@ export {
   COR_MESSAGE_PRIORITY_INDEX,
   corMessageSpecWithPriority,
 } from './store/cor-message.priority';
+export { addTypeIndexSql, COR_MESSAGE_TYPE_INDEX } from './store/cor-message.fair-share';

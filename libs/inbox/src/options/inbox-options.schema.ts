@@ -3,6 +3,7 @@ import {
   IsDataSourceOption,
   IsDurationOption,
   IsTablePrefix,
+  NestedOptions,
   SCHEMA_MODES,
   type DataSourceOption,
   type Dialect,
@@ -51,6 +52,11 @@ export class InboxRetryOptionsSchema {
   @IsOptional() @IsNumber() @Min(0) @Max(1) jitter = 0.2;
 }
 
+/** `fairShare` of `InboxModule.forRoot()`. */
+export class InboxFairShareOptionsSchema {
+  @IsInt() @Min(1) @Max(10_000) perKey!: number;
+}
+
 /**
  * What `InboxModule.forRoot()` accepts, as class-validator checks it, with every default: a
  * validated instance is the ResolvedInboxOptions the inbox's services get.
@@ -65,6 +71,7 @@ export class InboxOptionsSchema {
   @IsOptional() @IsIn(['fail-first', 'all']) batchMode: BatchMode = 'fail-first';
   @IsOptional() @isFunction('isGroupBy') groupBy?: (message: InboxMessage) => string;
   @IsOptional() @IsBoolean() priorities = false;
+  @IsOptional() @NestedOptions(() => InboxFairShareOptionsSchema) fairShare?: InboxFairShareOptionsSchema;
   @IsOptional() @ValidateNested() @Type(() => InboxRetryOptionsSchema) retry: InboxRetryOptionsSchema =
     new InboxRetryOptionsSchema();
   @IsOptional()

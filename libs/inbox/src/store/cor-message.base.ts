@@ -13,6 +13,7 @@ import { COR_MESSAGE_ORDER_INDEX, COR_MESSAGE_TABLE } from './cor-message.table'
 import type { MessageRow, Now, RawRow } from './cor-message.rows';
 import { FAR_FUTURE } from './next-retry';
 import type { PriorityLayout } from './cor-message.priority';
+import type { FairShareLayout } from './cor-message.fair-share';
 
 /**
  * What every group of statements on `<prefix>COR_MESSAGE` shares: the client, the names, and the
@@ -46,6 +47,11 @@ export class CorMessageTable {
   traceContext = false;
   /** Set when the inbox option `priorities` is on (and the PRIORITY column exists): claims order by it first. */
   priority?: PriorityLayout;
+  /**
+   * Set when the inbox option `fairShare` is on: claims take at most `perKey` messages of one
+   * type name, round by round across the names (see COR_MESSAGE_TYPE_INDEX).
+   */
+  fairShare?: FairShareLayout;
   /**
    * The types paused across the cluster as the delivery loop last read them (see
    * InboxPauseStatements.snapshot): claims leave their messages where they are. Empty: no

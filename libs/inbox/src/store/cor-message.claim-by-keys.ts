@@ -3,7 +3,7 @@ import { ClaimStatements, type ClaimLease, type Claimed, type Hold } from './cor
 import type { Now, RawRow } from './cor-message.rows';
 
 /** A due key read before the locking read (MySQL/MariaDB). */
-interface Candidate {
+export interface Candidate {
   inserted_ms: unknown;
   id: string;
   /** With priorities only. */
@@ -11,7 +11,7 @@ interface Candidate {
 }
 
 /** One read of candidates: up to `limit` due keys, after `after` when given. */
-interface CandidateRead {
+export interface CandidateRead {
   limit: number;
   now: Now;
   lease: ClaimLease;
@@ -119,7 +119,7 @@ export class ClaimByKeys extends ClaimStatements {
   }
 
   /** Due keys in delivery order, after `after` when given: a plain read, no lock. */
-  private async candidates(tx: SqlClient, read: CandidateRead): Promise<Candidate[]> {
+  protected async candidates(tx: SqlClient, read: CandidateRead): Promise<Candidate[]> {
     const s = this.candidatesStatement(read);
     return tx.query<Candidate>(s);
   }

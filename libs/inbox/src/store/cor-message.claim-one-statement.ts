@@ -98,7 +98,7 @@ export class ClaimInOneStatement extends ClaimStatements {
    * Runs a one-statement claim (in a transaction of its own when `hold` is given) and reads its
    * rows in delivery order.
    */
-  private async runClaim(s: Statement, now: Now, leaseOf: ClaimLease, hold?: Hold): Promise<Claimed> {
+  protected async runClaim(s: Statement, now: Now, leaseOf: ClaimLease, hold?: Hold): Promise<Claimed> {
     const run = async (sql: SqlClient) => {
       // Kept planned per connection on PostgreSQL: the claim's text is the same at every call but
       // those that also take back an unanswered claim's rows (a few texts more, capped per pool).

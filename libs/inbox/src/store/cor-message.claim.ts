@@ -2,6 +2,7 @@ import type { CorMessageTable } from './cor-message.base';
 import { ClaimByKeys } from './cor-message.claim-by-keys';
 import type { ClaimLease, ClaimStatements, Claimed, Hold } from './cor-message.claim-base';
 import { ClaimInOneStatement } from './cor-message.claim-one-statement';
+import { FairClaimByKeys, FairClaimInOneStatement } from './cor-message.claim-fair';
 import type { CorMessageGroups } from './cor-message.groups';
 import type { Now } from './cor-message.rows';
 
@@ -13,11 +14,16 @@ export type { ClaimLease } from './cor-message.claim-base';
  */
 export class CorMessageClaim {
   private readonly way: ClaimStatements;
+  /** With fair share on (CorMessageTable.fairShare, set at startup): see cor-message.claim-fair.ts. */
+  private readonly fairWay: ClaimStatements;
 
-  constructor(on: CorMessageTable, groups: CorMessageGroups) {
-    this.way = on.sql.dialect.locksScannedRows
-      ? new ClaimByKeys(on, groups)
-      : new ClaimInOneStatement(on, groups);
+  constructor(
+    private readonly on: CorMessageTable,
+    groups: CorMessageGroups,
+  ) {
+    const byKeys = on.sql.dialect.locksScannedRows;
+    this.way = byKeys ? new ClaimByKeys(on, groups) : new ClaimInOneStatement(on, groups);
+    this.fairWay = byKeys ? new FairClaimByKeys(on, groups) : new FairClaimInOneStatement(on, groups);
   }
 
   /**
@@ -41,6 +47,6 @@ export class CorMessageClaim {
    * `hold` (tests) runs inside the claim's transaction after the rows are locked.
    */
   claim(limit: number, now: Now, lease: ClaimLease, hold?: Hold): Promise<Claimed> {
-    return this.way.claim(limit, now, lease, hold);
+    return (this.on.fairShare ? this.fairWay : this.way).claim(limit, now, lease, hold);
   }
 }

@@ -16,7 +16,12 @@ import {
 } from '@holdfast/core/kit';
 import { CompetingLeadership, type InboxLeadership } from '../cluster/inbox-leadership';
 import { SimbaLeadership } from '../cluster/simba-leadership';
-import { InboxClusterModeError, InboxNotifyUnsupportedError, InboxPriorityColumnError } from '../errors';
+import {
+  InboxClusterModeError,
+  InboxFairShareError,
+  InboxNotifyUnsupportedError,
+  InboxPriorityColumnError,
+} from '../errors';
 import { inboxNotifyChannel } from '../notify/notify-channel';
 import { INBOX_OPTIONS } from '../inbox.tokens';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
@@ -31,6 +36,7 @@ import {
   corMessageSpecWithPriority,
   detectPriorityLayout,
 } from './cor-message.priority';
+import { corMessageSpecWithTypeIndex, detectFairShareLayout } from './cor-message.fair-share';
 import { INBOX_GROUP_TABLE } from './inbox-group.table';
 import { INBOX_LEASE_TABLE } from './inbox-lease.table';
 import { InboxPauseStatements } from './inbox-pause.statements';
@@ -68,7 +74,9 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
   }
 
   async onModuleInit(): Promise<void> {
-    const { traceContext } = this.options;
+    const { traceContext, fairShare } = this.options;
+    if (fairShare && this.options.groupBy) throw new InboxFairShareError('groupBy');
+    if (fairShare && this.options.priorities) throw new InboxFairShareError('priorities');
     const spec = this.options.priorities ? corMessageSpecWithPriority(false) : COR_MESSAGE_TABLE;
     const live = await this.applySchema(traceContext === false ? spec : withTraceContextColumn(spec));
     const { coordination, heartbeats, application } = this.storesOnce();
@@ -89,6 +97,7 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
       store.on.hasOrderIndex = application.on.hasOrderIndex;
     }
     if (this.options.priorities) await this.enablePriorities(live, [application, coordination, heartbeats]);
+    if (fairShare) await this.enableFairShare(fairShare.perKey, [application, coordination, heartbeats]);
     const leadership = this.leadership;
     // Competing nodes take turns at the expiry cleanup through a row of their own table.
     if (this.options.deliver && leadership.mode === 'competing') {
@@ -124,6 +133,16 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     await this.applySchema(corMessageSpecWithPriority(true));
     const layout = await detectPriorityLayout(stores[0].sql, tablePrefix);
     for (const store of stores) store.on.priority = layout;
+  }
+
+  /**
+   * `fairShare`: the type index is created (`schema: 'create'`) or checked (a warning with its
+   * DDL when missing: claims then work, by a scan), and every store claims fairly.
+   */
+  private async enableFairShare(perKey: number, stores: readonly CorMessageStore[]): Promise<void> {
+    await this.applySchema(corMessageSpecWithTypeIndex());
+    const layout = await detectFairShareLayout(stores[0].sql, this.options.tablePrefix, perKey);
+    for (const store of stores) store.on.fairShare = layout;
   }
 
   /** Creates or checks a table of the inbox's opt-in parts (history, stats) under its prefix and schema mode. */

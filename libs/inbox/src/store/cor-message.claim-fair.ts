@@ -1,0 +1,115 @@
+import { type SqlClient, StatementBinder } from '@holdfast/core/kit';
+import type { ClaimLease, Claimed, Hold } from './cor-message.claim-base';
+import { ClaimByKeys, type Candidate, type CandidateRead } from './cor-message.claim-by-keys';
+import { ClaimInOneStatement } from './cor-message.claim-one-statement';
+import { fairKeysCte, type FairShareLayout } from './cor-message.fair-share';
+import type { Now } from './cor-message.rows';
+
+/**
+ * Fair share on PostgreSQL and SQLite (see COR_MESSAGE_TYPE_INDEX): still one statement. The
+ * keys by a skip scan of the type index; for each key its first `perKey` due messages from the
+ * start of its range; of those the first of every key, then the second of every key, … up to
+ * the claim's size; leased as the plain claim leases.
+ *
+ * PostgreSQL locks each key's picks as it reads them (`FOR UPDATE SKIP LOCKED` inside the
+ * LATERAL read of that key): at most `perKey` rows a key, the rows beyond the claim's size
+ * free again when the statement ends (it commits on its own). SQLite's single writer holds the
+ * write lock for the statement.
+ */
+export class FairClaimInOneStatement extends ClaimInOneStatement {
+  override async claim(limit: number, now: Now, leaseOf: ClaimLease, hold?: Hold): Promise<Claimed> {
+    const fair = this.on.fairShare!;
+    const b = new StatementBinder(this.d);
+    const read = { leaseKnown: typeof leaseOf !== 'number' };
+    const keys = fairKeysCte(this.table);
+    const perKey = Math.trunc(fair.perKey);
+    let text: string;
+    if (this.d.writableCte) {
+      const key = this.d.rowAddress ?? 'ID';
+      const due = this.d.indexWalkFilter(this.due(b, now, leaseOf));
+      const ofKey = this.d.limit(
+        `SELECT ${key} AS hf_addr, INSERTED AS hf_ins, ID AS hf_id FROM ${this.table} ` +
+          `WHERE PAYLOAD_TYPE_NAME = hf_keys.k AND ${due} ORDER BY INSERTED, ID`,
+        perKey,
+      );
+      const ranked =
+        `SELECT s.hf_addr, s.hf_ins, s.hf_id, ROW_NUMBER() OVER (ORDER BY s.hf_ins, s.hf_id) AS hf_rn ` +
+        `FROM (${ofKey}${this.d.forUpdate(true)}) s`;
+      const picked = this.d.limit(
+        `SELECT p.hf_addr FROM hf_keys CROSS JOIN LATERAL (${ranked}) p ORDER BY p.hf_rn, p.hf_ins, p.hf_id`,
+        limit,
+      );
+      const lease = this.leaseEnd(b, now, leaseOf);
+      const dbNow = `${this.claimClock(b, now)} AS db_now`;
+      text =
+        `${keys}, hf_picked AS (${picked}), ` +
+        `claimed AS (UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ${this.d.keyIn(key, 'SELECT hf_addr FROM hf_picked')} ` +
+        `RETURNING ${dbNow}, ${this.columns(true, read)}, INSERTED AS ord_inserted) ` +
+        `SELECT db_now, ${this.columnAliases(true, read)} FROM claimed ORDER BY ord_inserted, id`;
+    } else {
+      // SQLite: bound in the order the placeholders appear (the lease first, then the due condition).
+      const lease = this.leaseEnd(b, now, leaseOf);
+      const due = this.due(b, now, leaseOf);
+      const dbNow = `${this.claimClock(b, now)} AS db_now`;
+      const ofKey = this.d.limit(
+        `SELECT ID FROM ${this.table} WHERE PAYLOAD_TYPE_NAME = hf_keys.k AND ${due} ORDER BY INSERTED, ID`,
+        perKey,
+      );
+      const ranked =
+        `SELECT hf_m.ID AS hf_id, hf_m.INSERTED AS hf_ins, ` +
+        `ROW_NUMBER() OVER (PARTITION BY hf_keys.k ORDER BY hf_m.INSERTED, hf_m.ID) AS hf_rn ` +
+        `FROM hf_keys JOIN ${this.table} hf_m ON hf_m.ID IN (${ofKey})`;
+      const picked = this.d.limit(`SELECT hf_id FROM (${ranked}) ORDER BY hf_rn, hf_ins, hf_id`, limit);
+      text =
+        `${keys} UPDATE ${this.table} SET NEXT_RETRY = ${lease} WHERE ID IN (${picked}) ` +
+        `RETURNING ${dbNow}, ${this.columns(true, read)}`;
+    }
+    return this.runClaim(b.statement(text), now, leaseOf, hold);
+  }
+}
+
+/**
+ * Fair share on MySQL/MariaDB: the candidates are each key's first `perKey` due messages (a
+ * plain read: the keys by a skip scan, then one range of the forced type index per key), cut
+ * round by round to the claim's size; the locking read and the lease are ClaimByKeys' own, so
+ * the claim still locks only the rows it takes (and candidates another node took meanwhile are
+ * skipped). One round of candidates: a claim whose candidates were all taken by another node
+ * comes back short, and the next one reads again.
+ */
+export class FairClaimByKeys extends ClaimByKeys {
+  protected override async candidates(tx: SqlClient, read: CandidateRead): Promise<Candidate[]> {
+    if (read.after) return [];
+    const fair = this.on.fairShare as FairShareLayout;
+    const keyRows = await tx.query<{ k: string }>(
+      new StatementBinder(this.d).statement(
+        `${fairKeysCte(this.table)} SELECT k FROM hf_keys WHERE k IS NOT NULL`,
+      ),
+    );
+    if (!keyRows.length) return [];
+    const b = new StatementBinder(this.d);
+    const hint = fair.indexed ? this.d.forceIndex(fair.index) : '';
+    const parts = keyRows.map(
+      ({ k }) =>
+        `(${this.d.limit(
+          `SELECT ID AS id, ${this.t.read('INSERTED')} AS inserted_ms, ${b.bind(k)} AS hf_k FROM ${this.table} ${hint}` +
+            `WHERE PAYLOAD_TYPE_NAME = ${b.bind(k)} AND ${this.due(b, read.now, read.lease)} ORDER BY INSERTED, ID`,
+          Math.trunc(fair.perKey),
+        )})`,
+    );
+    const rows = await tx.query<Candidate & { hf_k: string }>(b.statement(parts.join(' UNION ALL ')));
+    // Each key's candidates in delivery order (a UNION ALL keeps no order), numbered within the key.
+    type Ranked = { row: Candidate & { hf_k: string }; at: number; n: number };
+    const byOrder = (x: Ranked, y: Ranked) =>
+      x.at - y.at || (x.row.id < y.row.id ? -1 : x.row.id > y.row.id ? 1 : 0);
+    const ranked: Ranked[] = rows.map((row) => ({ row, at: this.t.toMillis(row.inserted_ms), n: 0 }));
+    ranked.sort((x, y) => (x.row.hf_k < y.row.hf_k ? -1 : x.row.hf_k > y.row.hf_k ? 1 : byOrder(x, y)));
+    ranked.forEach(
+      (r, i) => (r.n = i > 0 && ranked[i - 1].row.hf_k === r.row.hf_k ? ranked[i - 1].n + 1 : 1),
+    );
+    ranked.sort((x, y) => x.n - y.n || byOrder(x, y));
+    return ranked
+      .slice(0, read.limit)
+      .sort(byOrder)
+      .map(({ row }) => ({ id: row.id, inserted_ms: row.inserted_ms }));
+  }
+}
