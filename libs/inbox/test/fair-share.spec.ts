@@ -96,6 +96,14 @@ describeEachDatabase('inbox fair share', (ctx) => {
     );
   });
 
+  it('the loop drains one type alone at perKey a claim without waiting for the next poll', async () => {
+    // pollInterval is an hour: a claim of perKey (under batchSize) must still count as full.
+    const node = await open({ batchSize: 8, wakeOnAccept: true });
+    await backlog(node, 30, 0);
+    for (let i = 0; i < 400 && node.probe.calls.length < 30; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(node.probe.calls.length).toBe(30);
+  });
+
   it('competing nodes claiming side by side deliver every message once, the quiet types early', async () => {
     const nodes =
       ctx.db === 'sqlite'

@@ -4,6 +4,7 @@ import type { InboxConnection } from '../store/inbox-connection';
 import type { BatchClaimer } from './batch-claimer';
 import type { ClaimLedger } from './claim-ledger';
 import { DeliveryRun, emptyReport, type DeliveryReport, type DeliveryRunContext } from './delivery-run';
+import { fullClaim } from './delivery-settings';
 
 /** What batch delivery needs from the delivery service that owns it. */
 export interface BatchDeliveryContext {
@@ -49,7 +50,7 @@ export class BatchDelivery {
     if (!rows.length) return emptyReport(0);
     // A full batch: more are waiting. The next batch is claimed now, while this one runs. Not
     // when grouped: a group's next message is only ready once the one before it is gone.
-    if (overlap && rows.length >= options.batchSize && options.groupBy === undefined && running())
+    if (overlap && rows.length >= fullClaim(options) && options.groupBy === undefined && running())
       ctx.claimer.prefetch();
     let lastDeletes: Promise<void> | undefined;
     try {

@@ -41,7 +41,7 @@ export interface Claim {
 
 /** What every run uses, from the delivery service that owns them. */
 export interface DeliveryRunContext {
-  options: Pick<ResolvedInboxOptions, 'batchSize' | 'groupBy' | 'batchMode'>;
+  options: Pick<ResolvedInboxOptions, 'batchSize' | 'fairShare' | 'groupBy' | 'batchMode'>;
   registry: InboxHandlerRegistry;
   slots: HandlerSlots;
   ledger: ClaimLedger;
