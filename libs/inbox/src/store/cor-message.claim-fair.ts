@@ -6,6 +6,13 @@ import { fairKeysCte, type FairShareLayout } from './cor-message.fair-share';
 import type { Now } from './cor-message.rows';
 
 /**
+ * Each key's read names its key as a range (`k <= PAYLOAD_TYPE_NAME <= k`, not `= k`) and is
+ * ordered as the type index is (PAYLOAD_TYPE_NAME, INSERTED, ID), which only that index hands
+ * out without a sort. With `= k` PostgreSQL takes the key for a constant, orders by (INSERTED,
+ * ID) alone, and with statistics that saw one type only walks the delivery-order index with a
+ * filter on the type: through the whole hot backlog for each quiet type accepted after it
+ * (EXPLAIN ANALYZE on 100,000 rows: 95,409 rows filtered per key, 682 ms a claim).
+ *
  * Fair share on PostgreSQL and SQLite (see COR_MESSAGE_TYPE_INDEX): still one statement. The
  * keys by a skip scan of the type index; for each key its first `perKey` due messages from the
  * start of its range; of those the first of every key, then the second of every key, … up to
@@ -29,7 +36,7 @@ export class FairClaimInOneStatement extends ClaimInOneStatement {
       const due = this.d.indexWalkFilter(this.due(b, now, leaseOf));
       const ofKey = this.d.limit(
         `SELECT ${key} AS hf_addr, INSERTED AS hf_ins, ID AS hf_id FROM ${this.table} ` +
-          `WHERE PAYLOAD_TYPE_NAME = hf_keys.k AND ${due} ORDER BY INSERTED, ID`,
+          `WHERE PAYLOAD_TYPE_NAME >= hf_keys.k AND PAYLOAD_TYPE_NAME <= hf_keys.k AND ${due} ORDER BY PAYLOAD_TYPE_NAME, INSERTED, ID`,
         perKey,
       );
       const ranked =
@@ -52,7 +59,7 @@ export class FairClaimInOneStatement extends ClaimInOneStatement {
       const due = this.due(b, now, leaseOf);
       const dbNow = `${this.claimClock(b, now)} AS db_now`;
       const ofKey = this.d.limit(
-        `SELECT ID FROM ${this.table} WHERE PAYLOAD_TYPE_NAME = hf_keys.k AND ${due} ORDER BY INSERTED, ID`,
+        `SELECT ID FROM ${this.table} WHERE PAYLOAD_TYPE_NAME >= hf_keys.k AND PAYLOAD_TYPE_NAME <= hf_keys.k AND ${due} ORDER BY PAYLOAD_TYPE_NAME, INSERTED, ID`,
         perKey,
       );
       const ranked =
@@ -80,19 +87,23 @@ export class FairClaimByKeys extends ClaimByKeys {
   protected override async candidates(tx: SqlClient, read: CandidateRead): Promise<Candidate[]> {
     if (read.after) return [];
     const fair = this.on.fairShare as FairShareLayout;
+    const hint = fair.indexed ? this.d.forceIndex(fair.index) : '';
+    // The keys by InnoDB's own skip scan ("Using index for group-by": one probe per key). The
+    // recursive CTE of the other databases reads the whole index for each key here: its
+    // correlated MIN is no range to InnoDB (MariaDB 10.11's ANALYZE on 100,000 rows: 100,000
+    // index entries read per key).
     const keyRows = await tx.query<{ k: string }>(
       new StatementBinder(this.d).statement(
-        `${fairKeysCte(this.table)} SELECT k FROM hf_keys WHERE k IS NOT NULL`,
+        `SELECT PAYLOAD_TYPE_NAME AS k FROM ${this.table} ${hint}GROUP BY PAYLOAD_TYPE_NAME`,
       ),
     );
     if (!keyRows.length) return [];
     const b = new StatementBinder(this.d);
-    const hint = fair.indexed ? this.d.forceIndex(fair.index) : '';
     const parts = keyRows.map(
       ({ k }) =>
         `(${this.d.limit(
           `SELECT ID AS id, ${this.t.read('INSERTED')} AS inserted_ms, ${b.bind(k)} AS hf_k FROM ${this.table} ${hint}` +
-            `WHERE PAYLOAD_TYPE_NAME = ${b.bind(k)} AND ${this.due(b, read.now, read.lease)} ORDER BY INSERTED, ID`,
+            `WHERE PAYLOAD_TYPE_NAME = ${b.bind(k)} AND ${this.due(b, read.now, read.lease)} ORDER BY PAYLOAD_TYPE_NAME, INSERTED, ID`,
           Math.trunc(fair.perKey),
         )})`,
     );
