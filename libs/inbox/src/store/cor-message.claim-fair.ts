@@ -99,11 +99,14 @@ export class FairClaimByKeys extends ClaimByKeys {
     );
     if (!keyRows.length) return [];
     const b = new StatementBinder(this.d);
+    // `= k` and ORDER BY INSERTED, ID: the forced index's range in its order. Naming the key in
+    // the ORDER BY too (as PostgreSQL needs, see FairClaimInOneStatement) makes MariaDB sort
+    // the whole range ("Using filesort": 450–800 ms a claim beside 100,000 hot messages).
     const parts = keyRows.map(
       ({ k }) =>
         `(${this.d.limit(
           `SELECT ID AS id, ${this.t.read('INSERTED')} AS inserted_ms, ${b.bind(k)} AS hf_k FROM ${this.table} ${hint}` +
-            `WHERE PAYLOAD_TYPE_NAME = ${b.bind(k)} AND ${this.due(b, read.now, read.lease)} ORDER BY PAYLOAD_TYPE_NAME, INSERTED, ID`,
+            `WHERE PAYLOAD_TYPE_NAME = ${b.bind(k)} AND ${this.due(b, read.now, read.lease)} ORDER BY INSERTED, ID`,
           Math.trunc(fair.perKey),
         )})`,
     );
