@@ -3,6 +3,7 @@ import { InvalidOptionsError, statement } from '@holdfast/core/kit';
 import { describeEachDatabase } from '@holdfast/testing';
 import { InboxFairShareError, InboxHandler, type InboxMessage } from '../src';
 import { createInboxApp, type InboxTestApp } from './inbox-test-app';
+import { seedCorMessageDdl } from './seed-ddl';
 
 /** The hot type: TestHandlers' own (every call lands in the app's probe). */
 const hot = { namespace: 'test', name: 'order-placed' };
@@ -143,6 +144,25 @@ describeEachDatabase('inbox fair share', (ctx) => {
     expect(ids.slice(0, 3)).toEqual(['h0000', 'h0001', 'h0002']);
     expect(ids).toContain('h0003');
     expect(node.quiet.length).toBe(3);
+  });
+
+  it("the seed's COR_MESSAGE: fair without the type index, and with the migration's DDL", async () => {
+    for (const ddl of seedCorMessageDdl(ctx.db, `${ctx.prefix}f_`)) await ctx.sql.execute(statement(ddl));
+    const node = await open({ batchSize: 4, schema: 'none' });
+    await backlog(node, 12, 1);
+    await node.delivery.deliverDue();
+    expect([...node.quiet].sort()).toEqual(QUIET.map((q) => `${q}-0`));
+    await node.close();
+    apps.splice(0);
+    const { addTypeIndexSql } = await import('../src/store/cor-message.fair-share');
+    for (const ddl of addTypeIndexSql(ctx.sql.dialect, `${ctx.prefix}f_`))
+      await ctx.sql.execute(statement(ddl));
+    const again = await open({ batchSize: 4, schema: 'none' });
+    await backlog(again, 0, 2);
+    await again.delivery.deliverDue();
+    // The hot type's next (h0001) and each quiet type's -0 and -1 (one of them behind: four a claim).
+    expect(again.probe.calls.map((m) => m.id)).toEqual(['h0001']);
+    expect(again.quiet.length).toBe(3);
   });
 
   it.each([
