@@ -200,3 +200,30 @@ export class PauseTableMissingError extends HoldfastError {
     );
   }
 }
+
+/** `rateLimits` names a type or a limit the inbox cannot keep (checked at startup). */
+export class InboxRateLimitError extends HoldfastError {
+  constructor(
+    readonly type: string,
+    readonly field: string,
+    reason: string,
+  ) {
+    super(
+      `Inbox option 'rateLimits': ${type === '' ? 'the type name' : `'${type}'`}${field ? ` ${field}` : ''} ${reason}. ` +
+        `Each entry is { [messageTypeName]: { limit: integer 1 to 1,000,000, interval: a duration of 1 ms to 1 day } }.`,
+      'HOLDFAST_INBOX_RATE_LIMIT',
+    );
+  }
+}
+
+/** `rateLimits` is set, and the inbox's database has no `<prefix>HOLDFAST_INBOX_RATE`. */
+export class RateTableMissingError extends HoldfastError {
+  constructor(readonly table: string) {
+    super(
+      `Inbox option 'rateLimits' is set, but ${table} does not exist. Run migration ` +
+        `1764000000414-create-inbox-rate (HOLDFAST_MIGRATIONS, or \`holdfast migrate\`), or start the inbox ` +
+        `with schema: 'create'.`,
+      'HOLDFAST_INBOX_RATE_TABLE_MISSING',
+    );
+  }
+}

@@ -47,10 +47,15 @@ export class BatchDelivery {
     const { options, running } = ctx.run;
     const claim = await ctx.claimer.next();
     const { rows } = claim;
-    if (!rows.length) return emptyReport(0);
+    if (!rows.length) return emptyReport(claim.taken ?? 0);
     // A full batch: more are waiting. The next batch is claimed now, while this one runs. Not
     // when grouped: a group's next message is only ready once the one before it is gone.
-    if (overlap && rows.length >= fullClaim(options) && options.groupBy === undefined && running())
+    if (
+      overlap &&
+      (claim.taken ?? rows.length) >= fullClaim(options) &&
+      options.groupBy === undefined &&
+      running()
+    )
       ctx.claimer.prefetch();
     let lastDeletes: Promise<void> | undefined;
     try {

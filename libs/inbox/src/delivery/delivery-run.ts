@@ -37,6 +37,11 @@ export interface Claim {
   rows: MessageRow[];
   now: number;
   started: number;
+  /**
+   * Rows the claim took, those a rate limit gave back included (see RateLimiter): a claim that
+   * came back full keeps the loop going even when its rows went back.
+   */
+  taken?: number;
 }
 
 /** What every run uses, from the delivery service that owns them. */
@@ -78,7 +83,7 @@ export class DeliveryRun {
     private readonly ctx: DeliveryRunContext,
     private readonly claim: Claim,
   ) {
-    this.report = emptyReport(claim.rows.length);
+    this.report = emptyReport(Math.max(claim.rows.length, claim.taken ?? 0));
   }
 
   async deliver(): Promise<DeliveryReport> {

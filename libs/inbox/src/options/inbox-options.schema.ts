@@ -23,6 +23,7 @@ import {
   ValidateNested,
   ValidateBy,
   IsBoolean,
+  IsObject,
 } from 'class-validator';
 import { defaultTtlToIso } from '../acceptor/ttl';
 import type { InboxMessage } from '../inbox-message';
@@ -32,7 +33,7 @@ import {
   InboxStatsOptionsSchema,
 } from '../history/history-options.schema';
 
-import type { BatchMode, ClusterMode, InboxModuleOptions } from '../inbox.options';
+import type { BatchMode, ClusterMode, InboxModuleOptions, InboxRateLimits } from '../inbox.options';
 
 const isFunction = (name: string) =>
   ValidateBy({
@@ -72,6 +73,8 @@ export class InboxOptionsSchema {
   @IsOptional() @isFunction('isGroupBy') groupBy?: (message: InboxMessage) => string;
   @IsOptional() @IsBoolean() priorities = false;
   @IsOptional() @NestedOptions(() => InboxFairShareOptionsSchema) fairShare?: InboxFairShareOptionsSchema;
+  /** Checked entry by entry at startup (resolveRateLimits: InboxRateLimitError). */
+  @IsOptional() @IsObject() rateLimits?: InboxRateLimits;
   @IsOptional() @ValidateNested() @Type(() => InboxRetryOptionsSchema) retry: InboxRetryOptionsSchema =
     new InboxRetryOptionsSchema();
   @IsOptional()

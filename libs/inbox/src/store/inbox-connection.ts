@@ -21,7 +21,9 @@ import {
   InboxFairShareError,
   InboxNotifyUnsupportedError,
   InboxPriorityColumnError,
+  RateTableMissingError,
 } from '../errors';
+import { resolveRateLimits, type ResolvedRateLimit } from '../options/rate-limits';
 import { inboxNotifyChannel } from '../notify/notify-channel';
 import { INBOX_OPTIONS } from '../inbox.tokens';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
@@ -41,6 +43,8 @@ import { INBOX_GROUP_TABLE } from './inbox-group.table';
 import { INBOX_LEASE_TABLE } from './inbox-lease.table';
 import { InboxPauseStatements } from './inbox-pause.statements';
 import { INBOX_PAUSE_TABLE } from './inbox-pause.table';
+import { InboxRateStatements } from './inbox-rate.statements';
+import { INBOX_RATE_TABLE } from './inbox-rate.table';
 
 const tableNameOf = (prefix: string) => tableName(prefix, COR_MESSAGE_TABLE.name);
 
@@ -64,6 +68,8 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
   private _leadership?: InboxLeadership;
   /** Undefined until onModuleInit, or when the pause table is missing (schema not 'create'). */
   private _pauses?: InboxPauseStatements;
+  /** Set when `rateLimits` limits a type (see openRates). */
+  private _rates?: { limits: ReadonlyMap<string, ResolvedRateLimit>; statements: InboxRateStatements };
 
   constructor(
     moduleRef: ModuleRef,
@@ -75,6 +81,7 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     const { traceContext, fairShare } = this.options;
+    const rateLimits = resolveRateLimits(this.options.rateLimits);
     if (fairShare && this.options.groupBy) throw new InboxFairShareError('groupBy');
     if (fairShare && this.options.priorities) throw new InboxFairShareError('priorities');
     const spec = this.options.priorities ? corMessageSpecWithPriority(false) : COR_MESSAGE_TABLE;
@@ -108,6 +115,7 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
       await this.applySchema(INBOX_GROUP_TABLE);
     }
     await this.openPauses();
+    if (rateLimits && this.options.deliver) await this.openRates(rateLimits);
     // A delivering node on the application's pool (coordinationPool false): a claim, and a
     // heartbeat or a completion delete beside it.
     if (this.options.deliver)
@@ -166,6 +174,27 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     }
     await this.applySchema(INBOX_PAUSE_TABLE);
     this._pauses = new InboxPauseStatements(this.sql, table, this.notifyChannel);
+  }
+
+  /**
+   * `rateLimits`: the permit table, created with `schema: 'create'`, else checked; missing, the
+   * inbox does not start (RateTableMissingError names the migration): a limit it cannot keep is
+   * not silently dropped.
+   */
+  private async openRates(limits: ReadonlyMap<string, ResolvedRateLimit>): Promise<void> {
+    const table = tableName(this.options.tablePrefix, INBOX_RATE_TABLE.name);
+    if (this.options.schema !== 'create') {
+      const schema = new SchemaManager(this.applicationSql);
+      if (!(await schema.tableExists(table))) throw new RateTableMissingError(table);
+    }
+    await this.applySchema(INBOX_RATE_TABLE);
+    this._rates = { limits, statements: new InboxRateStatements(this.sql, table) };
+  }
+
+  /** The rate limits by type name and their permit statements, or undefined when no type is limited. */
+  get rates():
+    { limits: ReadonlyMap<string, ResolvedRateLimit>; statements: InboxRateStatements } | undefined {
+    return this._rates;
   }
 
   /** The paused types' statements, or undefined when the inbox has no pause table (see openPauses). */
