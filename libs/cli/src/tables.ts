@@ -9,6 +9,7 @@ import {
   INBOX_LEASE_TABLE,
   INBOX_STATS_TABLE,
   INBOX_PAUSE_TABLE,
+  INBOX_RATE_TABLE,
 } from '@holdfast/inbox/internal';
 
 /**
@@ -25,4 +26,5 @@ export const HOLDFAST_TABLES: readonly TableSpec[] = [
   INBOX_HISTORY_TABLE,
   INBOX_STATS_TABLE,
   INBOX_PAUSE_TABLE,
+  INBOX_RATE_TABLE,
 ];
