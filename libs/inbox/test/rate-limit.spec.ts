@@ -130,6 +130,20 @@ describeEachDatabase(
       expect(node.probe.calls.length).toBe(6);
     });
 
+    it("deletes a type's windows older than 10 intervals as it opens a new one", async () => {
+      const clock = new TestClock();
+      const node = await oneNode(clock, { 'order-placed': { limit: 1, interval: '1s' } });
+      await acceptLimited(node, 14);
+      for (let i = 0; i < 14; i++) {
+        await node.delivery.deliverDue();
+        clock.advance(1000);
+      }
+      expect(node.probe.calls.length).toBe(14);
+      const kept = await windows();
+      const last = clock.now - 1000;
+      expect(kept.map((w) => w.start)).toEqual(Array.from({ length: 11 }, (_, i) => last - (10 - i) * 1000));
+    });
+
     it('other types in the same claims are not slowed', async () => {
       const clock = new TestClock();
       const node = await oneNode(clock, { 'order-placed': { limit: 2, interval: '1m' } });
@@ -180,6 +194,21 @@ describeEachDatabase(
         const windowsSoFar = Math.floor((t - first) / interval) + 1;
         expect(i + 1).toBeLessThanOrEqual(limit * windowsSoFar);
       });
+    });
+
+    it('permits taken by many transactions at once never pass the limit of a window', async () => {
+      // The table as a delivering node creates it; then 24 takes at once, each on a connection of
+      // its own (the test pool), each wanting 3 of a limit of 10 in one window.
+      const node = await oneNode(new TestClock());
+      await node.close();
+      apps.splice(0);
+      const { InboxRateStatements } = await import('../src/store/inbox-rate.statements');
+      const rates = new InboxRateStatements(ctx.sql, `${prefix}HOLDFAST_INBOX_RATE`);
+      const now = Date.UTC(2026, 0, 1, 12);
+      const request = { key: 'order-placed', want: 3, limit: 10, intervalMs: 60_000 };
+      const grants = await Promise.all(Array.from({ length: 24 }, () => rates.take([request], now)));
+      expect(grants.reduce((n, [g]) => n + g.granted, 0)).toBe(10);
+      expect(await windows()).toEqual([{ start: now, permits: 10 }]);
     });
 
     it.each<[string, unknown, string]>([
