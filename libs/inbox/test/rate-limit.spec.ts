@@ -144,6 +144,31 @@ describeEachDatabase(
       expect(kept.map((w) => w.start)).toEqual(Array.from({ length: 11 }, (_, i) => last - (10 - i) * 1000));
     });
 
+    it('delivers none of a limited type whose permits cannot be taken, and gives them back due at once', async () => {
+      const clock = new TestClock();
+      const node = await oneNode(clock);
+      await ctx.sql.execute(statement(`DROP TABLE ${prefix}HOLDFAST_INBOX_RATE`));
+      await acceptLimited(node, 3);
+      await node.acceptor.acceptAll([
+        { id: 'o000', type: { name: 'other' }, payload: {} },
+        { id: 'o001', type: { name: 'other' }, payload: {} },
+      ]);
+      await node.delivery.deliverDue();
+      expect(node.probe.calls.length).toBe(0);
+      expect(node.other).toEqual(['o000', 'o001']);
+      const rest = await waiting();
+      expect(rest.map((r) => [r.id, toNumber(r.retries), r.error])).toEqual([
+        ['l000', 0, null],
+        ['l001', 0, null],
+        ['l002', 0, null],
+      ]);
+      expect((await node.management.list({ status: 'due' })).map((m) => m.id)).toEqual([
+        'l000',
+        'l001',
+        'l002',
+      ]);
+    });
+
     it('other types in the same claims are not slowed', async () => {
       const clock = new TestClock();
       const node = await oneNode(clock, { 'order-placed': { limit: 2, interval: '1m' } });

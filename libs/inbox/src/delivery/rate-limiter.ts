@@ -1,8 +1,7 @@
 import type { Logger } from '@nestjs/common';
-import type { Now } from '../store/cor-message.rows';
-import type { MessageRow } from '../store/cor-message.rows';
+import type { MessageRow, Now } from '../store/cor-message.rows';
 import type { InboxConnection } from '../store/inbox-connection';
-import type { PermitRequest } from '../store/inbox-rate.statements';
+import type { PermitGrant, PermitRequest } from '../store/inbox-rate.statements';
 import type { InboxMetrics } from '../metrics/inbox.metrics';
 
 /** What the rate limiter needs from the claimer that owns it. */
@@ -42,35 +41,47 @@ export class RateLimiter {
       want: list.length,
       ...rates.limits.get(key)!,
     }));
-    const refused = new Set<string>();
+    const { connection, metrics, logger } = this.ctx;
+    // The claim's own clock (a claim that returned rows read it); else the database's, now.
+    const at = Number.isFinite(now) ? now : await connection.store.sql.nowMillis();
+    let grants: PermitGrant[];
     try {
-      const grants = await this.ctx.metrics.retry('rate', () => rates.statements.take(requests, now));
-      const releases: Promise<unknown>[] = [];
-      for (const { key, granted, windowEnd } of grants) {
-        const over = byKey.get(key)!.slice(granted);
-        if (!over.length) continue;
-        const ids = over.map((row) => row.id);
-        for (const id of ids) refused.add(id);
-        // Due at the next window's start, measured from the claim's clock.
-        const delay = Math.max(0, windowEnd - now);
-        releases.push(this.release(ids, delay, bindNow));
-      }
-      await Promise.all(releases);
+      grants = await metrics.retry('rate', () => rates.statements.take(requests, at));
     } catch (error) {
-      // No permits could be taken: the limited rows go back as they are, due at once (never
-      // delivered past a limit the node could not count).
+      // No permits could be counted: the limited rows go back as they are, due at once, never
+      // delivered past a limit the node could not count.
       const ids = [...byKey.values()].flat().map((row) => row.id);
-      this.ctx.logger.warn(`Could not take rate-limit permits: ${(error as Error).message}`);
-      for (const id of ids) refused.add(id);
-      await this.release(ids, 0, bindNow).catch((e: Error) =>
-        this.ctx.logger.warn(`Could not give back ${ids.length} rate-limited message(s): ${e.message}`),
-      );
+      logger.warn(`Could not take rate-limit permits: ${(error as Error).message}`);
+      await this.release(ids, 0, bindNow);
+      const limited = new Set(ids);
+      return rows.filter((row) => !limited.has(row.id));
     }
+    const refused = new Set<string>();
+    const releases: Promise<unknown>[] = [];
+    for (const { key, granted, windowEnd } of grants) {
+      const over = byKey.get(key)!.slice(granted);
+      if (!over.length) continue;
+      const ids = over.map((row) => row.id);
+      for (const id of ids) refused.add(id);
+      // Due at the next window's start, measured from the claim's clock.
+      releases.push(this.release(ids, Math.max(0, windowEnd - at), bindNow));
+    }
+    await Promise.all(releases);
     return refused.size ? rows.filter((row) => !refused.has(row.id)) : rows;
   }
 
-  private release(ids: readonly string[], delayMs: number, now: Now): Promise<number> {
-    const { connection, metrics } = this.ctx;
-    return metrics.retry('release', () => connection.store.completion.release(ids, delayMs, now));
+  /**
+   * Gives rows back without an attempt counted; a release that fails leaves them to their lease
+   * end (they are in no ledger: nobody renews them), logged.
+   */
+  private async release(ids: readonly string[], delayMs: number, now: Now): Promise<void> {
+    const { connection, metrics, logger } = this.ctx;
+    try {
+      await metrics.retry('release', () => connection.store.completion.release(ids, delayMs, now));
+    } catch (error) {
+      logger.warn(
+        `Could not give back ${ids.length} rate-limited message(s), due again when their claim ends: ${(error as Error).message}`,
+      );
+    }
   }
 }
