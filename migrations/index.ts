@@ -11,6 +11,8 @@ import { CreateInboxPause1764000000409 } from './1764000000409-create-inbox-paus
 import { CorMessageTraceContext1764000000410 } from './1764000000410-cor-message-trace-context';
 import { CreateInboxHistory1764000000411 } from './1764000000411-create-inbox-history';
 import { CorMessagePriority1764000000412 } from './1764000000412-cor-message-priority';
+import { CorMessageTypeIndex1764000000413 } from './1764000000413-cor-message-type-index';
+import { CreateInboxRate1764000000414 } from './1764000000414-create-inbox-rate';
 
 /** All Holdfast migrations, in order: pass to TypeORM's `migrations` option. */
 export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [
@@ -26,4 +28,6 @@ export const HOLDFAST_MIGRATIONS: (new () => MigrationInterface)[] = [
   CorMessageTraceContext1764000000410,
   CreateInboxHistory1764000000411,
   CorMessagePriority1764000000412,
+  CorMessageTypeIndex1764000000413,
+  CreateInboxRate1764000000414,
 ];

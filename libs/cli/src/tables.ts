@@ -18,4 +18,5 @@ export const HOLDFAST_TABLES: readonly TableSpec[] = [
   INBOX_TABLES.history,
   INBOX_TABLES.stats,
   INBOX_TABLES.pause,
+  INBOX_TABLES.rate,
 ];

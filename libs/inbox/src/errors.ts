@@ -179,6 +179,17 @@ export class InboxPriorityColumnError extends HoldfastError {
   }
 }
 
+/** `fairShare` is on together with an option it does not work with in this version. */
+export class InboxFairShareError extends HoldfastError {
+  constructor(readonly option: string) {
+    super(
+      `Inbox option 'fairShare' cannot be combined with '${option}': a fair-share claim counts shares by ` +
+        `message type name in acceptance order, and does not keep '${option}''s order. Leave one of them off.`,
+      'HOLDFAST_INBOX_FAIR_SHARE',
+    );
+  }
+}
+
 /** A type pause needs `<prefix>HOLDFAST_INBOX_PAUSE`, and the inbox's database has none. */
 export class PauseTableMissingError extends HoldfastError {
   constructor(readonly table: string) {
@@ -186,6 +197,33 @@ export class PauseTableMissingError extends HoldfastError {
       `Cannot pause or resume a message type: ${table} does not exist. Run the Holdfast migrations ` +
         `(HOLDFAST_MIGRATIONS, or \`holdfast migrate\`), or start the inbox with schema: 'create'.`,
       'HOLDFAST_INBOX_PAUSE_TABLE_MISSING',
+    );
+  }
+}
+
+/** `rateLimits` names a type or a limit the inbox cannot keep (checked at startup). */
+export class InboxRateLimitError extends HoldfastError {
+  constructor(
+    readonly type: string,
+    readonly field: string,
+    reason: string,
+  ) {
+    super(
+      `Inbox option 'rateLimits': ${type === '' ? 'the type name' : `'${type}'`}${field ? ` ${field}` : ''} ${reason}. ` +
+        `Each entry is { [messageTypeName]: { limit: integer 1 to 1,000,000, interval: a duration of 1 ms to 1 day } }.`,
+      'HOLDFAST_INBOX_RATE_LIMIT',
+    );
+  }
+}
+
+/** `rateLimits` is set, and the inbox's database has no `<prefix>HOLDFAST_INBOX_RATE`. */
+export class RateTableMissingError extends HoldfastError {
+  constructor(readonly table: string) {
+    super(
+      `Inbox option 'rateLimits' is set, but ${table} does not exist. Run migration ` +
+        `1764000000414-create-inbox-rate (HOLDFAST_MIGRATIONS, or \`holdfast migrate\`), or start the inbox ` +
+        `with schema: 'create'.`,
+      'HOLDFAST_INBOX_RATE_TABLE_MISSING',
     );
   }
 }

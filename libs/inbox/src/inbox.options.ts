@@ -38,6 +38,25 @@ export interface InboxModuleOptions {
    * table without it stops startup with `InboxPriorityColumnError`.
    */
   priorities?: boolean;
+  /**
+   * Fair share across message types (default off): a claim takes at most `perKey` messages of
+   * one type name, round by round (every name's first due message, then every name's second, …),
+   * so a name with a large backlog cannot hold the others back. Claims reach each name through
+   * the index COR_MESSAGE_TYPE_IDX (created under `schema: 'create'`, else migration
+   * `1764000000413-cor-message-type-index`). Not with `groupBy` or `priorities`
+   * (`InboxFairShareError`).
+   */
+  fairShare?: InboxFairShareOptions;
+  /**
+   * Cluster-wide rate limits per message type name (default none): `{ 'send-email': { limit: 100,
+   * interval: '1m' } }` delivers at most 100 messages named `send-email` per minute across every
+   * node of the inbox, counted in windows of the interval on the database clock (permits in
+   * `<prefix>HOLDFAST_INBOX_RATE`, created under `schema: 'create'`, else migration
+   * `1764000000414-create-inbox-rate`; missing: `RateTableMissingError`). Claimed messages beyond
+   * the window's permits go back, due at the next window, without counting an attempt. Types
+   * without an entry are not limited and cost nothing. Bad entries: `InboxRateLimitError`.
+   */
+  rateLimits?: InboxRateLimits;
   retry?: InboxRetryOptions;
   /** TTL for messages that bring none: an ISO-8601 duration ('PT1H') or a Duration (ms, '1h'). */
   defaultTtl?: Duration;
@@ -191,4 +210,21 @@ export interface InboxHistoryOptions {
 export interface InboxStatsOptions {
   /** Minutes older than this are deleted at the cleanup tick (default '24h'). */
   retention?: Duration;
+}
+
+/** `rateLimits` of `InboxModule.forRoot()`: by message type name (PAYLOAD_TYPE_NAME). */
+export type InboxRateLimits = Record<string, InboxRateLimit>;
+
+/** One type's rate limit: at most `limit` deliveries per `interval` window, across the cluster. */
+export interface InboxRateLimit {
+  /** Deliveries per window (1 to 1,000,000). */
+  limit: number;
+  /** The window (1 ms to 1 day): an ISO-8601 duration ('PT1M') or a Duration (ms, '1m'). */
+  interval: Duration;
+}
+
+/** `fairShare` of `InboxModule.forRoot()`. */
+export interface InboxFairShareOptions {
+  /** Most messages of one type name in one claim (1 to 10,000). */
+  perKey: number;
 }

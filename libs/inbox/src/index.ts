@@ -29,7 +29,13 @@ export {
   type TypeCount,
 } from './management/message-management.service';
 export type { HistoryEntry, HistoryOutcome, InboxStatsMinute } from './history/history.types';
-export type { InboxHistoryOptions, InboxStatsOptions } from './inbox.options';
+export type {
+  InboxFairShareOptions,
+  InboxHistoryOptions,
+  InboxRateLimit,
+  InboxRateLimits,
+  InboxStatsOptions,
+} from './inbox.options';
 export { messageTypeLabel, parseMessageTypeLabel } from './management/message-type-label';
 export type { PausedType, TypePauseOptions } from './management/type-pause';
 export { InboxDelivery, type DeliveryReport } from './delivery/inbox-delivery.service';

@@ -16,6 +16,7 @@ export { readMessageHistory } from './history/history-reader';
 export { INBOX_GROUP_TABLE, INBOX_GROUP_ORDER_INDEX, MAX_GROUP_KEY_LENGTH } from './store/inbox-group.table';
 export { FAR_FUTURE } from './store/next-retry';
 export { INBOX_PAUSE_TABLE } from './store/inbox-pause.table';
+export { INBOX_RATE_TABLE } from './store/inbox-rate.table';
 export { CorMessageStore } from './store/cor-message.store';
 export type { MessageRow } from './store/cor-message.rows';
 export { statusOf } from './management/message-management.service';
@@ -30,3 +31,4 @@ export {
   COR_MESSAGE_PRIORITY_INDEX,
   corMessageSpecWithPriority,
 } from './store/cor-message.priority';
+export { addTypeIndexSql, COR_MESSAGE_TYPE_INDEX } from './store/cor-message.fair-share';

@@ -8,6 +8,7 @@ import type { ClaimLedger } from './claim-ledger';
 import type { DatabaseOutage } from './database-outage';
 import type { Claim } from './delivery-run';
 import { largestClaim } from './delivery-settings';
+import { RateLimiter } from './rate-limiter';
 
 /** What the claimer needs from the delivery service that owns it. */
 export interface BatchClaimerContext {
@@ -34,8 +35,11 @@ export class BatchClaimer {
   private claimSize: number;
   /** How old the paused types a claim leaves out may be: the poll interval (see InboxPauseStatements). */
   private readonly pauseReadMs: number;
+  /** The option `rateLimits` (see RateLimiter): nothing without a limited type among the rows. */
+  private readonly rates: RateLimiter;
 
   constructor(private readonly ctx: BatchClaimerContext) {
+    this.rates = new RateLimiter(ctx);
     this.claimSize = ctx.options.batchSize;
     this.pauseReadMs = parseDuration(ctx.options.pollInterval, 'pollInterval');
   }
@@ -73,7 +77,7 @@ export class BatchClaimer {
     const pauses = ctx.connection.pauses;
     // The paused types, read at most once per poll interval (or again after a pause or resume).
     const paused = pauses ? await pauses.snapshot(this.pauseReadMs) : [];
-    const { rows, now } = await ctx.metrics.retry('claim', async () => {
+    const claimed = await ctx.metrics.retry('claim', async () => {
       const lease = await ctx.ledger.nextLease(clockNow, () => ctx.clock.now());
       try {
         return await ctx.connection.store.claims.claim(size, clockNow, lease, undefined, paused);
@@ -83,11 +87,15 @@ export class BatchClaimer {
       }
     });
     ctx.outage.answered();
+    const { now } = claimed;
+    // Rate-limited types: the rows beyond the window's permits go back now (see RateLimiter).
+    const rows = await this.rates.admit(claimed.rows, now, clockNow);
+    const takenCount = claimed.rows.length;
     // Grouped, a group's next message is ready only once the one before it is gone: no growth.
-    const grow = rows.length >= size && ctx.options.groupBy === undefined;
+    const grow = takenCount >= size && ctx.options.groupBy === undefined;
     this.claimSize = grow ? Math.min(size * 2, largestClaim(ctx.options.batchSize)) : ctx.options.batchSize;
     if (rows.length) ctx.ledger.take(rows, now, started);
-    return { rows, now, started };
+    return { rows, now, started, taken: takenCount };
   }
 
   /** The batch claimed ahead, not started: due again at once, for any node (shutdown, lost leadership). */

@@ -4,6 +4,7 @@ import type { InboxConnection } from '../store/inbox-connection';
 import type { BatchClaimer } from './batch-claimer';
 import type { ClaimLedger } from './claim-ledger';
 import { DeliveryRun, emptyReport, type DeliveryReport, type DeliveryRunContext } from './delivery-run';
+import { fullClaim } from './delivery-settings';
 
 /** What batch delivery needs from the delivery service that owns it. */
 export interface BatchDeliveryContext {
@@ -46,10 +47,15 @@ export class BatchDelivery {
     const { options, running } = ctx.run;
     const claim = await ctx.claimer.next();
     const { rows } = claim;
-    if (!rows.length) return emptyReport(0);
+    if (!rows.length) return emptyReport(claim.taken ?? 0);
     // A full batch: more are waiting. The next batch is claimed now, while this one runs. Not
     // when grouped: a group's next message is only ready once the one before it is gone.
-    if (overlap && rows.length >= options.batchSize && options.groupBy === undefined && running())
+    if (
+      overlap &&
+      (claim.taken ?? rows.length) >= fullClaim(options) &&
+      options.groupBy === undefined &&
+      running()
+    )
       ctx.claimer.prefetch();
     let lastDeletes: Promise<void> | undefined;
     try {

@@ -37,11 +37,16 @@ export interface Claim {
   rows: MessageRow[];
   now: number;
   started: number;
+  /**
+   * Rows the claim took, those a rate limit gave back included (see RateLimiter): a claim that
+   * came back full keeps the loop going even when its rows went back.
+   */
+  taken?: number;
 }
 
 /** What every run uses, from the delivery service that owns them. */
 export interface DeliveryRunContext {
-  options: Pick<ResolvedInboxOptions, 'batchSize' | 'groupBy' | 'batchMode'>;
+  options: Pick<ResolvedInboxOptions, 'batchSize' | 'fairShare' | 'groupBy' | 'batchMode'>;
   registry: InboxHandlerRegistry;
   slots: HandlerSlots;
   ledger: ClaimLedger;
@@ -78,7 +83,7 @@ export class DeliveryRun {
     private readonly ctx: DeliveryRunContext,
     private readonly claim: Claim,
   ) {
-    this.report = emptyReport(claim.rows.length);
+    this.report = emptyReport(Math.max(claim.rows.length, claim.taken ?? 0));
   }
 
   async deliver(): Promise<DeliveryReport> {

@@ -21,6 +21,15 @@ export function largestClaim(batchSize: number): number {
 }
 
 /** The delivery's options as numbers (milliseconds), parsed once when the service is built. */
+/**
+ * A claim of at least this many means more may be waiting (the loop runs again at once, and
+ * claims the next batch ahead): `batchSize`, or with `fairShare` a smaller `perKey`, since a
+ * claim then takes at most `perKey` of each type (one hot type alone: `perKey` a claim).
+ */
+export function fullClaim(options: Pick<ResolvedInboxOptions, 'batchSize' | 'fairShare'>): number {
+  return options.fairShare ? Math.min(options.batchSize, options.fairShare.perKey) : options.batchSize;
+}
+
 export interface DeliverySettings {
   pollMs: number;
   leaseMs: number;

@@ -3,10 +3,11 @@ import type { HoldfastTimers } from '@holdfast/core/kit';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import type { DatabaseOutage } from './database-outage';
 import type { DeliveryReport } from './delivery-run';
+import { fullClaim } from './delivery-settings';
 
 /** What the schedule needs from the delivery service that owns it. */
 export interface PollScheduleContext {
-  options: Pick<ResolvedInboxOptions, 'batchSize' | 'groupBy' | 'wakeOnAccept'>;
+  options: Pick<ResolvedInboxOptions, 'batchSize' | 'fairShare' | 'groupBy' | 'wakeOnAccept'>;
   pollMs: number;
   outage: DatabaseOutage;
   logger: Logger;
@@ -45,7 +46,7 @@ export class PollSchedule {
           this.idle = true;
           // Grouped: what this run finished may have made the next message of a group due.
           const again =
-            report.claimed >= ctx.options.batchSize ||
+            report.claimed >= fullClaim(ctx.options) ||
             this.wakeRequested ||
             (ctx.options.groupBy !== undefined && report.claimed > report.skipped);
           this.schedule(again ? 0 : ctx.pollMs);

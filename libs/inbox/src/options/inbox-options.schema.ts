@@ -3,6 +3,7 @@ import {
   IsDataSourceOption,
   IsDurationOption,
   IsTablePrefix,
+  NestedOptions,
   SCHEMA_MODES,
   type DataSourceOption,
   type Dialect,
@@ -22,6 +23,7 @@ import {
   ValidateNested,
   ValidateBy,
   IsBoolean,
+  IsObject,
 } from 'class-validator';
 import { defaultTtlToIso } from '../acceptor/ttl';
 import type { InboxMessage } from '../inbox-message';
@@ -31,7 +33,7 @@ import {
   InboxStatsOptionsSchema,
 } from '../history/history-options.schema';
 
-import type { BatchMode, ClusterMode, InboxModuleOptions } from '../inbox.options';
+import type { BatchMode, ClusterMode, InboxModuleOptions, InboxRateLimits } from '../inbox.options';
 
 const isFunction = (name: string) =>
   ValidateBy({
@@ -51,6 +53,11 @@ export class InboxRetryOptionsSchema {
   @IsOptional() @IsNumber() @Min(0) @Max(1) jitter = 0.2;
 }
 
+/** `fairShare` of `InboxModule.forRoot()`. */
+export class InboxFairShareOptionsSchema {
+  @IsInt() @Min(1) @Max(10_000) perKey!: number;
+}
+
 /**
  * What `InboxModule.forRoot()` accepts, as class-validator checks it, with every default: a
  * validated instance is the ResolvedInboxOptions the inbox's services get.
@@ -65,6 +72,9 @@ export class InboxOptionsSchema {
   @IsOptional() @IsIn(['fail-first', 'all']) batchMode: BatchMode = 'fail-first';
   @IsOptional() @isFunction('isGroupBy') groupBy?: (message: InboxMessage) => string;
   @IsOptional() @IsBoolean() priorities = false;
+  @IsOptional() @NestedOptions(() => InboxFairShareOptionsSchema) fairShare?: InboxFairShareOptionsSchema;
+  /** Checked entry by entry at startup (resolveRateLimits: InboxRateLimitError). */
+  @IsOptional() @IsObject() rateLimits?: InboxRateLimits;
   @IsOptional() @ValidateNested() @Type(() => InboxRetryOptionsSchema) retry: InboxRetryOptionsSchema =
     new InboxRetryOptionsSchema();
   @IsOptional()

@@ -8,10 +8,11 @@ import { INBOX_LEASE_TABLE } from '../store/inbox-lease.table';
 import { INBOX_GROUP_TABLE } from '../store/inbox-group.table';
 import { INBOX_HISTORY_TABLE, INBOX_STATS_TABLE } from '../history/inbox-history.tables';
 import { INBOX_PAUSE_TABLE } from '../store/inbox-pause.table';
+import { INBOX_RATE_TABLE } from '../store/inbox-rate.table';
 
 /**
  * The inbox's tables, by role, in creation order: for `holdfast ddl`, migrations, tools and tests
- * that create them. `history` and `stats` exist when those options are on.
+ * that create them. `history` and `stats` exist when those options are on, `rate` with `rateLimits`.
  */
 export const INBOX_TABLES: {
   readonly message: TableSpec;
@@ -20,6 +21,7 @@ export const INBOX_TABLES: {
   readonly history: TableSpec;
   readonly stats: TableSpec;
   readonly pause: TableSpec;
+  readonly rate: TableSpec;
 } = Object.freeze({
   message: COR_MESSAGE_TABLE,
   lease: INBOX_LEASE_TABLE,
@@ -27,6 +29,7 @@ export const INBOX_TABLES: {
   history: INBOX_HISTORY_TABLE,
   stats: INBOX_STATS_TABLE,
   pause: INBOX_PAUSE_TABLE,
+  rate: INBOX_RATE_TABLE,
 });
 
 /**

@@ -6,7 +6,7 @@ import type { CorMessageShared } from './cor-message.shared';
 import type { Now, RawRow } from './cor-message.rows';
 
 /** A due key read before the locking read (MySQL/MariaDB). */
-interface Candidate {
+export interface Candidate {
   inserted_ms: unknown;
   id: string;
   /** With priorities only. */
@@ -14,12 +14,17 @@ interface Candidate {
 }
 
 /** One read of candidates: up to `limit` due keys, after `after` when given. */
-interface CandidateRead {
+export interface CandidateRead {
   limit: number;
   now: Now;
   lease: ClaimLease;
   paused: readonly PausedTypeFilter[];
   after?: Candidate;
+}
+
+/** Where a claim's candidates come from: the delivery-order index by default (fair share: FairCandidates). */
+export interface CandidateSource {
+  candidates(tx: SqlClient, read: CandidateRead): Promise<Candidate[]>;
 }
 
 /**
@@ -32,6 +37,8 @@ export class CorMessageClaimByKeys implements CorMessageClaim {
     private readonly on: CorMessageShared,
     private readonly groups: CorMessageGroups,
     private readonly terms: CorMessageClaimTerms,
+    /** Fair share's candidates (see cor-message.claim-fair.ts); the delivery-order index's without. */
+    private readonly source?: CandidateSource,
   ) {}
 
   async claim(
@@ -140,8 +147,8 @@ export class CorMessageClaimByKeys implements CorMessageClaim {
 
   /** Due keys in delivery order, after `after` when given: a plain read, no lock. */
   private async candidates(tx: SqlClient, read: CandidateRead): Promise<Candidate[]> {
-    const s = this.candidatesStatement(read);
-    return tx.query<Candidate>(s);
+    if (this.source) return this.source.candidates(tx, read);
+    return tx.query<Candidate>(this.candidatesStatement(read));
   }
 
   /** MySQL/MariaDB: those of `keys` still due, locked (FOR UPDATE), with the database clock. */

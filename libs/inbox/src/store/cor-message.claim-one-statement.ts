@@ -45,12 +45,12 @@ export class CorMessageClaimOneStatement implements CorMessageClaim {
       `RETURNING ${dbNow}, ${this.on.columns(true, read)}`;
     // With a writable CTE (PostgreSQL) the database hands the rows back in delivery order as it
     // sorts them (collation included), without the sort key itself (a timestamp the driver would
-    // parse for every row); SQLite cannot wrap an UPDATE in a CTE (see runClaim).
+    // parse for every row); SQLite cannot wrap an UPDATE in a CTE (see run).
     const text = this.on.d.writableCte
       ? `WITH claimed AS (${update}, INSERTED AS ord_inserted) ` +
         `SELECT db_now, ${this.on.columnAliases(true, read)} FROM claimed ORDER BY ${this.on.priority ? 'priority, ' : ''}ord_inserted, id`
       : update;
-    return this.runClaim(b.statement(text), now, leaseOf, hold);
+    return this.run(b.statement(text), now, leaseOf, hold);
   }
 
   /**
@@ -108,14 +108,14 @@ export class CorMessageClaimOneStatement implements CorMessageClaim {
         `UPDATE ${this.on.table} SET NEXT_RETRY = ${lease} WHERE ID IN (${pick}) ` +
         `RETURNING ${dbNow}, ${this.on.columns(true, read)}, ${groupKey(this.on.table)}`;
     }
-    return this.runClaim(b.statement(text), now, leaseOf, hold);
+    return this.run(b.statement(text), now, leaseOf, hold);
   }
 
   /**
    * Runs a one-statement claim (in a transaction of its own when `hold` is given) and reads its
    * rows in delivery order.
    */
-  private async runClaim(s: Statement, now: Now, leaseOf: ClaimLease, hold?: Hold): Promise<Claimed> {
+  async run(s: Statement, now: Now, leaseOf: ClaimLease, hold?: Hold): Promise<Claimed> {
     const run = async (sql: SqlClient) => {
       // Kept planned per connection on PostgreSQL: the claim's text is the same at every call but
       // those that also take back an unanswered claim's rows (a few texts more, capped per pool).

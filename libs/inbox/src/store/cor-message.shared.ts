@@ -13,6 +13,7 @@ import type { MessageRow, Now, RawRow } from './cor-message.rows';
 import { FAR_FUTURE } from './next-retry';
 import type { PriorityLayout } from './cor-message.priority';
 import { keyedRows, type KeyedRows } from './inbox-sql.dialect';
+import type { FairShareLayout } from './cor-message.fair-share';
 
 /**
  * What the inbox knows of its table once it has looked (see CorMessageStore.configure): each
@@ -41,6 +42,11 @@ export interface CorMessageFacts {
   traceContext?: boolean;
   /** Set when the inbox option `priorities` is on (and the PRIORITY column exists): claims order by it first. */
   priority?: PriorityLayout;
+  /**
+   * Set when the inbox option `fairShare` is on: claims take at most `perKey` messages of one
+   * type name, round by round across the names (see COR_MESSAGE_TYPE_INDEX).
+   */
+  fairShare?: FairShareLayout;
 }
 
 /**
@@ -81,6 +87,8 @@ export class CorMessageShared {
   readonly traceContext: boolean;
   /** See CorMessageFacts.priority. */
   readonly priority?: PriorityLayout;
+  /** See CorMessageFacts.fairShare. */
+  readonly fairShare?: FairShareLayout;
 
   constructor(
     readonly sql: SqlClient,
@@ -97,6 +105,7 @@ export class CorMessageShared {
     this.groupTable = facts.groupTable;
     this.traceContext = facts.traceContext ?? false;
     this.priority = facts.priority;
+    this.fairShare = facts.fairShare;
   }
 
   /** The same table and facts through another client (a caller's transaction). */

@@ -3,6 +3,7 @@ import { CorMessageAccept } from './cor-message.accept';
 import { CorMessageClaimTerms, type CorMessageClaim } from './cor-message.claim';
 import { CorMessageClaimByKeys } from './cor-message.claim-by-keys';
 import { CorMessageClaimOneStatement } from './cor-message.claim-one-statement';
+import { FairCandidates, FairClaimInOneStatement } from './cor-message.claim-fair';
 import { CorMessageCleanup } from './cor-message.cleanup';
 import { CorMessageCompletion } from './cor-message.completion';
 import { CorMessageGroups } from './cor-message.groups';
@@ -27,14 +28,31 @@ function jobsOn(on: CorMessageShared): CorMessageJobs {
   return {
     on,
     accept: new CorMessageAccept(on),
-    // The way to claim, by what the dialect's locking reads lock (see CorMessageClaim).
-    claims: locksScannedRows(on.d)
-      ? new CorMessageClaimByKeys(on, groups, terms)
-      : new CorMessageClaimOneStatement(on, groups, terms),
+    claims: claimsOn(on, groups, terms),
     completion: new CorMessageCompletion(on, groups),
     cleanup: new CorMessageCleanup(on, groups),
     management: new CorMessageManagement(on, groups),
   };
+}
+
+/**
+ * The way to claim, by what the dialect's locking reads lock (see CorMessageClaim); with fair
+ * share on, its fair form (see cor-message.claim-fair.ts).
+ */
+function claimsOn(
+  on: CorMessageShared,
+  groups: CorMessageGroups,
+  terms: CorMessageClaimTerms,
+): CorMessageClaim {
+  if (locksScannedRows(on.d))
+    return new CorMessageClaimByKeys(
+      on,
+      groups,
+      terms,
+      on.fairShare ? new FairCandidates(on, terms) : undefined,
+    );
+  const plain = new CorMessageClaimOneStatement(on, groups, terms);
+  return on.fairShare ? new FairClaimInOneStatement(on, terms, plain) : plain;
 }
 
 /**

@@ -16,7 +16,14 @@ import {
 } from '@holdfast/core/kit';
 import { CompetingLeadership, type InboxLeadership } from '../cluster/inbox-leadership';
 import { SimbaLeadership } from '../cluster/simba-leadership';
-import { InboxClusterModeError, InboxNotifyUnsupportedError, InboxPriorityColumnError } from '../errors';
+import {
+  InboxClusterModeError,
+  InboxFairShareError,
+  InboxNotifyUnsupportedError,
+  InboxPriorityColumnError,
+  RateTableMissingError,
+} from '../errors';
+import { resolveRateLimits, type ResolvedRateLimit } from '../options/rate-limits';
 import { inboxNotifyChannel } from '../notify/notify-channel';
 import { INBOX_OPTIONS } from '../inbox.tokens';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
@@ -31,11 +38,14 @@ import {
   corMessageSpecWithPriority,
   detectPriorityLayout,
 } from './cor-message.priority';
+import { corMessageSpecWithTypeIndex, detectFairShareLayout } from './cor-message.fair-share';
 import { INBOX_GROUP_TABLE } from './inbox-group.table';
 import { INBOX_LEASE_TABLE } from './inbox-lease.table';
 import { InboxPauseStatements } from './inbox-pause.statements';
 import { INBOX_PAUSE_TABLE } from './inbox-pause.table';
 import { supportsListenNotify } from './inbox-sql.dialect';
+import { InboxRateStatements } from './inbox-rate.statements';
+import { INBOX_RATE_TABLE } from './inbox-rate.table';
 
 const tableNameOf = (prefix: string) => tableName(prefix, COR_MESSAGE_TABLE.name);
 
@@ -59,6 +69,8 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
   private _leadership?: InboxLeadership;
   /** Undefined until onModuleInit, or when the pause table is missing (schema not 'create'). */
   private _pauses?: InboxPauseStatements;
+  /** Set when `rateLimits` limits a type (see openRates). */
+  private _rates?: { limits: ReadonlyMap<string, ResolvedRateLimit>; statements: InboxRateStatements };
 
   constructor(
     moduleRef: ModuleRef,
@@ -69,7 +81,10 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
   }
 
   async onModuleInit(): Promise<void> {
-    const { traceContext } = this.options;
+    const { traceContext, fairShare } = this.options;
+    const rateLimits = resolveRateLimits(this.options.rateLimits);
+    if (fairShare && this.options.groupBy) throw new InboxFairShareError('groupBy');
+    if (fairShare && this.options.priorities) throw new InboxFairShareError('priorities');
     const spec = this.options.priorities ? corMessageSpecWithPriority(false) : COR_MESSAGE_TABLE;
     const live = await this.applySchema(traceContext === false ? spec : withTraceContextColumn(spec));
     const { coordination, heartbeats, application } = this.storesOnce();
@@ -88,6 +103,7 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     for (const store of [coordination, heartbeats])
       store.configure({ t: application.on.t, hasOrderIndex: application.on.hasOrderIndex });
     if (this.options.priorities) await this.enablePriorities(live, [application, coordination, heartbeats]);
+    if (fairShare) await this.enableFairShare(fairShare.perKey, [application, coordination, heartbeats]);
     const leadership = this.leadership;
     // Competing nodes take turns at the expiry cleanup through a row of their own table.
     if (this.options.deliver && leadership.mode === 'competing') {
@@ -98,6 +114,7 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
       await this.applySchema(INBOX_GROUP_TABLE);
     }
     await this.openPauses();
+    if (rateLimits && this.options.deliver) await this.openRates(rateLimits);
     // A delivering node on the application's pool (coordinationPool false): a claim, and a
     // heartbeat or a completion delete beside it.
     if (this.options.deliver)
@@ -125,6 +142,16 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     for (const store of stores) store.configure({ priority: layout });
   }
 
+  /**
+   * `fairShare`: the type index is created (`schema: 'create'`) or checked (a warning with its
+   * DDL when missing: claims then work, by a scan), and every store claims fairly.
+   */
+  private async enableFairShare(perKey: number, stores: readonly CorMessageStore[]): Promise<void> {
+    await this.applySchema(corMessageSpecWithTypeIndex());
+    const layout = await detectFairShareLayout(stores[0].sql, this.options.tablePrefix, perKey);
+    for (const store of stores) store.configure({ fairShare: layout });
+  }
+
   /** Creates or checks a table of the inbox's opt-in parts (history, stats) under its prefix and schema mode. */
   async ensureTable(table: TableSpec): Promise<void> {
     await this.applySchema(table);
@@ -146,6 +173,27 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
     }
     await this.applySchema(INBOX_PAUSE_TABLE);
     this._pauses = new InboxPauseStatements(this.sql, table, this.notifyChannel);
+  }
+
+  /**
+   * `rateLimits`: the permit table, created with `schema: 'create'`, else checked; missing, the
+   * inbox does not start (RateTableMissingError names the migration): a limit it cannot keep is
+   * not silently dropped.
+   */
+  private async openRates(limits: ReadonlyMap<string, ResolvedRateLimit>): Promise<void> {
+    const table = tableName(this.options.tablePrefix, INBOX_RATE_TABLE.name);
+    if (this.options.schema !== 'create') {
+      const schema = new SchemaManager(this.applicationSql);
+      if (!(await schema.tableExists(table))) throw new RateTableMissingError(table);
+    }
+    await this.applySchema(INBOX_RATE_TABLE);
+    this._rates = { limits, statements: new InboxRateStatements(this.sql, table) };
+  }
+
+  /** The rate limits by type name and their permit statements, or undefined when no type is limited. */
+  get rates():
+    { limits: ReadonlyMap<string, ResolvedRateLimit>; statements: InboxRateStatements } | undefined {
+    return this._rates;
   }
 
   /** The paused types' statements, or undefined when the inbox has no pause table (see openPauses). */
