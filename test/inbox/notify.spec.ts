@@ -162,6 +162,20 @@ describe('inbox wake-up by PostgreSQL LISTEN/NOTIFY', () => {
         accepted: false,
       });
       expect(await heardUntilMarker('m4')).toEqual([]);
+      // A replace or a debounce of a stored id notifies as an insert does: the new content is news.
+      expect(
+        await node.acceptor.accept({ id: 'one', type, payload: { v: 2 }, onExisting: 'replace' }),
+      ).toMatchObject({
+        accepted: true,
+        replaced: true,
+      });
+      expect(await heardUntilMarker('m5')).toEqual(['']);
+      await node.acceptor.acceptAll([
+        { id: 'small-1', type, payload: {}, onExisting: 'debounce', delay: '1s' },
+        { id: 'fresh-1', type, payload: {}, onExisting: 'replace' },
+      ]);
+      // The debounce (an UPDATE) and the insert of the id not stored yet: one each.
+      expect(await heardUntilMarker('m6')).toEqual(['', '']);
     } finally {
       await listener.end();
     }
