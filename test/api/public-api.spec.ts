@@ -142,6 +142,7 @@ describe('the main entries', () => {
       history: inboxInternal.INBOX_HISTORY_TABLE,
       stats: inboxInternal.INBOX_STATS_TABLE,
       pause: inboxInternal.INBOX_PAUSE_TABLE,
+      rate: inboxInternal.INBOX_RATE_TABLE,
     });
     expect(locker.LOCKER_TABLES.lock.name).toBe('HOLDFAST_LOCK');
     expect(simba.SIMBA_TABLES.mutex.name).toBe('simba_mutex');

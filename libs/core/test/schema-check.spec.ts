@@ -62,6 +62,7 @@ const TABLES = [
   'CHK_SHORT',
   'CHK_SHORT_OWNER',
   'CHK_EXTRA',
+  'CHK_LISTED',
 ];
 
 describeEachDatabase(
@@ -105,6 +106,13 @@ describeEachDatabase(
           expect(live.column('AT')!.affinity).toBe('INTEGER');
           break;
       }
+    });
+
+    it("lists the tables of the connection's schema by name, in one read (the CLI's prefixes)", async () => {
+      await apply('CHK_LISTED', 'create');
+      const names = (await Catalog.of(ctx.sql).tableNames())!.map((n) => n.toLowerCase());
+      expect(names).toContain(t('CHK_LISTED').toLowerCase());
+      expect(names).not.toContain(t('CHK_NEVER').toLowerCase());
     });
 
     it('accepts the seed-style alternatives (CHAR(32), a timestamp, unsigned ints), with the optional column absent', async () => {

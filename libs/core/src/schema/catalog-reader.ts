@@ -25,6 +25,8 @@ export interface CatalogReader {
   /** The table's indexes; none when the table does not exist. */
   indexes(table: string): Promise<CatalogIndex[]>;
   tableExists(table: string): Promise<boolean>;
+  /** The names of the tables in the connection's own schema (database), one statement. */
+  tableNames(): Promise<string[]>;
 }
 
 /** A table name split into its schema (when qualified, `S.T`) and its own name. */

@@ -78,6 +78,15 @@ export class Catalog {
     return (await this.indexes(table))?.some((i) => i.name.toLowerCase() === wanted) ?? false;
   }
 
+  /**
+   * The names of the tables in the connection's own schema, in one statement (not TypeORM's
+   * `getTables()`, which loads every table's columns and indexes, and fails when another session
+   * drops a table meanwhile); undefined where the catalog is not read.
+   */
+  tableNames(): Promise<string[] | undefined> {
+    return this.reader ? this.reader.tableNames() : Promise.resolve(undefined);
+  }
+
   /** True when the table exists (always true where the catalog is not read). */
   tableExists(table: string): Promise<boolean> {
     return this.reader ? this.reader.tableExists(table) : Promise.resolve(true);

@@ -86,6 +86,15 @@ export function mysqlCatalog(dialect: Pick<SqlDialect, 'placeholder'>, run: Cata
       const rows = await run(b.statement(`SELECT 1 FROM information_schema.tables WHERE ${where(b, table)}`));
       return rows.length > 0;
     },
+    tableNames: async () => {
+      const rows = (await run(
+        new StatementBinder(dialect).statement(
+          `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()`,
+        ),
+      )) as Record<string, unknown>[];
+      // (MySQL 8 names the column TABLE_NAME whatever the alias's case in some versions)
+      return rows.map((r) => String(r.name ?? r.NAME ?? r.TABLE_NAME));
+    },
   };
 }
 

@@ -72,6 +72,14 @@ export function postgresCatalog(dialect: Pick<SqlDialect, 'placeholder'>, run: C
       );
       return rows.length > 0;
     },
+    tableNames: async () => {
+      const rows = (await run(
+        new StatementBinder(dialect).statement(
+          `SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema()`,
+        ),
+      )) as { name: unknown }[];
+      return rows.map((r) => String(r.name));
+    },
   };
 }
 

@@ -67,6 +67,12 @@ export function sqliteCatalog(dialect: Pick<SqlDialect, 'placeholder'>, run: Cat
       );
       return rows.length > 0;
     },
+    tableNames: async () => {
+      const rows = (await run(
+        new StatementBinder(dialect).statement(`SELECT name FROM sqlite_master WHERE type = 'table'`),
+      )) as { name: unknown }[];
+      return rows.map((r) => String(r.name));
+    },
   };
 }
 
