@@ -1,5 +1,6 @@
 import {
   Catalog,
+  createIndexSql,
   indexName,
   tableName,
   type IndexSpec,
@@ -39,10 +40,8 @@ export function corMessageSpecWithTypeIndex(spec: TableSpec = COR_MESSAGE_TABLE)
 }
 
 /** The DDL that gives an existing COR_MESSAGE the type index (migration 1764000000413). */
-export function addTypeIndexSql(_d: SqlDialect, prefix: string): string[] {
-  const table = tableName(prefix, COR_MESSAGE_TABLE.name);
-  const index = COR_MESSAGE_TYPE_INDEX;
-  return [`CREATE INDEX ${indexName(prefix, index)} ON ${table} (${index.columns.join(', ')})`];
+export function addTypeIndexSql(d: SqlDialect, prefix: string): string[] {
+  return [createIndexSql(d, COR_MESSAGE_TABLE, COR_MESSAGE_TYPE_INDEX, prefix)];
 }
 
 /** The fair-share layout: whether the type index exists (a claim without it scans). */
