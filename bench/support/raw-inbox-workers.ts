@@ -131,6 +131,20 @@ function untilStopped(
   };
 }
 
+/** InnoDB's deadlock (1213) and lock wait timeout (1205): the statement or transaction is to be run again. */
+const DEADLOCK_ERRNOS = new Set([1213, 1205]);
+
+/** Runs `work` again while InnoDB refuses it with a deadlock (at most 5 tries). */
+async function retryDeadlock<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (error) {
+      if (attempt >= 5 || !DEADLOCK_ERRNOS.has((error as { errno?: number }).errno ?? 0)) throw error;
+    }
+  }
+}
+
 const millis = (t: string) => `CAST(FLOOR(EXTRACT(EPOCH FROM ${t}) * 1000) AS BIGINT)`;
 
 /**
@@ -188,23 +202,34 @@ export async function rawMariadbWorker(target: RawInboxTarget, handler: RawHandl
   const claims = await mysql.createConnection({ uri: location, timezone: 'Z' });
   const deletes = await mysql.createConnection({ uri: location, timezone: 'Z' });
   await claims.query('SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED');
+  const claimOnce = async () => {
+    const lease = new Date(Date.now() + LEASE_MS);
+    await claims.beginTransaction();
+    try {
+      const [rows] = (await claims.query(claimSql)) as unknown as [RawRow[]];
+      if (rows.length)
+        await claims.query(`UPDATE ${table} SET NEXT_RETRY = ? WHERE ID IN (?)`, [
+          lease,
+          rows.map((r) => r.id),
+        ]);
+      await claims.commit();
+      return { lease, rows: rows.map((row) => messageOf(row, row.inserted as Date)) };
+    } catch (error) {
+      await claims.rollback().catch(() => undefined);
+      throw error;
+    }
+  };
   return untilStopped(
     (stopped) =>
       claimLoop(
-        async () => {
-          const lease = new Date(Date.now() + LEASE_MS);
-          await claims.beginTransaction();
-          const [rows] = (await claims.query(claimSql)) as unknown as [RawRow[]];
-          if (rows.length)
-            await claims.query(`UPDATE ${table} SET NEXT_RETRY = ? WHERE ID IN (?)`, [
-              lease,
-              rows.map((r) => r.id),
-            ]);
-          await claims.commit();
-          return { lease, rows: rows.map((row) => messageOf(row, row.inserted as Date)) };
-        },
+        // InnoDB may pick the claim as a deadlock's victim (its locking read beside another
+        // worker's delete of neighbouring index entries): the transaction is rolled back whole,
+        // so it is claimed again, as anyone writing this by hand has to.
+        () => retryDeadlock(claimOnce),
         (ids, lease) =>
-          deletes.query(`DELETE FROM ${table} WHERE ID IN (?) AND NEXT_RETRY = ?`, [ids, lease]),
+          retryDeadlock(() =>
+            deletes.query(`DELETE FROM ${table} WHERE ID IN (?) AND NEXT_RETRY = ?`, [ids, lease]),
+          ),
         handler,
         stopped,
       ),
