@@ -34,56 +34,62 @@ export async function createFailoverStore(
     case 'custom':
       if (store.useClass) return moduleRef.create(store.useClass);
       return lazyStore(() => moduleRef.get(store.useExisting!, { strict: false }));
-    case 'sql': {
-      const sqlOptions = store as SqlStoreOptions;
-      // Set by `parts` when the store initializes, before the dialect is first asked for.
-      let resolvedDatabase: DatabaseResolver | undefined;
-      const database = new FailoverDatabase(
-        moduleRef,
-        () => resolvedDatabase ?? instance(sqlOptions.databaseResolver, databaseResolver),
-        sqlOptions,
-        (error) =>
-          sqlStore.useFallback(
-            `${error.message} Using portable INSERT/UPDATE statements with '?' placeholders.`,
-            { unknownDialect: true },
-          ),
-        options.storeTimeout,
-      );
-      // Checked now: a bad key or cipher stops the bootstrap before anything else.
-      const cipher = sqlOptions.encryption?.enabled ? resolveCipher(sqlOptions.encryption) : undefined;
-      const sqlStore = new SqlFailoverStore({
-        sql: () => database.sql,
-        maintenanceSql: () => database.maintenanceSql,
-        tablePrefix: sqlOptions.tablePrefix,
-        schema: sqlOptions.schema,
-        parts: async () => {
-          resolvedDatabase = await resolvePart(
-            moduleRef,
-            sqlOptions.databaseResolver,
-            undefined,
-            databaseResolver,
-          );
-          const column = await resolvePart(
-            moduleRef,
-            sqlOptions.payloadColumnResolver,
-            PayloadColumnResolver,
-            payloadColumn,
-          );
-          return {
-            queries: await resolvePart(
-              moduleRef,
-              sqlOptions.queryResolver,
-              FailoverStoreQueryResolver,
-              queries,
-            ),
-            payloadColumn: cipher ? new EncryptingPayloadColumnResolver(cipher, column) : column,
-          };
-        },
-        codec,
+    case 'sql':
+      return createSqlStore(store as SqlStoreOptions, options.storeTimeout, moduleRef, codec, {
+        queries,
+        payloadColumn,
+        databaseResolver,
       });
-      return sqlStore;
-    }
   }
+}
+
+/** The module's own parts of the SQL store, used where neither the options nor the app give one. */
+interface ModuleParts {
+  queries: FailoverStoreQueryResolver;
+  payloadColumn: PayloadColumnResolver;
+  databaseResolver: DatabaseResolver;
+}
+
+function createSqlStore(
+  sqlOptions: SqlStoreOptions,
+  storeTimeout: number,
+  moduleRef: ModuleRef,
+  codec: PayloadCodec,
+  own: ModuleParts,
+): SqlFailoverStore {
+  // Set by `parts` when the store initializes, before the dialect is first asked for.
+  let resolvedDatabase: DatabaseResolver | undefined;
+  const database = new FailoverDatabase(
+    moduleRef,
+    () => resolvedDatabase ?? instance(sqlOptions.databaseResolver, own.databaseResolver),
+    sqlOptions,
+    (error) =>
+      sqlStore.useFallback(
+        `${error.message} Using portable INSERT/UPDATE statements with '?' placeholders.`,
+        { unknownDialect: true },
+      ),
+    storeTimeout,
+  );
+  // Checked now: a bad key or cipher stops the bootstrap before anything else.
+  const cipher = sqlOptions.encryption?.enabled ? resolveCipher(sqlOptions.encryption) : undefined;
+  const part = <T>(option: T | Type<T> | undefined, token: Type<T> | undefined, fallback: T) =>
+    resolvePart(moduleRef, option, token, fallback);
+  const sqlStore = new SqlFailoverStore({
+    sql: () => database.sql,
+    maintenanceSql: () => database.maintenanceSql,
+    tablePrefix: sqlOptions.tablePrefix,
+    schema: sqlOptions.schema,
+    parts: async () => {
+      resolvedDatabase = await part(sqlOptions.databaseResolver, undefined, own.databaseResolver);
+      const column = await part(sqlOptions.payloadColumnResolver, PayloadColumnResolver, own.payloadColumn);
+      return {
+        queries: await part(sqlOptions.queryResolver, FailoverStoreQueryResolver, own.queries),
+        payloadColumn: cipher ? new EncryptingPayloadColumnResolver(cipher, column) : column,
+      };
+    },
+    codec,
+  });
+  return sqlStore;
 }
 
 /**
