@@ -12,13 +12,13 @@ export default tseslint.config(
     },
   },
   // The libraries' sources (#44): no `any` (tests and benches may read JSON loosely), at most 6
-  // parameters (a part with more is a provider's job), and no function longer than 90 lines.
+  // parameters (a part with more is a provider's job), and no function longer than 60 lines.
   {
     files: ['libs/*/src/**/*.ts'],
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',
       'max-params': ['error', 6],
-      'max-lines-per-function': ['error', { max: 90, skipBlankLines: true, skipComments: true }],
+      'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }],
       // One lib reads another through its public entry only (the CLI and the dashboard included):
       // `/internal` entries are for the lib's own tests and benches.
       '@typescript-eslint/no-restricted-imports': [
@@ -29,6 +29,13 @@ export default tseslint.config(
           ],
         },
       ],
+    },
+  },
+  // libs/inbox/src keeps 90 until the inbox splits land.
+  {
+    files: ['libs/inbox/src/**/*.ts'],
+    rules: {
+      'max-lines-per-function': ['error', { max: 90, skipBlankLines: true, skipComments: true }],
     },
   },
   {

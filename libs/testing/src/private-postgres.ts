@@ -51,23 +51,8 @@ export class PrivatePostgres extends PrivateServer {
   }
 
   async start(): Promise<void> {
-    let fresh = false;
-    if (!this.dir) {
-      await this.assertPortFree();
-      this.dir = this.makeDir('pg', this.owner);
-      await this.tool('initdb', [
-        '-D',
-        join(this.dir, 'data'),
-        '-U',
-        'postgres',
-        '--auth=trust',
-        '-E',
-        'UTF8',
-        '--no-sync',
-      ]);
-      fresh = true;
-    }
-    const dir = this.dir;
+    const fresh = !this.dir;
+    const dir = this.dir || (await this.initCluster());
     const settings = {
       listen_addresses: '127.0.0.1',
       unix_socket_directories: dir,
@@ -89,14 +74,7 @@ export class PrivatePostgres extends PrivateServer {
       ],
       this.owner,
       join(dir, 'server.log'),
-      async () => {
-        try {
-          await this.tool('pg_isready', ['-q', '-h', '127.0.0.1', '-p', String(this.port)]);
-          return true;
-        } catch {
-          return false;
-        }
-      },
+      () => this.isReady(),
     );
     if (fresh)
       await this.tool('createdb', [
@@ -108,6 +86,32 @@ export class PrivatePostgres extends PrivateServer {
         'postgres',
         this.database,
       ]);
+  }
+
+  /** A new data directory (initdb), on a port nothing listens on yet: its path, now `this.dir`. */
+  private async initCluster(): Promise<string> {
+    await this.assertPortFree();
+    const dir = (this.dir = this.makeDir('pg', this.owner));
+    await this.tool('initdb', [
+      '-D',
+      join(dir, 'data'),
+      '-U',
+      'postgres',
+      '--auth=trust',
+      '-E',
+      'UTF8',
+      '--no-sync',
+    ]);
+    return dir;
+  }
+
+  private async isReady(): Promise<boolean> {
+    try {
+      await this.tool('pg_isready', ['-q', '-h', '127.0.0.1', '-p', String(this.port)]);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Immediate shutdown (SIGQUIT, what `pg_ctl restart -m immediate` sends), then start: crash recovery runs. */

@@ -95,58 +95,84 @@ export const messages: CliCommand = {
         "messages needs the inbox's maxRetries (statuses depend on it): --max-retries N or HOLDFAST_INBOX_MAX_RETRIES",
       );
     }
-    const type = typeSelection(values.type, values.namespace);
-    const where = databaseOf(io, values);
-    let report: MessagesReport;
-    if (action === 'list') {
-      if (positionals.length) throw new CliUsageError(`messages list takes no ids (got '${positionals[0]}')`);
-      if (values['dry-run']) throw new CliUsageError('messages list changes nothing: no --dry-run');
-      report = await listMessagesCommand({
-        ...where,
-        maxRetries: max,
-        status: values.status,
-        type,
-        limit: count('--limit', values.limit) ?? 100,
-        offset: count('--offset', values.offset) ?? 0,
-      });
-    } else {
-      if (values.limit !== undefined) throw new CliUsageError('--limit goes with messages list');
-      if (values.offset !== undefined) throw new CliUsageError('--offset goes with messages list');
-      const allMatching = values['all-matching'] ?? false;
-      if (values.yes && !allMatching) throw new CliUsageError('--yes goes with --all-matching');
-      if (allMatching && values['dry-run'])
-        throw new CliUsageError('--all-matching without --yes changes nothing already: leave out --dry-run');
-      // --all-matching without --yes: count what the filter matches, change nothing.
-      const countOnly = allMatching && !values.yes;
-      report = await messagesCommand(
-        action as MessageAction,
-        { ids: positionals, type, status: values.status, allMatching },
-        { ...where, maxRetries: max, dryRun: countOnly || (values['dry-run'] ?? false) },
-      );
-      if (!report.dryRun) io.stderr(auditMessages(io.env, report, where));
-      if (countOnly) {
-        const matching = report.messages.filter((m) => m.result === 'would').length;
-        const filter = [
-          type ? `type ${type.label}` : 'any type',
-          values.status ? `status ${values.status}` : `the statuses ${action} is for`,
-        ].join(', ');
-        output(
-          io,
-          values.json,
-          { ...report, matching },
-          () =>
-            `holdfast messages ${action} --all-matching: ${matching} message(s) match (${filter}); nothing changed. ` +
-            `Run again with --yes to ${action} ${matching === 1 ? 'it' : 'them'}.\n`,
-        );
-        return 0;
-      }
-    }
+    const selection: Selection = {
+      io,
+      values,
+      ids: positionals,
+      type: typeSelection(values.type, values.namespace),
+      where: databaseOf(io, values),
+      maxRetries: max,
+    };
+    const report = action === 'list' ? await list(selection) : await act(action as MessageAction, selection);
+    // --all-matching without --yes has printed its count already.
+    if (report === undefined) return 0;
     output(io, values.json, report, () =>
-      formatMessages(report, { type: type?.label, status: values.status }),
+      formatMessages(report, { type: selection.type?.label, status: values.status }),
     );
     return report.messages.some((m) => m.result === 'not found') ? 1 : 0;
   },
 };
+
+/** The parsed arguments of `messages list` and of the actions. */
+interface Selection {
+  io: CliIo;
+  values: ReturnType<typeof parseOptions<typeof OPTIONS, true>>['values'];
+  ids: string[];
+  type: TypeSelection | undefined;
+  where: ReturnType<typeof databaseOf>;
+  maxRetries: number;
+}
+
+/** `holdfast messages list`: read-only, one page. */
+async function list({ values, ids, type, where, maxRetries }: Selection): Promise<MessagesReport> {
+  if (ids.length) throw new CliUsageError(`messages list takes no ids (got '${ids[0]}')`);
+  if (values['dry-run']) throw new CliUsageError('messages list changes nothing: no --dry-run');
+  return listMessagesCommand({
+    ...where,
+    maxRetries,
+    status: values.status,
+    type,
+    limit: count('--limit', values.limit) ?? 100,
+    offset: count('--offset', values.offset) ?? 0,
+  });
+}
+
+/**
+ * `holdfast messages <retry|pause|resume|delete>`: the report of what changed (or would), or
+ * undefined once `--all-matching` without `--yes` has printed how many messages match.
+ */
+async function act(action: MessageAction, selection: Selection): Promise<MessagesReport | undefined> {
+  const { io, values, ids, type, where, maxRetries } = selection;
+  if (values.limit !== undefined) throw new CliUsageError('--limit goes with messages list');
+  if (values.offset !== undefined) throw new CliUsageError('--offset goes with messages list');
+  const allMatching = values['all-matching'] ?? false;
+  if (values.yes && !allMatching) throw new CliUsageError('--yes goes with --all-matching');
+  if (allMatching && values['dry-run'])
+    throw new CliUsageError('--all-matching without --yes changes nothing already: leave out --dry-run');
+  // --all-matching without --yes: count what the filter matches, change nothing.
+  const countOnly = allMatching && !values.yes;
+  const report = await messagesCommand(
+    action,
+    { ids, type, status: values.status, allMatching },
+    { ...where, maxRetries, dryRun: countOnly || (values['dry-run'] ?? false) },
+  );
+  if (!report.dryRun) io.stderr(auditMessages(io.env, report, where));
+  if (!countOnly) return report;
+  const matching = report.messages.filter((m) => m.result === 'would').length;
+  const filter = [
+    type ? `type ${type.label}` : 'any type',
+    values.status ? `status ${values.status}` : `the statuses ${action} is for`,
+  ].join(', ');
+  output(
+    io,
+    values.json,
+    { ...report, matching },
+    () =>
+      `holdfast messages ${action} --all-matching: ${matching} message(s) match (${filter}); nothing changed. ` +
+      `Run again with --yes to ${action} ${matching === 1 ? 'it' : 'them'}.\n`,
+  );
+  return undefined;
+}
 
 /** `holdfast messages history <id>`: one id, no filter, nothing changed. */
 async function history(

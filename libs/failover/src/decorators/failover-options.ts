@@ -87,12 +87,32 @@ export interface FailoverMetadata extends FailoverOptions {
 
 export const DEFAULT_FAILOVER_EXPIRY = '1h';
 
+/** Throws the FailoverConfigurationError that names the decorated method. */
+type Fail = (what: string) => never;
+
 export function failoverMetadata(options: FailoverOptions, where: string): FailoverMetadata {
-  const fail = (what: string) => {
+  const fail: Fail = (what) => {
     throw new FailoverConfigurationError(`@Failover() on ${where}: ${what}`);
   };
   if (!options || typeof options !== 'object') fail('options with a name are required');
-  const { name, domain } = options;
+  const ownDomain = checkNameAndDomain(options, fail);
+  checkParts(options, fail);
+  const { expiryMs, freshMs, refreshAfterMs } = checkDurations(options, fail);
+  if (options.singleFlight !== undefined && typeof options.singleFlight !== 'boolean')
+    fail(`'singleFlight' must be a boolean, got ${JSON.stringify(options.singleFlight)}`);
+  return {
+    ...options,
+    domain: ownDomain,
+    effectiveName: ownDomain ?? options.name,
+    expiryMs,
+    freshMs,
+    refreshAfterMs,
+    method: where,
+  };
+}
+
+/** Checks `name` and `domain`; returns the domain the entries are stored under, if any. */
+function checkNameAndDomain({ name, domain }: FailoverOptions, fail: Fail): string | undefined {
   if (typeof name !== 'string' || name.trim() === '')
     fail(`'name' must be a non-empty string, got ${JSON.stringify(name)}`);
   if (name.length > MAX_FAILOVER_NAME_LENGTH) {
@@ -105,7 +125,11 @@ export function failoverMetadata(options: FailoverOptions, where: string): Failo
   }
   // As in the seed (`domain().isBlank() ? name() : domain()`): a blank domain is no domain, so
   // a Java service and this one agree on FAILOVER_NAME, and '  ' is never a domain of its own.
-  const ownDomain = domain === undefined || domain.trim() === '' ? undefined : domain;
+  return domain === undefined || domain.trim() === '' ? undefined : domain;
+}
+
+/** Checks the classes, functions and names the failover is given: type, javaClass, store, recoverOn, keyGenerator, payloadSplitter. */
+function checkParts(options: FailoverOptions, fail: Fail): void {
   if (options.type !== undefined) {
     const cls = Array.isArray(options.type) ? options.type[0] : options.type;
     if (typeof cls !== 'function') fail(`'type' must be a class or [Class], got ${String(options.type)}`);
@@ -139,6 +163,13 @@ export function failoverMetadata(options: FailoverOptions, where: string): Failo
     typeof (payloadSplitter as PayloadSplitter)?.splitOnStore !== 'function'
   )
     fail(`'payloadSplitter' must be a PayloadSplitter class or instance`);
+}
+
+/** Parses `expiry`, `fresh` and `refreshAfter` and checks how they fit together. */
+function checkDurations(
+  options: FailoverOptions,
+  fail: Fail,
+): { expiryMs: number; freshMs: number; refreshAfterMs: number | undefined } {
   let expiryMs = 0;
   try {
     expiryMs = parseDuration(options.expiry ?? DEFAULT_FAILOVER_EXPIRY, 'expiry');
@@ -165,15 +196,5 @@ export function failoverMetadata(options: FailoverOptions, where: string): Failo
   if (refreshAfterMs !== undefined && !freshMs) fail(`'refreshAfter' needs 'fresh'`);
   if (refreshAfterMs !== undefined && !(refreshAfterMs >= 0 && refreshAfterMs < freshMs))
     fail(`'refreshAfter' (${refreshAfterMs} ms) must be less than 'fresh' (${freshMs} ms)`);
-  if (options.singleFlight !== undefined && typeof options.singleFlight !== 'boolean')
-    fail(`'singleFlight' must be a boolean, got ${JSON.stringify(options.singleFlight)}`);
-  return {
-    ...options,
-    domain: ownDomain,
-    effectiveName: ownDomain ?? name,
-    expiryMs,
-    freshMs,
-    refreshAfterMs,
-    method: where,
-  };
+  return { expiryMs, freshMs, refreshAfterMs };
 }

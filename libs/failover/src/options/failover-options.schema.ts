@@ -181,39 +181,8 @@ export const DEFAULT_STORE_TIMEOUT = '500ms';
 
 /** Validates the options (naming each bad one) and fills the defaults. */
 export function resolveFailoverOptions(options: FailoverModuleOptions = {}): ResolvedFailoverOptions {
-  const problems: string[] = [];
   const asyncOption = options.async;
-  if (
-    asyncOption !== undefined &&
-    typeof asyncOption !== 'boolean' &&
-    (typeof asyncOption !== 'object' || asyncOption === null)
-  ) {
-    problems.push(
-      `option 'async' = ${JSON.stringify(asyncOption)}: must be a boolean or an object of write-behind settings`,
-    );
-  }
-  const tenants = options.multiTenant?.tenants;
-  if (options.multiTenant) {
-    if (!tenants || typeof tenants !== 'object' || Object.keys(tenants).length === 0) {
-      problems.push(`option 'multiTenant.tenants' must list at least one tenant: { name: { tablePrefix } }`);
-    } else {
-      for (const [name, tenant] of Object.entries(tenants)) {
-        if (!isValidTablePrefix(tenant?.tablePrefix)) {
-          problems.push(
-            `option 'multiTenant.tenants.${name}.tablePrefix' = ${JSON.stringify(tenant?.tablePrefix)}: must match ([A-Za-z0-9_]+\\.)*[A-Za-z0-9_]*`,
-          );
-        }
-      }
-    }
-  }
-  const encryption = options.store?.type === 'sql' ? options.store.encryption : undefined;
-  if (encryption?.enabled) {
-    try {
-      resolveCipher(encryption);
-    } catch (error) {
-      problems.push(`option 'store.encryption': ${(error as Error).message}`);
-    }
-  }
+  const problems = problemsBeforeSchema(options);
   if (problems.length) throw new InvalidOptionsError('FailoverModule', problems);
   validateOptions(
     FailoverOptionsSchema,
@@ -250,4 +219,42 @@ export function resolveFailoverOptions(options: FailoverModuleOptions = {}): Res
     types: options.types ?? [],
     storeTimeout: parseDuration(options.storeTimeout ?? DEFAULT_STORE_TIMEOUT, 'storeTimeout'),
   };
+}
+
+/** What the schema cannot say: the shape of `async`, the tenants' prefixes, the encryption key and cipher. */
+function problemsBeforeSchema(options: FailoverModuleOptions): string[] {
+  const problems: string[] = [];
+  const asyncOption = options.async;
+  if (
+    asyncOption !== undefined &&
+    typeof asyncOption !== 'boolean' &&
+    (typeof asyncOption !== 'object' || asyncOption === null)
+  ) {
+    problems.push(
+      `option 'async' = ${JSON.stringify(asyncOption)}: must be a boolean or an object of write-behind settings`,
+    );
+  }
+  const tenants = options.multiTenant?.tenants;
+  if (options.multiTenant) {
+    if (!tenants || typeof tenants !== 'object' || Object.keys(tenants).length === 0) {
+      problems.push(`option 'multiTenant.tenants' must list at least one tenant: { name: { tablePrefix } }`);
+    } else {
+      for (const [name, tenant] of Object.entries(tenants)) {
+        if (!isValidTablePrefix(tenant?.tablePrefix)) {
+          problems.push(
+            `option 'multiTenant.tenants.${name}.tablePrefix' = ${JSON.stringify(tenant?.tablePrefix)}: must match ([A-Za-z0-9_]+\\.)*[A-Za-z0-9_]*`,
+          );
+        }
+      }
+    }
+  }
+  const encryption = options.store?.type === 'sql' ? options.store.encryption : undefined;
+  if (encryption?.enabled) {
+    try {
+      resolveCipher(encryption);
+    } catch (error) {
+      problems.push(`option 'store.encryption': ${(error as Error).message}`);
+    }
+  }
+  return problems;
 }

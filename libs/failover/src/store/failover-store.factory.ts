@@ -34,60 +34,83 @@ export async function createFailoverStore(
     case 'custom':
       if (store.useClass) return moduleRef.create(store.useClass);
       return lazyStore(() => moduleRef.get(store.useExisting!, { strict: false }));
-    case 'sql': {
-      const sqlOptions = store as SqlStoreOptions;
-      // Set by `parts` when the store initializes, before the dialect is first asked for.
-      let resolvedDatabase: DatabaseResolver | undefined;
-      const database = new FailoverDatabase(
-        moduleRef,
-        () => resolvedDatabase ?? instance(sqlOptions.databaseResolver, databaseResolver),
-        sqlOptions,
-        (error) =>
-          sqlStore.useFallback(
-            `${error.message} Using portable INSERT/UPDATE statements with '?' placeholders.`,
-            { unknownDialect: true },
-          ),
-        options.storeTimeout,
-      );
-      // Checked now: a bad key or cipher stops the bootstrap before anything else.
-      const cipher = sqlOptions.encryption?.enabled ? resolveCipher(sqlOptions.encryption) : undefined;
-      /**
-       * A replaceable part, resolved when the store initializes (every provider of the app exists
-       * by then): an instance option as given; a class option the app's provider of that class,
-       * else built by Nest with its injected dependencies; no option: the app's own provider
-       * under the part's token, else the module's. (No token for the DatabaseResolver: every
-       * Holdfast module registers one of its own, so only its option is resolved this way.)
-       */
-      const part = async <T>(
-        option: T | Type<T> | undefined,
-        token: Type<T> | undefined,
-        fallback: T,
-      ): Promise<T> => {
-        // The module's own FailoverOverrides (built by then: the store initializes after bootstrap).
-        const overrides = moduleRef.get(FailoverOverrides, { strict: true });
-        if (option !== undefined && typeof option !== 'function') return option;
-        if (option !== undefined)
-          return overrides.find<T>(option as Type<T>) ?? (await moduleRef.create(option as Type<T>));
-        return (token && overrides.find<T>(token)) ?? fallback;
-      };
-      const sqlStore = new SqlFailoverStore({
-        sql: () => database.sql,
-        maintenanceSql: () => database.maintenanceSql,
-        tablePrefix: sqlOptions.tablePrefix,
-        schema: sqlOptions.schema,
-        parts: async () => {
-          resolvedDatabase = await part(sqlOptions.databaseResolver, undefined, databaseResolver);
-          const column = await part(sqlOptions.payloadColumnResolver, PayloadColumnResolver, payloadColumn);
-          return {
-            queries: await part(sqlOptions.queryResolver, FailoverStoreQueryResolver, queries),
-            payloadColumn: cipher ? new EncryptingPayloadColumnResolver(cipher, column) : column,
-          };
-        },
-        codec,
+    case 'sql':
+      return createSqlStore(store as SqlStoreOptions, options.storeTimeout, moduleRef, codec, {
+        queries,
+        payloadColumn,
+        databaseResolver,
       });
-      return sqlStore;
-    }
   }
+}
+
+/** The module's own parts of the SQL store, used where neither the options nor the app give one. */
+interface ModuleParts {
+  queries: FailoverStoreQueryResolver;
+  payloadColumn: PayloadColumnResolver;
+  databaseResolver: DatabaseResolver;
+}
+
+function createSqlStore(
+  sqlOptions: SqlStoreOptions,
+  storeTimeout: number,
+  moduleRef: ModuleRef,
+  codec: PayloadCodec,
+  own: ModuleParts,
+): SqlFailoverStore {
+  // Set by `parts` when the store initializes, before the dialect is first asked for.
+  let resolvedDatabase: DatabaseResolver | undefined;
+  const database = new FailoverDatabase(
+    moduleRef,
+    () => resolvedDatabase ?? instance(sqlOptions.databaseResolver, own.databaseResolver),
+    sqlOptions,
+    (error) =>
+      sqlStore.useFallback(
+        `${error.message} Using portable INSERT/UPDATE statements with '?' placeholders.`,
+        { unknownDialect: true },
+      ),
+    storeTimeout,
+  );
+  // Checked now: a bad key or cipher stops the bootstrap before anything else.
+  const cipher = sqlOptions.encryption?.enabled ? resolveCipher(sqlOptions.encryption) : undefined;
+  const part = <T>(option: T | Type<T> | undefined, token: Type<T> | undefined, fallback: T) =>
+    resolvePart(moduleRef, option, token, fallback);
+  const sqlStore = new SqlFailoverStore({
+    sql: () => database.sql,
+    maintenanceSql: () => database.maintenanceSql,
+    tablePrefix: sqlOptions.tablePrefix,
+    schema: sqlOptions.schema,
+    parts: async () => {
+      resolvedDatabase = await part(sqlOptions.databaseResolver, undefined, own.databaseResolver);
+      const column = await part(sqlOptions.payloadColumnResolver, PayloadColumnResolver, own.payloadColumn);
+      return {
+        queries: await part(sqlOptions.queryResolver, FailoverStoreQueryResolver, own.queries),
+        payloadColumn: cipher ? new EncryptingPayloadColumnResolver(cipher, column) : column,
+      };
+    },
+    codec,
+  });
+  return sqlStore;
+}
+
+/**
+ * A replaceable part of the SQL store, resolved when the store initializes (every provider of the
+ * app exists by then): an instance option as given; a class option the app's provider of that
+ * class, else built by Nest with its injected dependencies; no option: the app's own provider
+ * under the part's token, else the module's. (No token for the DatabaseResolver: every Holdfast
+ * module registers one of its own, so only its option is resolved this way.)
+ */
+async function resolvePart<T>(
+  moduleRef: ModuleRef,
+  option: T | Type<T> | undefined,
+  token: Type<T> | undefined,
+  fallback: T,
+): Promise<T> {
+  // The module's own FailoverOverrides (built by then: the store initializes after bootstrap).
+  const overrides = moduleRef.get(FailoverOverrides, { strict: true });
+  if (option !== undefined && typeof option !== 'function') return option;
+  if (option !== undefined)
+    return overrides.find<T>(option as Type<T>) ?? (await moduleRef.create(option as Type<T>));
+  return (token && overrides.find<T>(token)) ?? fallback;
 }
 
 /** A store resolved on first use (for `useExisting`, whose provider may not exist yet). */

@@ -15,6 +15,9 @@ const MTIME_ADVICE =
   "Or choose mode: 'mtime' explicitly, for a file system without working locks: a lock directory whose " +
   'mtime the master refreshes, which ActiveMQ brokers do not see, and which a standby takes only once it is stale.';
 
+/** The FileLockUnavailableError for this lock file, with its reason and advice. */
+type Unavailable = (reason: string, advice: string) => FileLockUnavailableError;
+
 /**
  * ActiveMQ's SharedFileLocker: an OS advisory lock on `<directory>/lock` (the file name is
  * configurable), a POSIX `fcntl` write lock over the whole file, which is what Java's
@@ -39,8 +42,15 @@ export class SharedFileLocker extends AbstractLocker {
     const directory = resolve(context.options.locker.directory ?? '.');
     await fs.mkdir(directory, { recursive: true });
     this.lockPath = join(await fs.realpath(directory), context.options.locker.lockFile ?? DEFAULT_LOCK_FILE);
-    const unavailable = (reason: string, advice: string) =>
+    const unavailable: Unavailable = (reason, advice) =>
       new FileLockUnavailableError(lockName, this.lockPath, reason, advice);
+    this.file = ProcessFileLock.for(this.lockPath, this.nativeFileLock(unavailable));
+    await this.attachAndProbe(lockName, unavailable);
+    this.logMode(context);
+  }
+
+  /** The native package that takes the lock, once this thread and the lock's file system can hold one. */
+  private nativeFileLock(unavailable: Unavailable): ReturnType<typeof loadNativeFileLock> {
     if (!isMainThread) {
       throw unavailable(
         'this locker runs in a worker thread, and an OS file lock belongs to the whole process, so lockers in ' +
@@ -69,7 +79,11 @@ export class SharedFileLocker extends AbstractLocker {
           MTIME_ADVICE,
       );
     }
-    this.file = ProcessFileLock.for(this.lockPath, native);
+    return native;
+  }
+
+  /** Makes this locker the process's one user of the file, and checks that the file system takes fcntl locks. */
+  private async attachAndProbe(lockName: string, unavailable: Unavailable): Promise<void> {
     const other = this.file.attach(this.token, lockName);
     if (other !== undefined) {
       throw new LockerConfigurationError(
@@ -87,11 +101,14 @@ export class SharedFileLocker extends AbstractLocker {
         'On NFS, locks need NFSv4 (or lockd and statd running for NFSv3). ' + MTIME_ADVICE,
       );
     }
+  }
+
+  private logMode({ lockName, lockKeepAlivePeriod }: LockerContext): void {
     this.logger.log(
       `Lock '${lockName}': shared-file locker in mode 'os': an fcntl lock on ${this.lockPath} ` +
         `(${NATIVE_FILE_LOCK_PACKAGE}), the lock ActiveMQ's SharedFileLocker takes.`,
     );
-    if (context.lockKeepAlivePeriod === 0) {
+    if (lockKeepAlivePeriod === 0) {
       this.logger.warn(
         `Lock '${lockName}': lockKeepAlivePeriod is 0, so the master never checks its lock. If ${this.lockPath} ` +
           `is removed or replaced, another instance or broker can lock the new file at its next attempt and two ` +

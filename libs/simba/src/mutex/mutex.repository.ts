@@ -14,7 +14,7 @@ import { ContenderIdTooLongError, MutexStatementTimeoutError } from '../errors';
 import type { AcquireResult, BatchRequest, BatchSource } from './mutex-batch';
 import { MutexContendLoop } from './mutex-contend.loop';
 import { MutexOwner } from './mutex-owner';
-import { MutexQueryResolver } from '../store/mutex-query.resolver';
+import { MutexQueryResolver, type TickStatements } from '../store/mutex-query.resolver';
 
 /** `holdfast.simba.sql.retries`: ticks retried after a deadlock or serialization failure. */
 const countRetry = sqlRetryCounter('simba');
@@ -39,6 +39,14 @@ function chunks<T>(items: readonly T[], size = BATCH_CHUNK): T[][] {
   const out: T[][] = [];
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
+}
+
+/** Where a tick is (for the timeout's message) and when its connection came. */
+interface TickClock {
+  stage: 'connection' | 'answer';
+  txStarted: number;
+  answerStarted: number;
+  connectMs: number;
 }
 
 /**
@@ -77,7 +85,7 @@ export class MutexRepository implements BatchSource {
     timeoutMs = this.statementTimeoutMs,
   ): Promise<{ rows: Map<string, MutexOwner>; timing: { connectMs: number; totalMs: number } }> {
     const label = requests.length === 1 ? requests[0].mutex : `${requests.length} mutexes`;
-    let stage: 'connection' | 'answer' = 'answer';
+    const clock: TickClock = { stage: 'answer', txStarted: 0, answerStarted: 0, connectMs: 0 };
     return this.bounded(
       label,
       'acquire/renew/read',
@@ -96,42 +104,61 @@ export class MutexRepository implements BatchSource {
           this.statementTimeoutMs,
         );
         // Creating rows (once per mutex) is not part of what a tick costs.
-        const txStarted = monotonicMillis();
-        let connectMs = 0;
-        let answerStarted = txStarted;
-        stage = 'connection';
-        const run = async (connection: SqlClient) => {
-          stage = 'answer';
-          answerStarted = monotonicMillis();
-          connectMs = answerStarted - txStarted;
-          const found = new Map<string, MutexOwner>();
-          for (const [i, step] of tick.steps.entries()) {
-            // In a transaction, the last statement goes with the COMMIT (MariaDB: one round trip).
-            const records = await connection.query<MutexRowRecord>(step.statement, {
-              commit: i === tick.steps.length - 1,
-            });
-            if (step.read)
-              for (const record of records) found.set(String(record.mutex), this.toOwner(record));
-          }
-          return found;
-        };
-        // Where connections come from a pool, a tick always takes one first (a session, or a
-        // transaction), so that waiting for the pool is told apart from waiting for the database.
-        const onConnection = () =>
-          !tick.alone
-            ? this.inTransaction(true, run)
-            : this.sql.dialect.singleConnection
-              ? run(this.sql)
-              : this.sql.session(run);
-        const rows = await withTransientRetry(onConnection, { operation: 'tick', onRetry: countRetry });
+        clock.txStarted = clock.answerStarted = monotonicMillis();
+        clock.connectMs = 0;
+        clock.stage = 'connection';
+        const run = this.stepRunner(tick, clock);
+        const rows = await withTransientRetry(() => this.onConnection(tick.alone, run), {
+          operation: 'tick',
+          onRetry: countRetry,
+        });
         // A row someone deleted is created again at the next attempt; a row read exists.
         for (const r of acquires) if (!rows.has(r.mutex)) this.ensured.delete(r.mutex);
         for (const mutex of rows.keys()) this.ensured.add(mutex);
-        return { rows, timing: { connectMs, totalMs: monotonicMillis() - answerStarted } };
+        return {
+          rows,
+          timing: { connectMs: clock.connectMs, totalMs: monotonicMillis() - clock.answerStarted },
+        };
       },
       timeoutMs,
-      () => stage,
+      () => clock.stage,
     );
+  }
+
+  /**
+   * Sends a tick's steps on one connection and returns the rows they read; notes in `clock` when
+   * the connection came (the answer stage starts there).
+   */
+  private stepRunner(
+    tick: TickStatements,
+    clock: TickClock,
+  ): (connection: SqlClient) => Promise<Map<string, MutexOwner>> {
+    return async (connection) => {
+      clock.stage = 'answer';
+      clock.answerStarted = monotonicMillis();
+      clock.connectMs = clock.answerStarted - clock.txStarted;
+      const found = new Map<string, MutexOwner>();
+      for (const [i, step] of tick.steps.entries()) {
+        // In a transaction, the last statement goes with the COMMIT (MariaDB: one round trip).
+        const records = await connection.query<MutexRowRecord>(step.statement, {
+          commit: i === tick.steps.length - 1,
+        });
+        if (step.read) for (const record of records) found.set(String(record.mutex), this.toOwner(record));
+      }
+      return found;
+    };
+  }
+
+  /**
+   * Where connections come from a pool, a tick always takes one first (a session, or a
+   * transaction), so that waiting for the pool is told apart from waiting for the database.
+   */
+  private onConnection<T>(alone: boolean, run: (connection: SqlClient) => Promise<T>): Promise<T> {
+    return !alone
+      ? this.inTransaction(true, run)
+      : this.sql.dialect.singleConnection
+        ? run(this.sql)
+        : this.sql.session(run);
   }
 
   private async insertRows(mutexes: string[]): Promise<void> {

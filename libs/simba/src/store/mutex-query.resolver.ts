@@ -154,32 +154,7 @@ export class MutexQueryResolver {
     const d = this.dialect;
     const b = this.binder();
     const now = d.nowMillis;
-    const asked = new Map<string, { owner: string; ttl: number; lease: number; kind: number }>();
-    for (const mutex of reads) asked.set(mutex, { owner: '', ttl: 0, lease: 0, kind: 0 });
-    for (const r of onePerMutex(acquires)) {
-      asked.set(r.mutex, {
-        owner: r.contenderId,
-        ttl: Math.trunc(r.ttl),
-        lease: Math.trunc(r.ttl + r.transition),
-        kind: r.renew ? 2 : 1,
-      });
-    }
-    const values = [...asked.values()];
-    const source = d.arraySource!([
-      {
-        name: 'a_mutex',
-        type: { kind: 'varchar', length: MUTEX_NAME_MAX_LENGTH },
-        placeholder: b.bind([...asked.keys()]),
-      },
-      {
-        name: 'a_owner',
-        type: { kind: 'varchar', length: OWNER_ID_MAX_LENGTH },
-        placeholder: b.bind(values.map((v) => v.owner)),
-      },
-      { name: 'a_ttl', type: { kind: 'bigint' }, placeholder: b.bind(values.map((v) => v.ttl)) },
-      { name: 'a_lease', type: { kind: 'bigint' }, placeholder: b.bind(values.map((v) => v.lease)) },
-      { name: 'a_kind', type: { kind: 'int' }, placeholder: b.bind(values.map((v) => v.kind)) },
-    ]);
+    const source = this.askedSource(acquires, reads, b);
     const bounded = '(SELECT hf_on FROM hf_bound) IS NOT NULL';
     const ctes = [
       `hf_asked AS (SELECT a_mutex, a_owner, a_ttl, a_lease, a_kind FROM ${source})`,
@@ -209,6 +184,43 @@ export class MutexQueryResolver {
         `SELECT mutex AS mutex, acquired_at AS acquired_at, ttl_at AS ttl_at, transition_at AS transition_at, ` +
         `owner_id AS owner_id, version AS version, ${now} AS now_ms FROM (${rows.join(' UNION ALL ')}) hf_rows`,
     );
+  }
+
+  /**
+   * `hf_asked`'s rows as bound arrays: every mutex asked about (one request per mutex: a row is
+   * updated once per statement), with what is asked of it (0 read, 1 take, 2 take or renew).
+   */
+  private askedSource(
+    acquires: readonly BatchRequest[],
+    reads: readonly string[],
+    b: StatementBinder,
+  ): string {
+    const asked = new Map<string, { owner: string; ttl: number; lease: number; kind: number }>();
+    for (const mutex of reads) asked.set(mutex, { owner: '', ttl: 0, lease: 0, kind: 0 });
+    for (const r of onePerMutex(acquires)) {
+      asked.set(r.mutex, {
+        owner: r.contenderId,
+        ttl: Math.trunc(r.ttl),
+        lease: Math.trunc(r.ttl + r.transition),
+        kind: r.renew ? 2 : 1,
+      });
+    }
+    const values = [...asked.values()];
+    return this.dialect.arraySource!([
+      {
+        name: 'a_mutex',
+        type: { kind: 'varchar', length: MUTEX_NAME_MAX_LENGTH },
+        placeholder: b.bind([...asked.keys()]),
+      },
+      {
+        name: 'a_owner',
+        type: { kind: 'varchar', length: OWNER_ID_MAX_LENGTH },
+        placeholder: b.bind(values.map((v) => v.owner)),
+      },
+      { name: 'a_ttl', type: { kind: 'bigint' }, placeholder: b.bind(values.map((v) => v.ttl)) },
+      { name: 'a_lease', type: { kind: 'bigint' }, placeholder: b.bind(values.map((v) => v.lease)) },
+      { name: 'a_kind', type: { kind: 'int' }, placeholder: b.bind(values.map((v) => v.kind)) },
+    ]);
   }
 
   private binder(): StatementBinder {

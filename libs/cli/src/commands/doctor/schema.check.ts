@@ -39,33 +39,40 @@ export async function schemaChecks(sql: SqlClient, prefix: string): Promise<Doct
       },
     ];
   }
-  for (const { spec, table } of found) {
-    const columns = (await catalog.columns(table)) ?? [];
-    try {
-      checkLiveTable(sql.dialect, spec, new LiveTable(table, true, columns));
-    } catch (error) {
-      checks.push({
-        check: 'schema',
-        status: 'failure',
-        detail: `${table}: ${error instanceof Error ? error.message : String(error)}`,
-        fix: 'the module refuses to start on this table (schema check): alter the column as the detail says',
-      });
-      continue;
-    }
-    const indexes = new Set(((await catalog.indexes(table)) ?? []).map((i) => i.name.toLowerCase()));
-    const missing = (spec.indexes ?? [])
-      .map((index) => indexName(prefix, index))
-      .filter((name) => !indexes.has(name.toLowerCase()));
-    if (missing.length) {
-      checks.push({
-        check: 'schema',
-        status: 'warning',
-        detail: `${table}: index(es) ${missing.join(', ')} missing: the statements that use them scan the table`,
-        fix: `create them from \`holdfast ddl --dialect ${sql.dialect.name}${prefix ? ` --prefix ${prefix}` : ''}\``,
-      });
-      continue;
-    }
-    checks.push({ check: 'schema', status: 'ok', detail: `${table}: every column and index as expected` });
-  }
+  for (const { spec, table } of found) checks.push(await tableCheck(sql, catalog, prefix, spec, table));
   return checks;
+}
+
+/** One table present: its columns as the module's schema check reads them, then its indexes. */
+async function tableCheck(
+  sql: SqlClient,
+  catalog: Catalog,
+  prefix: string,
+  spec: TableSpec,
+  table: string,
+): Promise<DoctorCheck> {
+  const columns = (await catalog.columns(table)) ?? [];
+  try {
+    checkLiveTable(sql.dialect, spec, new LiveTable(table, true, columns));
+  } catch (error) {
+    return {
+      check: 'schema',
+      status: 'failure',
+      detail: `${table}: ${error instanceof Error ? error.message : String(error)}`,
+      fix: 'the module refuses to start on this table (schema check): alter the column as the detail says',
+    };
+  }
+  const indexes = new Set(((await catalog.indexes(table)) ?? []).map((i) => i.name.toLowerCase()));
+  const missing = (spec.indexes ?? [])
+    .map((index) => indexName(prefix, index))
+    .filter((name) => !indexes.has(name.toLowerCase()));
+  if (missing.length) {
+    return {
+      check: 'schema',
+      status: 'warning',
+      detail: `${table}: index(es) ${missing.join(', ')} missing: the statements that use them scan the table`,
+      fix: `create them from \`holdfast ddl --dialect ${sql.dialect.name}${prefix ? ` --prefix ${prefix}` : ''}\``,
+    };
+  }
+  return { check: 'schema', status: 'ok', detail: `${table}: every column and index as expected` };
 }
