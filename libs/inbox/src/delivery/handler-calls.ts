@@ -41,7 +41,12 @@ export class HandlerCalls {
   }
 
   /** Calls the handler within the attempt's span; undefined when the call ended synchronously. */
-  call(run: HandlerRun, span: Span | undefined, handler: RegisteredHandler, message: InboxMessage) {
+  call(
+    run: HandlerRun,
+    span: Span | undefined,
+    handler: RegisteredHandler,
+    message: InboxMessage,
+  ): Promise<void> | undefined {
     return this.tracing.within(span, () =>
       run.execute(() => handler.handle(message, run.context), this.deadlines),
     );
