@@ -1,7 +1,12 @@
 // Prints the figures of the code's shape that issue #44 tracks, for libs/*/src:
 // the largest files and functions, functions over 6 parameters, the members of SqlDialect, import
-// circles (type imports counted), the runtime exports of each lib's entries, and where SQL is run
-// in a shape other than a Statement handed to SqlClient.
+// circles (type imports counted), the runtime exports of each lib's entries, where SQL is run
+// in a shape other than a Statement handed to SqlClient, and context bags over 6 fields.
+//
+// A context bag is (1) an interface or object type alias whose name ends in Context, Deps or Parts,
+// or (2) the type of a constructor's only parameter when it is an object type (an interface, a type
+// literal or alias of one; not a class, function or primitive): a constructor given its
+// dependencies as one object. Its fields are the type's properties, inherited ones included.
 //
 //   node -r ./tools/register.js tools/shape-report.ts [--json]
 import * as fs from 'node:fs';
@@ -42,7 +47,33 @@ interface FunctionFigure {
   params: number;
 }
 
+interface BagFigure {
+  file: string;
+  name: string;
+  fields: number;
+}
+
 const fileLines: Array<{ file: string; lines: number }> = [];
+const bags = new Map<string, BagFigure>();
+const bagName = /(Context|Deps|Parts)$/;
+const fileSet = new Set(files.map((f) => path.resolve(f)));
+
+/** The fields of `type` when it is a bag's shape (an object type, not a class instance or a function). */
+function bagFields(type: ts.Type): number | undefined {
+  if (!(type.flags & ts.TypeFlags.Object)) return undefined;
+  const symbol = type.aliasSymbol ?? type.getSymbol();
+  if (symbol && symbol.flags & ts.SymbolFlags.Class) return undefined;
+  if (type.getCallSignatures().length || type.getConstructSignatures().length) return undefined;
+  return checker.getPropertiesOfType(type).length;
+}
+
+function noteBag(sf: ts.SourceFile, node: ts.Node, name: string, type: ts.Type): void {
+  if (!fileSet.has(path.resolve(sf.fileName))) return; // declared outside libs/*/src (Node's Buffer)
+  const fields = bagFields(type);
+  const where = `${rel(sf.fileName)}:${lineOf(sf, node.getStart(sf))}`;
+  if (fields !== undefined && !bags.has(name + '@' + where))
+    bags.set(name + '@' + where, { file: where, name, fields });
+}
 const functions: FunctionFigure[] = [];
 const edges = new Map<string, Set<string>>();
 const odd: Record<string, string[]> = {
@@ -108,6 +139,18 @@ for (const file of files) {
           params: (node as ts.FunctionLikeDeclaration).parameters.length,
         });
       }
+    }
+    if ((ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) && bagName.test(node.name.text))
+      noteBag(sf, node, node.name.text, checker.getTypeAtLocation(node.name));
+    if (ts.isConstructorDeclaration(node) && node.parameters.length === 1) {
+      const [param] = node.parameters;
+      const type = checker.getTypeAtLocation(param);
+      const named = type.aliasSymbol?.name ?? type.getSymbol()?.name;
+      const label = named && named !== '__type' && named !== '__object' ? named : '(type literal)';
+      const decl = (type.aliasSymbol ?? type.getSymbol())?.declarations?.[0];
+      // Counted once, where the type is declared when it is named (not at each constructor).
+      if (decl && label !== '(type literal)') noteBag(decl.getSourceFile(), decl, label, type);
+      else noteBag(sf, param, `${className(node)}.constructor ${label}`, type);
     }
     if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
       const method = node.expression.name.text;
@@ -229,6 +272,7 @@ const report = {
       }),
     ),
   ),
+  contextBagsOver6Fields: [...bags.values()].filter((b) => b.fields > 6).sort((a, b) => b.fields - a.fields),
   otherStatementShapes: Object.fromEntries(
     Object.entries(odd).map(([k, v]) => [k, { count: v.length, where: v }]),
   ),
@@ -245,6 +289,14 @@ if (process.argv.includes('--json')) {
     console.log(`  ${String(f.lines).padStart(5)}  ${f.name}  (${f.file})`);
   console.log(`\nfunctions over 6 parameters: ${report.overSixParameters.length}`);
   for (const f of report.overSixParameters) console.log(`  ${f.params}  ${f.name}  (${f.file})`);
+  const bagsByLib = new Map<string, number>();
+  for (const b of report.contextBagsOver6Fields) {
+    const lib = b.file.split('/')[1];
+    bagsByLib.set(lib, (bagsByLib.get(lib) ?? 0) + 1);
+  }
+  const perLib = libs.map((l) => `${l} ${bagsByLib.get(l) ?? 0}`).join(', ');
+  console.log(`\ncontext bags over 6 fields: ${report.contextBagsOver6Fields.length} (${perLib})`);
+  for (const b of report.contextBagsOver6Fields) console.log(`  ${b.fields}  ${b.name}  (${b.file})`);
   console.log(`\nSqlDialect members: ${report.sqlDialectMembers}`);
   console.log(`\nimport circles (type imports counted): ${report.importCircles.length}`);
   for (const c of report.importCircles) console.log(`  ${c.length} files: ${c.join(', ')}`);

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { DatabaseResolver } from '@holdfast/core/kit';
 import { MessageAcceptor } from './acceptor/message-acceptor.service';
+import { DELIVERY_PROVIDERS } from './delivery/delivery.providers';
 import { InboxDelivery } from './delivery/inbox-delivery.service';
 import { InboxHandlerExplorer } from './explorer/inbox-handler.explorer';
 import { InboxHandlerRegistry } from './explorer/inbox-handler.registry';
@@ -33,6 +34,7 @@ import { InboxConnection } from './store/inbox-connection';
     InboxHandlerExplorer,
     MessageAcceptor,
     MessageManagement,
+    ...DELIVERY_PROVIDERS,
     InboxDelivery,
     InboxNotifyListener,
     InboxHealthIndicator,

@@ -1,31 +1,23 @@
-import type { Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { monotonicMillis, parseDuration } from '@holdfast/core/kit';
-import type { InboxClock } from '../inbox.clock';
-import type { InboxMetrics } from '../metrics/inbox.metrics';
+import { InboxClock } from '../inbox.clock';
+import { INBOX_OPTIONS } from '../inbox.tokens';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
-import type { InboxConnection } from '../store/inbox-connection';
-import type { ClaimLedger } from './claim-ledger';
-import type { DatabaseOutage } from './database-outage';
+import { InboxConnection } from '../store/inbox-connection';
+import { ClaimLedger } from './claim-ledger';
 import type { Claim } from './delivery-run';
 import { largestClaim } from './delivery-settings';
+import { DELIVERY_LOG_CONTEXT } from './delivery-state';
+import { LeasedClaim } from './leased-claim';
 import { RateLimiter } from './rate-limiter';
-
-/** What the claimer needs from the delivery service that owns it. */
-export interface BatchClaimerContext {
-  connection: InboxConnection;
-  clock: InboxClock;
-  metrics: InboxMetrics;
-  options: Pick<ResolvedInboxOptions, 'batchSize' | 'groupBy' | 'pollInterval'>;
-  ledger: ClaimLedger;
-  outage: DatabaseOutage;
-  logger: Logger;
-}
 
 /**
  * Claims batches of due messages for this node, the size growing on a backlog, and holds at most
  * one batch claimed ahead (the prefetch) while a full one is delivered.
  */
+@Injectable()
 export class BatchClaimer {
+  private readonly logger = new Logger(DELIVERY_LOG_CONTEXT);
   /** The next batch, claimed while a full one was delivered (see prefetch). */
   private prefetched?: Promise<Claim>;
   /**
@@ -35,13 +27,18 @@ export class BatchClaimer {
   private claimSize: number;
   /** How old the paused types a claim leaves out may be: the poll interval (see InboxPauseStatements). */
   private readonly pauseReadMs: number;
-  /** The option `rateLimits` (see RateLimiter): nothing without a limited type among the rows. */
-  private readonly rates: RateLimiter;
 
-  constructor(private readonly ctx: BatchClaimerContext) {
-    this.rates = new RateLimiter(ctx);
-    this.claimSize = ctx.options.batchSize;
-    this.pauseReadMs = parseDuration(ctx.options.pollInterval, 'pollInterval');
+  constructor(
+    private readonly leased: LeasedClaim,
+    /** The option `rateLimits` (see RateLimiter): nothing without a limited type among the rows. */
+    private readonly rates: RateLimiter,
+    private readonly ledger: ClaimLedger,
+    private readonly connection: InboxConnection,
+    private readonly clock: InboxClock,
+    @Inject(INBOX_OPTIONS) private readonly options: ResolvedInboxOptions,
+  ) {
+    this.claimSize = options.batchSize;
+    this.pauseReadMs = parseDuration(options.pollInterval, 'pollInterval');
   }
 
   /** The batch claimed ahead if there is one, else a new claim. */
@@ -70,37 +67,28 @@ export class BatchClaimer {
    * gone the claims are `batchSize` again, so that nodes share what comes in.
    */
   private async claim(): Promise<Claim> {
-    const { ctx } = this;
+    const { options, ledger } = this;
     const size = this.claimSize;
     const started = monotonicMillis();
-    const clockNow = await ctx.clock.bindable();
-    const pauses = ctx.connection.pauses;
+    const clockNow = await this.clock.bindable();
+    const pauses = this.connection.pauses;
     // The paused types, read at most once per poll interval (or again after a pause or resume).
     const paused = pauses ? await pauses.snapshot(this.pauseReadMs) : [];
-    const claimed = await ctx.metrics.retry('claim', async () => {
-      const lease = await ctx.ledger.nextLease(clockNow, () => ctx.clock.now());
-      try {
-        return await ctx.connection.store.claims.claim(size, clockNow, lease, undefined, paused);
-      } catch (error) {
-        ctx.ledger.claimUnanswered(lease.until);
-        throw error;
-      }
-    });
-    ctx.outage.answered();
+    const claimed = await this.leased.claim(size, clockNow, paused);
     const { now } = claimed;
     // Rate-limited types: the rows beyond the window's permits go back now (see RateLimiter).
     const rows = await this.rates.admit(claimed.rows, now, clockNow);
     const takenCount = claimed.rows.length;
     // Grouped, a group's next message is ready only once the one before it is gone: no growth.
-    const grow = takenCount >= size && ctx.options.groupBy === undefined;
-    this.claimSize = grow ? Math.min(size * 2, largestClaim(ctx.options.batchSize)) : ctx.options.batchSize;
-    if (rows.length) ctx.ledger.take(rows, now, started);
+    const grow = takenCount >= size && options.groupBy === undefined;
+    this.claimSize = grow ? Math.min(size * 2, largestClaim(options.batchSize)) : options.batchSize;
+    if (rows.length) ledger.take(rows, now, started);
     return { rows, now, started, taken: takenCount };
   }
 
   /** The batch claimed ahead, not started: due again at once, for any node (shutdown, lost leadership). */
   async handBackPrefetched(): Promise<void> {
-    const { ledger, logger } = this.ctx;
+    const { ledger, logger } = this;
     const next = this.prefetched;
     this.prefetched = undefined;
     const claim = await next?.catch(() => undefined);

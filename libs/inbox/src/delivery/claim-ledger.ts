@@ -1,13 +1,15 @@
-import type { Logger } from '@nestjs/common';
-import { monotonicMillis, withTimeout, type HoldfastTimers } from '@holdfast/core/kit';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { monotonicMillis, withTimeout } from '@holdfast/core/kit';
 import { randomInt } from 'node:crypto';
 import { InboxClaimLostError } from '../errors';
-import type { InboxClock } from '../inbox.clock';
-import type { InboxMetrics } from '../metrics/inbox.metrics';
+import { InboxClock } from '../inbox.clock';
+import { InboxMetrics } from '../metrics/inbox.metrics';
 import type { ClaimLease } from '../store/cor-message.claim';
 import type { Lease, MessageRow, Now } from '../store/cor-message.rows';
-import type { InboxConnection } from '../store/inbox-connection';
-import { NoAnswerError, type DatabaseOutage } from './database-outage';
+import { InboxConnection } from '../store/inbox-connection';
+import { DatabaseOutage, NoAnswerError } from './database-outage';
+import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
+import { DELIVERY_LOG_CONTEXT, DeliveryState } from './delivery-state';
 import { LeaseGate } from './lease-gate';
 
 /** A running handler call, as the ledger sees it: given up when its claim is lost. */
@@ -21,26 +23,6 @@ const MAX_UNANSWERED = 16;
 /** Lease ends kept per claim while its heartbeats get no answer (the oldest are let go). */
 const MAX_UNSURE_ENDS = 16;
 
-/** What the ledger needs from the delivery service that owns it. */
-export interface ClaimLedgerContext {
-  connection: InboxConnection;
-  clock: InboxClock;
-  metrics: InboxMetrics;
-  outage: DatabaseOutage;
-  logger: Logger;
-  /** The delivery service's timers (replaced at bootstrap by ones in the SchedulerRegistry). */
-  timers: () => HoldfastTimers;
-  /** `holdfast:inbox:<what>:<table>`. */
-  timerName: (what: 'heartbeat' | 'flush') => string;
-  leaseMs: number;
-  /**
-   * A flush starts as soon as this many delivered messages wait for their delete (read at the
-   * first delivery, once the database, and so the default, is known).
-   */
-  flushAt: () => number;
-  flushMs: number;
-}
-
 /**
  * The messages this node has claimed and not finished (delivered and deleted, failed, released),
  * with the lease end it last wrote into NEXT_RETRY: a claim is NEXT_RETRY = the end of the lease
@@ -53,7 +35,9 @@ export interface ClaimLedgerContext {
  *   by an admin), or a lease that ends while the heartbeats fail, is a lost claim: its handler's
  *   signal aborts and its outcome is not recorded.
  */
+@Injectable()
 export class ClaimLedger {
+  private readonly logger = new Logger(DELIVERY_LOG_CONTEXT);
   private readonly leases = new Map<string, number>();
   /**
    * Lease ends that heartbeats without an answer may have written (an UPDATE may have run, its
@@ -81,23 +65,41 @@ export class ClaimLedger {
   private completions: string[] = [];
   /** What to call once the next delete is done (see complete). */
   private afterFlush: (() => void)[] = [];
+  private readonly leaseMs: number;
   private flushTimerName?: string;
   private flushAtCount?: number;
 
-  constructor(private readonly ctx: ClaimLedgerContext) {
-    this.beatMs = Math.max(1, Math.floor(ctx.leaseMs / 3));
+  constructor(
+    private readonly connection: InboxConnection,
+    private readonly clock: InboxClock,
+    private readonly metrics: InboxMetrics,
+    private readonly outage: DatabaseOutage,
+    private readonly state: DeliveryState,
+    @Inject(DELIVERY_SETTINGS) private readonly settings: DeliverySettings,
+  ) {
+    this.leaseMs = settings.leaseMs;
+    this.beatMs = Math.max(1, Math.floor(settings.leaseMs / 3));
   }
 
   /** `holdfast:inbox:flush:<table>` (the table is known once the module has its options). */
   private get flushTimer(): string {
-    return (this.flushTimerName ??= this.ctx.timerName('flush'));
+    return (this.flushTimerName ??= this.state.timerName('flush'));
+  }
+
+  /**
+   * A flush starts as soon as this many delivered messages wait for their delete (read at the
+   * first delivery, once the database, and so the default, is known).
+   */
+  private flushAt(): number {
+    const { settings } = this;
+    return this.connection.sql.dialect.singleConnection ? settings.flushAtOneWriter : settings.flushAt;
   }
 
   /** Records a claim's rows (taken at `now` on the database clock, `started` locally) and beats. */
   take(rows: readonly MessageRow[], now: number, started: number): void {
     if (Number.isFinite(now)) this.dbClock = { at: now, mono: started };
     for (const row of rows) {
-      this.leases.set(row.id, row.nextRetry ?? now + this.ctx.leaseMs);
+      this.leases.set(row.id, row.nextRetry ?? now + this.leaseMs);
       this.unsure.delete(row.id);
     }
     this.startHeartbeat();
@@ -116,7 +118,7 @@ export class ClaimLedger {
       this.dbClock = { at: await read(), mono };
     }
     const now = clockNow ?? this.databaseNow();
-    const until = Math.round(now) + this.ctx.leaseMs + (clockNow === undefined ? randomInt(1_000) : 0);
+    const until = Math.round(now) + this.leaseMs + (clockNow === undefined ? randomInt(1_000) : 0);
     this.unanswered = this.unanswered.filter((end) => end > now);
     return { until, orphans: this.unanswered.length ? [...this.unanswered] : undefined };
   }
@@ -200,8 +202,8 @@ export class ClaimLedger {
   /** Makes claimed messages due now again, for any node. */
   async handBack(ids: readonly string[]): Promise<void> {
     if (!ids.length) return;
-    const now = await this.ctx.clock.bindable();
-    await this.ctx.metrics.retry('release', () => this.ctx.connection.store.completion.release(ids, 0, now));
+    const now = await this.clock.bindable();
+    await this.metrics.retry('release', () => this.connection.store.completion.release(ids, 0, now));
     for (const id of ids) this.forget(id);
   }
 
@@ -220,7 +222,7 @@ export class ClaimLedger {
 
   /** The next heartbeat in `beatMs`, armed before this one runs (a slow one never delays the next). */
   private armHeartbeat(): void {
-    this.ctx.timers().set(this.ctx.timerName('heartbeat'), this.beatMs, () => {
+    this.state.timers.set(this.state.timerName('heartbeat'), this.beatMs, () => {
       if (!this.heartbeatOn) return;
       this.armHeartbeat();
       void this.beat();
@@ -229,12 +231,12 @@ export class ClaimLedger {
 
   private stopHeartbeat(): void {
     this.heartbeatOn = false;
-    this.ctx.timers().clear(this.ctx.timerName('heartbeat'));
+    this.state.timers.clear(this.state.timerName('heartbeat'));
   }
 
   /** The clock the leases are in: the injected clock, or the database clock as last seen plus what passed here. */
   private async leaseNow(): Promise<number> {
-    const bound = await this.ctx.clock.bindable();
+    const bound = await this.clock.bindable();
     if (bound !== undefined) return bound;
     return this.databaseNow();
   }
@@ -252,7 +254,7 @@ export class ClaimLedger {
   private async beat(): Promise<void> {
     if (this.beating) {
       // The previous heartbeat still waits for the database: only look at what has run out.
-      this.ctx.outage.failed(new NoAnswerError(this.beatMs), 'a heartbeat');
+      this.outage.failed(new NoAnswerError(this.beatMs), 'a heartbeat');
       await this.loseEnded('the heartbeats got no answer from the database');
       return;
     }
@@ -261,9 +263,9 @@ export class ClaimLedger {
       await this.gate.exclusive(async () => {
         const leases = this.leasesOf(this.leases.keys());
         if (!leases.length) return;
-        const until = (await this.leaseNow()) + this.ctx.leaseMs;
+        const until = (await this.leaseNow()) + this.leaseMs;
         const owned = await withTimeout(
-          this.ctx.connection.heartbeats.extendLeases(leases, until),
+          this.connection.heartbeats.extendLeases(leases, until),
           this.beatMs,
           () => {
             throw new NoAnswerError(this.beatMs);
@@ -283,8 +285,8 @@ export class ClaimLedger {
         }
       });
     } catch (error) {
-      if (!this.ctx.outage.failed(error, 'a heartbeat'))
-        this.ctx.logger.warn(`Inbox heartbeat failed: ${(error as Error).message}`);
+      if (!this.outage.failed(error, 'a heartbeat'))
+        this.logger.warn(`Inbox heartbeat failed: ${(error as Error).message}`);
       await this.loseEnded(`the heartbeats failed until its lease ended: ${(error as Error).message}`);
     } finally {
       this.beating = false;
@@ -301,8 +303,8 @@ export class ClaimLedger {
     const error = new InboxClaimLostError(id, detail);
     this.inHand.get(id)?.abort(error);
     // During an outage the outage's one warning says it; each lost claim is a detail.
-    if (this.ctx.outage.ongoing) this.ctx.logger.debug(error.message);
-    else this.ctx.logger.warn(error.message);
+    if (this.outage.ongoing) this.logger.debug(error.message);
+    else this.logger.warn(error.message);
   }
 
   // ---- completions ---------------------------------------------------------------------------
@@ -316,11 +318,11 @@ export class ClaimLedger {
   complete(id: string, deleted: () => void): void {
     this.completions.push(id);
     this.afterFlush.push(deleted);
-    if (this.completions.length >= (this.flushAtCount ??= this.ctx.flushAt())) {
+    if (this.completions.length >= (this.flushAtCount ??= this.flushAt())) {
       void this.flush();
     } else if (this.completions.length === 1) {
       // The first since the last flush (which cleared the timer): the flush is due in flushMs.
-      this.ctx.timers().set(this.flushTimer, this.ctx.flushMs, () => void this.flush());
+      this.state.timers.set(this.flushTimer, this.settings.flushMs, () => void this.flush());
     }
   }
 
@@ -331,7 +333,7 @@ export class ClaimLedger {
    * far is done.
    */
   flush(): Promise<void> {
-    this.ctx.timers().clear(this.flushTimer);
+    this.state.timers.clear(this.flushTimer);
     const ids = this.completions;
     const after = this.afterFlush;
     if (ids.length) {
@@ -349,12 +351,12 @@ export class ClaimLedger {
   private async deleteDelivered(ids: readonly string[], after: readonly (() => void)[]): Promise<void> {
     const leases = this.leasesOf(ids);
     try {
-      await this.ctx.metrics.retry('delete', () => this.ctx.connection.store.completion.deleteOwned(leases));
+      await this.metrics.retry('delete', () => this.connection.store.completion.deleteOwned(leases));
     } catch (error) {
       // They come back after their lease, to this node or another.
       const held = new Set(leases.map((l) => l.id)).size;
-      if (!this.ctx.outage.failed(error, `deleting ${held} delivered message(s)`))
-        this.ctx.logger.error(`Could not delete ${held} delivered message(s): ${(error as Error).message}`);
+      if (!this.outage.failed(error, `deleting ${held} delivered message(s)`))
+        this.logger.error(`Could not delete ${held} delivered message(s): ${(error as Error).message}`);
     } finally {
       for (const id of ids) this.forget(id);
       for (const deleted of after) deleted();

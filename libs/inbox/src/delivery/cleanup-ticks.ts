@@ -1,20 +1,13 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { instanceId, isDuplicateKeyError, tableName } from '@holdfast/core/kit';
-import type { InboxClock } from '../inbox.clock';
-import type { InboxMetrics } from '../metrics/inbox.metrics';
+import { InboxClock } from '../inbox.clock';
+import { INBOX_OPTIONS } from '../inbox.tokens';
+import { InboxMetrics } from '../metrics/inbox.metrics';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
-import type { InboxConnection } from '../store/inbox-connection';
+import { InboxConnection } from '../store/inbox-connection';
 import { InboxLeaseStatements, type TickClaim } from '../store/inbox-lease.statements';
 import { INBOX_LEASE_TABLE } from '../store/inbox-lease.table';
-
-/** What the ticks need from the expiry cleanup that owns them. */
-export interface CleanupTicksContext {
-  connection: InboxConnection;
-  clock: InboxClock;
-  metrics: InboxMetrics;
-  options: ResolvedInboxOptions;
-  /** The cleanup interval: one tick each. */
-  intervalMs: number;
-}
+import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
 
 /**
  * Who runs the expiry cleanup at a scheduled tick: one node per tick for the whole cluster.
@@ -29,23 +22,28 @@ export interface CleanupTicksContext {
  *
  * In leader mode the leader cleans (as the delivery does); no table is used.
  */
+@Injectable()
 export class CleanupTicks {
   readonly holder = instanceId();
   private readonly table: string;
-  private readonly leaseName: string;
-
-  private readonly connection: InboxConnection;
-  private readonly clock: InboxClock;
-  private readonly metrics: InboxMetrics;
+  /** The cleanup interval: one tick each. */
   private readonly intervalMs: number;
+  private leaseNameOfTable?: string;
 
-  constructor({ connection, clock, metrics, options, intervalMs }: CleanupTicksContext) {
-    this.connection = connection;
-    this.clock = clock;
-    this.metrics = metrics;
-    this.intervalMs = intervalMs;
+  constructor(
+    private readonly connection: InboxConnection,
+    private readonly clock: InboxClock,
+    private readonly metrics: InboxMetrics,
+    @Inject(INBOX_OPTIONS) options: ResolvedInboxOptions,
+    @Inject(DELIVERY_SETTINGS) settings: DeliverySettings,
+  ) {
+    this.intervalMs = settings.cleanupMs;
     this.table = tableName(options.tablePrefix, INBOX_LEASE_TABLE.name);
-    this.leaseName = `cleanup:${connection.store.table}`.slice(0, 128);
+  }
+
+  /** `cleanup:<table>` (the inbox's table is known once the module has started). */
+  private get leaseName(): string {
+    return (this.leaseNameOfTable ??= `cleanup:${this.connection.store.table}`.slice(0, 128));
   }
 
   /** true: this node cleans at this tick; false: another node does (counted as skipped). */

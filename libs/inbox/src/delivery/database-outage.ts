@@ -1,5 +1,7 @@
-import type { Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { isOutageError, OutageLog } from '@holdfast/core/kit';
+import { InboxConnection } from '../store/inbox-connection';
+import { DELIVERY_LOG_CONTEXT } from './delivery-state';
 
 /** A statement of the delivery loop got no answer in time (it may still be waiting). */
 export class NoAnswerError extends Error {
@@ -13,15 +15,13 @@ export class NoAnswerError extends Error {
  * Whether the inbox's database answers the delivery loop, so that an outage is one warning when
  * it starts and one when it ends (core's OutageLog), not a line per poll, heartbeat or delete.
  */
+@Injectable()
 export class DatabaseOutage {
   private readonly log: OutageLog;
 
-  constructor(
-    logger: Logger,
-    /** The inbox's table, for the log lines (read when one is written: resolved after startup). */
-    table: () => string,
-  ) {
-    this.log = new OutageLog(logger, () => `Inbox ${table()}`);
+  constructor(connection: InboxConnection) {
+    // The inbox's table, for the log lines (read when one is written: resolved after startup).
+    this.log = new OutageLog(new Logger(DELIVERY_LOG_CONTEXT), () => `Inbox ${connection.store.table}`);
   }
 
   /** True between the first unanswered statement and the next answer. */

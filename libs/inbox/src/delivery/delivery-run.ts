@@ -1,17 +1,16 @@
-import type { Logger } from '@nestjs/common';
-import { monotonicMillis, type DeadlineQueue } from '@holdfast/core/kit';
+import { Logger } from '@nestjs/common';
+import { monotonicMillis } from '@holdfast/core/kit';
 import { InboxClaimLostError } from '../errors';
-import type { InboxHandlerRegistry, RegisteredHandler } from '../explorer/inbox-handler.registry';
-import type { InboxMetrics } from '../metrics/inbox.metrics';
+import type { RegisteredHandler } from '../explorer/inbox-handler.registry';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import type { MessageRow } from '../store/cor-message.rows';
 import type { ClaimLedger } from './claim-ledger';
 import type { DatabaseOutage } from './database-outage';
-import { HandlerRun, InboxShutdownError, type HandlerSlots } from './handler-run';
+import { DELIVERY_LOG_CONTEXT, type DeliveryState } from './delivery-state';
+import type { HandlerCalls } from './handler-calls';
+import { InboxShutdownError, type HandlerRun } from './handler-run';
 import { groupsOf, type Item } from './message-groups';
 import type { OutcomeRecorder } from './outcome-recorder';
-import type { MessageFence } from '../fencing/message-fence';
-import type { DeliveryTracing } from '../tracing/delivery-tracing';
 import type { TraceSpan as Span } from '@holdfast/core/kit';
 
 /** What one delivery run did. */
@@ -44,27 +43,19 @@ export interface Claim {
   taken?: number;
 }
 
-/** What every run uses, from the delivery service that owns them. */
+/** What every run uses (DeliveryRuns, one per inbox). */
 export interface DeliveryRunContext {
-  options: Pick<ResolvedInboxOptions, 'batchSize' | 'fairShare' | 'groupBy' | 'batchMode'>;
-  registry: InboxHandlerRegistry;
-  slots: HandlerSlots;
-  ledger: ClaimLedger;
-  recorder: OutcomeRecorder;
-  outage: DatabaseOutage;
-  metrics: InboxMetrics;
-  logger: Logger;
-  deadlines: DeadlineQueue<HandlerRun> | undefined;
-  unhandledMs: number;
-  /** False once the node drains: what has not started goes back to the other nodes. */
-  running: () => boolean;
-  /** Gives a node slot back once its message is deleted (see HandlerSlots). */
-  releaseNodeSlot: () => void;
-  /** What a handler's fenced write checks its claim with. */
-  fence: MessageFence;
-  /** Spans of each attempt (see DeliveryTracing). */
-  tracing: DeliveryTracing;
+  readonly options: Pick<ResolvedInboxOptions, 'groupBy' | 'batchMode'>;
+  /** The handlers' calls: slots, runs, spans. */
+  readonly calls: HandlerCalls;
+  readonly ledger: ClaimLedger;
+  readonly recorder: OutcomeRecorder;
+  readonly outage: DatabaseOutage;
+  /** Not running once the node drains: what has not started goes back to the other nodes. */
+  readonly state: DeliveryState;
 }
+
+const logger = new Logger(DELIVERY_LOG_CONTEXT);
 
 /** After a message that was not delivered: the rest of its group follows now, or the group stops. */
 type Outcome = 'go-on' | 'stop';
@@ -88,7 +79,7 @@ export class DeliveryRun {
 
   async deliver(): Promise<DeliveryReport> {
     const { ctx } = this;
-    const groups = groupsOf(this.claim.rows, ctx.options.groupBy, ctx.logger);
+    const groups = groupsOf(this.claim.rows, ctx.options.groupBy, logger);
     // A group whose failure could not be recorded (a database error) comes back after its lease.
     // A message alone (no groupBy: all of them) is one call, without a loop around it.
     const outcomes = await Promise.allSettled(
@@ -96,12 +87,12 @@ export class DeliveryRun {
     );
     for (const outcome of outcomes) {
       if (outcome.status === 'rejected' && !ctx.outage.failed(outcome.reason, 'recording an outcome')) {
-        ctx.logger.error(
+        logger.error(
           `Could not record a delivery outcome: ${(outcome.reason as Error)?.message ?? outcome.reason}`,
         );
       }
     }
-    ctx.metrics.batchDelivered(monotonicMillis() - this.claim.started);
+    ctx.recorder.batchDelivered(this.claim.started);
     return this.report;
   }
 
@@ -118,28 +109,26 @@ export class DeliveryRun {
    */
   private async deliverItem(items: readonly Item[], i: number): Promise<boolean> {
     const { ctx } = this;
-    const { slots, ledger } = ctx;
+    const { calls, ledger } = ctx;
+    const { slots, tracing } = calls;
     const { row, message, decodeError } = items[i];
-    const handler = message ? ctx.registry.find(message.type) : undefined;
+    const handler = message ? calls.find(message.type) : undefined;
     const slotted = handler !== undefined && !decodeError;
     if (slotted && !slots.tryAcquire(handler)) await slots.acquire(handler);
     let untilDeleted = false;
     try {
       const screened = this.screen(items, i, handler);
       if (screened !== undefined) return (await screened) === GO_ON;
-      const run = new HandlerRun(row.id, row.nextRetry ?? NaN, ctx.fence);
+      const run = calls.run(row);
       ledger.running(row.id, run);
-      const span = ctx.tracing.process(row.id, row.retries, row.traceContext);
+      const span = tracing.process(row.id, row.retries, row.traceContext);
       try {
         if (decodeError) throw decodeError;
-        const call = ctx.tracing.within(span, () =>
-          run.execute(() => handler!.handle(message!, run.context), ctx.deadlines),
-        );
+        const call = calls.call(run, span, handler!, message!);
         if (call) await call;
         if (run.aborted) throw run.reason;
         this.report.delivered++;
-        ledger.complete(row.id, ctx.releaseNodeSlot);
-        ctx.metrics.delivered.add(1);
+        ledger.complete(row.id, calls.releaseNodeSlot);
         ctx.recorder.delivered(row);
         untilDeleted = true;
         return true;
@@ -169,7 +158,7 @@ export class DeliveryRun {
   ): Outcome | Promise<Outcome> | undefined {
     const { ctx, report } = this;
     const { ledger } = ctx;
-    if (!ctx.running()) {
+    if (!ctx.state.running) {
       // Shutting down: what this group has not started goes back to the other nodes now.
       report.skipped += items.length - i;
       const rest = ledger.stillHeld(items.slice(i).map((item) => item.row.id));
@@ -204,7 +193,7 @@ export class DeliveryRun {
     ctx.ledger.drop(row.id);
     await ctx.recorder.unhandled(row);
     if (ctx.options.batchMode !== 'fail-first') return GO_ON;
-    await this.skipRest(items.slice(i + 1), ctx.unhandledMs);
+    await this.skipRest(items.slice(i + 1), ctx.recorder.unhandledMs);
     return STOP;
   }
 
@@ -228,7 +217,7 @@ export class DeliveryRun {
     const { row } = items[i];
     ctx.ledger.drop(row.id);
     const { delay, parked } = await ctx.recorder.failed(row, error);
-    ctx.tracing.failed(span, row.id, error, { delay, parked });
+    ctx.calls.tracing.failed(span, row.id, error, { delay, parked });
     report.failed++;
     if (parked) report.parked++;
     if (ctx.options.batchMode === 'fail-first') {

@@ -1,4 +1,6 @@
+import type { Provider } from '@nestjs/common';
 import { parseDuration, type DeadlineQueue } from '@holdfast/core/kit';
+import { INBOX_OPTIONS } from '../inbox.tokens';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import type { BackoffPolicy } from './backoff';
 import { handlerDeadlines, type HandlerRun } from './handler-run';
@@ -20,7 +22,6 @@ export function largestClaim(batchSize: number): number {
   return Math.min(batchSize * CLAIM_GROWTH, MAX_CLAIM);
 }
 
-/** The delivery's options as numbers (milliseconds), parsed once when the service is built. */
 /**
  * A claim of at least this many means more may be waiting (the loop runs again at once, and
  * claims the next batch ahead): `batchSize`, or with `fairShare` a smaller `perKey`, since a
@@ -30,6 +31,7 @@ export function fullClaim(options: Pick<ResolvedInboxOptions, 'batchSize' | 'fai
   return options.fairShare ? Math.min(options.batchSize, options.fairShare.perKey) : options.batchSize;
 }
 
+/** The delivery's options as numbers (milliseconds), parsed once when the module is built. */
 export interface DeliverySettings {
   pollMs: number;
   leaseMs: number;
@@ -102,3 +104,13 @@ export function deliverySettings(options: ResolvedInboxOptions): DeliverySetting
     deadlines,
   };
 }
+
+/** The injection token of an inbox's DeliverySettings (one per InboxModule). */
+export const DELIVERY_SETTINGS = Symbol('holdfast:inbox:delivery-settings');
+
+/** DeliverySettings from the module's options, parsed when the module is built (bad options fail there). */
+export const deliverySettingsProvider: Provider = {
+  provide: DELIVERY_SETTINGS,
+  useFactory: deliverySettings,
+  inject: [INBOX_OPTIONS],
+};

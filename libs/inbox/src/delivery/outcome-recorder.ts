@@ -1,26 +1,16 @@
-import type { Logger } from '@nestjs/common';
-import type { OutcomeLog } from '../history/inbox-history.service';
-import type { InboxClock } from '../inbox.clock';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { monotonicMillis } from '@holdfast/core/kit';
+import { InboxHistory } from '../history/inbox-history.service';
+import { InboxClock } from '../inbox.clock';
 import { messageTypeLabel } from '../management/message-type-label';
-import type { InboxMetrics } from '../metrics/inbox.metrics';
+import { InboxMetrics } from '../metrics/inbox.metrics';
 import type { MessageRow } from '../store/cor-message.rows';
-import type { InboxConnection } from '../store/inbox-connection';
-import { nextRetryDelay, type BackoffPolicy } from './backoff';
-import type { ClaimLedger } from './claim-ledger';
+import { InboxConnection } from '../store/inbox-connection';
+import { nextRetryDelay } from './backoff';
+import { ClaimLedger } from './claim-ledger';
+import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
+import { DELIVERY_LOG_CONTEXT } from './delivery-state';
 import { errorText } from './handler-run';
-
-/** What the recorder needs from the delivery service that owns it. */
-export interface OutcomeRecorderContext {
-  connection: InboxConnection;
-  clock: InboxClock;
-  metrics: InboxMetrics;
-  logger: Logger;
-  ledger: ClaimLedger;
-  backoff: BackoffPolicy;
-  unhandledMs: number;
-  /** The opt-in history and stats (notes in memory only). */
-  history: () => OutcomeLog;
-}
 
 /** A failed attempt, as recorded. */
 export interface RecordedFailure {
@@ -33,22 +23,36 @@ export interface RecordedFailure {
 /**
  * Writes what became of a delivered message other than its delete (the ClaimLedger's): a failed
  * attempt (retry with backoff, or parked), a message without a handler (due again after
- * `unhandledDelay`), messages given back unattempted.
+ * `unhandledDelay`), messages given back unattempted; and counts outcomes in the metrics and the
+ * opt-in history (notes in memory only).
  */
+@Injectable()
 export class OutcomeRecorder {
+  private readonly logger = new Logger(DELIVERY_LOG_CONTEXT);
   /** Message types without a handler already warned about (one warning per type). */
   private readonly warnedTypes = new Set<string>();
 
-  constructor(private readonly ctx: OutcomeRecorderContext) {}
+  constructor(
+    private readonly connection: InboxConnection,
+    private readonly clock: InboxClock,
+    private readonly metrics: InboxMetrics,
+    private readonly ledger: ClaimLedger,
+    @Inject(DELIVERY_SETTINGS) private readonly settings: DeliverySettings,
+    private readonly history: InboxHistory,
+  ) {}
+
+  /** `unhandledDelay`: how long a message without a handler (and the rest of its group) waits. */
+  get unhandledMs(): number {
+    return this.settings.unhandledMs;
+  }
 
   /** Records a failed attempt of `row`. */
   async failed(row: MessageRow, error: unknown): Promise<RecordedFailure> {
-    const { ctx } = this;
-    const delay = nextRetryDelay(ctx.backoff, row.retries);
+    const delay = nextRetryDelay(this.settings.backoff, row.retries);
     const text = errorText(error);
-    const now = await ctx.clock.bindable();
-    const applied = await ctx.metrics.retry('failure', () =>
-      ctx.connection.store.completion.recordFailure({
+    const now = await this.clock.bindable();
+    const applied = await this.metrics.retry('failure', () =>
+      this.connection.store.completion.recordFailure({
         id: row.id,
         seenRetries: row.retries,
         error: text,
@@ -56,41 +60,46 @@ export class OutcomeRecorder {
         now,
       }),
     );
-    ctx.metrics.failed.add(1);
+    this.metrics.failed.add(1);
     const parked = delay === undefined && applied;
-    ctx.history().failed(row, text, parked);
+    this.history.failed(row, text, parked);
     if (parked) {
-      ctx.metrics.parked.add(1);
-      ctx.logger.warn(
+      this.metrics.parked.add(1);
+      this.logger.warn(
         `Message '${row.id}' parked after ${row.retries + 1} failed attempt(s): ${firstLine(text)}`,
       );
     } else {
-      ctx.logger.debug(`Message '${row.id}' failed (attempt ${row.retries + 1}); retry in ${delay} ms`);
+      this.logger.debug(`Message '${row.id}' failed (attempt ${row.retries + 1}); retry in ${delay} ms`);
     }
     return { delay, parked };
   }
 
-  /** A delivered message (its delete is the ClaimLedger's): noted for the history, nothing awaited. */
+  /** A delivered message (its delete is the ClaimLedger's): counted and noted for the history, nothing awaited. */
   delivered(row: MessageRow): void {
-    this.ctx.history().delivered(row);
+    this.metrics.delivered.add(1);
+    this.history.delivered(row);
+  }
+
+  /** A batch is delivered: its time from the claim (`started`, monotonic) to the metrics. */
+  batchDelivered(started: number): void {
+    this.metrics.batchDelivered(monotonicMillis() - started);
   }
 
   /** No handler for `row`'s type: due again after `unhandledDelay`, the reason in ERROR. */
   async unhandled(row: MessageRow): Promise<void> {
-    const { ctx } = this;
     const type = messageTypeLabel(row);
-    ctx.metrics.unhandledMessage(type);
+    this.metrics.unhandledMessage(type);
     if (!this.warnedTypes.has(type)) {
       this.warnedTypes.add(type);
-      ctx.logger.warn(
+      this.logger.warn(
         `No @InboxHandler for message type '${type}' (message '${row.id}'); it stays in the inbox`,
       );
     }
-    const now = await ctx.clock.bindable();
-    await ctx.metrics.retry('release', () =>
-      ctx.connection.store.completion.release(
+    const now = await this.clock.bindable();
+    await this.metrics.retry('release', () =>
+      this.connection.store.completion.release(
         [row.id],
-        ctx.unhandledMs,
+        this.settings.unhandledMs,
         now,
         `No @InboxHandler for type '${type}'`,
       ),
@@ -102,12 +111,11 @@ export class OutcomeRecorder {
    * is not ours to release) go back unattempted, due in `delayMs`.
    */
   async releaseRest(ids: readonly string[], delayMs: number): Promise<void> {
-    const { ctx } = this;
-    const now = await ctx.clock.bindable();
-    const held = ctx.ledger.stillHeld(ids);
+    const now = await this.clock.bindable();
+    const held = this.ledger.stillHeld(ids);
     if (!held.length) return;
-    for (const id of held) ctx.ledger.drop(id);
-    await ctx.metrics.retry('release', () => ctx.connection.store.completion.release(held, delayMs, now));
+    for (const id of held) this.ledger.drop(id);
+    await this.metrics.retry('release', () => this.connection.store.completion.release(held, delayMs, now));
   }
 }
 

@@ -1,30 +1,18 @@
-import type { Logger } from '@nestjs/common';
-import type { HoldfastTimers } from '@holdfast/core/kit';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { INBOX_OPTIONS } from '../inbox.tokens';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
-import type { DatabaseOutage } from './database-outage';
-import type { DeliveryReport } from './delivery-run';
-import { fullClaim } from './delivery-settings';
-
-/** What the schedule needs from the delivery service that owns it. */
-export interface PollScheduleContext {
-  options: Pick<ResolvedInboxOptions, 'batchSize' | 'fairShare' | 'groupBy' | 'wakeOnAccept'>;
-  pollMs: number;
-  outage: DatabaseOutage;
-  logger: Logger;
-  timers: () => HoldfastTimers;
-  /** `holdfast:inbox:poll:<table>`. */
-  timerName: () => string;
-  /** False once the node drains: no further run is armed. */
-  running: () => boolean;
-  /** One run of the delivery loop. */
-  run: () => Promise<DeliveryReport>;
-}
+import { BatchDelivery } from './batch-delivery';
+import { DatabaseOutage } from './database-outage';
+import { DELIVERY_SETTINGS, fullClaim, type DeliverySettings } from './delivery-settings';
+import { DELIVERY_LOG_CONTEXT, DeliveryState } from './delivery-state';
 
 /**
  * When the delivery loop runs: another run at once while batches come back full (or an accept
  * asked for one meanwhile), otherwise after `pollInterval`; an accept on this node starts one now.
  */
+@Injectable()
 export class PollSchedule {
+  private readonly logger = new Logger(DELIVERY_LOG_CONTEXT);
   /** The run in progress (or the last one). */
   cycle?: Promise<unknown>;
   /** No delivery run in progress (a wake-up can start one at once). */
@@ -32,30 +20,43 @@ export class PollSchedule {
   /** An accept asked for a run while one was in progress: the next starts right after it. */
   private wakeRequested = false;
 
-  constructor(private readonly ctx: PollScheduleContext) {}
+  constructor(
+    @Inject(INBOX_OPTIONS) private readonly options: ResolvedInboxOptions,
+    @Inject(DELIVERY_SETTINGS) private readonly settings: DeliverySettings,
+    private readonly batches: BatchDelivery,
+    private readonly outage: DatabaseOutage,
+    /** Not running once the node drains: no further run is armed. */
+    private readonly state: DeliveryState,
+  ) {}
+
+  /** The first run, one poll interval after the start. */
+  start(): void {
+    this.schedule(this.settings.pollMs);
+  }
 
   /** The next run in `delay` ms. */
   schedule(delay: number): void {
-    const { ctx } = this;
-    if (!ctx.running()) return;
-    ctx.timers().set(ctx.timerName(), delay, () => {
+    const { options, settings, state } = this;
+    if (!state.running) return;
+    state.timers.set(state.timerName('poll'), delay, () => {
       this.idle = false;
       this.wakeRequested = false;
-      this.cycle = ctx.run().then(
+      // One run of the delivery loop.
+      this.cycle = this.batches.deliverNext(true).then(
         (report) => {
           this.idle = true;
           // Grouped: what this run finished may have made the next message of a group due.
           const again =
-            report.claimed >= fullClaim(ctx.options) ||
+            report.claimed >= fullClaim(options) ||
             this.wakeRequested ||
-            (ctx.options.groupBy !== undefined && report.claimed > report.skipped);
-          this.schedule(again ? 0 : ctx.pollMs);
+            (options.groupBy !== undefined && report.claimed > report.skipped);
+          this.schedule(again ? 0 : settings.pollMs);
         },
         (error) => {
           this.idle = true;
-          if (!ctx.outage.failed(error, 'a delivery run'))
-            ctx.logger.error(`Delivery run failed: ${(error as Error).message}`, (error as Error).stack);
-          this.schedule(ctx.pollMs);
+          if (!this.outage.failed(error, 'a delivery run'))
+            this.logger.error(`Delivery run failed: ${(error as Error).message}`, (error as Error).stack);
+          this.schedule(settings.pollMs);
         },
       );
     });
@@ -66,7 +67,7 @@ export class PollSchedule {
    * without `wakeOnAccept` (a resumed type).
    */
   wake(always = false): void {
-    if (!this.ctx.running() || !(always || this.ctx.options.wakeOnAccept)) return;
+    if (!this.state.running || !(always || this.options.wakeOnAccept)) return;
     if (!this.idle) {
       this.wakeRequested = true;
       return;

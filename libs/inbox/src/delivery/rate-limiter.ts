@@ -1,15 +1,9 @@
-import type { Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { MessageRow, Now } from '../store/cor-message.rows';
-import type { InboxConnection } from '../store/inbox-connection';
+import { InboxConnection } from '../store/inbox-connection';
 import type { PermitGrant, PermitRequest } from '../store/inbox-rate.statements';
-import type { InboxMetrics } from '../metrics/inbox.metrics';
-
-/** What the rate limiter needs from the claimer that owns it. */
-export interface RateLimiterContext {
-  connection: InboxConnection;
-  metrics: InboxMetrics;
-  logger: Logger;
-}
+import { InboxMetrics } from '../metrics/inbox.metrics';
+import { DELIVERY_LOG_CONTEXT } from './delivery-state';
 
 /**
  * The inbox option `rateLimits` applied to a claim: for each limited type name among the claimed
@@ -18,15 +12,21 @@ export interface RateLimiterContext {
  * attempt counted (RETRIES unchanged), and without a failure recorded. A claim without a limited
  * type costs nothing more.
  */
+@Injectable()
 export class RateLimiter {
-  constructor(private readonly ctx: RateLimiterContext) {}
+  private readonly logger = new Logger(DELIVERY_LOG_CONTEXT);
+
+  constructor(
+    private readonly connection: InboxConnection,
+    private readonly metrics: InboxMetrics,
+  ) {}
 
   /**
    * The rows this node may deliver now (in the claim's order). `now` is the database clock the
    * claim read (or the test clock); `bindNow` what the release binds as its clock.
    */
   async admit(rows: MessageRow[], now: number, bindNow: Now): Promise<MessageRow[]> {
-    const rates = this.ctx.connection.rates;
+    const rates = this.connection.rates;
     if (!rates || !rows.length) return rows;
     const byKey = new Map<string, MessageRow[]>();
     for (const row of rows) {
@@ -41,7 +41,7 @@ export class RateLimiter {
       want: list.length,
       ...rates.limits.get(key)!,
     }));
-    const { connection, metrics, logger } = this.ctx;
+    const { connection, metrics, logger } = this;
     // The claim's own clock (a claim that returned rows read it); else the database's, now.
     const at = Number.isFinite(now) ? now : await connection.store.sql.nowMillis();
     let grants: PermitGrant[];
@@ -75,7 +75,7 @@ export class RateLimiter {
    * end (they are in no ledger: nobody renews them), logged.
    */
   private async release(ids: readonly string[], delayMs: number, now: Now): Promise<void> {
-    const { connection, metrics, logger } = this.ctx;
+    const { connection, metrics, logger } = this;
     try {
       await metrics.retry('release', () => connection.store.completion.release(ids, delayMs, now));
     } catch (error) {

@@ -22,6 +22,9 @@ export interface CandidateRead {
   after?: Candidate;
 }
 
+/** A row of the locking read: the row's columns and the database clock. */
+type LockedRow = RawRow & { db_now: unknown };
+
 /** Where a claim's candidates come from: the delivery-order index by default (fair share: FairCandidates). */
 export interface CandidateSource {
   candidates(tx: SqlClient, read: CandidateRead): Promise<Candidate[]>;
@@ -57,92 +60,125 @@ export class CorMessageClaimByKeys implements CorMessageClaim {
     // The first candidates are read before it: a plain read needs no transaction, an empty inbox
     // then costs this one round trip, and a batch three: this read, the locking read (with the
     // transaction's opening on MariaDB) and the lease UPDATE (with its COMMIT on MariaDB).
-    const first = await this.candidates(this.on.sql, { limit, now, lease: leaseOf, paused });
+    const read: CandidateRead = { limit, now, lease: leaseOf, paused };
+    const first = await this.candidates(this.on.sql, read);
     if (!first.length) return { rows: [], now: now ?? NaN };
     return this.on.sql.transaction(
       async (tx) => {
-        const taken: (RawRow & { db_now: unknown })[] = [];
-        let after: Candidate | undefined;
-        const order: string[] = [];
-        // A few rounds of candidates: enough to fill a batch past rows other nodes hold. Each
-        // round locks all its candidates in one read and keeps the first it got, in delivery
-        // order, up to the claim's size; after the first round it reads twice as many candidates
-        // as are still missing (at least 64). Asking the locking read only for as many as were
-        // missing made a node beside another one (whose claim held some of the same candidates)
-        // lock the rest of a round a few keys at a time, down to one key a round trip: 1,613
-        // locking reads for 60,000 messages delivered by two nodes (MariaDB's
-        // performance_schema), where a round now costs two statements. Rows locked beyond the
-        // claim's size are left unleased and free again at COMMIT, moments later; another node's
-        // SKIP LOCKED passes them meanwhile.
-        for (let round = 0; round < 4 && taken.length < limit; round++) {
-          const ask = round === 0 ? limit : Math.min(limit, Math.max(2 * (limit - taken.length), 64));
-          const candidates =
-            round === 0
-              ? first
-              : await this.candidates(tx, { limit: ask, now, lease: leaseOf, paused, after });
-          if (!candidates.length) break;
-          after = candidates[candidates.length - 1];
-          order.push(...candidates.map((c) => c.id));
-          const lock = this.lockDueStatement(
-            candidates.map((c) => c.id),
-            now,
-            leaseOf,
-            paused,
-          );
-          const locked = await tx.query<RawRow & { db_now: unknown }>(lock);
-          if (locked.length <= limit - taken.length) taken.push(...locked);
-          else {
-            const got = new Map(locked.map((r) => [r.id, r]));
-            for (const c of candidates) {
-              const row = got.get(c.id);
-              if (row) taken.push(row);
-              if (taken.length === limit) break;
-            }
-          }
-          if (candidates.length < ask) break;
-        }
-        let groups: Map<string, string> | undefined;
-        if (this.on.groupTable !== undefined && taken.length) {
-          const found = await this.groups.groupsOfTaken(
-            tx,
-            taken.map((r) => r.id),
-            now,
-          );
-          groups = found.groups;
-          // Left out: locked until this transaction ends, but never leased.
-          if (found.blocked.size)
-            taken.splice(0, taken.length, ...taken.filter((r) => !found.blocked.has(r.id)));
-        }
+        const { taken, order } = await this.lockRounds(tx, read, first);
+        const groups = await this.leaveBlockedGroups(tx, taken, now);
         if (!taken.length) return { rows: [], now: now ?? NaN };
-        // Delivery order is the candidates' order, as the database sorted them.
-        const position = new Map(order.map((id, i) => [id, i]));
-        taken.sort((x, y) => position.get(x.id)! - position.get(y.id)!);
-        // Grouped with priorities: picked by priority, run in acceptance order (a group's run in its order).
-        if (groups && this.on.priority)
-          taken.sort((x, y) => byAcceptance(x, y, (v) => this.on.t.toMillis(v)));
-        // (the join returns the rows in no particular order)
-        // The lease end as a bound value (the database clock read above, plus the lease), so the
-        // node knows exactly what it wrote: that value is its claim (see extendLeases).
-        const dbNow = this.on.t.toMillis(taken[0].db_now);
-        const until = typeof leaseOf === 'number' ? (now ?? dbNow) + leaseOf : leaseOf.until;
-        const lease = this.leaseKeysStatement(
-          taken.map((r) => r.id),
-          until,
-        );
-        // The transaction's last statement, unless a test holds it open.
-        await tx.execute(lease, { commit: !hold });
-        if (hold) await hold(tx);
-        const rows = taken.map((r) => {
-          const row = this.on.read(r);
-          row.nextRetry = until;
-          const group = groups?.get(r.id);
-          if (group !== undefined) row.group = group;
-          return row;
-        });
-        return { rows, now: dbNow };
+        this.sortForDelivery(taken, order, groups);
+        return this.lease(tx, taken, read, groups, hold);
       },
       { isolation: 'read committed' },
     );
+  }
+
+  /**
+   * A few rounds of candidates: enough to fill a batch past rows other nodes hold. Each round
+   * locks all its candidates in one read and keeps the first it got, in delivery order, up to the
+   * claim's size; after the first round it reads twice as many candidates as are still missing
+   * (at least 64). Asking the locking read only for as many as were missing made a node beside
+   * another one (whose claim held some of the same candidates) lock the rest of a round a few
+   * keys at a time, down to one key a round trip: 1,613 locking reads for 60,000 messages
+   * delivered by two nodes (MariaDB's performance_schema), where a round now costs two
+   * statements. Rows locked beyond the claim's size are left unleased and free again at COMMIT,
+   * moments later; another node's SKIP LOCKED passes them meanwhile. `order`: every candidate's
+   * id, in the order the database sorted them.
+   */
+  private async lockRounds(
+    tx: SqlClient,
+    read: CandidateRead,
+    first: Candidate[],
+  ): Promise<{ taken: LockedRow[]; order: string[] }> {
+    const { limit, now, lease: leaseOf, paused } = read;
+    const taken: LockedRow[] = [];
+    let after: Candidate | undefined;
+    const order: string[] = [];
+    for (let round = 0; round < 4 && taken.length < limit; round++) {
+      const ask = round === 0 ? limit : Math.min(limit, Math.max(2 * (limit - taken.length), 64));
+      const candidates =
+        round === 0 ? first : await this.candidates(tx, { limit: ask, now, lease: leaseOf, paused, after });
+      if (!candidates.length) break;
+      after = candidates[candidates.length - 1];
+      order.push(...candidates.map((c) => c.id));
+      const lock = this.lockDueStatement(
+        candidates.map((c) => c.id),
+        now,
+        leaseOf,
+        paused,
+      );
+      const locked = await tx.query<LockedRow>(lock);
+      if (locked.length <= limit - taken.length) taken.push(...locked);
+      else {
+        const got = new Map(locked.map((r) => [r.id, r]));
+        for (const c of candidates) {
+          const row = got.get(c.id);
+          if (row) taken.push(row);
+          if (taken.length === limit) break;
+        }
+      }
+      if (candidates.length < ask) break;
+    }
+    return { taken, order };
+  }
+
+  /**
+   * With a group table: the group of each row taken, and the rows whose group is not ready left
+   * out of `taken` (locked until this transaction ends, but never leased).
+   */
+  private async leaveBlockedGroups(
+    tx: SqlClient,
+    taken: LockedRow[],
+    now: Now,
+  ): Promise<Map<string, string> | undefined> {
+    if (this.on.groupTable === undefined || !taken.length) return undefined;
+    const found = await this.groups.groupsOfTaken(
+      tx,
+      taken.map((r) => r.id),
+      now,
+    );
+    if (found.blocked.size) taken.splice(0, taken.length, ...taken.filter((r) => !found.blocked.has(r.id)));
+    return found.groups;
+  }
+
+  /** Delivery order is the candidates' order, as the database sorted them (the join returns the rows in no particular order). */
+  private sortForDelivery(taken: LockedRow[], order: readonly string[], groups?: Map<string, string>): void {
+    const position = new Map(order.map((id, i) => [id, i]));
+    taken.sort((x, y) => position.get(x.id)! - position.get(y.id)!);
+    // Grouped with priorities: picked by priority, run in acceptance order (a group's run in its order).
+    if (groups && this.on.priority) taken.sort((x, y) => byAcceptance(x, y, (v) => this.on.t.toMillis(v)));
+  }
+
+  /**
+   * Leases the rows taken, the transaction's last statement unless a test `hold`s it open. The
+   * lease end is a bound value (the database clock read above, plus the lease), so the node knows
+   * exactly what it wrote: that value is its claim (see extendLeases).
+   */
+  private async lease(
+    tx: SqlClient,
+    taken: readonly LockedRow[],
+    { now, lease: leaseOf }: CandidateRead,
+    groups: Map<string, string> | undefined,
+    hold?: Hold,
+  ): Promise<Claimed> {
+    const dbNow = this.on.t.toMillis(taken[0].db_now);
+    const until = typeof leaseOf === 'number' ? (now ?? dbNow) + leaseOf : leaseOf.until;
+    const lease = this.leaseKeysStatement(
+      taken.map((r) => r.id),
+      until,
+    );
+    await tx.execute(lease, { commit: !hold });
+    if (hold) await hold(tx);
+    const rows = taken.map((r) => {
+      const row = this.on.read(r);
+      row.nextRetry = until;
+      const group = groups?.get(r.id);
+      if (group !== undefined) row.group = group;
+      return row;
+    });
+    return { rows, now: dbNow };
   }
 
   /** Due keys in delivery order, after `after` when given: a plain read, no lock. */
