@@ -31,13 +31,6 @@ export default tseslint.config(
       ],
     },
   },
-  // libs/inbox/src keeps 90 until the inbox splits land.
-  {
-    files: ['libs/inbox/src/**/*.ts'],
-    rules: {
-      'max-lines-per-function': ['error', { max: 90, skipBlankLines: true, skipComments: true }],
-    },
-  },
   {
     files: ['**/*.js', '**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },
