@@ -27,6 +27,12 @@ export { SimbaHealthIndicator } from './health/simba.health';
 // The errors a caller can meet (README, "Errors"): each a HoldfastError with a code.
 export * from './errors';
 // Fenced writes: a repository whose writes carry the owner's fencing token (and its errors, above).
-export * from './fencing';
+export {
+  fenced,
+  FencedRepository,
+  FenceColumn,
+  type FencedOptions,
+  type FencedUpdateResult,
+} from './fencing';
 // The status read-model (and the operator's commands) on this lib's tables: for the CLI, the dashboard, tools.
 export * from './status';
