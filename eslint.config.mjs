@@ -31,6 +31,24 @@ export default tseslint.config(
       ],
     },
   },
+  // The migrations ship in @holdfast/cli: they build their DDL from the libs' public entries
+  // (`<LIB>_TABLES`, `INBOX_TABLE_UPGRADES`), as an application's own migration tool would.
+  {
+    files: ['migrations/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@holdfast/*/internal'],
+              message: "Use the lib's public entry (<LIB>_TABLES, INBOX_TABLE_UPGRADES).",
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['**/*.js', '**/*.cjs'],
     rules: { '@typescript-eslint/no-require-imports': 'off' },

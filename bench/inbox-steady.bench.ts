@@ -48,8 +48,8 @@ import {
   MessageAcceptor,
   type InboxMessage,
   type InboxModuleOptions,
+  INBOX_TABLES,
 } from '@holdfast/inbox';
-import { COR_MESSAGE_ORDER_INDEX } from '@holdfast/inbox/internal';
 import { SimbaModule } from '@holdfast/simba';
 import { resolveInboxOptions } from '../libs/inbox/src/options/inbox-options.schema';
 import { largestClaim } from '../libs/inbox/src/delivery/delivery-settings';
@@ -67,6 +67,8 @@ const PREFIX = 'hf_steady_';
 const TYPE = { namespace: 'bench', name: 'noop' };
 const DEFAULT_OPTION_SETS = 'raw|{}';
 const TABLE = `${PREFIX}COR_MESSAGE`;
+/** COR_MESSAGE's delivery-order index (INSERTED, ID): the raw worker's claim walks it too. */
+const DELIVERY_ORDER_INDEX = INBOX_TABLES.message.indexes!.find((i) => i.columns.join() === 'INSERTED,ID')!;
 const GW_SCHEMA = 'graphile_worker_steady';
 const GW_TASK = 'noop';
 
@@ -155,7 +157,7 @@ async function rawWorker(): Promise<void> {
   const { db, sqliteFile } = workerEnv();
   const target: RawInboxTarget = {
     table: TABLE,
-    orderIndex: indexName(PREFIX, COR_MESSAGE_ORDER_INDEX),
+    orderIndex: indexName(PREFIX, DELIVERY_ORDER_INDEX),
     claimSize: largestClaim(resolveInboxOptions({}).batchSize),
     location: db === 'sqlite' ? sqliteFile : (testDataSourceOptions(db) as { url: string }).url,
   };

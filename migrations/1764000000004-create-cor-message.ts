@@ -1,5 +1,5 @@
 import { HoldfastTableMigration } from '@holdfast/core/kit';
-import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
+import { INBOX_TABLES } from '@holdfast/inbox';
 
 /**
  * `<prefix>COR_MESSAGE` in camunda-bpm-correlate's layout (timestamps, unbounded ERROR) and its
@@ -7,5 +7,5 @@ import { COR_MESSAGE_TABLE } from '@holdfast/inbox/internal';
  * (BIGINT times) are converted by 1764000000405.
  */
 export class CreateCorMessage1764000000004 extends HoldfastTableMigration {
-  protected readonly tables = [COR_MESSAGE_TABLE];
+  protected readonly tables = [INBOX_TABLES.message];
 }

@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { DatabaseResolver } from '@holdfast/core/kit';
-import { corMessageConversionSql, hasEpochMillisLayout } from '@holdfast/inbox/internal';
+import { INBOX_TABLE_UPGRADES } from '@holdfast/inbox';
 
 /**
  * Converts a `<prefix>COR_MESSAGE` made by the previous Holdfast layout (BIGINT epoch-ms times,
@@ -17,8 +17,9 @@ export class ConvertCorMessageTimes1764000000405 implements MigrationInterface {
   async up(queryRunner: QueryRunner): Promise<void> {
     const dialect = new DatabaseResolver().resolve(queryRunner.connection);
     const query = (sql: string, params?: unknown[]) => queryRunner.query(sql, params);
-    if (!(await hasEpochMillisLayout(dialect, query, this.prefix))) return;
-    for (const statement of corMessageConversionSql(dialect, this.prefix)) await queryRunner.query(statement);
+    if (!(await INBOX_TABLE_UPGRADES.epochMillisTimes.applies(dialect, query, this.prefix))) return;
+    for (const statement of INBOX_TABLE_UPGRADES.epochMillisTimes.sql(dialect, this.prefix))
+      await queryRunner.query(statement);
   }
 
   /** The old layout is not restored: it cannot hold an unbounded ERROR or the seed's pause. */

@@ -1,7 +1,7 @@
 import { HoldfastTableMigration } from '@holdfast/core/kit';
-import { INBOX_GROUP_TABLE } from '@holdfast/inbox/internal';
+import { INBOX_TABLES } from '@holdfast/inbox';
 
 /** `<prefix>HOLDFAST_INBOX_GROUP`: the group of each message accepted with `groupBy` (strict order per group). */
 export class CreateInboxGroup1764000000407 extends HoldfastTableMigration {
-  protected readonly tables = [INBOX_GROUP_TABLE];
+  protected readonly tables = [INBOX_TABLES.group];
 }

@@ -1,6 +1,8 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { Catalog, DatabaseResolver, sqlDialect, tableName } from '@holdfast/core/kit';
-import { COR_MESSAGE_TABLE, TRACE_CONTEXT_COLUMN } from '@holdfast/inbox/internal';
+import { INBOX_TABLES, INBOX_TABLE_UPGRADES } from '@holdfast/inbox';
+
+const TRACE_CONTEXT_COLUMN = INBOX_TABLE_UPGRADES.traceContext.column;
 
 /**
  * Adds Holdfast's nullable `TRACE_CONTEXT` column to `<prefix>COR_MESSAGE`: the accepting trace
@@ -28,7 +30,7 @@ export class CorMessageTraceContext1764000000410 implements MigrationInterface {
 
   private target(queryRunner: QueryRunner) {
     const dialect = sqlDialect(new DatabaseResolver().resolve(queryRunner.connection));
-    return { dialect, table: tableName(this.prefix, COR_MESSAGE_TABLE.name) };
+    return { dialect, table: tableName(this.prefix, INBOX_TABLES.message.name) };
   }
 
   private async hasColumn(queryRunner: QueryRunner): Promise<boolean> {

@@ -1,10 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { DatabaseResolver, indexName, sqlDialect, tableName } from '@holdfast/core/kit';
-import {
-  addPriorityColumnSql,
-  COR_MESSAGE_PRIORITY_INDEX,
-  COR_MESSAGE_TABLE,
-} from '@holdfast/inbox/internal';
+import { INBOX_TABLES, INBOX_TABLE_UPGRADES } from '@holdfast/inbox';
 
 /**
  * The opt-in `PRIORITY` column of `<prefix>COR_MESSAGE` (INT NOT NULL DEFAULT 0, so rows written
@@ -20,13 +16,14 @@ export class CorMessagePriority1764000000412 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const dialect = sqlDialect(new DatabaseResolver().resolve(queryRunner.connection));
-    for (const statement of addPriorityColumnSql(dialect, this.prefix)) await queryRunner.query(statement);
+    for (const statement of INBOX_TABLE_UPGRADES.priority.sql(dialect, this.prefix))
+      await queryRunner.query(statement);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
     const name = new DatabaseResolver().resolve(queryRunner.connection);
-    const table = tableName(this.prefix, COR_MESSAGE_TABLE.name);
-    const index = indexName(this.prefix, COR_MESSAGE_PRIORITY_INDEX);
+    const table = tableName(this.prefix, INBOX_TABLES.message.name);
+    const index = indexName(this.prefix, INBOX_TABLE_UPGRADES.priority.index);
     await queryRunner.query(
       name === 'mysql' || name === 'mariadb' ? `DROP INDEX ${index} ON ${table}` : `DROP INDEX ${index}`,
     );

@@ -1,6 +1,6 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { DatabaseResolver, indexName, sqlDialect, tableName } from '@holdfast/core/kit';
-import { addTypeIndexSql, COR_MESSAGE_TABLE, COR_MESSAGE_TYPE_INDEX } from '@holdfast/inbox/internal';
+import { INBOX_TABLES, INBOX_TABLE_UPGRADES } from '@holdfast/inbox';
 
 /**
  * The index (PAYLOAD_TYPE_NAME, INSERTED, ID) of `<prefix>COR_MESSAGE` through which a claim with
@@ -16,13 +16,14 @@ export class CorMessageTypeIndex1764000000413 implements MigrationInterface {
 
   async up(queryRunner: QueryRunner): Promise<void> {
     const dialect = sqlDialect(new DatabaseResolver().resolve(queryRunner.connection));
-    for (const statement of addTypeIndexSql(dialect, this.prefix)) await queryRunner.query(statement);
+    for (const statement of INBOX_TABLE_UPGRADES.typeIndex.sql(dialect, this.prefix))
+      await queryRunner.query(statement);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
     const name = new DatabaseResolver().resolve(queryRunner.connection);
-    const table = tableName(this.prefix, COR_MESSAGE_TABLE.name);
-    const index = indexName(this.prefix, COR_MESSAGE_TYPE_INDEX);
+    const table = tableName(this.prefix, INBOX_TABLES.message.name);
+    const index = indexName(this.prefix, INBOX_TABLE_UPGRADES.typeIndex.index);
     await queryRunner.query(
       name === 'mysql' || name === 'mariadb' ? `DROP INDEX ${index} ON ${table}` : `DROP INDEX ${index}`,
     );

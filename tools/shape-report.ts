@@ -239,6 +239,8 @@ function runtimeExports(entry: string): number | undefined {
   const symbol = checker.getSymbolAtLocation(sf);
   if (!symbol) return 0;
   return checker.getExportsOfModule(symbol).filter((s) => {
+    // `export { type X }` and `export type { X }` are erased from the JavaScript, a class's too.
+    if (s.declarations?.some((d) => ts.isTypeOnlyImportOrExportDeclaration(d))) return false;
     const target = s.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(s) : s;
     return (target.flags & ts.SymbolFlags.Value) !== 0;
   }).length;

@@ -1,5 +1,6 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
+import { sqlDialect } from '@holdfast/core/kit';
 import { describeEachDatabase, type TestDatabaseContext } from '@holdfast/testing';
 import * as failover from '@holdfast/failover';
 import * as failoverInternal from '@holdfast/failover/internal';
@@ -7,6 +8,7 @@ import * as inbox from '@holdfast/inbox';
 import * as inboxInternal from '@holdfast/inbox/internal';
 import * as locker from '@holdfast/locker';
 import * as simba from '@holdfast/simba';
+import * as simbaInternal from '@holdfast/simba/internal';
 import { HoldfastDashboardModule } from '@holdfast/dashboard';
 
 /**
@@ -149,6 +151,18 @@ describe('the main entries', () => {
     expect(inbox.readMessageHistory).toBe(inboxInternal.readMessageHistory);
   });
 
+  it("give migrations what an earlier inbox layout needs, without '/internal' (issue 44, item 6)", () => {
+    const upgrades = inbox.INBOX_TABLE_UPGRADES;
+    expect(typeof upgrades.epochMillisTimes.applies).toBe('function');
+    expect(typeof upgrades.epochMillisTimes.sql).toBe('function');
+    expect(upgrades.traceContext.column.name).toBe('TRACE_CONTEXT');
+    expect(upgrades.priority.index.name).toBe('COR_MESSAGE_PRIO_IDX');
+    expect(upgrades.typeIndex.index.name).toBe('COR_MESSAGE_TYPE_IDX');
+    expect(upgrades.typeIndex.sql(sqlDialect('postgres'), 'p_')).toEqual([
+      'CREATE INDEX p_COR_MESSAGE_TYPE_IDX ON p_COR_MESSAGE (PAYLOAD_TYPE_NAME, INSERTED, ID)',
+    ]);
+  });
+
   it('leave the plumbing to the internal subpath', () => {
     for (const name of ['FailoverWriter', 'FailoverStores', 'PayloadCodec', 'SqlFailoverStore']) {
       expect(Object.keys(failover)).not.toContain(name);
@@ -158,5 +172,18 @@ describe('the main entries', () => {
       expect(Object.keys(inbox)).not.toContain(name);
       expect(Object.keys(inboxInternal)).toContain(name);
     }
+    // Issue 44, item 6: what an application has no use for. The built-in cipher and its column
+    // resolver are what `store.encryption` builds; Simba's reads of its own table and the default
+    // fence property are the repository's and the dashboard's, not the application's.
+    for (const name of ['Aes256GcmCipher', 'EncryptingPayloadColumnResolver']) {
+      expect(Object.keys(failover)).not.toContain(name);
+      expect(Object.keys(failoverInternal)).toContain(name);
+    }
+    for (const name of ['MutexOwnerRepository', 'MutexOwnerEntity', 'DEFAULT_FENCE_PROPERTY']) {
+      expect(Object.keys(simba)).not.toContain(name);
+      expect(Object.keys(simbaInternal)).toContain(name);
+    }
+    // A delivery statement's timeout is the delivery loop's own (an outage), never a caller's.
+    expect(Object.keys(inbox)).not.toContain('NoAnswerError');
   });
 });

@@ -3,8 +3,6 @@
 // options. The module kit (SQL dialects, SqlClient, HoldfastDatabase, schema checks, options
 // validation, named instances) is '@holdfast/core/kit', for module authors.
 export * from './errors/holdfast.error';
-export { SqlTimeoutError } from './database/connection-bound';
 export { configureCoordinationPool, type CoordinationPoolOptions } from './database/coordination-pool';
-export { NonStaticHandlerError } from './discovery/discover-methods';
 export type { Dialect } from './dialect/dialect';
 export type { Duration } from './time/duration';

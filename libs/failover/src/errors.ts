@@ -202,3 +202,21 @@ export class KeyEncodingError extends FailoverError {
     super(reason, 'HOLDFAST_FAILOVER_KEY_ENCODING');
   }
 }
+
+/**
+ * An `encryption` option the cipher cannot work with (no key, a key of the wrong length, a custom
+ * cipher without an id or methods), or data too short to be its output: startup reports it as
+ * InvalidOptionsError, a read as PayloadDecryptionError.
+ */
+export class PayloadCipherError extends FailoverError {
+  constructor(message: string) {
+    super(message, 'HOLDFAST_FAILOVER_CIPHER');
+  }
+}
+
+/** Why FailoverHealthIndicator reports the store down (its message becomes the result's `message`). */
+export class FailoverUnhealthyError extends FailoverError {
+  constructor(message: string) {
+    super(message, 'HOLDFAST_FAILOVER_UNHEALTHY');
+  }
+}

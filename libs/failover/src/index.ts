@@ -57,11 +57,11 @@ export { ListPayloadSplitter, type PayloadSplitter, type PayloadSlice } from './
 export { Referential } from './payload/referential';
 export type { Class, PayloadType, DeclaredPayloadType, JavaNamedPayloadType } from './payload/payload-type';
 
-// Stores: the contract of a custom store, tenants, encryption, and the SQL store's replaceable parts.
+// Stores: the contract of a custom store, tenants, a cipher of your own (`encryption.cipher`;
+// 'aes-256-gcm' is built in), and the SQL store's replaceable parts.
 export type { FailoverStore, FailoverEntry, StoreManyItem } from './store/failover-store';
 export { FailoverTenant } from './tenant/failover-tenant';
-export { Aes256GcmCipher, type PayloadCipher } from './payload/payload-cipher';
-export { EncryptingPayloadColumnResolver } from './store/encrypting-payload-column.resolver';
+export type { PayloadCipher } from './payload/payload-cipher';
 export {
   FailoverStoreQueryResolver,
   type FailoverQueryContext,

@@ -16,6 +16,9 @@ export { NOT_NOW } from './store/failover-store';
 export { MemoryFailoverStore } from './store/memory-failover.store';
 export { SqlFailoverStore, type SqlFailoverStoreConfig } from './store/sql-failover.store';
 export { DatabaseClock } from './store/database-clock';
+// The built-in cipher and the column resolver that `store.encryption` wraps around the payload column.
+export { Aes256GcmCipher } from './payload/payload-cipher';
+export { EncryptingPayloadColumnResolver } from './store/encrypting-payload-column.resolver';
 export { cleanupBatchRows } from './store/failover-sql.dialect';
 export { FAILOVER_STORE_TABLE } from './store/failover-store.table';
 export { selectFailoverStatus, toFailoverStatus, type FailoverStatus } from './store/failover-status';

@@ -426,7 +426,8 @@ describeEachDatabase(
         try {
           await wrongKey.get(CountryService).findByCode('KR');
           await wrongKey.get(FailoverExecutor).flush();
-          const { EncryptingPayloadColumnResolver, Aes256GcmCipher } = await import('@holdfast/failover');
+          const { EncryptingPayloadColumnResolver, Aes256GcmCipher } =
+            await import('@holdfast/failover/internal');
           const reader = new SqlFailoverStore({
             sql: ctx.sql,
             tablePrefix: ctx.prefix,

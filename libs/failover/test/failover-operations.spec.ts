@@ -231,8 +231,7 @@ describe('write-behind rejection policies and tenants through nestjs-cls', () =>
   });
 
   it('a custom cipher is used for every payload', async () => {
-    const { EncryptingPayloadColumnResolver } = await import('@holdfast/failover');
-    const { SqlFailoverStore } = await import('@holdfast/failover/internal');
+    const { EncryptingPayloadColumnResolver, SqlFailoverStore } = await import('@holdfast/failover/internal');
     const { sqlClientFor } = await import('@holdfast/core/kit');
     const { createTestDataSource, uniqueTablePrefix } = await import('@holdfast/testing');
     const reversing = {

@@ -227,3 +227,109 @@ export class RateTableMissingError extends HoldfastError {
     );
   }
 }
+
+/**
+ * `traceContext: true` on a `<prefix>COR_MESSAGE` without Holdfast's TRACE_CONTEXT column (a
+ * table made by camunda-bpm-correlate's DDL, or by Holdfast before the option): startup stops,
+ * naming the column and the migration that adds it.
+ */
+export class TraceContextColumnMissingError extends HoldfastError {
+  constructor(
+    readonly table: string,
+    readonly migration: string,
+  ) {
+    super(
+      `InboxModule option traceContext: true needs the column TRACE_CONTEXT on ${table}, which it does not have. ` +
+        `Run migration ${migration} (npx holdfast migrate), or add it by hand ` +
+        `(ALTER TABLE ${table} ADD TRACE_CONTEXT TEXT), or set traceContext: 'when-present' to deliver ` +
+        `without the accepting context where the column is missing.`,
+      'HOLDFAST_INBOX_TRACE_CONTEXT_COLUMN',
+    );
+  }
+}
+
+/**
+ * A handler's fenced write was refused: the message it is handling is no longer held by this
+ * delivery's claim (its lease ran out and another node claimed it, or it was delivered and
+ * deleted, failed, released or changed by an admin since). Nothing of the write was committed.
+ */
+export class InboxDeliveryFencedError extends HoldfastError {
+  constructor(
+    readonly id: string,
+    readonly token: number,
+  ) {
+    super(
+      `Inbox message '${id}': the fenced write was refused, this delivery (claim token ${token}) no longer holds ` +
+        `the message (its lease ran out and another node claimed it, or it was finished or changed since). ` +
+        `Nothing of the write was committed.`,
+      'HOLDFAST_INBOX_DELIVERY_FENCED',
+    );
+    this.name = 'InboxDeliveryFencedError';
+  }
+}
+
+/** `claim.fenced(manager, …)` was given something that is not a TypeORM EntityManager or DataSource. */
+export class InvalidFencedManagerError extends HoldfastError {
+  constructor(readonly value: unknown) {
+    super(
+      `claim.fenced(manager, work): 'manager' must be a TypeORM EntityManager or DataSource on the inbox's database, ` +
+        `got ${value === null ? 'null' : typeof value}.`,
+      'HOLDFAST_INBOX_INVALID_FENCED_MANAGER',
+    );
+    this.name = 'InvalidFencedManagerError';
+  }
+}
+
+/**
+ * A handler's fenced write outside a delivery (the handler called by hand, not by the inbox): such
+ * a run holds no claim, so every fenced write is refused.
+ */
+export class NoDeliveryClaimError extends HoldfastError {
+  constructor() {
+    super('No inbox table outside a delivery', 'HOLDFAST_INBOX_NO_DELIVERY_CLAIM');
+  }
+}
+
+/**
+ * The reason a handler's signal aborts with when the call ran past the visibility timeout
+ * (`handlerTimeout` not set): the call counts as a failed attempt.
+ */
+export class VisibilityTimeoutError extends HoldfastError {
+  constructor(id: string, ms: number) {
+    super(
+      `Handler for message '${id}' did not finish within the visibility timeout (${ms} ms; set handlerTimeout to allow longer)`,
+      'HOLDFAST_INBOX_VISIBILITY_TIMEOUT',
+    );
+    this.name = 'VisibilityTimeoutError';
+  }
+}
+
+/** The reason a handler's signal aborts with when the call ran past `handlerTimeout`: a failed attempt. */
+export class HandlerTimeoutError extends HoldfastError {
+  constructor(id: string, ms: number) {
+    super(
+      `Handler for message '${id}' did not finish within handlerTimeout (${ms} ms)`,
+      'HOLDFAST_INBOX_HANDLER_TIMEOUT',
+    );
+    this.name = 'HandlerTimeoutError';
+  }
+}
+
+/** The handler's signal reason when the node shut down before it finished (the message is handed back). */
+export class InboxShutdownError extends HoldfastError {
+  constructor(graceMs: number) {
+    super(
+      `The inbox is shutting down and the handler did not finish within shutdownGrace (${graceMs} ms)`,
+      'HOLDFAST_INBOX_SHUTDOWN',
+    );
+    this.name = 'InboxShutdownError';
+  }
+}
+
+/** A statement of the delivery loop got no answer in time (it may still be waiting): an outage, internal. */
+export class NoAnswerError extends HoldfastError {
+  constructor(ms: number) {
+    super(`no answer within ${ms} ms`, 'HOLDFAST_INBOX_NO_ANSWER');
+    this.name = 'NoAnswerError';
+  }
+}

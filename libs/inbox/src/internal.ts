@@ -20,15 +20,6 @@ export { INBOX_RATE_TABLE } from './store/inbox-rate.table';
 export { CorMessageStore } from './store/cor-message.store';
 export type { MessageRow } from './store/cor-message.rows';
 export { statusOf } from './management/message-management.service';
-export { corMessageConversionSql, hasEpochMillisLayout } from './store/cor-message.conversion';
 export { InboxConnection } from './store/inbox-connection';
 export { InboxNotifyListener } from './notify/inbox-notify-listener';
 export type { InboxLeadership } from './cluster/inbox-leadership';
-export { TRACE_CONTEXT_COLUMN } from './store/cor-message.trace-context';
-export {
-  addPriorityColumnSql,
-  COR_MESSAGE_PRIORITY_COLUMN,
-  COR_MESSAGE_PRIORITY_INDEX,
-  corMessageSpecWithPriority,
-} from './store/cor-message.priority';
-export { addTypeIndexSql, COR_MESSAGE_TYPE_INDEX } from './store/cor-message.fair-share';

@@ -7,7 +7,6 @@ export { LeaseDatabaseLocker } from './lock/lease-database.locker';
 export { DatabaseLocker } from './lock/database.locker';
 export { SharedFileLocker } from './lock/shared-file.locker';
 export { MtimeFileLocker } from './lock/mtime-file.locker';
-export { HOLDFAST_LOCK_TABLE } from './store/holdfast-lock.table';
 export { LOCKER_TYPES, SHARED_FILE_MODES, STARTUP_MODES } from './locker.options';
 export { LOCKER_DEFAULTS } from './locker.constants';
 export { resolveLockerOptions } from './options/locker-options.schema';

@@ -10,9 +10,14 @@ export { type MutexContender, AbstractMutexContender, defaultContenderId } from 
 // What a contender is told: the owner read from the table, and its state in a mutex.
 export { MutexOwner } from './mutex/mutex-owner';
 export { MutexState } from './mutex/mutex-state';
-// Contending by hand: a mutex's contend service, the factory that starts one, and the registry
-// that answers "does this instance own mutex m?" for every mutex the application contends for.
-export { MutexContendService, ContendServiceStatus, type ContendTiming } from './mutex/mutex-contend.service';
+// Contending by hand: a mutex's contend service (made by the factory, so a type here) and its
+// status, the factory that starts one, and the registry that answers "does this instance own
+// mutex m?" for every mutex the application contends for (public on purpose: README).
+export {
+  type MutexContendService,
+  ContendServiceStatus,
+  type ContendTiming,
+} from './mutex/mutex-contend.service';
 export { MutexContendServiceFactory } from './mutex/mutex-contend-service.factory';
 export { MutexContendRegistry } from './mutex/mutex-contend.registry';
 // Contending by decorator: handlers of a mutex's acquisition and release, leader-only methods,
@@ -20,13 +25,20 @@ export { MutexContendRegistry } from './mutex/mutex-contend.registry';
 export { OnMutexAcquired, OnMutexReleased } from './decorators/on-mutex.decorators';
 export { LeaderOnly } from './decorators/leader-only.decorator';
 export { MutexContenderProvider } from './decorators/mutex-contender-provider.decorator';
-// A mutex as a lock held for a piece of work, with its fencing token.
-export { SimbaLocker, MutexLocker } from './locker/simba-locker';
+// A mutex as a lock held for a piece of work, with its fencing token (SimbaLocker.locker(m) gives
+// the MutexLocker, so a type here).
+export { SimbaLocker, type MutexLocker } from './locker/simba-locker';
 // Readiness for @nestjs/terminus: whether Simba's table answers.
 export { SimbaHealthIndicator } from './health/simba.health';
 // The errors a caller can meet (README, "Errors"): each a HoldfastError with a code.
 export * from './errors';
 // Fenced writes: a repository whose writes carry the owner's fencing token (and its errors, above).
-export * from './fencing';
+export {
+  fenced,
+  FencedRepository,
+  FenceColumn,
+  type FencedOptions,
+  type FencedUpdateResult,
+} from './fencing';
 // The status read-model (and the operator's commands) on this lib's tables: for the CLI, the dashboard, tools.
 export * from './status';

@@ -1,6 +1,7 @@
 import { fork, type ChildProcess, type ForkOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { TsRegisterMissingError } from './errors';
 
 /**
  * The module a forked `.ts` worker preloads: HOLDFAST_TS_REGISTER when set, else the kit's own
@@ -12,7 +13,7 @@ export function tsRegisterPath(): string {
   if (override) return resolve(override);
   // src and dist are both one level below the package root.
   const own = resolve(__dirname, '../ts-register.js');
-  if (!existsSync(own)) throw new Error(`@holdfast/testing: ${own} is missing`);
+  if (!existsSync(own)) throw new TsRegisterMissingError(own);
   return own;
 }
 

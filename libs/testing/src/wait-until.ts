@@ -1,4 +1,5 @@
 import { monotonicMillis, sleep } from '@holdfast/core/kit';
+import { WaitTimeoutError } from './errors';
 
 export interface WaitUntilOptions {
   /** Give up after this many milliseconds (default 10 s). */
@@ -31,7 +32,9 @@ export async function waitUntil<T>(
     }
     if (monotonicMillis() >= deadline) {
       const seen = last instanceof Error ? `${last.name}: ${last.message}` : JSON.stringify(last);
-      throw new Error(`waitUntil: ${message} did not happen within ${timeout} ms (last seen: ${seen})`);
+      throw new WaitTimeoutError(
+        `waitUntil: ${message} did not happen within ${timeout} ms (last seen: ${seen})`,
+      );
     }
     await sleep(Math.min(interval, Math.max(0, deadline - monotonicMillis())));
   }

@@ -4,8 +4,8 @@ import {
   ConnectionTrust,
   destroyRunnerConnection,
   driverConnectionOf,
-  SqlTimeoutError,
 } from './connection-bound';
+import { SqlTimeoutError } from '../errors/holdfast.error';
 import type { PooledConnection, StatementResult } from './driver-channel';
 
 /** Suspect connections destroyed in a row at one checkout before the next is taken as it comes. */

@@ -1,27 +1,6 @@
 import type { DataSource, QueryRunner } from 'typeorm';
-import { HoldfastError } from '../errors/holdfast.error';
+import { SqlTimeoutError } from '../errors/holdfast.error';
 import { withTimeout } from '../time/with-timeout';
-
-/**
- * A wait of a bounded SqlClient (see `SqlClientOptions.statementTimeout`) passed its bound: the
- * wait for a pooled connection, or a statement's answer. A statement that timed out had its
- * connection destroyed; whether the server ran it is unknown (a claim or a write may have
- * committed before the network went silent).
- */
-export class SqlTimeoutError extends HoldfastError {
-  constructor(
-    readonly waitingFor: 'connection' | 'answer',
-    readonly timeoutMs: number,
-  ) {
-    super(
-      waitingFor === 'connection'
-        ? `No pooled database connection within ${timeoutMs} ms (statementTimeout)`
-        : `The database did not answer within ${timeoutMs} ms (statementTimeout); its connection was ` +
-            `destroyed, and the next statement opens a new one`,
-      'HOLDFAST_CORE_SQL_TIMEOUT',
-    );
-  }
-}
 
 interface DriverSocket {
   destroy(): void;

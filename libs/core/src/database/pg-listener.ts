@@ -1,4 +1,5 @@
 import type { DataSource } from 'typeorm';
+import { ListenConnectionError } from '../errors/kit.errors';
 import { withTimeout } from '../time/with-timeout';
 import { destroyDriverConnection, type DriverConnection } from './connection-bound';
 
@@ -63,10 +64,10 @@ export class PgListener {
   async listen(): Promise<void> {
     const ms = this.options.connectTimeoutMs;
     await withTimeout(this.client.connect(), ms, () => {
-      throw new Error(`connecting took longer than ${ms} ms`);
+      throw new ListenConnectionError(`connecting took longer than ${ms} ms`);
     });
     await withTimeout(this.client.query(`LISTEN "${this.options.channel}"`), ms, () => {
-      throw new Error(`LISTEN took longer than ${ms} ms`);
+      throw new ListenConnectionError(`LISTEN took longer than ${ms} ms`);
     });
   }
 
@@ -109,7 +110,8 @@ function pgClient(dataSource: DataSource, options: PgListenerOptions): PgClient 
     master?: { options?: Record<string, unknown> };
   };
   const Client = driver.postgres?.Client;
-  if (!Client) throw new Error('the DataSource has no pg driver to open a LISTEN connection with');
+  if (!Client)
+    throw new ListenConnectionError('the DataSource has no pg driver to open a LISTEN connection with');
   const base: Record<string, unknown> = options.connectionString
     ? { connectionString: options.connectionString }
     : { ...(driver.master?.options ?? {}) };

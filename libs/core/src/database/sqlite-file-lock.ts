@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import type { DataSource } from 'typeorm';
+import { FileLockNotHeldError } from '../errors/kit.errors';
 import type { Statement } from './statement';
 
 /** The part of a better-sqlite3 Database the file lock uses. */
@@ -104,7 +105,7 @@ export class SqliteFileLock {
   }
 
   private connection(): SqliteDatabase {
-    if (!this.db) throw new Error(`The lock on ${this.file} is not held`);
+    if (!this.db) throw new FileLockNotHeldError(this.file);
     return this.db;
   }
 }

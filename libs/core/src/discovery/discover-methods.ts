@@ -1,6 +1,6 @@
 import type { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
-import { HoldfastError } from '../errors/holdfast.error';
+import { NonStaticHandlerError } from '../errors/holdfast.error';
 
 /** A method that carries a decorator's metadata, found by {@link discoverMethods}. */
 export interface DiscoveredMethod<T> {
@@ -21,24 +21,6 @@ export interface DiscoveredHandler<T> extends DiscoveredMethod<T> {
   readonly instance: Record<string, unknown>;
   /** The method as it was at discovery. */
   readonly method: (...args: unknown[]) => unknown;
-}
-
-/**
- * A handler decorator on a request-scoped or transient provider (or one that depends on one):
- * Holdfast calls handlers from timers and pollers, where there is no request to build it for.
- */
-export class NonStaticHandlerError extends HoldfastError {
-  constructor(
-    readonly decorator: string,
-    readonly declaredOn: string,
-  ) {
-    super(
-      `${decorator} on ${declaredOn}: the provider is not a singleton (it is request-scoped or transient, ` +
-        `or depends on such a provider), so there is no instance to call it on outside a request. ` +
-        `Put the handler on a default-scoped provider and resolve scoped dependencies inside it with ModuleRef.`,
-      'HOLDFAST_CORE_NON_STATIC_HANDLER',
-    );
-  }
 }
 
 interface Candidate {

@@ -184,3 +184,42 @@ export class ConnectionBudgetError extends HoldfastError {
     );
   }
 }
+
+/**
+ * A wait of a bounded SqlClient (see `SqlClientOptions.statementTimeout`) passed its bound: the
+ * wait for a pooled connection, or a statement's answer. A statement that timed out had its
+ * connection destroyed; whether the server ran it is unknown (a claim or a write may have
+ * committed before the network went silent).
+ */
+export class SqlTimeoutError extends HoldfastError {
+  constructor(
+    readonly waitingFor: 'connection' | 'answer',
+    readonly timeoutMs: number,
+  ) {
+    super(
+      waitingFor === 'connection'
+        ? `No pooled database connection within ${timeoutMs} ms (statementTimeout)`
+        : `The database did not answer within ${timeoutMs} ms (statementTimeout); its connection was ` +
+            `destroyed, and the next statement opens a new one`,
+      'HOLDFAST_CORE_SQL_TIMEOUT',
+    );
+  }
+}
+
+/**
+ * A handler decorator on a request-scoped or transient provider (or one that depends on one):
+ * Holdfast calls handlers from timers and pollers, where there is no request to build it for.
+ */
+export class NonStaticHandlerError extends HoldfastError {
+  constructor(
+    readonly decorator: string,
+    readonly declaredOn: string,
+  ) {
+    super(
+      `${decorator} on ${declaredOn}: the provider is not a singleton (it is request-scoped or transient, ` +
+        `or depends on such a provider), so there is no instance to call it on outside a request. ` +
+        `Put the handler on a default-scoped provider and resolve scoped dependencies inside it with ModuleRef.`,
+      'HOLDFAST_CORE_NON_STATIC_HANDLER',
+    );
+  }
+}

@@ -4,6 +4,7 @@
 // '@holdfast/core' (the errors and the option types), and the modules' own entries. The kit
 // also carries everything of the main entry, so a module imports from one place.
 export * from '../errors/holdfast.error';
+export * from '../errors/kit.errors';
 export { DIALECTS, isDialect, type Dialect } from '../dialect/dialect';
 export type { ColumnType, SqlDialect, UpsertSpec } from '../dialect/sql-dialect';
 export { sqlDialect, type SqlDialectOptions } from '../dialect/dialects';
@@ -32,7 +33,7 @@ export {
   isTransientConflictError,
   isTooManyConnectionsError,
 } from '../database/sql-errors';
-export { SqlTimeoutError, destroyRunnerConnection } from '../database/connection-bound';
+export { destroyRunnerConnection } from '../database/connection-bound';
 export { watchRunnerSocket, type SocketWatch } from '../database/driver-socket';
 export { SqliteFileLock, sqliteDatabaseFile } from '../database/sqlite-file-lock';
 export {
@@ -142,7 +143,6 @@ export {
   discoverMethods,
   discoverHandlers,
   discoverInstances,
-  NonStaticHandlerError,
   type DiscoveredMethod,
   type DiscoveredHandler,
   type DiscoveredInstance,

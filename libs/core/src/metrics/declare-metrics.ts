@@ -1,4 +1,5 @@
 import { holdfastMeter, type MetricCounter, type MetricHistogram, type ObservableMetric } from './meter';
+import { InvalidMetricSpecError } from '../errors/kit.errors';
 
 /** One instrument of a lib: its name below `holdfast.<lib>.`, kind, UCUM unit and meaning. */
 export interface MetricSpec {
@@ -51,14 +52,17 @@ const NAME = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/;
 
 /** The conventions every Holdfast instrument keeps, checked when it is declared. */
 function checkSpec(lib: string, spec: MetricSpec): void {
-  if (!NAME.test(spec.name)) throw new Error(`metric name '${spec.name}' of ${lib} is not dot.snake_case`);
+  if (!NAME.test(spec.name))
+    throw new InvalidMetricSpecError(`metric name '${spec.name}' of ${lib} is not dot.snake_case`);
   if (NON_SECOND_TIME.test(spec.unit)) {
-    throw new Error(`metric '${spec.name}' of ${lib} has unit '${spec.unit}': durations are in s`);
+    throw new InvalidMetricSpecError(
+      `metric '${spec.name}' of ${lib} has unit '${spec.unit}': durations are in s`,
+    );
   }
   for (const attribute of spec.attributes ?? []) {
     const namespaced = attribute.startsWith('holdfast.') && NAME.test(attribute);
     if (!namespaced && !STANDARD_ATTRIBUTES.includes(attribute)) {
-      throw new Error(
+      throw new InvalidMetricSpecError(
         `attribute '${attribute}' of metric '${spec.name}' of ${lib} is neither holdfast.<dot.snake_case> ` +
           `nor one of OpenTelemetry's (${STANDARD_ATTRIBUTES.join(', ')})`,
       );

@@ -6,6 +6,7 @@ import { FailoverExecutor } from '../executor/failover-executor';
 import { FailoverWriter } from '../executor/failover-writer';
 import type { FailoverStore } from '../store/failover-store';
 import { FailoverMetrics } from '../metrics/failover.metrics';
+import { FailoverUnhealthyError } from '../errors';
 import type { ResolvedFailoverOptions } from '../failover.options';
 
 /**
@@ -34,11 +35,12 @@ export class FailoverHealthIndicator {
       storeSkipped: this.executor.storeSkipped,
     };
     return probeHealth(key, details, async () => {
-      if (details.storeSkipped) throw new Error('calls skip the store: it was unreachable moments ago');
+      if (details.storeSkipped)
+        throw new FailoverUnhealthyError('calls skip the store: it was unreachable moments ago');
       // Bounded like every store wait of a caller: a hung connection makes it down, not a hung probe.
       const bound = this.options.storeTimeout > 0 ? this.options.storeTimeout : 5_000;
       await withTimeout(this.store.ping?.() ?? Promise.resolve(), bound, () => {
-        throw new Error(`the store did not answer within ${bound} ms`);
+        throw new FailoverUnhealthyError(`the store did not answer within ${bound} ms`);
       });
     });
   }

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { PayloadCipherError } from '../errors';
 
 /** Encrypts PAYLOAD at rest. `id` is written into every value: `ENC(<id>:<base64>)`. */
 export interface PayloadCipher {
@@ -16,7 +17,8 @@ export class Aes256GcmCipher implements PayloadCipher {
   readonly id = 'aes-256-gcm';
 
   constructor(private readonly key: Buffer) {
-    if (key.length !== 32) throw new Error(`aes-256-gcm needs a 32-byte key, got ${key.length} bytes`);
+    if (key.length !== 32)
+      throw new PayloadCipherError(`aes-256-gcm needs a 32-byte key, got ${key.length} bytes`);
   }
 
   encrypt(plain: Buffer): Buffer {
@@ -27,7 +29,7 @@ export class Aes256GcmCipher implements PayloadCipher {
   }
 
   decrypt(data: Buffer): Buffer {
-    if (data.length < IV_BYTES + TAG_BYTES) throw new Error('ciphertext too short');
+    if (data.length < IV_BYTES + TAG_BYTES) throw new PayloadCipherError('ciphertext too short');
     const decipher = createDecipheriv('aes-256-gcm', this.key, data.subarray(0, IV_BYTES));
     decipher.setAuthTag(data.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
     return Buffer.concat([decipher.update(data.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]);
@@ -38,11 +40,13 @@ export class Aes256GcmCipher implements PayloadCipher {
 function keyBytes(key: string | Buffer | undefined): Buffer {
   if (Buffer.isBuffer(key)) return key;
   if (typeof key !== 'string' || key === '')
-    throw new Error("'key' is required for aes-256-gcm (32 bytes: a Buffer, 64 hex characters or base64)");
+    throw new PayloadCipherError(
+      "'key' is required for aes-256-gcm (32 bytes: a Buffer, 64 hex characters or base64)",
+    );
   if (/^[0-9a-fA-F]{64}$/.test(key)) return Buffer.from(key, 'hex');
   const decoded = Buffer.from(key, 'base64');
   if (decoded.length !== 32)
-    throw new Error(
+    throw new PayloadCipherError(
       `'key' must be 32 bytes (a Buffer, 64 hex characters or base64); the given string decodes to ${decoded.length} bytes`,
     );
   return decoded;
@@ -56,11 +60,11 @@ export function resolveCipher(options: {
   const cipher = options.cipher ?? 'aes-256-gcm';
   if (typeof cipher === 'object') {
     if (typeof cipher.id !== 'string' || !/^[A-Za-z0-9._-]+$/.test(cipher.id))
-      throw new Error("a custom cipher needs an 'id' of letters, digits, '.', '_' or '-'");
+      throw new PayloadCipherError("a custom cipher needs an 'id' of letters, digits, '.', '_' or '-'");
     if (typeof cipher.encrypt !== 'function' || typeof cipher.decrypt !== 'function')
-      throw new Error('a custom cipher needs encrypt() and decrypt()');
+      throw new PayloadCipherError('a custom cipher needs encrypt() and decrypt()');
     return cipher;
   }
-  if (cipher !== 'aes-256-gcm') throw new Error(`unknown cipher ${JSON.stringify(cipher)}`);
+  if (cipher !== 'aes-256-gcm') throw new PayloadCipherError(`unknown cipher ${JSON.stringify(cipher)}`);
   return new Aes256GcmCipher(keyBytes(options.key));
 }

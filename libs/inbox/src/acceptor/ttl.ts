@@ -1,4 +1,10 @@
-import { formatIsoDuration, parseDuration, parseIsoDuration, type Duration } from '@holdfast/core/kit';
+import {
+  formatIsoDuration,
+  InvalidDurationError,
+  parseDuration,
+  parseIsoDuration,
+  type Duration,
+} from '@holdfast/core/kit';
 
 export interface ParsedTtl {
   /** The ISO-8601 text stored in TTL_DURATION. */
@@ -23,8 +29,9 @@ export function parseIsoTtl(value: unknown): ParsedTtl | undefined {
 export function defaultTtlToIso(value: Duration): ParsedTtl {
   const iso = parseIsoTtl(value);
   if (iso) return iso;
-  if (typeof value === 'string' && /^P/i.test(value.trim())) throw new Error('not a valid ISO-8601 duration');
+  if (typeof value === 'string' && /^P/i.test(value.trim()))
+    throw new InvalidDurationError('defaultTtl', value);
   const ms = parseDuration(value, 'defaultTtl');
-  if (ms <= 0) throw new Error('must be greater than 0');
+  if (ms <= 0) throw new InvalidDurationError('defaultTtl', value);
   return { iso: formatIsoDuration(ms), ms };
 }

@@ -48,17 +48,18 @@ export class SimbaLeadership implements InboxLeadership {
 
   start(): void {
     const simba = loadSimba();
-    let factory: InstanceType<Simba['MutexContendServiceFactory']>;
+    let factory: InstanceType<Simba['MutexContendServiceFactory']> | undefined;
     try {
-      if (!simba) throw new Error('@holdfast/simba is not installed');
-      factory = this.moduleRef.get(simba.MutexContendServiceFactory, { strict: false });
+      factory = simba && this.moduleRef.get(simba.MutexContendServiceFactory, { strict: false });
     } catch {
+      factory = undefined; // SimbaModule is not imported
+    }
+    if (!simba || !factory)
       throw new InboxClusterModeError(
         'leader',
         'it needs @holdfast/simba: import SimbaModule.forRoot({ ... }) in the application (on SQLite leader is the only mode).',
       );
-    }
-    this.service = factory.createMutexContendService(inboxContender(simba!, this.mutex));
+    this.service = factory.createMutexContendService(inboxContender(simba, this.mutex));
     this.service.start();
   }
 

@@ -1,13 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { monotonicMillis, withTimeout } from '@holdfast/core/kit';
 import { randomInt } from 'node:crypto';
-import { InboxClaimLostError } from '../errors';
+import { InboxClaimLostError, NoAnswerError } from '../errors';
 import { InboxClock } from '../inbox.clock';
 import { InboxMetrics } from '../metrics/inbox.metrics';
 import type { ClaimLease } from '../store/cor-message.claim';
 import type { Lease, MessageRow, Now } from '../store/cor-message.rows';
 import { InboxConnection } from '../store/inbox-connection';
-import { DatabaseOutage, NoAnswerError } from './database-outage';
+import { DatabaseOutage } from './database-outage';
 import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
 import { DELIVERY_LOG_CONTEXT, DeliveryState } from './delivery-state';
 import { LeaseGate } from './lease-gate';

@@ -1,15 +1,8 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { isOutageError, OutageLog } from '@holdfast/core/kit';
+import { NoAnswerError } from '../errors';
 import { InboxConnection } from '../store/inbox-connection';
 import { DELIVERY_LOG_CONTEXT } from './delivery-state';
-
-/** A statement of the delivery loop got no answer in time (it may still be waiting). */
-export class NoAnswerError extends Error {
-  constructor(ms: number) {
-    super(`no answer within ${ms} ms`);
-    this.name = 'NoAnswerError';
-  }
-}
 
 /**
  * Whether the inbox's database answers the delivery loop, so that an outage is one warning when

@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { withTimeout } from '@holdfast/core/kit';
+import { InboxShutdownError } from '../errors';
 import { BatchClaimer } from './batch-claimer';
 import { BatchDelivery } from './batch-delivery';
 import { ClaimLedger } from './claim-ledger';
 import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
 import { DELIVERY_LOG_CONTEXT, DeliveryState } from './delivery-state';
-import { InboxShutdownError } from './handler-run';
 import { PollSchedule } from './poll-schedule';
 
 /**

@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { monotonicMillis } from '@holdfast/core/kit';
-import { InboxClaimLostError } from '../errors';
+import { InboxClaimLostError, InboxShutdownError } from '../errors';
 import type { RegisteredHandler } from '../explorer/inbox-handler.registry';
 import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import type { MessageRow } from '../store/cor-message.rows';
@@ -8,7 +8,7 @@ import type { ClaimLedger } from './claim-ledger';
 import type { DatabaseOutage } from './database-outage';
 import { DELIVERY_LOG_CONTEXT, type DeliveryState } from './delivery-state';
 import type { HandlerCalls } from './handler-calls';
-import { InboxShutdownError, type HandlerRun } from './handler-run';
+import type { HandlerRun } from './handler-run';
 import { groupsOf, type Item } from './message-groups';
 import type { OutcomeRecorder } from './outcome-recorder';
 import type { TraceSpan as Span } from '@holdfast/core/kit';

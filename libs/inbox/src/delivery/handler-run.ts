@@ -1,4 +1,5 @@
 import { DeadlineQueue } from '@holdfast/core/kit';
+import { HandlerTimeoutError, NoDeliveryClaimError, VisibilityTimeoutError } from '../errors';
 import type { InboxHandlerContext, RegisteredHandler } from '../explorer/inbox-handler.registry';
 import { DeliveryClaim, type InboxDeliveryClaim, type MessageFence } from '../fencing/message-fence';
 
@@ -224,7 +225,7 @@ const SIGNAL: PropertyDescriptor = {
 /** A run made outside a delivery holds no claim: every fenced write is refused. */
 const NO_FENCE: MessageFence = {
   statements: () => {
-    throw new Error('No inbox table outside a delivery');
+    throw new NoDeliveryClaimError();
   },
   leaseEndsOf: () => [],
 };
@@ -253,30 +254,6 @@ export function handlerDeadlines(
       handlerTimeoutSet ? new HandlerTimeoutError(run.id, ms) : new VisibilityTimeoutError(run.id, ms),
     ),
   );
-}
-
-class VisibilityTimeoutError extends Error {
-  constructor(id: string, ms: number) {
-    super(
-      `Handler for message '${id}' did not finish within the visibility timeout (${ms} ms; set handlerTimeout to allow longer)`,
-    );
-    this.name = 'VisibilityTimeoutError';
-  }
-}
-
-class HandlerTimeoutError extends Error {
-  constructor(id: string, ms: number) {
-    super(`Handler for message '${id}' did not finish within handlerTimeout (${ms} ms)`);
-    this.name = 'HandlerTimeoutError';
-  }
-}
-
-/** The handler's signal reason when the node shut down before it finished. */
-export class InboxShutdownError extends Error {
-  constructor(graceMs: number) {
-    super(`The inbox is shutting down and the handler did not finish within shutdownGrace (${graceMs} ms)`);
-    this.name = 'InboxShutdownError';
-  }
 }
 
 /** Message and stack, whole: ERROR is the seed's unbounded text column. */

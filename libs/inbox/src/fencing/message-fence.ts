@@ -1,7 +1,7 @@
 import { SqlClient, sqliteGate, StatementBinder, type Statement } from '@holdfast/core/kit';
 import { DataSource, EntityManager } from 'typeorm';
 import type { CorMessageShared } from '../store/cor-message.shared';
-import { InboxDeliveryFencedError, InvalidFencedManagerError } from './fencing.errors';
+import { InboxDeliveryFencedError, InvalidFencedManagerError } from '../errors';
 
 /**
  * The statement that fences a handler's write: it finds the message's row only where NEXT_RETRY

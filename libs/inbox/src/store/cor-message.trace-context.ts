@@ -1,5 +1,5 @@
 import type { ColumnSpec, LiveTable, TableSpec } from '@holdfast/core/kit';
-import { TraceContextColumnMissingError } from '../tracing/trace-context.errors';
+import { TraceContextColumnMissingError } from '../errors';
 
 /** The migration that adds TRACE_CONTEXT to a live `<prefix>COR_MESSAGE`. */
 export const TRACE_CONTEXT_MIGRATION = '1764000000410-cor-message-trace-context';
