@@ -6,7 +6,10 @@
 // A context bag is (1) an interface or object type alias whose name ends in Context, Deps or Parts,
 // or (2) the type of a constructor's only parameter when it is an object type (an interface, a type
 // literal or alias of one; not a class, function or primitive): a constructor given its
-// dependencies as one object. Its fields are the type's properties, inherited ones included.
+// dependencies as one object. Not a bag: a type named *Options, which is a user's options (a
+// module's or a test kit's, documented field by field), not dependencies handed around; a
+// *Context/*Deps/*Parts type is a bag whatever it is given to. Its fields are the type's
+// properties, inherited ones included.
 //
 //   node -r ./tools/register.js tools/shape-report.ts [--json]
 import * as fs from 'node:fs';
@@ -56,6 +59,8 @@ interface BagFigure {
 const fileLines: Array<{ file: string; lines: number }> = [];
 const bags = new Map<string, BagFigure>();
 const bagName = /(Context|Deps|Parts)$/;
+/** A constructor's only parameter of a type so named is a user's options, not a bag. */
+const userOptions = /Options$/;
 const fileSet = new Set(files.map((f) => path.resolve(f)));
 
 /** The fields of `type` when it is a bag's shape (an object type, not a class instance or a function). */
@@ -148,9 +153,12 @@ for (const file of files) {
       const named = type.aliasSymbol?.name ?? type.getSymbol()?.name;
       const label = named && named !== '__type' && named !== '__object' ? named : '(type literal)';
       const decl = (type.aliasSymbol ?? type.getSymbol())?.declarations?.[0];
-      // Counted once, where the type is declared when it is named (not at each constructor).
-      if (decl && label !== '(type literal)') noteBag(decl.getSourceFile(), decl, label, type);
-      else noteBag(sf, param, `${className(node)}.constructor ${label}`, type);
+      // A user's options are not a bag (see the header). A named type is counted once, where it is
+      // declared (not at each constructor).
+      if (!userOptions.test(label)) {
+        if (decl && label !== '(type literal)') noteBag(decl.getSourceFile(), decl, label, type);
+        else noteBag(sf, param, `${className(node)}.constructor ${label}`, type);
+      }
     }
     if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression)) {
       const method = node.expression.name.text;

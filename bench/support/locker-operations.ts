@@ -53,13 +53,14 @@ function context(
       sharedFileStale: 10_000,
       locker: { type },
     },
-    lockName: `latency-${type}`,
-    holderId,
-    holderIdConfigured: false,
-    // The defaults: 10 s between attempts; keep-alives every 30 s (database), 3.3 s (lease).
-    lockAcquireSleepInterval: 10_000,
-    lockKeepAlivePeriod: type === 'database' ? 30_000 : 3_333,
-    failIfLocked: false,
+    lock: {
+      name: `latency-${type}`,
+      // The defaults: 10 s between attempts; keep-alives every 30 s (database), 3.3 s (lease).
+      acquireSleepInterval: 10_000,
+      keepAlivePeriod: type === 'database' ? 30_000 : 3_333,
+      failIfLocked: false,
+    },
+    holder: { id: holderId, configured: false },
     database: () => ({ dataSource, sql }),
     logger: new Logger(`latency:${type}:${holderId}`),
     timers: new HoldfastTimers(),

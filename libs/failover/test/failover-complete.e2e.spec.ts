@@ -431,7 +431,9 @@ describeEachDatabase(
           const reader = new SqlFailoverStore({
             sql: ctx.sql,
             tablePrefix: ctx.prefix,
-            payloadColumn: new EncryptingPayloadColumnResolver(new Aes256GcmCipher(Buffer.alloc(32, 7))),
+            rows: {
+              payloadColumn: new EncryptingPayloadColumnResolver(new Aes256GcmCipher(Buffer.alloc(32, 7))),
+            },
           });
           await reader.init();
           const keys = await ctx.sql.query<{ k: string }>(

@@ -246,7 +246,7 @@ describe('write-behind rejection policies and tenants through nestjs-cls', () =>
         sql,
         tablePrefix: uniqueTablePrefix('cipher'),
         schema: 'create',
-        payloadColumn: new EncryptingPayloadColumnResolver(reversing),
+        rows: { payloadColumn: new EncryptingPayloadColumnResolver(reversing) },
       }).init();
       await store.store({
         name: 'n',

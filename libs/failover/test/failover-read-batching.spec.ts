@@ -101,7 +101,7 @@ describeEachDatabase(
         sql: ctx.sql,
         tablePrefix: ctx.prefix,
         schema: 'check',
-        queries: new OwnFind(),
+        rows: { queries: new OwnFind() },
       }).init();
       const sent = countStatements();
       const found = await Promise.all(keys.map((key) => store.find<{ i: number }>('batch', key)));

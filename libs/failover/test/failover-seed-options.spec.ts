@@ -165,7 +165,7 @@ describeEachDatabase('the seed’s failover options', (ctx) => {
       sql: ctx.sql,
       tablePrefix: ctx.prefix,
       schema: 'create',
-      nativeUpsert: false,
+      rows: { nativeUpsert: false },
     }).init();
     /**
      * Between this store's failed INSERT and its UPDATE, the expiry cleanup removes the row, and
@@ -183,7 +183,7 @@ describeEachDatabase('the seed’s failover options', (ctx) => {
       sql: ctx.sql,
       tablePrefix: ctx.prefix,
       schema: 'create',
-      nativeUpsert: false,
+      rows: { nativeUpsert: false },
     }).init();
     await competitor.store(entry({ from: 'first' }));
     const warnings = await captureWarnings(() => store.store(entry({ from: 'raced' })));

@@ -36,7 +36,7 @@ describeEachDatabase(
         sql: ctx.sql,
         tablePrefix: ctx.prefix,
         schema,
-        codec: new PayloadCodec(new FailoverTypeRegistry()),
+        rows: { codec: new PayloadCodec(new FailoverTypeRegistry()) },
       }).init();
 
     beforeAll(async () => {
@@ -69,7 +69,7 @@ describeEachDatabase(
         sql: ctx.sql,
         tablePrefix: other,
         schema: 'check',
-        codec: new PayloadCodec(new FailoverTypeRegistry()),
+        rows: { codec: new PayloadCodec(new FailoverTypeRegistry()) },
       });
       if (ctx.db === 'sqlite') {
         // SQLite's INT affinity is not text either.

@@ -51,13 +51,14 @@ describeEachDatabase(
       );
       return toNumber(r.n);
     };
-    const newStore = (overrides: Partial<ConstructorParameters<typeof SqlFailoverStore>[0]> = {}) =>
+    const newStore = (
+      overrides: NonNullable<ConstructorParameters<typeof SqlFailoverStore>[0]['rows']> = {},
+    ) =>
       new SqlFailoverStore({
         sql: ctx.sql,
         tablePrefix: ctx.prefix,
         schema: 'create',
-        codec: new PayloadCodec(registry),
-        ...overrides,
+        rows: { codec: new PayloadCodec(registry), ...overrides },
       });
 
     beforeAll(async () => {
@@ -187,7 +188,11 @@ describeEachDatabase(
           return super.update(row);
         }
       }
-      const vanishing = new VanishingRowStore({ sql: ctx.sql, tablePrefix: ctx.prefix, nativeUpsert: false });
+      const vanishing = new VanishingRowStore({
+        sql: ctx.sql,
+        tablePrefix: ctx.prefix,
+        rows: { nativeUpsert: false },
+      });
       await vanishing.init();
       await vanishing.store(entry('n', 'k', { v: 1 }));
       await vanishing.store(entry('n', 'k', { v: 2 }));

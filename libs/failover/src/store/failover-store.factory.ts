@@ -79,15 +79,17 @@ function createSqlStore(
     maintenanceSql: () => database.maintenanceSql,
     tablePrefix: sqlOptions.tablePrefix,
     schema: sqlOptions.schema,
-    parts: async () => {
-      resolvedDatabase = await part(sqlOptions.databaseResolver, undefined, own.databaseResolver);
-      const column = await part(sqlOptions.payloadColumnResolver, PayloadColumnResolver, own.payloadColumn);
-      return {
-        queries: await part(sqlOptions.queryResolver, FailoverStoreQueryResolver, own.queries),
-        payloadColumn: cipher ? new EncryptingPayloadColumnResolver(cipher, column) : column,
-      };
+    rows: {
+      atInit: async () => {
+        resolvedDatabase = await part(sqlOptions.databaseResolver, undefined, own.databaseResolver);
+        const column = await part(sqlOptions.payloadColumnResolver, PayloadColumnResolver, own.payloadColumn);
+        return {
+          queries: await part(sqlOptions.queryResolver, FailoverStoreQueryResolver, own.queries),
+          payloadColumn: cipher ? new EncryptingPayloadColumnResolver(cipher, column) : column,
+        };
+      },
+      codec,
     },
-    codec,
   });
   return sqlStore;
 }

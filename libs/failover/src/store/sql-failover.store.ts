@@ -51,8 +51,9 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind, Synchro
   async init(): Promise<this> {
     if (this.initialized) return this;
     const state = this.state;
-    const parts = this.config.parts
-      ? await this.config.parts()
+    const atInit = this.config.rows?.atInit;
+    const parts = atInit
+      ? await atInit()
       : { queries: state.queries, payloadColumn: state.rows.payloadColumn };
     void state.sql; // resolves the client (and the dialect) before anything else
     if (state.dialectUnknown) {
@@ -94,12 +95,13 @@ export class SqlFailoverStore implements FailoverStore, SynchronousFind, Synchro
       sql: () => state.sql,
       maintenanceSql: () => state.maintenanceSql,
       tablePrefix,
-      parts: undefined,
-      queries: state.queries,
-      payloadColumn: state.rows.payloadColumn,
-      codec: state.codec,
-      nativeUpsert: state.native,
       clock: state.dbClock,
+      rows: {
+        queries: state.queries,
+        payloadColumn: state.rows.payloadColumn,
+        codec: state.codec,
+        nativeUpsert: state.native,
+      },
     });
   }
 

@@ -13,6 +13,24 @@ import { FAILOVER_STORE_TABLE } from './failover-store.table';
 import { FailoverStoreQueryResolver, type FailoverQueryContext } from './failover-store-query.resolver';
 import { PayloadColumnResolver } from './payload-column.resolver';
 
+/**
+ * How one store's rows are written and read: the statement builders, the PAYLOAD column's
+ * resolver, the payload codec and the write's shape. Each has Holdfast's default.
+ */
+export interface SqlFailoverStoreRows {
+  queries?: FailoverStoreQueryResolver;
+  payloadColumn?: PayloadColumnResolver;
+  /**
+   * The SQL and PAYLOAD resolvers found at `init()` (module wiring: Nest providers the app may
+   * replace, which exist only once the app is built); they win over `queries`/`payloadColumn`.
+   */
+  atInit?: () => Promise<{ queries: FailoverStoreQueryResolver; payloadColumn: PayloadColumnResolver }>;
+  codec?: PayloadCodec;
+  /** false: INSERT then UPDATE-on-duplicate from the start (unknown dialects). Default true. */
+  nativeUpsert?: boolean;
+}
+
+/** A SqlFailoverStore's clients, table, clock, and how its rows are written and read. */
 export interface SqlFailoverStoreConfig {
   /** The SQL client, or a function giving it once the DataSource is up (module wiring). */
   sql: SqlClient | (() => SqlClient);
@@ -23,20 +41,12 @@ export interface SqlFailoverStoreConfig {
    */
   maintenanceSql?: SqlClient | (() => SqlClient);
   tablePrefix?: string;
-  queries?: FailoverStoreQueryResolver;
-  payloadColumn?: PayloadColumnResolver;
-  /**
-   * The SQL and PAYLOAD resolvers found at `init()` (module wiring: Nest providers the app may
-   * replace, which exist only once the app is built); they win over `queries`/`payloadColumn`.
-   */
-  parts?: () => Promise<{ queries: FailoverStoreQueryResolver; payloadColumn: PayloadColumnResolver }>;
-  codec?: PayloadCodec;
   /** What to do with the table at init: default 'check' (index missing: a warning with the DDL). */
   schema?: SchemaMode;
-  /** false: INSERT then UPDATE-on-duplicate from the start (unknown dialects). Default true. */
-  nativeUpsert?: boolean;
   /** The database clock (shared by the stores of one database). */
   clock?: DatabaseClock;
+  /** The statements, the PAYLOAD column and the codec (see SqlFailoverStoreRows). */
+  rows?: SqlFailoverStoreRows;
 }
 
 /** Deadlock victims and serialization failures are retried, and counted in `holdfast.failover.sql.retries`. */
@@ -65,10 +75,11 @@ export class SqlStoreState {
 
   constructor(private readonly config: SqlFailoverStoreConfig) {
     this.table = tableName(config.tablePrefix, FAILOVER_STORE_TABLE.name);
-    this.queries = config.queries ?? new FailoverStoreQueryResolver();
-    this.codec = config.codec ?? new PayloadCodec(new FailoverTypeRegistry());
-    this.rows = new FailoverRowCodec(config.payloadColumn ?? new PayloadColumnResolver(), this.codec);
-    this.native = config.nativeUpsert !== false;
+    const rows = config.rows ?? {};
+    this.queries = rows.queries ?? new FailoverStoreQueryResolver();
+    this.codec = rows.codec ?? new PayloadCodec(new FailoverTypeRegistry());
+    this.rows = new FailoverRowCodec(rows.payloadColumn ?? new PayloadColumnResolver(), this.codec);
+    this.native = rows.nativeUpsert !== false;
     this.dbClock = config.clock ?? new DatabaseClock(() => this.maintenanceSql.nowMillis());
   }
 

@@ -17,8 +17,8 @@ export abstract class AbstractLocker implements Locker {
 
   /** The lock's outage log: the service's when it gave one, else this locker's own. */
   protected get outage(): OutageLog {
-    return (this.context.outage ??
-      (this.ownOutage ??= new OutageLog(this.logger, `Lock '${this.context.lockName}'`))) as OutageLog;
+    return (this.context.lock.outage ??
+      (this.ownOutage ??= new OutageLog(this.logger, `Lock '${this.context.lock.name}'`))) as OutageLog;
   }
 
   configure(context: LockerContext): void | Promise<void> {
@@ -42,12 +42,16 @@ export abstract class AbstractLocker implements Locker {
    * knows the lock frees up sooner (a shared lock file that turns stale).
    */
   protected nextAttemptDelay(failed: boolean): number {
-    const interval = this.context.lockAcquireSleepInterval;
+    const interval = this.context.lock.acquireSleepInterval;
     return failed ? Math.ceil(interval / 4) : interval;
   }
 
   async start(signal: AbortSignal): Promise<void> {
-    const { lockName, failIfLocked, lockAcquireSleepInterval } = this.context;
+    const {
+      name: lockName,
+      failIfLocked,
+      acquireSleepInterval: lockAcquireSleepInterval,
+    } = this.context.lock;
     let reported = false;
     for (;;) {
       signal.throwIfAborted();

@@ -44,35 +44,35 @@ export class DatabaseLocker extends AbstractLocker {
       this.hold = new SqliteWriteLock({
         sql,
         tablePrefix,
-        lockName: context.lockName,
-        holderId: context.holderId,
+        lockName: context.lock.name,
+        holderId: context.holder.id,
         names: lockTable,
       });
       return;
     }
-    await refuseGalera(sql, context.lockName);
-    const queries = await prepareLockRow(sql, context.options, context.lockName);
-    const keepAlive = context.lockKeepAlivePeriod;
+    await refuseGalera(sql, context.lock.name);
+    const queries = await prepareLockRow(sql, context.options, context.lock.name);
+    const keepAlive = context.lock.keepAlivePeriod;
     this.idleTimeout = keepAlive > 0 ? idleTimeoutFor(keepAlive) : 0;
     if (keepAlive === 0) {
       this.logger.warn(
-        `Lock '${context.lockName}': lockKeepAlivePeriod is 0, so the server cannot be asked to end a silent ` +
+        `Lock '${context.lock.name}': lockKeepAlivePeriod is 0, so the server cannot be asked to end a silent ` +
           `master's transaction: a master that vanishes without closing its connection keeps the lock until the ` +
           `server notices the dead connection (TCP keepalive, possibly hours). Set lockKeepAlivePeriod to bound it.`,
       );
     }
     // The lock's own connection: a coordination lane of its own, or one reserved of the application's pool.
     const held = database.heldSql?.() ?? database.sql;
-    declareLockConnection(held, context.lockName);
+    declareLockConnection(held, context.lock.name);
     const connection = new LockConnection(
       held,
-      statementTimeoutFor(context.lockAcquireSleepInterval, keepAlive),
+      statementTimeoutFor(context.lock.acquireSleepInterval, keepAlive),
     );
     this.hold = new RowLockTransaction({
       connection,
       queries,
-      lockName: context.lockName,
-      holderId: context.holderId,
+      lockName: context.lock.name,
+      holderId: context.holder.id,
       idleTimeout: this.idleTimeout,
     });
     // The server frees the row the moment this connection closes: learn it now, not at the next keep-alive.
@@ -111,7 +111,7 @@ export class DatabaseLocker extends AbstractLocker {
     const window =
       this.idleTimeout > 0
         ? this.idleTimeout - safetyMargin(this.idleTimeout)
-        : this.context.lockAcquireSleepInterval;
+        : this.context.lock.acquireSleepInterval;
     return this.lastTouch + window;
   }
 
@@ -125,7 +125,7 @@ export class DatabaseLocker extends AbstractLocker {
 
   override async holder(): Promise<string | undefined> {
     // Other instances cannot see who holds the row: the claim sits in an uncommitted transaction.
-    return this.hold?.held ? this.context.holderId : undefined;
+    return this.hold?.held ? this.context.holder.id : undefined;
   }
 }
 

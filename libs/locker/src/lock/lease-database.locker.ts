@@ -49,7 +49,7 @@ export class LeaseDatabaseLocker extends AbstractLocker {
   }
 
   private get leaseMillis(): number {
-    return this.context.lockAcquireSleepInterval;
+    return this.context.lock.acquireSleepInterval;
   }
 
   override async configure(context: LockerContext): Promise<void> {
@@ -59,19 +59,19 @@ export class LeaseDatabaseLocker extends AbstractLocker {
     const setup = database.setupSql ?? sql;
     this.sql = sql;
     if (!sql.dialect.singleConnection && !CoordinationPool.of(sql.dataSource)) {
-      declareLockConnection(sql, context.lockName);
+      declareLockConnection(sql, context.lock.name);
       this.connection = new LockConnection(
         sql,
-        statementTimeoutFor(context.lockAcquireSleepInterval, context.lockKeepAlivePeriod),
+        statementTimeoutFor(context.lock.acquireSleepInterval, context.lock.keepAlivePeriod),
       );
     }
-    if (context.holderId === FAILOVER_GRACE_HOLDER) {
+    if (context.holder.id === FAILOVER_GRACE_HOLDER) {
       throw new LockerConfigurationError(
-        `Option 'locker.leaseHolderId' = ${JSON.stringify(context.holderId)}: the name is reserved for a ` +
+        `Option 'locker.leaseHolderId' = ${JSON.stringify(context.holder.id)}: the name is reserved for a ` +
           `lock row in its grace after a PostgreSQL failover.`,
       );
     }
-    this.queries = await prepareLockRow(setup, context.options, context.lockName, { failoverGrace: true });
+    this.queries = await prepareLockRow(setup, context.options, context.lock.name, { failoverGrace: true });
     const maxDiff = context.options.maxAllowableDiffFromDBTime;
     if (maxDiff > 0) {
       const before = Date.now();
@@ -96,10 +96,10 @@ export class LeaseDatabaseLocker extends AbstractLocker {
    */
   protected async tryAcquire(): Promise<boolean> {
     const sent = monotonicMillis();
-    const ownToo = !this.context.holderIdConfigured;
-    const holder = this.context.holderId;
+    const ownToo = !this.context.holder.configured;
+    const holder = this.context.holder.id;
     const acquire = this.queries.acquireLease(
-      { id: this.context.lockName, holder, leaseMillis: this.leaseMillis },
+      { id: this.context.lock.name, holder, leaseMillis: this.leaseMillis },
       ownToo,
     );
     const changed = await this.run('Acquiring the lease', (sql) => sql.execute(acquire));
@@ -111,8 +111,8 @@ export class LeaseDatabaseLocker extends AbstractLocker {
   async keepAlive(): Promise<boolean> {
     const sent = monotonicMillis();
     const renew = this.queries.renewLease({
-      id: this.context.lockName,
-      holder: this.context.holderId,
+      id: this.context.lock.name,
+      holder: this.context.holder.id,
       leaseMillis: this.leaseMillis,
     });
     const changed = await this.run('Renewing the lease', (sql) => sql.execute(renew));
@@ -129,7 +129,7 @@ export class LeaseDatabaseLocker extends AbstractLocker {
   async stop(): Promise<void> {
     this.validUntilMono = 0;
     if (!this.sql) return; // never configured (startup failed before)
-    const release = this.queries.releaseLease(this.context.lockName, this.context.holderId);
+    const release = this.queries.releaseLease(this.context.lock.name, this.context.holder.id);
     try {
       await this.run('Releasing the lease', (sql) => sql.execute(release));
     } finally {
@@ -154,7 +154,7 @@ export class LeaseDatabaseLocker extends AbstractLocker {
   }
 
   override async holder(): Promise<string | undefined> {
-    const read = this.queries.readRow(this.context.lockName);
+    const read = this.queries.readRow(this.context.lock.name);
     const [row] = await this.run('Reading the lease', (sql) =>
       sql.query<{ broker_name: unknown; time: unknown; now: unknown }>(read),
     );

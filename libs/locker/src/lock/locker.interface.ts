@@ -45,17 +45,38 @@ export interface LockerDatabaseAccess {
   heldSql?(): SqlClient;
 }
 
-/** What a locker learns about its module before first use. */
+/** The lock a locker takes: its name, how it is acquired and kept, and its outage log. */
+export interface LockerLockSettings {
+  readonly name: string;
+  /** Milliseconds between acquire attempts (`lockAcquireSleepInterval`). */
+  readonly acquireSleepInterval: number;
+  /** Milliseconds between keep-alives (`lockKeepAlivePeriod`); 0: none. */
+  readonly keepAlivePeriod: number;
+  /** One acquire attempt, then LockHeldError (`failIfLocked`; the first start only). */
+  readonly failIfLocked: boolean;
+  /**
+   * The lock's one outage log: the service's keep-alives and the locker's acquire attempts share
+   * it, so an outage of the store is one warning when it starts and one when it ends.
+   */
+  readonly outage?: OutageLog;
+}
+
+/** Who this instance is to the lock. */
+export interface LockerHolder {
+  /** This instance's name (BROKER_NAME, the lock file's owner). */
+  readonly id: string;
+  /** True when `id` was configured (`leaseHolderId`), false when generated (unique per instance). */
+  readonly configured?: boolean;
+}
+
+/**
+ * What a locker learns about its module before first use. Grouped by job: the module's options,
+ * the lock, the holder, the database, and the service's logger and timers.
+ */
 export interface LockerContext {
   readonly options: LockerContextOptions;
-  readonly lockName: string;
-  /** This instance's name (BROKER_NAME, the lock file's owner). */
-  readonly holderId: string;
-  /** True when `holderId` was configured (`leaseHolderId`), false when generated (unique per instance). */
-  readonly holderIdConfigured?: boolean;
-  readonly lockAcquireSleepInterval: number;
-  readonly lockKeepAlivePeriod: number;
-  readonly failIfLocked: boolean;
+  readonly lock: LockerLockSettings;
+  readonly holder: LockerHolder;
   /** The module's database, resolved on first call (see LockerDatabaseAccess). */
   database(): LockerDatabaseAccess;
   readonly logger: Logger;
@@ -64,11 +85,6 @@ export interface LockerContext {
    * `holdfast:locker:<what>:<lock name>`.
    */
   readonly timers: HoldfastTimers;
-  /**
-   * The lock's one outage log: the service's keep-alives and the locker's acquire attempts share
-   * it, so an outage of the store is one warning when it starts and one when it ends.
-   */
-  readonly outage?: OutageLog;
 }
 
 /**
@@ -79,8 +95,8 @@ export interface Locker {
   /** Called once, before the first `start`. */
   configure?(context: LockerContext): void | Promise<void>;
   /**
-   * Resolves when the lock is acquired, retrying every lockAcquireSleepInterval. With
-   * failIfLocked it rejects with LockHeldError after one attempt. Rejects with the signal's
+   * Resolves when the lock is acquired, retrying every `lock.acquireSleepInterval`. With
+   * `lock.failIfLocked` it rejects with LockHeldError after one attempt. Rejects with the signal's
    * reason when aborted.
    */
   start(signal: AbortSignal): Promise<void>;

@@ -45,17 +45,17 @@ export class MtimeFileLocker extends AbstractLocker {
     const options = context.options;
     const directory = resolve(options.locker.directory ?? '.');
     await fs.mkdir(directory, { recursive: true });
-    this.lockPath = join(directory, `${context.lockName}.lock`);
-    this.ownerPath = join(directory, `${context.lockName}.owner`);
+    this.lockPath = join(directory, `${context.lock.name}.lock`);
+    this.ownerPath = join(directory, `${context.lock.name}.owner`);
     this.stale = options.sharedFileStale;
     this.logger.log(
-      `Lock '${context.lockName}': shared-file locker in mode 'mtime' (lock directory ${this.lockPath}, ` +
+      `Lock '${context.lock.name}': shared-file locker in mode 'mtime' (lock directory ${this.lockPath}, ` +
         `refreshed by its holder, taken over ${this.stale} ms after its last refresh). ActiveMQ brokers ` +
         `do not see this lock; mode 'os' (the default) takes the OS file lock they take.`,
     );
-    if (context.lockKeepAlivePeriod === 0) {
+    if (context.lock.keepAlivePeriod === 0) {
       this.logger.warn(
-        `Lock '${context.lockName}': lockKeepAlivePeriod is 0, so the master never checks its lock file. ` +
+        `Lock '${context.lock.name}': lockKeepAlivePeriod is 0, so the master never checks its lock file. ` +
           `If anything else modifies or deletes ${this.lockPath} or ${this.ownerPath}, this master will not ` +
           `notice, a standby will take the lock at its next attempt, and two masters will run at once. ` +
           `Set lockKeepAlivePeriod (e.g. '10s') to detect it and demote.`,
@@ -80,9 +80,9 @@ export class MtimeFileLocker extends AbstractLocker {
       stale: this.stale,
       update: this.update,
       timers: this.context.timers,
-      timerName: `holdfast:locker:file-refresh:${this.context.lockName}`,
+      timerName: `holdfast:locker:file-refresh:${this.context.lock.name}`,
       onCompromised: (error) => {
-        const unnoticed = this.context.lockKeepAlivePeriod === 0;
+        const unnoticed = this.context.lock.keepAlivePeriod === 0;
         this.logger.error(
           `Lock file ${this.lockPath} compromised: ${error.message}` +
             (unnoticed ? ' (lockKeepAlivePeriod is 0: this master does not demote)' : ''),
@@ -96,7 +96,7 @@ export class MtimeFileLocker extends AbstractLocker {
     }
     this.lock = result.lock;
     try {
-      this.token = `${this.context.holderId}\n${uuidv4()}\n`;
+      this.token = `${this.context.holder.id}\n${uuidv4()}\n`;
       await fs.writeFile(this.ownerPath, this.token);
       this.ownerMtimeMs = (await fs.stat(this.ownerPath)).mtimeMs;
     } catch (error) {
@@ -130,7 +130,7 @@ export class MtimeFileLocker extends AbstractLocker {
   }
 
   private lost(why: string): false {
-    this.logger.warn(`Lock '${this.context.lockName}' lost: ${why}`);
+    this.logger.warn(`Lock '${this.context.lock.name}' lost: ${why}`);
     return false;
   }
 

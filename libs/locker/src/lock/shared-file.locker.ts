@@ -38,7 +38,7 @@ export class SharedFileLocker extends AbstractLocker {
 
   override async configure(context: LockerContext): Promise<void> {
     super.configure(context);
-    const { lockName } = context;
+    const lockName = context.lock.name;
     const directory = resolve(context.options.locker.directory ?? '.');
     await fs.mkdir(directory, { recursive: true });
     this.lockPath = join(await fs.realpath(directory), context.options.locker.lockFile ?? DEFAULT_LOCK_FILE);
@@ -46,7 +46,7 @@ export class SharedFileLocker extends AbstractLocker {
       new FileLockUnavailableError(lockName, this.lockPath, reason, advice);
     this.file = ProcessFileLock.for(this.lockPath, this.nativeFileLock(unavailable));
     await this.attachAndProbe(lockName, unavailable);
-    this.logMode(context);
+    this.logMode(context.lock);
   }
 
   /** The native package that takes the lock, once this thread and the lock's file system can hold one. */
@@ -103,7 +103,7 @@ export class SharedFileLocker extends AbstractLocker {
     }
   }
 
-  private logMode({ lockName, lockKeepAlivePeriod }: LockerContext): void {
+  private logMode({ name: lockName, keepAlivePeriod: lockKeepAlivePeriod }: LockerContext['lock']): void {
     this.logger.log(
       `Lock '${lockName}': shared-file locker in mode 'os': an fcntl lock on ${this.lockPath} ` +
         `(${NATIVE_FILE_LOCK_PACKAGE}), the lock ActiveMQ's SharedFileLocker takes.`,
@@ -120,7 +120,7 @@ export class SharedFileLocker extends AbstractLocker {
   protected async tryAcquire(): Promise<boolean> {
     // A file replaced under an attempt (ActiveMQ removes its lock file when it stops) is tried again at once.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const outcome = await this.file.tryLock(this.token, this.context.holderId);
+      const outcome = await this.file.tryLock(this.token, this.context.holder.id);
       if (outcome !== 'replaced') return outcome === 'acquired';
     }
     return false;
@@ -129,7 +129,7 @@ export class SharedFileLocker extends AbstractLocker {
   async keepAlive(): Promise<boolean> {
     const lost = await this.file.check(this.token);
     if (lost === undefined) return true;
-    this.logger.warn(`Lock '${this.context.lockName}' lost: ${lost}`);
+    this.logger.warn(`Lock '${this.context.lock.name}' lost: ${lost}`);
     return false;
   }
 

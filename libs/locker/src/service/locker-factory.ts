@@ -47,7 +47,7 @@ export interface LockerContextSource {
   readonly firstStart: () => boolean;
   /** The name the locker logs under. */
   readonly loggerName: string;
-  /** The lock's one outage log (see LockerContext.outage). */
+  /** The lock's one outage log (see LockerContext.lock.outage). */
   readonly outage?: OutageLog;
 }
 
@@ -57,14 +57,19 @@ export function lockerContext(source: LockerContextSource): LockerContext {
   let database: ReturnType<LockerContext['database']> | undefined;
   return {
     options,
-    lockName: options.lockName,
-    holderId: options.instanceId,
-    holderIdConfigured: options.locker.type === 'lease-database' && !!options.locker.leaseHolderId,
-    lockAcquireSleepInterval: options.lockAcquireSleepInterval,
-    lockKeepAlivePeriod: options.lockKeepAlivePeriod,
-    // failIfLocked governs the first start only; after a demotion the instance waits as standby.
-    get failIfLocked() {
-      return source.firstStart() && options.failIfLocked;
+    lock: {
+      name: options.lockName,
+      acquireSleepInterval: options.lockAcquireSleepInterval,
+      keepAlivePeriod: options.lockKeepAlivePeriod,
+      // failIfLocked governs the first start only; after a demotion the instance waits as standby.
+      get failIfLocked() {
+        return source.firstStart() && options.failIfLocked;
+      },
+      outage: source.outage,
+    },
+    holder: {
+      id: options.instanceId,
+      configured: options.locker.type === 'lease-database' && !!options.locker.leaseHolderId,
     },
     database: () => {
       const db = source.database;
@@ -83,6 +88,5 @@ export function lockerContext(source: LockerContextSource): LockerContext {
     },
     logger: new Logger(source.loggerName),
     timers: source.timers,
-    outage: source.outage,
   };
 }
