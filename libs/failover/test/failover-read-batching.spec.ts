@@ -72,8 +72,10 @@ describeEachDatabase(
       expect(reads).toHaveLength(4 + 2);
     });
 
-    it('reads the keys of callers side by side in reads of many keys, SQLite past its reads of one turn too', async () => {
-      // Not countStatements(): SQLite's reads of one key run synchronously here, without `query`.
+    it('answers side-by-side reads at once, one key each, where the connection answers synchronously (SQLite)', async () => {
+      // A free SQLite connection answers a point read in the caller's turn: nothing waits for a
+      // read of many keys (holding reads back to the next turn cost a quiet machine's recovery a
+      // fifth of its rate: docs/benchmarks.md). The servers' reads go out asynchronously (above).
       const sent: string[] = [];
       const query = ctx.sql.query.bind(ctx.sql);
       jest.spyOn(ctx.sql, 'query').mockImplementation(((...args: Parameters<typeof query>) => {
@@ -85,15 +87,9 @@ describeEachDatabase(
         if (i % 2) expect(entry).toBeUndefined();
         else expect(entry).toMatchObject({ name: 'batch', key: keys[i], payload: { i } });
       });
-      // Four reads of one key (in flight on a server; synchronous in this turn on SQLite), then the
-      // 36 others in reads of at most 32 keys. SQLite read all 40 one by one before.
       const many = sent.filter((s) => s.includes(store.tableName) && s.includes('FAILOVER_KEY IN'));
-      expect(many).toHaveLength(2);
-      // The next turn's first read goes alone again (synchronously on SQLite).
-      await new Promise((resolve) => setImmediate(resolve));
-      sent.length = 0;
-      await expect(store.find('batch', keys[0])).resolves.toMatchObject({ payload: { i: 0 } });
-      expect(sent.filter((s) => s.includes('FAILOVER_KEY IN'))).toHaveLength(0);
+      if (ctx.sql.runsSynchronously) expect(sent.filter((s) => s.includes(store.tableName))).toHaveLength(0);
+      else expect(many).toHaveLength(2);
     });
 
     it('reads one key at a time when the application replaces find but not findMany', async () => {

@@ -26,14 +26,6 @@ const KEYS_PER_READ = 32;
  * each on a connection of its own, as they would without READS_IN_FLIGHT.
  */
 const STALLED_MS = 50;
-/**
- * SQLite: synchronous point reads in one turn of the event loop before the others of that turn
- * wait for the next turn and go together in one read of many keys. Each statement outside a
- * transaction begins and ends a read transaction of its own (the WAL's read lock: two `fcntl`
- * calls, and the database file's size), about three quarters of a point read's time; callers
- * recovering side by side then share one. A caller alone, or a few, read at once as before.
- */
-const SYNC_READS_PER_TURN = 4;
 
 /** A point read waiting for a read of many keys. */
 interface WaitingRead {
@@ -85,30 +77,8 @@ export class FailoverSqlReads {
   private readonly waiting = new Map<string, WaitingRead[]>();
   /** False when the app's query resolver replaces `find` but not `findMany`: reads go one by one. */
   private manyKeys?: boolean;
-  /** SQLite: synchronous point reads in this turn of the event loop (see SYNC_READS_PER_TURN). */
-  private turnReads = 0;
 
   constructor(private readonly state: SqlStoreState) {}
-
-  /** SQLite: whether this turn's synchronous reads are used up (the next reads wait for the next turn). */
-  private turnFull(): boolean {
-    return this.turnReads >= SYNC_READS_PER_TURN && this.readsManyKeys();
-  }
-
-  /** SQLite: a synchronous read ran; the first of a turn arranges the next turn's reads of many keys. */
-  private readInTurn(): void {
-    if (this.turnReads++ === 0) setImmediate(this.nextTurn);
-  }
-
-  /** A new turn: the reads that waited for it go, up to KEYS_PER_READ keys per statement. */
-  private readonly nextTurn = (): void => {
-    this.turnReads = 0;
-    for (const [name, list] of this.waiting) {
-      this.waiting.delete(name);
-      for (let i = 0; i < list.length; i += KEYS_PER_READ)
-        this.readMany(name, list.slice(i, i + KEYS_PER_READ));
-    }
-  };
 
   /** A read that waits for a read of many keys (by failover name, in arrival order). */
   private wait<T>(name: string, key: string, type?: PayloadType): Promise<FailoverEntry<T> | undefined> {
@@ -181,8 +151,6 @@ export class FailoverSqlReads {
   find<T>(name: string, key: string, type?: PayloadType): Promise<FailoverEntry<T> | undefined> {
     const sql = this.state.sql;
     if (sql.runsSynchronously) {
-      // This turn's synchronous reads used up: with the others of the turn, at the next.
-      if (this.turnFull()) return this.wait<T>(name, key, type);
       // SQLite with its connection free: the cached raw-mode read, no row object.
       try {
         const found = this.findNow<T>(name, key, type);
@@ -279,14 +247,12 @@ export class FailoverSqlReads {
    */
   findNow<T>(name: string, key: string, type?: PayloadType): FailoverEntry<T> | undefined | typeof NOT_NOW {
     const sql = this.state.sql;
-    if (this.turnFull()) return NOT_NOW;
     const sample = this.wantsClock();
     const fast = !sample && this.rowReader();
     if (fast) {
       // The common read: one cached statement, one row as an array, no object per row.
       const values = fast.reader.row({ name, key });
       if (values === undefined) return NOT_NOW;
-      this.readInTurn();
       if (values === null) return undefined;
       const row: FailoverRow = {
         as_of: values[fast.asOf],
@@ -300,7 +266,6 @@ export class FailoverSqlReads {
     const texts = this.texts();
     const rows = sql.querySync<FailoverRow>(statement(sample ? texts.withClock : texts.plain, [name, key]));
     if (!rows) return NOT_NOW;
-    this.readInTurn();
     const row = rows[0];
     if (row && sample) this.observeClock(row, sent);
     return row && this.state.rows.entry<T>(row, { name, key, type }, sql.dialect);
