@@ -23,8 +23,20 @@ export interface TimeoutRegistry {
 export class HoldfastTimers {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private readonly soon = new Map<string, NodeJS.Immediate>();
+  private found?: TimeoutRegistry;
 
-  constructor(private readonly registry?: TimeoutRegistry) {}
+  /**
+   * `registry`: the registry, or how to find it when a timer is first set (a provider built
+   * before the application's modules are all instantiated: `() => findSchedulerRegistry(moduleRef)`),
+   * looked up again until found.
+   */
+  constructor(private readonly registryOf?: TimeoutRegistry | (() => TimeoutRegistry | undefined)) {}
+
+  private get registry(): TimeoutRegistry | undefined {
+    const of = this.registryOf;
+    if (this.found || of === undefined) return this.found;
+    return (this.found = typeof of === 'function' ? of() : of);
+  }
 
   /** Runs `fn` once after `ms` as `name`, replacing a pending timer of that name. */
   set(name: string, ms: number, fn: () => void): void {

@@ -6,8 +6,8 @@ import {
   OnApplicationBootstrap,
   Optional,
 } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
-import { HoldfastTimers, instanceId } from '@holdfast/core/kit';
+import { findSchedulerRegistry, HoldfastTimers, instanceId } from '@holdfast/core/kit';
+import { ModuleRef } from '@nestjs/core';
 import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.tokens';
 import { failoverJobName, getFailoverStoreToken } from '../failover.tokens';
 import { FailoverMetrics } from '../metrics/failover.metrics';
@@ -45,12 +45,12 @@ export class FailoverCleanupService implements OnApplicationBootstrap, BeforeApp
     @Inject(getFailoverStoreToken()) private readonly store: FailoverStore,
     private readonly stores: FailoverStores,
     private readonly metrics: FailoverMetrics,
-    @Optional() schedulerRegistry?: SchedulerRegistry,
+    moduleRef: ModuleRef,
     @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,
   ) {
     const { enabled, cron } = options.cleanup;
     this.leaseMs = enabled ? Math.max(1_000, Math.floor(cronPeriodMillis(cron) / 2)) : 0;
-    this.timers = new HoldfastTimers(schedulerRegistry);
+    this.timers = new HoldfastTimers(() => findSchedulerRegistry(moduleRef));
     this.timerName = failoverJobName('cleanup', storeName);
   }
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, Optional, type OnApplicationShutdown } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
-import { HoldfastTimers } from '@holdfast/core/kit';
+import { findSchedulerRegistry, HoldfastTimers } from '@holdfast/core/kit';
+import { ModuleRef } from '@nestjs/core';
 import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME, failoverJobName } from '../failover.tokens';
 import type { ResolvedFailoverOptions } from '../failover.options';
 import { FailoverMetrics } from '../metrics/failover.metrics';
@@ -22,7 +22,7 @@ export class FailoverStoreBreaker implements OnApplicationShutdown {
   constructor(
     @Inject(FAILOVER_RESOLVED_OPTIONS) options: ResolvedFailoverOptions,
     stores: FailoverStores,
-    @Optional() schedulerRegistry?: SchedulerRegistry,
+    moduleRef: ModuleRef,
     @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,
   ) {
     this.guard = failoverStoreGuard(options.storeTimeout, new Logger('FailoverExecutor'));
@@ -30,7 +30,7 @@ export class FailoverStoreBreaker implements OnApplicationShutdown {
     if (ping)
       this.guard.probeWith(
         ping,
-        new HoldfastTimers(schedulerRegistry),
+        new HoldfastTimers(() => findSchedulerRegistry(moduleRef)),
         failoverJobName('store-probe', storeName),
       );
   }

@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
-import { HoldfastTimers } from '@holdfast/core/kit';
+import { findSchedulerRegistry, HoldfastTimers } from '@holdfast/core/kit';
+import { ModuleRef } from '@nestjs/core';
 import { FAILOVER_RESOLVED_OPTIONS, FAILOVER_STORE_NAME } from '../failover.tokens';
 import { failoverJobName } from '../failover.tokens';
 import { FailoverMetrics } from '../metrics/failover.metrics';
@@ -53,10 +53,10 @@ export class FailoverWriter implements BeforeApplicationShutdown {
   constructor(
     @Inject(FAILOVER_RESOLVED_OPTIONS) private readonly options: ResolvedFailoverOptions,
     private readonly metrics: FailoverMetrics,
-    @Optional() registry?: SchedulerRegistry,
+    moduleRef: ModuleRef,
     @Optional() @Inject(FAILOVER_STORE_NAME) storeName?: string,
   ) {
-    this.timers = new HoldfastTimers(registry);
+    this.timers = new HoldfastTimers(() => findSchedulerRegistry(moduleRef));
     this.flushTimer = failoverJobName('write-behind', storeName);
   }
 
