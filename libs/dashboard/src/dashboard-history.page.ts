@@ -30,8 +30,7 @@ export const HISTORY_SCRIPT = `
     var key = inboxId(name), s = stats[key] || (stats[key] = { at: 0, data: null });
     if (s.reading || Date.now() - s.at < 30000) return s;
     s.reading = true;
-    fetch(base + '/api/inbox/stats' + (name ? '?inbox=' + encodeURIComponent(name) : ''), { cache: 'no-store', headers: { accept: 'application/json' } })
-      .then(function (res) { if (!res.ok) throw new Error('HTTP ' + res.status); return res.json(); })
+    getJson('/api/inbox/stats' + (name ? '?inbox=' + encodeURIComponent(name) : ''))
       .then(function (data) { s.data = data; s.error = null; })
       .catch(function (e) { s.error = e.message; })
       .then(function () { s.at = Date.now(); s.reading = false; if (lastState) render(lastState); });
@@ -104,8 +103,7 @@ export const HISTORY_SCRIPT = `
     if (!id) return morphChildren(out, []);
     var asked = out.asked = (out.asked || 0) + 1;
     var q = '?id=' + encodeURIComponent(id) + (name ? '&inbox=' + encodeURIComponent(name) : '');
-    fetch(base + '/api/inbox/history' + q, { cache: 'no-store', headers: { accept: 'application/json' } })
-      .then(function (res) { if (!res.ok) throw new Error('HTTP ' + res.status); return res.json(); })
+    getJson('/api/inbox/history' + q)
       .then(function (hist) {
         if (asked !== out.asked) return;
         if (!hist.entries.length) return morphChildren(out, [h('p', { 'class': 'muted', 'data-testid': 'attempts-none', text: 'No history of ' + id + '.' })]);

@@ -78,8 +78,7 @@ export const SEARCH_SCRIPT = `
     // Reads overlap (a poll, an action): only the latest one asked for is shown.
     var asked = out.asked = (out.asked || 0) + 1;
     var q = '?type=' + encodeURIComponent(type) + '&status=' + status + '&offset=' + offset + '&limit=' + size + (name ? '&inbox=' + encodeURIComponent(name) : '');
-    fetch(base + '/api/inbox/messages' + q, { cache: 'no-store', headers: { accept: 'application/json' } })
-      .then(function (res) { if (!res.ok) throw new Error('HTTP ' + res.status); return res.json(); })
+    getJson('/api/inbox/messages' + q)
       .then(function (page) {
         if (asked !== out.asked) return;
         var shown = page.messages.length;
@@ -107,8 +106,7 @@ export const SEARCH_SCRIPT = `
     if (!id) return;
     var asked = out.asked = (out.asked || 0) + 1;
     var q = '?id=' + encodeURIComponent(id) + (name ? '&inbox=' + encodeURIComponent(name) : '');
-    fetch(base + '/api/inbox/messages' + q, { cache: 'no-store', headers: { accept: 'application/json' } })
-      .then(function (res) { if (!res.ok) throw new Error('HTTP ' + res.status); return res.json(); })
+    getJson('/api/inbox/messages' + q)
       .then(function (page) {
         if (asked !== out.asked) return;
         var m = page.messages[0];

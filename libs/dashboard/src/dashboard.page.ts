@@ -90,6 +90,11 @@ __HISTORY_STYLE__</style>
 (function () {
   'use strict';
   var base = location.pathname.replace(/\\/+$/, '');
+  // A GET of the page's API, as JSON; a refusal rejects with 'HTTP <status>' ('<what> answered HTTP <status>').
+  function getJson(path, what) {
+    return fetch(base + path, { cache: 'no-store', headers: { accept: 'application/json' } })
+      .then(function (res) { if (!res.ok) throw new Error((what ? what + ' answered ' : '') + 'HTTP ' + res.status); return res.json(); });
+  }
 __HISTORY_SCRIPT__
 __SEARCH_SCRIPT__
   var pollMs = 3000;
@@ -211,8 +216,7 @@ __SEARCH_SCRIPT__
   function showPayload(id, name) {
     var q = name ? '?inbox=' + encodeURIComponent(name) : '';
     var out = document.getElementById('payload');
-    fetch(base + '/api/inbox/payload/' + encodeURIComponent(id) + q, { cache: 'no-store', headers: { accept: 'application/json' } })
-      .then(function (res) { if (!res.ok) throw new Error('HTTP ' + res.status); return res.json(); })
+    getJson('/api/inbox/payload/' + encodeURIComponent(id) + q)
       .then(function (p) { out.textContent = 'payload of ' + id + ' (' + p.encoding + '):\\n' + (typeof p.payload === 'string' ? p.payload : JSON.stringify(p.payload, null, 2)); out.style.display = 'block'; })
       .catch(function (e) { out.textContent = 'payload of ' + id + ': ' + e.message; out.style.display = 'block'; });
   }
@@ -354,8 +358,7 @@ __SEARCH_SCRIPT__
 
   function refresh() {
     clearTimeout(timer);
-    return fetch(base + '/api/state', { cache: 'no-store', headers: { accept: 'application/json' } })
-      .then(function (res) { if (!res.ok) throw new Error('state answered HTTP ' + res.status); return res.json(); })
+    return getJson('/api/state', 'state')
       .then(function (state) {
         banner('');
         pollMs = state.pollIntervalMs || pollMs;
