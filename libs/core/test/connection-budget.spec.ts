@@ -167,6 +167,39 @@ for (const db of testDatabases().filter((d): d is 'postgres' | 'mariadb' => d !=
       expect(await patient.inbox.sql.nowMillis()).toBeGreaterThan(0);
     });
 
+    it("a lane opened on demand (the inbox's deletes of a backlog) takes a connection only while open, and is refused at once unless a tenth of the server stays free", async () => {
+      const dataSource = await application();
+      // 'wait' for the instance's own lanes, longer than the test may take: a lane on demand never waits.
+      configureCoordinationPool(dataSource, { whenServerFull: 'wait', serverFullWait: '10m' });
+      const { lease, inbox } = modules(dataSource);
+      await lease.admitted();
+      const lane = { key: 'inbox-deletes:T', what: 'inbox T (deletes while delivering a backlog)' };
+      const before = await inUse();
+      const opened = await inbox.openOnDemand(lane);
+      expect(opened).toBeDefined();
+      expect(await opened!.nowMillis()).toBeGreaterThan(0);
+      expect((await inUse()).inUse).toBe(before.inUse + 1);
+      await inbox.closeOnDemand(opened!);
+      expect((await inUse()).inUse).toBe(before.inUse);
+
+      // Two free: enough at boot (one for the lane, one left over), but a lane on demand leaves a
+      // tenth of max_connections (2 of 12) free for the newcomers of a deploy.
+      await fillLeaving(2);
+      const refused = await inbox.openOnDemand(lane).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(ConnectionBudgetError);
+      expect((refused as ConnectionBudgetError).needed).toBe(1);
+      expect((refused as ConnectionBudgetError).free).toBe(2);
+      // Nothing kept: the lanes admitted before still work, and a later request with room is admitted.
+      expect(await inbox.sql.nowMillis()).toBeGreaterThan(0);
+      await release(1);
+      const again = await inbox.openOnDemand(lane);
+      expect(await again!.nowMillis()).toBeGreaterThan(0);
+      await inbox.closeOnDemand(again!);
+    });
+
     it('an instance that was admitted keeps working when other clients then fill the server', async () => {
       // Its application pool closes idle connections after 300 ms; Holdfast's lanes keep theirs.
       const dataSource = await application(

@@ -21,6 +21,8 @@ export interface CoordinationLane {
   readonly key: string;
   /** What its statements are, as the budget's error and the README name them. */
   readonly what: string;
+  /** Its connections, for a lane opened on demand (HoldfastDatabase.openLaneOnDemand); else `coordinationPool.size`, 1 by default. */
+  readonly size?: number;
 }
 
 /**
@@ -38,6 +40,13 @@ export const LEASE_LANE: CoordinationLane = {
 const WAIT_STEP_MS = 2_000;
 /** A connection admission leaves free: the next instance can still connect, and be told why it must not stay. */
 const HEADROOM = 1;
+/**
+ * What an admission that must not wait (a lane on demand) leaves free: a tenth of the server's
+ * connections, at least HEADROOM, so that a running instance's extra lanes never take the room
+ * that a newcomer of a rolling deploy needs to boot.
+ */
+const onDemandHeadroom = (limits: ServerConnectionLimits) =>
+  Math.max(HEADROOM, Math.ceil(limits.maxConnections / 10));
 
 const budgets = new WeakMap<DataSource, ConnectionBudget>();
 
@@ -105,7 +114,7 @@ export class ConnectionBudget {
         this.application,
         lane.key,
         lane.what,
-        option.size ?? 1,
+        lane.size ?? option.size ?? 1,
         () => this.admit(),
         option.connection,
       );
@@ -151,15 +160,18 @@ export class ConnectionBudget {
 
   /**
    * Opens every lane not open yet and counts every dedicated connection not counted yet, within
-   * what the server allows (see the class). Admissions run one at a time.
+   * what the server allows (see the class). Admissions run one at a time. `wait` false is for a
+   * lane a module can do without (HoldfastDatabase.openLaneOnDemand): refused at once when the
+   * server is full, whatever `whenServerFull` says, and admitted only while a tenth of the
+   * server's connections stay free.
    */
-  admit(): Promise<void> {
-    const next = this.admission.then(() => this.admitPending());
+  admit(wait = true): Promise<void> {
+    const next = this.admission.then(() => this.admitPending(wait));
     this.admission = next.catch(() => undefined);
     return next;
   }
 
-  private async admitPending(): Promise<void> {
+  private async admitPending(wait: boolean): Promise<void> {
     const lanes = [...this.lanes.values()].filter((p) => !p.isOpen && !p.isClosed);
     const dedicated = [...this.dedicated.values()].filter((d) => !d.admitted);
     const needed =
@@ -168,12 +180,12 @@ export class ConnectionBudget {
     if (needed === 0) return;
     const option = configuredCoordinationPool(this.application) || {};
     const waitMs =
-      option.whenServerFull === 'wait'
+      wait && option.whenServerFull === 'wait'
         ? parseDuration(option.serverFullWait ?? '60s', 'coordinationPool.serverFullWait')
         : 0;
     const started = monotonicMillis();
     for (let attempt = 0; ; attempt++) {
-      const refusal = await this.tryOpen(lanes, dedicated, needed, monotonicMillis() - started);
+      const refusal = await this.tryOpen(lanes, dedicated, needed, monotonicMillis() - started, wait);
       if (!refusal) {
         for (const d of dedicated) d.admitted = true;
         if (attempt > 0) this.logger.log(`Room for Holdfast's ${needed} connection(s) now: opened.`);
@@ -197,9 +209,11 @@ export class ConnectionBudget {
     dedicated: Dedicated[],
     needed: number,
     waitedMs: number,
+    atBoot: boolean,
   ): Promise<ConnectionBudgetError | undefined> {
     const limits = await this.readLimits();
-    if (limits && freeConnections(limits) < needed + HEADROOM) {
+    const headroom = limits && !atBoot ? onDemandHeadroom(limits) : HEADROOM;
+    if (limits && freeConnections(limits) < needed + headroom) {
       return new ConnectionBudgetError(
         this.shares,
         needed,

@@ -15,7 +15,7 @@ import {
 import {
   configuredCoordinationPool,
   validateCoordinationPool,
-  type CoordinationPool,
+  CoordinationPool,
   type CoordinationPoolOptions,
 } from './coordination-pool';
 import { driverTimezone, resolveDataSource, type DataSourceOption } from './data-source';
@@ -95,6 +95,38 @@ export abstract class HoldfastDatabase {
     if (this.pools.has(pool)) void pool.release(); // counted once per module
     this.pools.add(pool);
     return new SqlClient(pool.dataSource, dialect, undefined, options, false, pool);
+  }
+
+  /**
+   * A lane the module opens while it needs it (the inbox's deletes while it delivers a backlog)
+   * and gives back with {@link closeLaneOnDemand}: admitted at once within the budget, never
+   * waiting for room. Rejects with ConnectionBudgetError when the server has none, leaving nothing
+   * open; undefined where the module has no coordination lanes.
+   */
+  protected async openLaneOnDemand(
+    lane: CoordinationLane,
+    options: SqlClientOptions = this.clientOptions(),
+  ): Promise<SqlClient | undefined> {
+    const { dataSource, dialect, coordinated } = this.resolve();
+    if (!coordinated) return undefined;
+    const budget = ConnectionBudget.of(dataSource, dialect);
+    const pool = budget.lane(lane);
+    this.pools.add(pool);
+    try {
+      await budget.admit(false);
+      if (!pool.isOpen) await pool.connect();
+    } catch (error) {
+      this.pools.delete(pool);
+      await pool.release();
+      throw error;
+    }
+    return new SqlClient(pool.dataSource, dialect, undefined, options, false, pool);
+  }
+
+  /** Gives back a lane of {@link openLaneOnDemand} (closed once no other module uses it). */
+  protected async closeLaneOnDemand(sql: SqlClient): Promise<void> {
+    const pool = CoordinationPool.of(sql.dataSource);
+    if (pool && this.pools.delete(pool)) await pool.release();
   }
 
   /**

@@ -4,6 +4,7 @@ import {
   HoldfastDatabase,
   type CoordinationLane,
   type HoldfastDatabaseOptions,
+  type SqlClient,
 } from '@holdfast/core/kit';
 
 /**
@@ -26,6 +27,16 @@ export class ModuleDatabase extends HoldfastDatabase {
   /** The application-pool client (for the inbox's accepts and the startup statements). */
   get application() {
     return this.applicationSql;
+  }
+
+  /** HoldfastDatabase.openLaneOnDemand, made public for the specs. */
+  openOnDemand(lane: CoordinationLane) {
+    return this.openLaneOnDemand(lane);
+  }
+
+  /** HoldfastDatabase.closeLaneOnDemand, made public for the specs. */
+  closeOnDemand(sql: SqlClient) {
+    return this.closeLaneOnDemand(sql);
   }
 
   protected override coordinationLane(): CoordinationLane {
