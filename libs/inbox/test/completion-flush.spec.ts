@@ -2,7 +2,7 @@ import { describeEachDatabase } from '@holdfast/testing';
 import { deliverySettings } from '../src/delivery/delivery-settings';
 import { LeaseGate } from '../src/delivery/lease-gate';
 import { resolveInboxOptions } from '../src/options/inbox-options.schema';
-import { InboxConnection } from '../src/store/inbox-connection';
+import { CorMessageCompletion } from '../src/store/cor-message.completion';
 import type { Lease } from '../src/store/cor-message.rows';
 import { createInboxApp } from './inbox-test-app';
 
@@ -82,13 +82,14 @@ describeEachDatabase(
         completionFlushInterval: '1h',
       });
       try {
-        const completion = node.app.get(InboxConnection).store.completion;
-        const deleteOwned = completion.deleteOwned.bind(completion);
+        // Every completion's deletes, on the inbox's lane or the deletes' own (see CompletionLanes).
+        const deleteOwned = CorMessageCompletion.prototype.deleteOwned;
         let inFlight = 0;
         let most = 0;
         const sizes: number[] = [];
         const second = latch();
-        jest.spyOn(completion, 'deleteOwned').mockImplementation(async (leases: readonly Lease[]) => {
+        const spy = jest.spyOn(CorMessageCompletion.prototype, 'deleteOwned');
+        spy.mockImplementation(async function (this: CorMessageCompletion, leases: readonly Lease[]) {
           inFlight++;
           most = Math.max(most, inFlight);
           sizes.push(leases.length);
@@ -102,7 +103,7 @@ describeEachDatabase(
               ]);
               clearTimeout(timer);
             } else second.open();
-            return await deleteOwned(leases);
+            return await deleteOwned.call(this, leases);
           } finally {
             inFlight--;
           }
@@ -120,6 +121,7 @@ describeEachDatabase(
         expect(await node.management.count('due')).toBe(0);
         expect(await node.management.count('retrying')).toBe(0);
       } finally {
+        jest.restoreAllMocks();
         await node.close();
       }
     });

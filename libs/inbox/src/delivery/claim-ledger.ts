@@ -6,8 +6,8 @@ import { InboxClock } from '../inbox.clock';
 import { InboxMetrics } from '../metrics/inbox.metrics';
 import type { ClaimLease } from '../store/cor-message.claim';
 import type { Lease, MessageRow, Now } from '../store/cor-message.rows';
-import { InboxConnection } from '../store/inbox-connection';
 import { DatabaseOutage } from './database-outage';
+import { CompletionLanes } from './completion-lanes';
 import { DELIVERY_SETTINGS, type DeliverySettings } from './delivery-settings';
 import { DELIVERY_LOG_CONTEXT, DeliveryState } from './delivery-state';
 import { LeaseGate } from './lease-gate';
@@ -70,7 +70,7 @@ export class ClaimLedger {
   private flushAtCount?: number;
 
   constructor(
-    private readonly connection: InboxConnection,
+    private readonly lanes: CompletionLanes,
     private readonly clock: InboxClock,
     private readonly metrics: InboxMetrics,
     private readonly outage: DatabaseOutage,
@@ -92,7 +92,7 @@ export class ClaimLedger {
    */
   private flushAt(): number {
     const { settings } = this;
-    return this.connection.sql.dialect.singleConnection ? settings.flushAtOneWriter : settings.flushAt;
+    return this.lanes.oneWriter ? settings.flushAtOneWriter : settings.flushAt;
   }
 
   /** Records a claim's rows (taken at `now` on the database clock, `started` locally) and beats. */
@@ -203,13 +203,14 @@ export class ClaimLedger {
   async handBack(ids: readonly string[]): Promise<void> {
     if (!ids.length) return;
     const now = await this.clock.bindable();
-    await this.metrics.retry('release', () => this.connection.store.completion.release(ids, 0, now));
+    await this.metrics.retry('release', () => this.lanes.inboxLane.release(ids, 0, now));
     for (const id of ids) this.forget(id);
   }
 
-  /** Heartbeats stop (shutdown, once the flushes are done). */
-  stop(): void {
+  /** Heartbeats stop and the deletes' lane closes (shutdown, once the flushes are done). */
+  async stop(): Promise<void> {
     this.stopHeartbeat();
+    await this.lanes.stop();
   }
 
   // ---- heartbeats ----------------------------------------------------------------------------
@@ -265,7 +266,7 @@ export class ClaimLedger {
         if (!leases.length) return;
         const until = (await this.leaseNow()) + this.leaseMs;
         const owned = await withTimeout(
-          this.connection.heartbeats.extendLeases(leases, until),
+          this.lanes.heartbeats.extendLeases(leases, until),
           this.beatMs,
           () => {
             throw new NoAnswerError(this.beatMs);
@@ -339,7 +340,9 @@ export class ClaimLedger {
     if (ids.length) {
       this.completions = [];
       this.afterFlush = [];
-      const flushed = this.gate.shared(() => this.deleteDelivered(ids, after));
+      // A full flush: this node delivers a backlog (its deletes may go beside its claims, see CompletionLanes).
+      const full = ids.length >= (this.flushAtCount ??= this.flushAt());
+      const flushed = this.gate.shared(() => this.deleteDelivered(ids, after, full));
       this.flushing.add(flushed);
       void flushed.finally(() => this.flushing.delete(flushed));
     }
@@ -348,10 +351,16 @@ export class ClaimLedger {
   }
 
   /** One completion delete (never rejects: the messages then come back after their lease). */
-  private async deleteDelivered(ids: readonly string[], after: readonly (() => void)[]): Promise<void> {
+  private async deleteDelivered(
+    ids: readonly string[],
+    after: readonly (() => void)[],
+    full: boolean,
+  ): Promise<void> {
     const leases = this.leasesOf(ids);
     try {
-      await this.metrics.retry('delete', () => this.connection.store.completion.deleteOwned(leases));
+      await this.lanes.run(full, (deletes) =>
+        this.metrics.retry('delete', () => deletes.deleteOwned(leases)),
+      );
     } catch (error) {
       // They come back after their lease, to this node or another.
       const held = new Set(leases.map((l) => l.id)).size;

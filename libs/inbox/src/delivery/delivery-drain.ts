@@ -50,7 +50,7 @@ export class DeliveryDrain {
     }
     await handedBack;
     await ledger.flush().catch(() => undefined);
-    ledger.stop();
+    await ledger.stop();
     this.settings.deadlines?.clear();
     state.timers.clearAll();
   }

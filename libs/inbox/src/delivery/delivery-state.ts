@@ -6,7 +6,7 @@ import type { ResolvedInboxOptions } from '../options/resolved-inbox-options';
 import { InboxConnection } from '../store/inbox-connection';
 
 /** The delivery's timers, by what they run. */
-export type TimerKind = 'poll' | 'cleanup' | 'heartbeat' | 'flush';
+export type TimerKind = 'poll' | 'cleanup' | 'heartbeat' | 'flush' | 'deletes';
 
 /** The context of the delivery's log lines (every part of it logs as the service). */
 export const DELIVERY_LOG_CONTEXT = 'InboxDelivery';
@@ -18,7 +18,7 @@ export const DELIVERY_LOG_CONTEXT = 'InboxDelivery';
  */
 @Injectable()
 export class DeliveryState {
-  /** `holdfast:inbox:{poll,cleanup,heartbeat,flush}:<table>`, in the app's SchedulerRegistry once started. */
+  /** `holdfast:inbox:{poll,cleanup,heartbeat,flush,deletes}:<table>`, in the app's SchedulerRegistry once started. */
   private current = new HoldfastTimers();
   private runs = false;
   /** Lets the process end again: the delivery loop holds it while it runs (see keepProcessAlive). */

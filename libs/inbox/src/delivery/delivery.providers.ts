@@ -6,6 +6,7 @@ import { BatchDelivery } from './batch-delivery';
 import { ClaimLedger } from './claim-ledger';
 import { CleanupTicks } from './cleanup-ticks';
 import { DatabaseOutage } from './database-outage';
+import { CompletionLanes } from './completion-lanes';
 import { DeliveryDrain } from './delivery-drain';
 import { DeliveryFence } from './delivery-fence';
 import { DeliveryRuns } from './delivery-runs';
@@ -28,6 +29,7 @@ export const DELIVERY_PROVIDERS: Provider[] = [
   deliverySettingsProvider,
   DeliveryState,
   DatabaseOutage,
+  CompletionLanes,
   ClaimLedger,
   RateLimiter,
   LeasedClaim,

@@ -1,4 +1,4 @@
-import { StatementBinder, type Statement } from '@holdfast/core/kit';
+import { StatementBinder, type SqlClient, type Statement } from '@holdfast/core/kit';
 import type { CorMessageGroups } from './cor-message.groups';
 import type { CorMessageShared } from './cor-message.shared';
 import type { Lease, Now } from './cor-message.rows';
@@ -26,6 +26,11 @@ export class CorMessageCompletion {
     private readonly on: CorMessageShared,
     private readonly groups: CorMessageGroups,
   ) {}
+
+  /** The client these statements run on. */
+  get sql(): SqlClient {
+    return this.on.sql;
+  }
 
   /**
    * Rows still claimed by this node: NEXT_RETRY is still the lease end this node wrote (cut to

@@ -112,6 +112,13 @@ export class CorMessageStore {
     this.jobs = jobsOn(this.on.learnt(facts));
   }
 
+  /** The same table and facts through another client (the deletes' lane, see InboxConnection.openDeleteLane). */
+  through(sql: SqlClient): CorMessageStore {
+    const store = new CorMessageStore(sql, this.on.prefix);
+    store.jobs = jobsOn(this.on.through(sql));
+    return store;
+  }
+
   /** See detectCorMessageLayout. Call once the table exists. */
   async detectLayout(): Promise<void> {
     this.configure(await detectCorMessageLayout(this.on));

@@ -49,6 +49,9 @@ import { INBOX_RATE_TABLE } from './inbox-rate.table';
 
 const tableNameOf = (prefix: string) => tableName(prefix, COR_MESSAGE_TABLE.name);
 
+/** The deletes' lane (see openDeleteLane): a claim's two deletes side by side. */
+const DELETE_LANE_CONNECTIONS = 2;
+
 /**
  * The inbox's way to its database (core's HoldfastDatabase: the DataSource is looked up on first
  * use, at the latest in onModuleInit, where the tables are also created or checked). A delivering
@@ -204,6 +207,28 @@ export class InboxConnection extends HoldfastDatabase implements OnModuleInit {
   /** The pause table's name (whether it exists or not). */
   get pauseTable(): string {
     return tableName(this.options.tablePrefix, INBOX_PAUSE_TABLE.name);
+  }
+
+  /**
+   * Opens the lane of this node's completion deletes while it delivers a backlog (see
+   * CompletionLanes): two connections more, admitted within the connection budget at once or refused
+   * with ConnectionBudgetError (never waiting for room). Its delete statements, or undefined where
+   * the inbox has no lanes (SQLite, `coordinationPool: false`).
+   */
+  async openDeleteLane(): Promise<CorMessageCompletion | undefined> {
+    const table = tableNameOf(this.options.tablePrefix);
+    const lane = {
+      key: `inbox-deletes:${table}`,
+      what: `inbox ${table} (deletes while delivering a backlog)`,
+      size: DELETE_LANE_CONNECTIONS,
+    };
+    const sql = await this.openLaneOnDemand(lane);
+    return sql && this.store.through(sql).completion;
+  }
+
+  /** Closes the lane of {@link openDeleteLane} (its deletes are done). */
+  async closeDeleteLane(deletes: CorMessageCompletion): Promise<void> {
+    await this.closeLaneOnDemand(deletes.sql);
   }
 
   /** The inbox's own lane: its claims and completions wait only for each other. */
