@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { alive, childrenOf, signal } from '../processes';
 import type { TcpProxy } from '../tcp-proxy';
 import { waitUntil } from '../wait-until';
+import { ClusterUsageError } from '../errors';
 
 /** One Patroni-managed PostgreSQL node: the `patroni` process and the PostgreSQL it runs. */
 export class PatroniNode {
@@ -68,7 +69,8 @@ export class PatroniNode {
    * key expires after `ttl`. The replicas' own streaming connections to it are not cut.
    */
   isolate(): void {
-    if (!this.proxies) throw new Error(`${this.name}: isolate() needs a cluster started with isolatable`);
+    if (!this.proxies)
+      throw new ClusterUsageError(`${this.name}: isolate() needs a cluster started with isolatable`);
     for (const proxy of Object.values(this.proxies)) proxy.blackhole({ passCloses: false, dropNew: true });
   }
 
