@@ -13,10 +13,3 @@ export class TsRegisterMissingError extends HoldfastError {
     super(`@holdfast/testing: ${file} is missing`, 'HOLDFAST_TESTING_TS_REGISTER_MISSING');
   }
 }
-
-/** A cluster's node was asked for what its cluster was not started with (e.g. `isolate()` without `isolatable`). */
-export class ClusterUsageError extends HoldfastError {
-  constructor(message: string) {
-    super(message, 'HOLDFAST_TESTING_CLUSTER_USAGE');
-  }
-}

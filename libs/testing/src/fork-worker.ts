@@ -1,7 +1,7 @@
 import { fork, type ChildProcess, type ForkOptions } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { TsRegisterMissingError } from './errors';
+import { TsRegisterMissingError, WaitTimeoutError } from './errors';
 
 /**
  * The module a forked `.ts` worker preloads: HOLDFAST_TS_REGISTER when set, else the kit's own
@@ -78,7 +78,7 @@ export function waitForMessage<T = unknown>(
   return new Promise((resolvePromise, reject) => {
     const timer = setTimeout(() => {
       child.off('message', onMessage);
-      reject(new Error(`no matching message from pid ${child.pid} within ${timeoutMs} ms`));
+      reject(new WaitTimeoutError(`no matching message from pid ${child.pid} within ${timeoutMs} ms`));
     }, timeoutMs);
     const onMessage = (m: unknown) => {
       if (predicate(m as T)) {

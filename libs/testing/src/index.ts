@@ -4,7 +4,7 @@ export * from './test-databases';
 export { countPlaceholders } from './placeholders';
 export { TcpProxy } from './tcp-proxy';
 export { waitUntil, type WaitUntilOptions } from './wait-until';
-export { ClusterUsageError, TsRegisterMissingError, WaitTimeoutError } from './errors';
+export { TsRegisterMissingError, WaitTimeoutError } from './errors';
 export { PrivateServer, type PrivateServerOptions } from './private-server';
 export { PrivatePostgres, postgresBinDir } from './private-postgres';
 export { PrivateMariadb } from './private-mariadb';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { alive, childrenOf, signal } from '../processes';
 import type { TcpProxy } from '../tcp-proxy';
 import { waitUntil } from '../wait-until';
-import { ClusterUsageError } from '../errors';
+import { HoldfastError } from '@holdfast/core/kit';
 
 /** One Patroni-managed PostgreSQL node: the `patroni` process and the PostgreSQL it runs. */
 export class PatroniNode {
@@ -70,7 +70,10 @@ export class PatroniNode {
    */
   isolate(): void {
     if (!this.proxies)
-      throw new ClusterUsageError(`${this.name}: isolate() needs a cluster started with isolatable`);
+      throw new HoldfastError(
+        `${this.name}: isolate() needs a cluster started with isolatable`,
+        'HOLDFAST_TESTING_CONFIG',
+      );
     for (const proxy of Object.values(this.proxies)) proxy.blackhole({ passCloses: false, dropNew: true });
   }
 
