@@ -114,7 +114,6 @@ export abstract class HoldfastDatabase {
     this.pools.add(pool);
     try {
       await budget.admit(false);
-      if (!pool.isOpen) await pool.connect();
     } catch (error) {
       this.pools.delete(pool);
       await pool.release();
