@@ -61,12 +61,13 @@ for (const db of soakDatabase(['mariadb', 'postgres', 'sqlite'])) {
       );
     });
 
-    const start = async (base: Omit<ScheduledWorkerConfig, 'name'>) => {
-      for (const name of ['a', 'b', 'c']) workers.push(spawn({ ...base, name }));
+    const start = async (base: Omit<ScheduledWorkerConfig, 'name' | 'awaitGo'>) => {
+      for (const name of ['a', 'b', 'c']) workers.push(spawn({ ...base, name, awaitGo: true }));
       await waitUntil(() => workers.every((w) => w.messages.some((m) => m.type === 'ready')), {
         timeout: 60_000,
         message: 'three ready workers',
       });
+      for (const { child } of workers) child.send({ type: 'go' });
     };
 
     it(`three instances, a per-second cron for ${RUN_SECONDS} s: every tick runs exactly once`, async () => {
@@ -102,7 +103,9 @@ for (const db of soakDatabase(['mariadb', 'postgres', 'sqlite'])) {
     });
 
     it('the runner is SIGKILLed mid-job: the job runs again after lockAtMostFor, never earlier', async () => {
-      const lockAtMostFor = 5_000;
+      // Long enough that the kill lands well inside the lock on a busy machine: a kill that came
+      // after lockAtMostFor would let the runner itself start the next tick before it died.
+      const lockAtMostFor = 10_000;
       await start({
         db,
         sqliteFile: db === 'sqlite' ? tempSqliteFile('scheduled-lock-kill') : undefined,
@@ -117,14 +120,16 @@ for (const db of soakDatabase(['mariadb', 'postgres', 'sqlite'])) {
       const [started] = runs(workers);
       await sleep(1_000);
       const runner = workers.find((w) => w.name === started.name)!;
+      const killedAt = monotonicMillis();
       runner.child.kill('SIGKILL');
       await waitForExit(runner.child);
-      const killedAt = monotonicMillis();
-      await waitUntil(() => runs(workers).length > 1, { timeout: 30_000, message: 'a run after the kill' });
+      await waitUntil(() => runs(workers).length > 1, { timeout: 40_000, message: 'a run after the kill' });
       const next = runs(workers)[1];
       console.log(
         `[scheduled-lock] ${db}: killed ${killedAt - started.at} ms into the run; next run ${next.at - started.at} ms after the first started (lockAtMostFor ${lockAtMostFor} ms)`,
       );
+      // The premise: the runner died holding a lock it had not yet outlived.
+      expect(killedAt - started.at).toBeLessThan(lockAtMostFor);
       expect(next.name).not.toBe(started.name);
       // The lock was taken (database clock) just before the job started: the next run may not
       // start before lockAtMostFor after that, and starts at one of the next ticks.

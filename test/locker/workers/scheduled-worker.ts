@@ -22,6 +22,11 @@ export interface ScheduledWorkerConfig {
   lockAtLeastFor: number;
   /** How long each run takes. */
   jobMs: number;
+  /**
+   * The job does nothing until the parent sends { type: 'go' }: an instance that starts early
+   * cannot run ticks while its peers are still starting.
+   */
+  awaitGo?: boolean;
 }
 
 export type ScheduledWorkerMessage =
@@ -31,6 +36,10 @@ export type ScheduledWorkerMessage =
 
 const config = JSON.parse(process.env.HOLDFAST_SCHEDULED_WORKER ?? '{}') as ScheduledWorkerConfig;
 const send = (m: ScheduledWorkerMessage) => process.send?.(m);
+let go = !config.awaitGo;
+process.on('message', (m: { type?: string }) => {
+  if (m?.type === 'go') go = true;
+});
 
 @Injectable()
 class Jobs {
@@ -41,6 +50,7 @@ class Jobs {
     lockAtLeastFor: config.lockAtLeastFor,
   })
   async everySecond(): Promise<void> {
+    if (!go) return;
     send({ type: 'run', name: config.name, wall: Date.now(), at: monotonicMillis() });
     await new Promise((r) => setTimeout(r, config.jobMs));
     send({ type: 'done', name: config.name, at: monotonicMillis() });
