@@ -24,7 +24,7 @@
  * this file runs the workers, from its own sources), so that the code before a change and after
  * it take turns in the same rounds: `--options 'raw|before:{}|{}' --before ../main`.
  * No proxy and no other system: this is where the CPU goes, not the round trips (latency.bench.ts).
- * `--profile DIR`: a CPU profile of each worker (node --cpu-prof).
+ * `--profile DIR`: a CPU profile of each worker (node --cpu-prof, sampled every 100 µs).
  */
 import 'reflect-metadata';
 import type { ChildProcess } from 'node:child_process';
@@ -278,7 +278,7 @@ async function runOnce(
     const role = options === 'raw' || options === 'graphile' ? options : 'worker';
     const children: ChildProcess[] = Array.from({ length: db === 'sqlite' ? 1 : workers }, () =>
       forkTs(checkout.script, [], {
-        execArgv: profile ? ['--cpu-prof', '--cpu-prof-dir', profile] : [],
+        execArgv: profile ? ['--cpu-prof', '--cpu-prof-interval', '100', '--cpu-prof-dir', profile] : [],
         cwd: checkout.cwd,
         env: {
           ...process.env,

@@ -72,6 +72,22 @@ describeEachDatabase(
       expect(reads).toHaveLength(4 + 2);
     });
 
+    it('keeps reads waiting behind four in flight after a turn of the event loop longer than the stall bound', async () => {
+      const sent = countStatements();
+      const first = keys.slice(0, 4).map((key) => store.find<{ i: number }>('batch', key));
+      // The turn goes on for three times the stall bound (50 ms) while the four are answered: their
+      // answers wait on the sockets, unread. Taking them for stalled sent each later read alone.
+      const until = performance.now() + 150;
+      while (performance.now() < until);
+      const rest = keys.slice(4).map((key) => store.find<{ i: number }>('batch', key));
+      const found = await Promise.all([...first, ...rest]);
+      found.forEach((entry, i) => {
+        if (i % 2) expect(entry).toBeUndefined();
+        else expect(entry).toMatchObject({ name: 'batch', key: keys[i], payload: { i } });
+      });
+      expect(sent.filter((s) => s.includes(store.tableName))).toHaveLength(4 + 2);
+    });
+
     it('answers side-by-side reads at once, one key each, where the connection answers synchronously (SQLite)', async () => {
       // A free SQLite connection answers a point read in the caller's turn: nothing waits for a
       // read of many keys (holding reads back to the next turn cost a quiet machine's recovery a

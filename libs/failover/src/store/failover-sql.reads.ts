@@ -75,6 +75,8 @@ export class FailoverSqlReads {
   private progressAt = 0;
   /** Point reads waiting for one of those to answer, by failover name, in arrival order. */
   private readonly waiting = new Map<string, WaitingRead[]>();
+  /** The pending look at reads that seem stalled (see checkStalled). */
+  private stallCheck = false;
   /** False when the app's query resolver replaces `find` but not `findMany`: reads go one by one. */
   private manyKeys?: boolean;
 
@@ -160,13 +162,9 @@ export class FailoverSqlReads {
       }
     }
     if (this.inFlight >= READS_IN_FLIGHT && this.readsManyKeys()) {
-      if (DatabaseClock.monotonic() - this.progressAt <= STALLED_MS) return this.wait<T>(name, key, type);
-      // Stalled: what waits goes now, and this read too.
-      for (const [waitingName, list] of this.waiting) {
-        this.waiting.delete(waitingName);
-        for (let i = 0; i < list.length; i += KEYS_PER_READ)
-          this.readMany(waitingName, list.slice(i, i + KEYS_PER_READ));
-      }
+      const waited = this.wait<T>(name, key, type);
+      if (DatabaseClock.monotonic() - this.progressAt > STALLED_MS) this.checkStalled();
+      return waited;
     }
     if (this.inFlight++ === 0) this.progressAt = DatabaseClock.monotonic();
     const sample = this.wantsClock();
@@ -184,6 +182,30 @@ export class FailoverSqlReads {
         this.answered();
         throw error;
       },
+    );
+  }
+
+  /**
+   * The reads in flight look stalled: decided once the answers that came meanwhile are read. A
+   * turn of the event loop that ran for longer than STALLED_MS (a busy handler, a descheduled
+   * process) has not read the answers waiting on its sockets yet. An immediate set from an
+   * immediate runs after the next poll for I/O, whichever phase this turn is in: the answers are
+   * read by then, and only reads still without one count as stalled. What waits then goes at
+   * once, in reads of many keys, each on a connection of its own.
+   */
+  private checkStalled(): void {
+    if (this.stallCheck) return;
+    this.stallCheck = true;
+    setImmediate(() =>
+      setImmediate(() => {
+        this.stallCheck = false;
+        if (DatabaseClock.monotonic() - this.progressAt <= STALLED_MS) return;
+        for (const [name, list] of this.waiting) {
+          this.waiting.delete(name);
+          for (let i = 0; i < list.length; i += KEYS_PER_READ)
+            this.readMany(name, list.slice(i, i + KEYS_PER_READ));
+        }
+      }),
     );
   }
 
