@@ -258,7 +258,7 @@ async function applyFault(
       await server.restart();
       return;
     case 'pause':
-      server.pause();
+      await server.pause();
       await sleep(faultMs);
       server.resume();
       return;

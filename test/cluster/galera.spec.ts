@@ -324,7 +324,7 @@ describe('Holdfast on a three-node Galera cluster', () => {
     await sleep(TTL);
     const frozen = cluster.nodes[first.node];
     const frozenAt = performance.now();
-    frozen.pause();
+    await frozen.pause();
     let second: { at: number; node: number } | undefined;
     try {
       second = await until(

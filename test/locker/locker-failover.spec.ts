@@ -341,7 +341,7 @@ for (const db of soakDatabase(['postgres', 'mariadb'] as const)) {
       [
         'a freeze (SIGSTOP) longer than the lock interval',
         async () => {
-          server.pause();
+          await server.pause();
           await sleep(4 * INTERVAL);
           server.resume();
         },

@@ -3,7 +3,7 @@ import { chownSync, closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HoldfastError } from '@holdfast/core/kit';
-import { alive, childrenOf, portOpen, signal, type Account } from './processes';
+import { alive, childrenOf, portOpen, signal, threadsStopped, type Account } from './processes';
 import { waitUntil } from './wait-until';
 
 /** Every server this process started, killed if the process exits without stopping them. */
@@ -149,9 +149,20 @@ export abstract class PrivateServer {
     await this.start();
   }
 
-  /** SIGSTOP of every server process: connections stay open and nothing answers. */
-  pause(): void {
-    for (const pid of this.processes()) signal(pid, 'SIGSTOP');
+  /**
+   * SIGSTOP of every server process: connections stay open and nothing answers. Resolves once
+   * every thread of them has stopped: on a busy machine a multithreaded server takes the signal
+   * late (one of its threads must run to begin the stop), and a thread that a query wakes
+   * meanwhile still answers it.
+   */
+  async pause(): Promise<void> {
+    const pids = this.processes();
+    for (const pid of pids) signal(pid, 'SIGSTOP');
+    await waitUntil(() => pids.every(threadsStopped), {
+      timeout: this.timeoutMs,
+      interval: 5,
+      message: `every thread of the private server on port ${this.port} to stop`,
+    });
   }
 
   /** SIGCONT of every server process. */

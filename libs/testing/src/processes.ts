@@ -60,6 +60,28 @@ export function signal(pid: number | undefined, sig: NodeJS.Signals): void {
   }
 }
 
+/**
+ * True when every thread of `pid` is stopped (SIGSTOP, a tracer) or the process is gone. A
+ * multithreaded process stops thread by thread once one of its threads has taken the signal.
+ */
+export function threadsStopped(pid: number): boolean {
+  let tasks: string[];
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return true; // gone
+  }
+  return tasks.every((task) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      return state === 'T' || state === 't' || state === 'Z' || state === 'X';
+    } catch {
+      return true; // the thread ended while we looked
+    }
+  });
+}
+
 /** True while `pid` runs (a zombie, dead but not yet reaped, counts as gone). */
 export function alive(pid: number): boolean {
   try {

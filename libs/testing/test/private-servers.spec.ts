@@ -64,7 +64,7 @@ describe('private database servers', () => {
         expect(await sql.query(statement('SELECT id FROM kept'))).toHaveLength(1);
 
         // SIGSTOP: a query hangs (connections stay open) until SIGCONT
-        server.pause();
+        await server.pause();
         // How the query settled, if it did (a failure names what answered it: an error, a value).
         let settled: { value: boolean } | { error: string } | undefined;
         const pending = answers(sql).then(
