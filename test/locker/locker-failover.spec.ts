@@ -158,7 +158,15 @@ for (const db of testDatabases()) {
 
           const killedAt = await cluster.kill('direct');
           await cluster.next('cut', 'acquired', 30_000, killedAt);
-          expect(overlaps(cluster.terms({ direct: killedAt }))).toEqual([]);
+          // The row lock has no lease: the server frees it when it sees the connection close, and
+          // the cut master learns it at its next keep-alive, which on a busy machine can come a
+          // few milliseconds after the other instance took the lock (CI saw 3 ms once). So with
+          // `database` the cut master's first term may touch the other's (the lease locker's may
+          // not: asserted above); no term after the restore may overlap another.
+          const terms = cluster.terms({ direct: killedAt });
+          const checked =
+            type === 'database' ? terms.filter((t) => !(t.name === 'cut' && t.to === lost.at)) : terms;
+          expect(overlaps(checked)).toEqual([]);
         } finally {
           await cluster.closeAll();
           await proxy.stop();
