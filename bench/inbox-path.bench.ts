@@ -9,7 +9,7 @@
  * does it: each row made into the message a handler gets (payload decoded), the handler called,
  * one delete by ids and lease per batch on the same SQLite connection. One process, the two
  * taking turns in each round, a full collection before each; printed per round: µs per message
- * (see cpuPerMessage) and by hand ÷ inbox. This is the part of
+ * (see microsPerMessage) and by hand ÷ inbox. This is the part of
  * inbox-steady's gap to the driver by hand that is the delivery's JavaScript.
  */
 import 'reflect-metadata';
@@ -77,7 +77,7 @@ function claimedRows(n: number): MessageRow[] {
  * is the main thread's CPU time here (nothing waits for I/O: SQLite answers synchronously and the
  * handlers at once), without the collector's helper threads that `process.cpuUsage` adds.
  */
-async function cpuPerMessage(
+async function microsPerMessage(
   messages: number,
   batch: number,
   deliver: (rows: MessageRow[]) => Promise<void>,
@@ -161,14 +161,14 @@ export async function main(args: string[]): Promise<void> {
   try {
     const inbox = inboxDelivery(app);
     const raw = byHand(dataSource);
-    await cpuPerMessage(messages, batch, raw); // warm-up
-    await cpuPerMessage(messages, batch, inbox);
+    await microsPerMessage(messages, batch, raw); // warm-up
+    await microsPerMessage(messages, batch, inbox);
     const table: (string | number)[][] = [];
     const ratios: number[] = [];
     const [raws, inboxes]: number[][] = [[], []];
     for (let r = 1; r <= rounds; r++) {
-      const rawUs = await cpuPerMessage(messages, batch, raw);
-      const inboxUs = await cpuPerMessage(messages, batch, inbox);
+      const rawUs = await microsPerMessage(messages, batch, raw);
+      const inboxUs = await microsPerMessage(messages, batch, inbox);
       raws.push(rawUs);
       inboxes.push(inboxUs);
       ratios.push(rawUs / inboxUs);

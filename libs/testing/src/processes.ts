@@ -72,14 +72,22 @@ export function threadsStopped(pid: number): boolean {
     return true; // gone
   }
   return tasks.every((task) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
-      const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-      return state === 'T' || state === 't' || state === 'Z' || state === 'X';
-    } catch {
-      return true; // the thread ended while we looked
-    }
+    // undefined: the thread ended while we looked
+    const state = stateIn(`/proc/${pid}/task/${task}/stat`);
+    return state === undefined || ['T', 't', 'Z', 'X'].includes(state);
   });
+}
+
+/** The state letter of a /proc `stat` file (undefined when it cannot be read). */
+function stateIn(statFile: string): string | undefined {
+  try {
+    const stat = readFileSync(statFile, 'utf8');
+    // pid (comm) state ...: comm may hold spaces, so read after the last ')'.
+    const end = stat.lastIndexOf(')');
+    return stat.slice(end + 2, end + 3);
+  } catch {
+    return undefined;
+  }
 }
 
 /** True while `pid` runs (a zombie, dead but not yet reaped, counts as gone). */
@@ -89,10 +97,6 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
+  const state = stateIn(`/proc/${pid}/stat`);
+  return state !== undefined && state !== 'Z';
 }
