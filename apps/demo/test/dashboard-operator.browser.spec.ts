@@ -27,6 +27,7 @@ describe('the dashboard in Chromium, as an operator uses it', () => {
     demo = await startDemo(tempSqliteFile('dashboard-operator'));
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    page.on('dialog', (dialog) => void dialog.accept());
     // Each fails its first 3 attempts, the demo's maxRetries: parked, in the order accepted.
     for (let i = 0; i < 4; i++) parked.push((await demo.post('/inbox', { failAttempts: 3 })).body.id);
     await page.goto(demo.base + '/');
@@ -82,7 +83,6 @@ describe('the dashboard in Chromium, as an operator uses it', () => {
   it('lists by type as printed (namespace:name), and a row acted on leaves the list and its total at once', async () => {
     // What the first test left parked (it deleted the first), in the order listed.
     const left = parked.slice(1);
-    page.on('dialog', (dialog) => void dialog.accept());
     const type = await page.locator('#inbox [data-testid=parked] tr td:nth-child(2)').first().textContent();
     // One spelling of a type: the one the holdfast command prints and takes.
     expect(type).toBe('demo:note');
@@ -114,5 +114,67 @@ describe('the dashboard in Chromium, as an operator uses it', () => {
       WAIT,
       'two parked',
     );
+  }, 120_000);
+
+  it('keeps its search panel through a failed section, gives up an unanswered read, and never shows a read older than an action', async () => {
+    const pauseBox = page.locator('#inbox [data-testid=pause-type]');
+    await pauseBox.fill('half typed');
+    // Two polls' inbox section is an error: the section shows it, then comes back with the
+    // search panel as the operator left it, not an empty one.
+    await page.route(
+      '**/api/state',
+      async (route) => {
+        const response = await route.fetch();
+        await route.fulfill({
+          response,
+          json: { ...(await response.json()), inbox: { error: 'simulated' } },
+        });
+      },
+      { times: 2 },
+    );
+    await page.locator('#inbox p.error', { hasText: 'simulated' }).waitFor({ timeout: WAIT });
+    await pauseBox.waitFor({ timeout: WAIT });
+    expect(await pauseBox.inputValue()).toBe('half typed');
+    await pauseBox.fill('');
+
+    // A read the network leaves unanswered is given up (the page's bound: three polls, at least
+    // 10 s) with a banner, and the polls go on once reads are answered again.
+    let unanswered = 0;
+    await page.route('**/api/state', () => void unanswered++);
+    const banner = page.locator('#banner', {
+      hasText: 'Cannot read the state of this instance: state: no answer within 10 s',
+    });
+    await banner.waitFor({ timeout: WAIT });
+    await page.unroute('**/api/state');
+    await banner.waitFor({ state: 'hidden', timeout: WAIT });
+    expect(unanswered).toBeGreaterThanOrEqual(1);
+
+    // An action while a poll is on its way: the poll's answer, read before the action and
+    // answered after the action's own read, is not shown (the row acted on would drop out of the
+    // page until the next poll).
+    let lateAnswered = false;
+    await page.route(
+      '**/api/state',
+      async (route) => {
+        const response = await route.fetch();
+        await new Promise((r) => setTimeout(r, 3_000));
+        await route.fulfill({ response });
+        lateAnswered = true;
+      },
+      { times: 1 },
+    );
+    await page.waitForRequest('**/api/state', { timeout: WAIT });
+    await pauseBox.fill('demo:other');
+    await page.locator('#inbox [data-testid=pause-type-button]').click();
+    const row = page.locator('#inbox tr[data-paused-type="demo:other"]');
+    await row.waitFor({ timeout: WAIT });
+    const shown: number[] = [];
+    for (let after = 0; after < 10; after += lateAnswered ? 1 : 0) {
+      shown.push(await row.count());
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(shown).not.toContain(0);
+    await row.locator('button[data-type-action=resume]').click();
+    await row.waitFor({ state: 'detached', timeout: WAIT });
   }, 120_000);
 });

@@ -10,6 +10,27 @@ import { eventually, startDemo, type DemoProcess } from './demo-process';
 const CHROMIUM = process.env.HOLDFAST_CHROMIUM ?? '/usr/bin/chromium';
 const WAIT = 60_000;
 
+/** For a failed wait: what the page told the operator, what its boxes hold, the demo's last lines. */
+async function whatThePageSays(page: Page, demo: DemoProcess): Promise<string> {
+  const text = async (selector: string) =>
+    page
+      .locator(selector)
+      .first()
+      .evaluate((el) => {
+        const box = el as unknown as { tagName: string; value: string; textContent: string | null };
+        return box.tagName === 'INPUT' ? `value ${JSON.stringify(box.value)}` : box.textContent;
+      })
+      .catch((e: Error) => `(unread: ${e.message.split('\n')[0]})`);
+  return [
+    `notice: ${await text('#notice')}`,
+    `banner: ${await text('#banner')}`,
+    `refreshed: ${await text('#refreshed')}`,
+    `pause box: ${await text('#inbox [data-testid=pause-type]')}`,
+    `paused types: ${await text('#inbox [data-testid=paused-types]')}`,
+    `the demo's last lines:\n${demo.output().split('\n').slice(-30).join('\n')}`,
+  ].join('\n');
+}
+
 describe('the dashboard in Chromium: pausing a message type', () => {
   let demo: DemoProcess;
   let browser: Browser;
@@ -36,7 +57,9 @@ describe('the dashboard in Chromium: pausing a message type', () => {
     await page.locator('#inbox [data-testid=pause-type-reason]').fill('downstream maintenance');
     await page.locator('#inbox [data-testid=pause-type-button]').click();
     const row = page.locator('#inbox tr[data-paused-type="demo:note"]');
-    await row.waitFor({ timeout: WAIT });
+    await row.waitFor({ timeout: WAIT }).catch(async (e: Error) => {
+      throw new Error(`${e.message}\n${await whatThePageSays(page, demo)}`);
+    });
     expect(await row.locator('td').allTextContents()).toEqual([
       'demo:note',
       // The demo's dashboard has no guard of its own users: the audit names the actor so.

@@ -11,8 +11,12 @@ export const SEARCH_SCRIPT = `
   // poll and after each action, so a row acted on leaves it and its total follows.
   var panels = {};
   var TYPE_ACTIONS = { parked: ['retry', 'pause', 'delete'], paused: ['resume', 'delete'], due: ['pause', 'delete'], retrying: ['pause', 'delete'] };
+  // A section shown as failed for a poll loses its slot: the next good poll puts the same panel
+  // back (what was typed, found or listed), not a new empty one.
   function panelSlot(name) {
     var key = inboxId(name);
+    var kept = panels[key] && panels[key].slot;
+    if (kept && !kept.isConnected) return kept;
     return h('div', { 'class': 'search', id: 'search-' + key, 'data-keep': key, 'data-inbox-name': name || '' });
   }
   function fillPanels() {
@@ -32,7 +36,7 @@ export const SEARCH_SCRIPT = `
     history.replaceState(null, '', location.pathname + (text ? '?' + text : ''));
   }
   function buildPanel(slot, name) {
-    var panel = { listing: null, foundId: null };
+    var panel = { listing: null, foundId: null, slot: slot };
     panels[inboxId(name)] = panel;
     var idInput = h('input', { type: 'search', placeholder: 'message id', 'data-testid': 'find-id' });
     var found = h('div', { 'data-testid': 'found' });

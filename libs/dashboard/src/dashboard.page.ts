@@ -91,9 +91,16 @@ __HISTORY_STYLE__</style>
   'use strict';
   var base = location.pathname.replace(/\\/+$/, '');
   // A GET of the page's API, as JSON; a refusal rejects with 'HTTP <status>' ('<what> answered HTTP <status>').
+  // An answer that does not come within the bound (three polls, at least 10 s) is given up with an
+  // error, so a request the server or the network left hanging cannot stop the page's polls.
   function getJson(path, what) {
-    return fetch(base + path, { cache: 'no-store', headers: { accept: 'application/json' } })
-      .then(function (res) { if (!res.ok) throw new Error((what ? what + ' answered ' : '') + 'HTTP ' + res.status); return res.json(); });
+    var abort = new AbortController();
+    var waitMs = Math.max(10000, 3 * pollMs);
+    var bound = setTimeout(function () { abort.abort(); }, waitMs);
+    return fetch(base + path, { cache: 'no-store', headers: { accept: 'application/json' }, signal: abort.signal })
+      .then(function (res) { if (!res.ok) throw new Error((what ? what + ' answered ' : '') + 'HTTP ' + res.status); return res.json(); })
+      .catch(function (e) { throw abort.signal.aborted ? new Error((what ? what + ': ' : '') + 'no answer within ' + waitMs / 1000 + ' s') : e; })
+      .finally(function () { clearTimeout(bound); });
   }
 __HISTORY_SCRIPT__
 __SEARCH_SCRIPT__
@@ -356,17 +363,22 @@ __SEARCH_SCRIPT__
     b.style.display = text ? 'block' : 'none';
   }
 
+  // One poll loop: a read asked for while another is on its way (after an action) supersedes it,
+  // and only the latest read schedules the next, so actions never add loops.
+  var reads = 0;
   function refresh() {
     clearTimeout(timer);
+    var read = ++reads;
     return getJson('/api/state', 'state')
       .then(function (state) {
+        if (read !== reads) return;
         banner('');
         pollMs = state.pollIntervalMs || pollMs;
         render(state);
         Object.keys(panels).forEach(function (key) { panels[key].relist(); panels[key].refind(); });
       })
-      .catch(function (e) { banner('Cannot read the state of this instance: ' + e.message); })
-      .then(function () { timer = setTimeout(refresh, pollMs); });
+      .catch(function (e) { if (read === reads) banner('Cannot read the state of this instance: ' + e.message); })
+      .then(function () { if (read === reads) { clearTimeout(timer); timer = setTimeout(refresh, pollMs); } });
   }
 
   function act(action, id, name) {
