@@ -168,11 +168,14 @@ describe('the dashboard in Chromium, as an operator uses it', () => {
     await page.locator('#inbox [data-testid=pause-type-button]').click();
     const row = page.locator('#inbox tr[data-paused-type="demo:other"]');
     await row.waitFor({ timeout: WAIT });
+    // Sampled until the late answer is in and for a second after it, when it would be rendered.
     const shown: number[] = [];
-    for (let after = 0; after < 10; after += lateAnswered ? 1 : 0) {
+    const sample = async () => {
       shown.push(await row.count());
       await new Promise((r) => setTimeout(r, 100));
-    }
+    };
+    while (!lateAnswered) await sample();
+    for (let i = 0; i < 10; i++) await sample();
     expect(shown).not.toContain(0);
     await row.locator('button[data-type-action=resume]').click();
     await row.waitFor({ state: 'detached', timeout: WAIT });

@@ -90,6 +90,7 @@ __HISTORY_STYLE__</style>
 (function () {
   'use strict';
   var base = location.pathname.replace(/\\/+$/, '');
+  var pollMs = 3000;
   // A GET of the page's API, as JSON; a refusal rejects with 'HTTP <status>' ('<what> answered HTTP <status>').
   // An answer that does not come within the bound (three polls, at least 10 s) is given up with an
   // error, so a request the server or the network left hanging cannot stop the page's polls.
@@ -104,7 +105,6 @@ __HISTORY_STYLE__</style>
   }
 __HISTORY_SCRIPT__
 __SEARCH_SCRIPT__
-  var pollMs = 3000;
   var timer = null;
   var lastState = null;
 
